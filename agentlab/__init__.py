@@ -1,0 +1,101 @@
+"""agentlab: tool loops on reasoning models from several providers, side by side, in Jupyter.
+
+The public API is re-exported here *lazily*: ``import agentlab`` loads no SDK, pandas, matplotlib or
+ipywidgets (and not even pydantic models) until a name is first used. ``_EXPORTS`` maps each public
+name to the module that holds it; ``__all__`` is that list, sorted, and a test keeps them in step.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # items
+    "AssistantTextItem": "agentlab.items",
+    "PortableItem": "agentlab.items",
+    "ProviderReasoningItem": "agentlab.items",
+    "SummaryItem": "agentlab.items",
+    "SystemItem": "agentlab.items",
+    "ToolCallItem": "agentlab.items",
+    "ToolResultItem": "agentlab.items",
+    "UserItem": "agentlab.items",
+    # requests
+    "CacheHints": "agentlab.request",
+    "ModelRequest": "agentlab.request",
+    "ReasoningSettings": "agentlab.request",
+    "ToolSpec": "agentlab.request",
+    # events
+    "DiagnosticEvent": "agentlab.events",
+    "ErrorEvent": "agentlab.events",
+    "ModelCallCompletedEvent": "agentlab.events",
+    "ModelCallStartedEvent": "agentlab.events",
+    "ModelResponse": "agentlab.events",
+    "ReasoningDeltaEvent": "agentlab.events",
+    "ResponseCompletedEvent": "agentlab.events",
+    "RunCompletedEvent": "agentlab.events",
+    "RunStartedEvent": "agentlab.events",
+    "TextDeltaEvent": "agentlab.events",
+    "ToolCallDeltaEvent": "agentlab.events",
+    "ToolCallEvent": "agentlab.events",
+    "ToolResultEvent": "agentlab.events",
+    # usage
+    "CallUsage": "agentlab.usage",
+    # adapters
+    "Adapter": "agentlab.adapters.base",
+    "ModelRef": "agentlab.adapters.base",
+    "create_adapter": "agentlab.adapters.base",
+    "parse_model": "agentlab.adapters.base",
+    # errors
+    "AgentlabError": "agentlab.errors",
+    "BudgetExceededError": "agentlab.errors",
+    "ConfigError": "agentlab.errors",
+    "ContinuityError": "agentlab.errors",
+    "InvalidSettingsError": "agentlab.errors",
+    "LimitError": "agentlab.errors",
+    "MissingApiKeyError": "agentlab.errors",
+    "ModelBehaviorError": "agentlab.errors",
+    "OverloadedError": "agentlab.errors",
+    "PrivacyError": "agentlab.errors",
+    "ProviderAPIError": "agentlab.errors",
+    "ProviderConnectionError": "agentlab.errors",
+    "ProviderError": "agentlab.errors",
+    "ProviderServerError": "agentlab.errors",
+    "RateLimitError": "agentlab.errors",
+    "StepLimitError": "agentlab.errors",
+    "StreamInterruptedError": "agentlab.errors",
+    "ToolDefinitionError": "agentlab.errors",
+    "ToolExecutionError": "agentlab.errors",
+    "UnknownModelError": "agentlab.errors",
+    "UserError": "agentlab.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext agentlab``: release provider continuations after every cell."""
+    from .notebook.extension import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .notebook.extension import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,8 @@
+"""Provider adapters: map a ``ModelRequest`` onto an official SDK and its stream back onto events.
+
+Adapters load lazily (their SDKs are heavy); ``create_adapter`` routes a ``provider:model`` string.
+"""
+
+from .base import Adapter, ModelRef, complete, create_adapter, parse_model
+
+__all__ = ["Adapter", "ModelRef", "complete", "create_adapter", "parse_model"]

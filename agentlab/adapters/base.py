@@ -1,0 +1,108 @@
+"""The adapter contract and model-string routing.
+
+An adapter has one required method, ``stream(request)``: an async iterator of ``AdapterEvent``s that
+ends with exactly one ``ResponseCompletedEvent`` (or raises an ``agentlab.errors.ProviderError``).
+Non-streaming calls go through the same method (``request.stream=False``) and the same
+post-processing. Adapters translate SDK exceptions into agentlab's error tree in one place and own
+retries (bounded, honouring ``retry-after``).
+
+Routing happens once per run: ``parse_model("anthropic:claude-sonnet-4-5")``. A model name starting
+with ``sim-`` routes to the in-process simulator behind the real SDK; a real name never does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ModelBehaviorError, UnknownModelError
+from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from ..request import ModelRequest
+
+__all__ = ["PROVIDERS", "Adapter", "ModelRef", "complete", "create_adapter", "parse_model"]
+
+ProviderName = Literal["openai", "anthropic"]
+
+# provider -> (API surface, "module:Class"), imported on first use only.
+PROVIDERS: dict[str, tuple[str, str]] = {
+    "openai": ("responses", "agentlab.adapters.openai_responses:OpenAIResponsesAdapter"),
+    "anthropic": ("messages", "agentlab.adapters.anthropic_messages:AnthropicMessagesAdapter"),
+}
+
+
+class ModelRef(BaseModel):
+    """A routed model: provider, API surface and the provider's model name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: ProviderName
+    api: str
+    model: str
+
+    @property
+    def simulated(self) -> bool:
+        return self.model.startswith("sim-")
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def parse_model(spec: str | ModelRef) -> ModelRef:
+    """``"provider:model"`` -> ``ModelRef``; raises ``UnknownModelError`` with the fix."""
+    if isinstance(spec, ModelRef):
+        return spec
+    if not isinstance(spec, str) or ":" not in spec:
+        raise UnknownModelError(
+            f"model {spec!r} must be 'provider:model', e.g. 'openai:sim-reasoner', "
+            f"'anthropic:sim-thinker', 'openai:gpt-5.1' or 'anthropic:claude-sonnet-4-5'"
+        )
+    provider, _, model = spec.partition(":")
+    provider = provider.strip().lower()
+    model = model.strip()
+    if provider not in PROVIDERS:
+        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}; known: {sorted(PROVIDERS)}")
+    if not model:
+        raise UnknownModelError(f"model name missing in {spec!r}")
+    return ModelRef(provider=provider, api=PROVIDERS[provider][0], model=model)  # type: ignore[arg-type]
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What a run needs from a provider adapter."""
+
+    provider: str
+    api: str
+    model: str
+    base_url: str | None
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send one request; yield display events, then one ``ResponseCompletedEvent``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP client if the adapter created it."""
+        ...
+
+
+def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
+    """Build the adapter for a model string; imports its SDK on first use."""
+    ref = parse_model(spec)
+    _, target = PROVIDERS[ref.provider]
+    module_name, _, cls_name = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    adapter: Adapter = cls(ref.model, **options)
+    return adapter
+
+
+async def complete(adapter: Adapter, request: ModelRequest) -> ModelResponse:
+    """Consume a stream to its ``ModelResponse`` (for callers that do not display deltas)."""
+    final: ModelResponse | None = None
+    async for event in adapter.stream(request):
+        if isinstance(event, ResponseCompletedEvent):
+            final = event.response
+    if final is None:
+        raise ModelBehaviorError(f"{adapter.provider} adapter ended without a completed response")
+    return final

@@ -1,0 +1,194 @@
+"""agentlab's one error tree.
+
+Every exception agentlab raises on purpose is an ``AgentlabError``. Adapters translate SDK
+exceptions into this tree at exactly one place, so user code never needs to import a provider SDK
+to catch an error::
+
+    AgentlabError
+    ├── UserError                      the caller can fix it; the message says how
+    │   ├── ConfigError                misconfiguration (settings, pricing, paths)
+    │   │   ├── MissingApiKeyError     names the environment variable to set
+    │   │   ├── UnknownModelError      model string not routable (``provider:model``)
+    │   │   └── InvalidSettingsError   reasoning/cache/limit settings a provider would reject
+    │   └── ToolDefinitionError        a @tool that cannot be described as a JSON schema
+    ├── ProviderError                  the provider (or the network to it) failed
+    │   ├── ProviderAPIError           an HTTP error answer: status, provider error type, request id
+    │   │   ├── RateLimitError         429 (``retry_after`` seconds when given)
+    │   │   ├── OverloadedError        529 / 503 overloaded
+    │   │   └── ProviderServerError    other 5xx
+    │   ├── ProviderConnectionError    connection refused / reset, timeouts
+    │   └── StreamInterruptedError     a stream that broke mid-way (cut, malformed event, in-stream error)
+    ├── ModelBehaviorError             the model answered something agentlab cannot use
+    ├── LimitError                     a limit agentlab enforces
+    │   ├── StepLimitError             the tool loop hit ``max_steps``
+    │   └── BudgetExceededError        a cost or token budget was reached
+    ├── ContinuityError                opaque reasoning state used outside the loop/provider that owns it
+    └── PrivacyError                   something tried to persist transient or opaque data
+
+Tool failures are not exceptions of the loop: a tool that raises becomes an error *result* the model
+sees (``ToolResultItem(is_error=True)``). ``ToolExecutionError`` exists for callers who run a tool
+directly.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentlabError",
+    "BudgetExceededError",
+    "ConfigError",
+    "ContinuityError",
+    "InvalidSettingsError",
+    "LimitError",
+    "MissingApiKeyError",
+    "ModelBehaviorError",
+    "OverloadedError",
+    "PrivacyError",
+    "ProviderAPIError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderServerError",
+    "RateLimitError",
+    "StepLimitError",
+    "StreamInterruptedError",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "UnknownModelError",
+    "UserError",
+]
+
+
+class AgentlabError(Exception):
+    """Base of every error agentlab raises on purpose."""
+
+
+class UserError(AgentlabError):
+    """The caller can fix this; the message says how."""
+
+
+class ConfigError(UserError):
+    """Misconfiguration: settings, pricing data, paths."""
+
+
+class MissingApiKeyError(ConfigError):
+    """No API key for a real provider. Names the variable, never prints a key."""
+
+    def __init__(self, provider: str, env_var: str) -> None:
+        self.provider = provider
+        self.env_var = env_var
+        super().__init__(
+            f"No API key for {provider}: set the environment variable {env_var} "
+            f"(or pass api_key=...), or use a simulated model such as '{provider}:sim-...'."
+        )
+
+
+class UnknownModelError(ConfigError):
+    """A model string that cannot be routed to a provider."""
+
+
+class InvalidSettingsError(ConfigError):
+    """Settings the chosen provider would reject; raised before anything is sent."""
+
+
+class ToolDefinitionError(UserError):
+    """A function that cannot be turned into a tool (e.g. an untyped parameter)."""
+
+
+class ProviderError(AgentlabError):
+    """The provider, or the network to it, failed. Always names the provider."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        self.provider = provider
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.retryable = retryable
+        self.message = message
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        bits = [self.provider]
+        if self.status is not None:
+            bits.append(str(self.status))
+        if self.error_type:
+            bits.append(self.error_type)
+        head = " ".join(bits)
+        tail = f" (request id {self.request_id})" if self.request_id else ""
+        return f"[{head}] {self.message}{tail}"
+
+
+class ProviderAPIError(ProviderError):
+    """An HTTP error answer from the provider."""
+
+
+class RateLimitError(ProviderAPIError):
+    """429. ``retry_after`` holds the server's hint in seconds, when it gave one."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: object) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, retryable=True, **kw)  # type: ignore[arg-type]
+
+
+class OverloadedError(ProviderAPIError):
+    """529 (Anthropic ``overloaded_error``) or 503."""
+
+    def __init__(self, message: str, **kw: object) -> None:
+        super().__init__(message, retryable=True, **kw)  # type: ignore[arg-type]
+
+
+class ProviderServerError(ProviderAPIError):
+    """Another 5xx."""
+
+    def __init__(self, message: str, **kw: object) -> None:
+        super().__init__(message, retryable=True, **kw)  # type: ignore[arg-type]
+
+
+class ProviderConnectionError(ProviderError):
+    """Connection refused or reset, or a timeout, before a complete answer arrived."""
+
+    def __init__(self, message: str, **kw: object) -> None:
+        kw.setdefault("retryable", True)
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+
+
+class StreamInterruptedError(ProviderError):
+    """A stream that broke mid-way: cut, malformed event, or an in-stream error event.
+
+    Nothing from the broken call is added to history: the checkpoint stays as it was before the call.
+    """
+
+
+class ModelBehaviorError(AgentlabError):
+    """The model produced something agentlab cannot use (e.g. an empty response where one was needed)."""
+
+
+class LimitError(AgentlabError):
+    """A limit agentlab enforces was reached."""
+
+
+class StepLimitError(LimitError):
+    """The tool loop reached ``max_steps`` without a final answer."""
+
+
+class BudgetExceededError(LimitError):
+    """A cost or token budget was reached."""
+
+
+class ContinuityError(AgentlabError):
+    """Opaque reasoning state used outside the provider, endpoint or loop that owns it."""
+
+
+class PrivacyError(AgentlabError):
+    """Something tried to persist transient or opaque data (reasoning text, continuations)."""
+
+
+class ToolExecutionError(AgentlabError):
+    """Raised only when a caller runs a tool directly; inside a run a failing tool is an error result."""

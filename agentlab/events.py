@@ -1,0 +1,246 @@
+"""Stream events. Each event *type* says whether it is durable or transient (``durable`` class var).
+
+* Transient events are for display and for the live run only: reasoning and text deltas, partial
+  tool-call arguments, and the adapter's final ``ResponseCompletedEvent`` that carries the opaque
+  continuation. The event log refuses them by type; they never reach disk.
+* Durable events are records: run start/end, model call start/end with usage, tool calls and
+  results, diagnostics and errors. They hold portable data only.
+
+Adapters yield ``AdapterEvent``s; a ``Run`` re-emits them stamped with ``run_id``/``step`` and adds
+its own durable records (``RunEvent``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
+from .usage import CallUsage
+
+__all__ = [
+    "AdapterEvent",
+    "DiagnosticEvent",
+    "DurableEvent",
+    "ErrorEvent",
+    "Event",
+    "ModelCallCompletedEvent",
+    "ModelCallStartedEvent",
+    "ModelResponse",
+    "ReasoningDeltaEvent",
+    "ResponseCompletedEvent",
+    "RunCompletedEvent",
+    "RunEvent",
+    "RunStartedEvent",
+    "StopReason",
+    "TextDeltaEvent",
+    "ToolCallDeltaEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "durable_event_adapter",
+]
+
+StopReason = Literal[
+    "end_turn",  # final answer
+    "tool_use",  # the model wants tools run
+    "max_tokens",  # output limit reached (OpenAI incomplete: max_output_tokens)
+    "refusal",
+    "content_filter",
+    "pause_turn",  # Anthropic server-side pause; the loop continues it
+    "stop_sequence",
+    "incomplete",  # other incomplete reason
+]
+
+
+class Event(BaseModel):
+    """Base of all events. ``durable`` is fixed per type; see the module docstring."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    durable: ClassVar[bool]
+    run_id: str | None = None
+    step: int | None = None
+
+
+# ---------------------------------------------------------------- transient (display / live only)
+
+
+class ReasoningDeltaEvent(Event):
+    """A piece of reasoning text to *display* (OpenAI summary/reasoning text, Anthropic thinking).
+
+    ``block`` separates blocks (Anthropic content-block index, OpenAI ``item_id:summary_index``) so a
+    panel can show interleaved thinking as separate paragraphs. Never used for continuity.
+    """
+
+    durable: ClassVar[bool] = False
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+    block: str = "0"
+
+
+class TextDeltaEvent(Event):
+    """A piece of answer text as it streams."""
+
+    durable: ClassVar[bool] = False
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallDeltaEvent(Event):
+    """Partial tool-call arguments as they stream (progress display only)."""
+
+    durable: ClassVar[bool] = False
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+    call_id: str
+    name: str
+    arguments_delta: str
+
+
+class ModelResponse(BaseModel):
+    """One completed model call, as the adapter assembled it.
+
+    ``items`` are the portable output parts (assistant text, tool calls) in output order.
+    ``reasoning`` holds the opaque items for this tool loop's continuation; excluded from dumps.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    provider: str
+    api: str
+    model: str
+    response_id: str | None = None
+    request_id: str | None = None
+    items: tuple[AssistantTextItem | ToolCallItem, ...] = ()
+    reasoning: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True, repr=False)
+    stop_reason: StopReason = "end_turn"
+    stop_detail: str | None = None
+    usage: CallUsage = Field(default_factory=CallUsage)
+    reasoning_items_dropped: int = 0
+    """Opaque items the adapter could not send (other provider, id-only, orphaned) for this call."""
+
+    @property
+    def text(self) -> str:
+        return "".join(i.text for i in self.items if isinstance(i, AssistantTextItem))
+
+    @property
+    def tool_calls(self) -> list[ToolCallItem]:
+        return [i for i in self.items if isinstance(i, ToolCallItem)]
+
+
+class ResponseCompletedEvent(Event):
+    """The adapter's last event for a call. Transient: it carries the opaque continuation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    durable: ClassVar[bool] = False
+    kind: Literal["response_completed"] = "response_completed"
+    response: ModelResponse
+    latency_s: float | None = None
+    first_reasoning_s: float | None = None
+    first_text_s: float | None = None
+
+
+# ---------------------------------------------------------------- durable records
+
+
+class DiagnosticEvent(Event):
+    """Something the user should be able to see later: e.g. a reasoning item dropped, a retry."""
+
+    durable: ClassVar[bool] = True
+    kind: Literal["diagnostic"] = "diagnostic"
+    code: str
+    message: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunStartedEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["run_started"] = "run_started"
+    provider: str
+    model: str
+    api: str | None = None
+    task: str | None = None
+
+
+class ModelCallStartedEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["model_call_started"] = "model_call_started"
+    provider: str
+    model: str
+
+
+class ModelCallCompletedEvent(Event):
+    """A model call's record: stop reason, usage, cost, timings. No reasoning, no opaque data."""
+
+    durable: ClassVar[bool] = True
+    kind: Literal["model_call_completed"] = "model_call_completed"
+    provider: str
+    model: str
+    response_id: str | None = None
+    request_id: str | None = None
+    stop_reason: StopReason
+    usage: CallUsage
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    first_reasoning_s: float | None = None
+    first_text_s: float | None = None
+    reasoning_items_dropped: int = 0
+    items: tuple[PortableItem, ...] = ()
+
+
+class ToolCallEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["tool_call"] = "tool_call"
+    call: ToolCallItem
+
+
+class ToolResultEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["tool_result"] = "tool_result"
+    result: ToolResultItem
+    duration_s: float | None = None
+
+
+class ErrorEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["error"] = "error"
+    error_type: str
+    message: str
+    provider: str | None = None
+    status: int | None = None
+    request_id: str | None = None
+
+
+class RunCompletedEvent(Event):
+    durable: ClassVar[bool] = True
+    kind: Literal["run_completed"] = "run_completed"
+    status: Literal["completed", "failed", "cancelled", "step_limit"]
+    output: str | None = None
+    steps: int = 0
+    usage: CallUsage = Field(default_factory=CallUsage)
+    cost_usd: float | None = None
+
+
+AdapterEvent = (
+    ReasoningDeltaEvent | TextDeltaEvent | ToolCallDeltaEvent | DiagnosticEvent | ResponseCompletedEvent
+)
+
+DurableEvent = Annotated[
+    RunStartedEvent
+    | ModelCallStartedEvent
+    | ModelCallCompletedEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | DiagnosticEvent
+    | ErrorEvent
+    | RunCompletedEvent,
+    Field(discriminator="kind"),
+]
+
+RunEvent = AdapterEvent | DurableEvent
+
+
+def durable_event_adapter() -> Any:
+    """A TypeAdapter for reading durable events back from JSON (built on first use)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(DurableEvent)

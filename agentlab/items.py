@@ -1,0 +1,229 @@
+"""Conversation items: portable ones that any provider understands, and the one opaque kind that no
+provider but its maker may see.
+
+Portable items are small frozen pydantic values in a union discriminated by ``kind``; they are what
+history, checkpoints, the memory store and session hand-overs between providers are made of.
+
+``ProviderReasoningItem`` is deliberately *not* a pydantic model. It wraps a provider's reasoning
+block or item (an Anthropic ``thinking``/``redacted_thinking`` block with its signature, an OpenAI
+``reasoning`` item with ``encrypted_content``) as the exact raw JSON bytes received, and:
+
+* never shows its payload in ``repr``/``str``;
+* refuses to be pickled or deep-copied into something durable (``__reduce__`` raises);
+* hands its payload only to a caller that names the provider *and* API surface it was made by
+  (a Claude signature from one endpoint is not valid on another), through :meth:`unseal`.
+
+Ordering within a model response is kept with ``turn_id`` + ``index``: every output part of one
+response (reasoning, text, tool call) carries the id of the response that produced it and its
+position in that response's output, so an adapter can put opaque items back exactly where they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal, NoReturn
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .errors import ContinuityError
+
+__all__ = [
+    "AssistantTextItem",
+    "PortableItem",
+    "ProviderReasoningItem",
+    "SummaryItem",
+    "SystemItem",
+    "ToolCallItem",
+    "ToolResultItem",
+    "UserItem",
+    "history_adapter",
+]
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SystemItem(_Item):
+    """System (OpenAI: developer/instructions) text."""
+
+    kind: Literal["system"] = "system"
+    text: str
+
+
+class UserItem(_Item):
+    """A user message."""
+
+    kind: Literal["user"] = "user"
+    text: str
+
+
+class _AssistantPart(_Item):
+    # Which model response produced this part and where it stood in that response's output. ``None``
+    # for parts that did not come from a model call (e.g. hand-written few-shot history).
+    turn_id: str | None = None
+    index: int | None = None
+    # The provider's own id for the output item (OpenAI ``msg_...``/``fc_...``). Not secret; lets an
+    # adapter replay a turn with the ids a reasoning item's "required following item" check expects.
+    provider_item_id: str | None = None
+
+
+class AssistantTextItem(_AssistantPart):
+    """Assistant answer text (portable: it crosses providers)."""
+
+    kind: Literal["assistant_text"] = "assistant_text"
+    text: str
+
+
+class ToolCallItem(_AssistantPart):
+    """A tool call the model made. ``arguments`` is the JSON text of the arguments object."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    arguments: str = "{}"
+
+
+class ToolResultItem(_Item):
+    """The result of one tool call, matched by ``call_id``. ``is_error`` marks a failed tool."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str | None = None
+    output: str
+    is_error: bool = False
+
+
+class SummaryItem(_Item):
+    """A compacted summary of earlier history, sent as portable text."""
+
+    kind: Literal["summary"] = "summary"
+    text: str
+
+
+PortableItem = Annotated[
+    SystemItem | UserItem | AssistantTextItem | ToolCallItem | ToolResultItem | SummaryItem,
+    Field(discriminator="kind"),
+]
+
+history_adapter: TypeAdapter[list[PortableItem]] = TypeAdapter(list[PortableItem])
+"""The one serializer for portable history (JSON round-trip)."""
+
+
+class ProviderReasoningItem:
+    """An opaque, provider-tagged reasoning block/item, kept exactly as received.
+
+    ``provider`` (``"openai"``/``"anthropic"``), ``api`` (``"responses"``/``"messages"``) and
+    ``model`` say what made it; ``base_url`` distinguishes endpoints (a simulator's signature is not a
+    real one). ``block_type`` is the provider's type (``thinking``, ``redacted_thinking``,
+    ``reasoning``). The payload is the raw JSON bytes of the block as received and leaves this object
+    only through :meth:`unseal`.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_payload",
+        "api",
+        "base_url",
+        "block_type",
+        "index",
+        "model",
+        "provider",
+        "turn_id",
+    )
+
+    provider: str
+    api: str
+    model: str
+    base_url: str | None
+    block_type: str
+    turn_id: str
+    index: int
+    _payload: bytes
+
+    def __init__(
+        self,
+        payload: bytes,
+        *,
+        provider: str,
+        api: str,
+        model: str,
+        block_type: str,
+        turn_id: str,
+        index: int,
+        base_url: str | None = None,
+    ) -> None:
+        if not isinstance(payload, bytes):
+            raise TypeError("ProviderReasoningItem payload must be the raw bytes received")
+        object.__setattr__(self, "_payload", payload)
+        object.__setattr__(self, "provider", provider)
+        object.__setattr__(self, "api", api)
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "block_type", block_type)
+        object.__setattr__(self, "turn_id", turn_id)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "base_url", base_url)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("ProviderReasoningItem is immutable")
+
+    def matches(
+        self, *, provider: str, api: str, model: str | None = None, base_url: str | None = None
+    ) -> bool:
+        """Whether this item may be sent to that provider/API (and model/endpoint, when given)."""
+        if self.provider != provider or self.api != api:
+            return False
+        if model is not None and self.model != model:
+            return False
+        return base_url is None or self.base_url is None or self.base_url == base_url
+
+    def unseal(self, *, provider: str, api: str) -> bytes:
+        """The raw payload, for the adapter that owns ``provider``/``api`` only."""
+        if self.provider != provider or self.api != api:
+            raise ContinuityError(
+                f"reasoning item made by {self.provider}/{self.api} cannot be opened by {provider}/{api}"
+            )
+        return self._payload
+
+    @property
+    def size(self) -> int:
+        """Payload size in bytes (safe to show)."""
+        return len(self._payload)
+
+    @property
+    def fingerprint(self) -> str:
+        """A short digest of the payload: lets tests and diagnostics compare items without exposing them."""
+        return hashlib.sha256(self._payload).hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return (
+            f"<ProviderReasoningItem {self.provider}/{self.api} {self.model} {self.block_type} "
+            f"turn={self.turn_id} index={self.index} {self.size} bytes (opaque)>"
+        )
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderReasoningItem):
+            return NotImplemented
+        return (
+            self._payload == other._payload
+            and self.provider == other.provider
+            and self.api == other.api
+            and self.turn_id == other.turn_id
+            and self.index == other.index
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.provider, self.api, self.turn_id, self.index, self._payload))
+
+    def __reduce__(self) -> NoReturn:
+        from .errors import PrivacyError
+
+        raise PrivacyError("ProviderReasoningItem is transient and cannot be pickled or persisted")
+
+    def __copy__(self) -> ProviderReasoningItem:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProviderReasoningItem:
+        return self
