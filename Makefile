@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(BIN)/python -m agentlab demo
 
 test: $(STAMP)
-	$(BIN)/python -m ruff check agentlab tests bench
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
