@@ -1,0 +1,83 @@
+"""A run's checkpoint: portable history that may be saved, plus the live continuation that may not.
+
+``history`` and the step counters are ordinary pydantic fields: JSON and pickle carry them.
+``provider_continuation`` is a private attribute, so it is outside the schema, outside
+``model_dump``/``model_dump_json`` and, through ``__getstate__``, outside pickles and copies. That
+exclusion is by construction: no serializer option can bring it back. A checkpoint loaded from JSON
+or a pickle therefore never has a continuation; resuming it starts a fresh tool loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from .continuation import Continuation
+from .items import PortableItem
+
+__all__ = ["Checkpoint"]
+
+
+class Checkpoint(BaseModel):
+    """Where a run stands after its last *completed* step.
+
+    Updated only at step boundaries (a model call that failed mid-stream adds nothing), so a saved
+    checkpoint is always consistent: every tool call in ``history`` has its result, or the run is
+    about to produce them in the step recorded by ``step``.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    run_id: str
+    provider: str
+    api: str | None = None
+    model: str
+    step: int = 0
+    """Model calls completed so far."""
+    status: str = "pending"
+    history: tuple[PortableItem, ...] = ()
+    """Portable items only (system, user, assistant text, tool calls/results, summaries)."""
+
+    _continuation: Continuation | None = PrivateAttr(default=None)
+
+    @property
+    def provider_continuation(self) -> Continuation | None:
+        """This loop's opaque items (live only); ``None`` once released or after deserialization."""
+        c = self._continuation
+        return None if c is None or c.released else c
+
+    def attach(self, continuation: Continuation | None) -> None:
+        self._continuation = continuation
+
+    def release_continuation(self) -> int:
+        """Release the live continuation (if any); returns how many opaque items it held."""
+        c, self._continuation = self._continuation, None
+        return c.release() if c is not None else 0
+
+    def to_json(self, **kw: Any) -> str:
+        return self.model_dump_json(**kw)
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Checkpoint:
+        return cls.model_validate_json(data)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state = super().__getstate__()
+        state["__pydantic_private__"] = {"_continuation": None}
+        return state
+
+    def __copy__(self) -> Checkpoint:
+        return self.model_copy_portable()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Checkpoint:
+        return self.model_copy_portable()
+
+    def model_copy_portable(self) -> Checkpoint:
+        """A copy without the continuation (copies are snapshots; the live loop state is not theirs)."""
+        return Checkpoint.model_validate(self.model_dump())
+
+    def __repr_args__(self) -> Any:
+        yield from super().__repr_args__()
+        c = self.provider_continuation
+        yield "provider_continuation", (f"<{len(c)} opaque items>" if c is not None else None)

@@ -1,0 +1,90 @@
+"""A small long-term memory store that accepts portable items only.
+
+Long-term memory outlives runs, sessions and notebooks, so it is the last place opaque reasoning or
+reasoning text may reach. ``MemoryStore.add`` therefore accepts the portable item types by exact
+type (system, user, assistant text, tool call, tool result, summary) and raises ``PrivacyError`` for
+everything else: ``ProviderReasoningItem``, reasoning/text deltas, completed responses, raw dicts.
+With a path, items are appended as JSONL (one complete line per write).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .errors import PrivacyError
+from .items import (
+    AssistantTextItem,
+    PortableItem,
+    SummaryItem,
+    SystemItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+    history_adapter,
+)
+
+__all__ = ["MemoryStore"]
+
+_PORTABLE = (SystemItem, UserItem, AssistantTextItem, ToolCallItem, ToolResultItem, SummaryItem)
+
+
+class MemoryStore:
+    """Portable items remembered across runs; optional JSONL persistence; naive text search."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._items: list[PortableItem] = []
+        self._lock = threading.Lock()
+        if self.path is not None and self.path.exists():
+            for line in self.path.read_bytes().splitlines():
+                if line.strip():
+                    self._items.extend(history_adapter.validate_json(b"[" + line + b"]"))
+
+    def add(self, item: PortableItem) -> None:
+        """Remember one portable item; ``PrivacyError`` for anything else (nothing is stored then)."""
+        if type(item) not in _PORTABLE:
+            raise PrivacyError(
+                f"long-term memory accepts portable items only, not {type(item).__name__}; "
+                "reasoning (text or opaque items) is never remembered"
+            )
+        line = (item.model_dump_json() + "\n").encode("utf-8")
+        with self._lock:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(fd, line)
+                finally:
+                    os.close(fd)
+            self._items.append(item)
+
+    def extend(self, items: Iterable[PortableItem]) -> None:
+        """Add several items; all are checked before any is stored."""
+        items = list(items)
+        for it in items:
+            if type(it) not in _PORTABLE:
+                raise PrivacyError(f"long-term memory accepts portable items only, not {type(it).__name__}")
+        for it in items:
+            self.add(it)
+
+    def search(self, text: str) -> list[PortableItem]:
+        """Items whose text/output contains ``text`` (case-insensitive)."""
+        q = text.lower()
+        out = []
+        for it in self._items:
+            body = getattr(it, "text", None) or getattr(it, "output", None) or getattr(it, "arguments", "")
+            if q in body.lower():
+                out.append(it)
+        return out
+
+    def __iter__(self) -> Iterator[PortableItem]:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"<MemoryStore {len(self._items)} items ({self.path or 'memory'})>"

@@ -1,0 +1,174 @@
+"""What a finished run hands back: output, status, per-call records, usage and cost, durable events.
+
+Everything here is portable (pydantic values, JSON- and pickle-safe): no reasoning text, no opaque
+item can be reached from a ``RunResult``. That is what lets a result be saved with a notebook.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import StepLimitError
+from .events import DurableEvent, StopReason
+from .items import PortableItem
+from .pricing import Cost
+from .usage import CallUsage, sum_usage
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CallRecord", "RunResult", "RunStatus", "RunUsage"]
+
+RunStatus = Literal["completed", "failed", "cancelled", "step_limit"]
+
+
+class CallRecord(BaseModel):
+    """One model call: what the usage frame's row is made of."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+
+    run_id: str
+    step: int
+    provider: str
+    api: str | None = None
+    model: str
+    response_id: str | None = None
+    stop_reason: StopReason | None = None
+    usage: CallUsage
+    cost: Cost
+    latency_s: float | None = None
+    first_reasoning_s: float | None = None
+    first_text_s: float | None = None
+    reasoning_items_dropped: int = 0
+    """Opaque items not sent back (other provider/model/endpoint, released, or policy ``drop``)."""
+
+
+class RunUsage(BaseModel):
+    """A run's tokens (summed ``CallUsage``, same convention) and cost (summed ``Cost``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+
+    calls: int = 0
+    tokens: CallUsage = Field(default_factory=lambda: sum_usage(()))
+    cost: Cost = Field(default_factory=Cost)
+    reasoning_items_dropped: int = 0
+
+    @classmethod
+    def from_records(cls, records: tuple[CallRecord, ...] | list[CallRecord]) -> RunUsage:
+        cost = Cost()
+        for r in records:
+            cost = cost + r.cost
+        return cls(
+            calls=len(records),
+            tokens=sum_usage(r.usage for r in records),
+            cost=cost,
+            reasoning_items_dropped=sum(r.reasoning_items_dropped for r in records),
+        )
+
+    # Flat accessors: the figures people look for first.
+    @property
+    def input_tokens(self) -> int | None:
+        return self.tokens.input_tokens
+
+    @property
+    def cache_read_tokens(self) -> int | None:
+        return self.tokens.cache_read_tokens
+
+    @property
+    def cache_write_tokens(self) -> int | None:
+        return self.tokens.cache_write_tokens
+
+    @property
+    def output_tokens(self) -> int | None:
+        return self.tokens.output_tokens
+
+    @property
+    def reasoning_tokens(self) -> int | None:
+        return self.tokens.reasoning_tokens
+
+    @property
+    def total_usd(self) -> float:
+        return self.cost.total
+
+
+def _fmt_int(v: int | None) -> str:
+    return "&lt;NA&gt;" if v is None else f"{v:,}"
+
+
+def _fmt_usd(v: float) -> str:
+    return "NaN" if math.isnan(v) else f"${v:.6f}"
+
+
+class RunResult(BaseModel):
+    """The outcome of a run.
+
+    ``status`` is ``completed`` (final answer), ``step_limit`` (``max_steps`` reached without one:
+    not raised, call ``raise_for_status()`` to turn it into ``StepLimitError``), ``failed`` (``error``
+    says why; ``arun`` raised it) or ``cancelled``. ``events`` are the durable records only.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+
+    run_id: str
+    provider: str
+    model: str
+    status: RunStatus
+    output: str | None = None
+    stop_reason: StopReason | None = None
+    steps: int = 0
+    usage: RunUsage = Field(default_factory=RunUsage)
+    calls: tuple[CallRecord, ...] = ()
+    history: tuple[PortableItem, ...] = ()
+    events: tuple[DurableEvent, ...] = ()
+    error: str | None = None
+    error_type: str | None = None
+
+    def raise_for_status(self) -> RunResult:
+        """Return self when completed; raise ``StepLimitError`` for ``step_limit``."""
+        if self.status == "step_limit":
+            raise StepLimitError(f"run {self.run_id} reached max_steps ({self.steps}) without a final answer")
+        return self
+
+    def usage_frame(self) -> pd.DataFrame:
+        """One row per model call (see ``agentlab.frames`` for columns and dtypes)."""
+        from .frames import usage_frame
+
+        return usage_frame(self.calls)
+
+    def __str__(self) -> str:
+        return self.output or f"<{self.status}>"
+
+    def _repr_html_(self) -> str:
+        u = self.usage
+        rows = [
+            ("model", f"{self.provider}:{self.model}"),
+            ("status", self.status + (f" ({self.stop_reason})" if self.stop_reason else "")),
+            ("steps", str(self.steps)),
+            ("input tokens", _fmt_int(u.input_tokens)),
+            ("cache read / write", f"{_fmt_int(u.cache_read_tokens)} / {_fmt_int(u.cache_write_tokens)}"),
+            ("output tokens (reasoning)", f"{_fmt_int(u.output_tokens)} ({_fmt_int(u.reasoning_tokens)})"),
+            ("cost", _fmt_usd(u.cost.total)),
+        ]
+        if u.reasoning_items_dropped:
+            rows.append(("reasoning items dropped", str(u.reasoning_items_dropped)))
+        if self.error:
+            rows.append(("error", f"{self.error_type}: {self.error}"))
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{v}</td></tr>"
+            for k, v in rows
+        )
+        out = html.escape(self.output or "")
+        return (
+            f"<div class='agentlab-run'><table>{body}</table>"
+            f"<pre style='white-space:pre-wrap'>{out}</pre></div>"
+        )
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(
+            f"RunResult({self.provider}:{self.model}, status={self.status}, steps={self.steps}, "
+            f"cost={_fmt_usd(self.usage.cost.total)}, output={self.output!r})"
+        )

@@ -1,0 +1,708 @@
+"""The tool loop: ``Run``, ``run``/``arun`` and ``Session``.
+
+A run is pinned to one provider, chosen once from the model string at construction. Each step builds
+a ``ModelRequest`` from the checkpoint's portable history plus this loop's continuation (the opaque
+reasoning items received so far in this run), streams the adapter's events (re-emitted stamped with
+``run_id``/``step``), and on the completed response appends portable items to history and opaque
+ones to the continuation. Tool calls run concurrently; their results go back in the next request.
+
+Invariants the tests hold us to:
+
+* Provider errors are retried a bounded number of times on the *same* adapter (only errors the
+  adapter marked ``retryable``), otherwise the run fails with the typed error. Never re-routed,
+  never retried with reasoning switched off.
+* The checkpoint changes only at step boundaries: a failed or cancelled model call (or tool batch)
+  adds nothing, so ``history`` never holds a tool call without its result.
+* On every exit (final answer, step limit, error, ``CancelledError``, ``KeyboardInterrupt``, a
+  consumer leaving ``events()`` early) the continuation is released.
+* ``max_steps`` reached without a final answer is *not* an exception: the result has
+  ``status="step_limit"``; ``result.raise_for_status()`` raises ``StepLimitError`` when wanted.
+
+Per-delta cost is kept low: deltas are stamped in place (the adapter hands each event over to the
+run; see ``agentlab.adapters.base``), not copied, and neither logged nor written to the event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from .adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from .checkpoint import Checkpoint
+from .continuation import Continuation
+from .errors import ConfigError, ModelBehaviorError, ProviderError, UserError
+from .eventlog import EventLog
+from .events import (
+    DiagnosticEvent,
+    ErrorEvent,
+    Event,
+    ModelCallCompletedEvent,
+    ModelCallStartedEvent,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    RunCompletedEvent,
+    RunEvent,
+    RunStartedEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from .items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
+from .logs import get_logger, redact_secrets
+from .pricing import price_call
+from .request import CacheHints, ModelRequest, ReasoningSettings
+from .result import CallRecord, RunResult, RunStatus, RunUsage
+from .tools import Tool, as_tools
+
+__all__ = ["ContinuationPolicy", "Run", "Session", "arun", "run", "run_sync"]
+
+log = get_logger(__name__)
+
+ContinuationPolicy = Literal["verbatim", "drop"]
+T = TypeVar("T")
+
+_CANCEL_TYPES = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
+
+
+def _new_run_id() -> str:
+    return "run_" + uuid.uuid4().hex[:12]
+
+
+def _reasoning(value: ReasoningSettings | Mapping[str, Any] | str | None) -> ReasoningSettings:
+    if value is None:
+        return ReasoningSettings()
+    if isinstance(value, ReasoningSettings):
+        return value
+    if isinstance(value, str):
+        return ReasoningSettings(effort=value)  # type: ignore[arg-type]
+    return ReasoningSettings.model_validate(dict(value))
+
+
+class Run:
+    """One tool loop on one provider. Iterate ``events()`` or ``await arun()`` — once.
+
+    ``adapter`` is for tests and custom transports (e.g. ``agentlab.testing.ScriptedAdapter``); it
+    must serve the same provider/API as ``model``. Without it the adapter is created from ``model``
+    on first use (that is when the provider SDK is imported).
+    """
+
+    def __init__(
+        self,
+        model: str | ModelRef,
+        task: str | None = None,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        system: str | None = None,
+        reasoning: ReasoningSettings | Mapping[str, Any] | str | None = None,
+        cache: CacheHints | None = CacheHints(),  # noqa: B008 - frozen value
+        max_steps: int = 20,
+        max_output_tokens: int | None = None,
+        adapter: Adapter | None = None,
+        event_log: EventLog | str | Path | None = None,
+        session: Session | None = None,
+        continuation_policy: ContinuationPolicy = "verbatim",
+        on_event: Callable[[RunEvent], Any] | None = None,
+        run_id: str | None = None,
+        retries: int = 2,
+        retry_delay: float = 0.5,
+        provider_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.ref = parse_model(model)
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ConfigError(f"max_steps must be a positive int, got {max_steps!r}")
+        if continuation_policy not in ("verbatim", "drop"):
+            raise ConfigError(
+                f"continuation_policy must be 'verbatim' or 'drop', got {continuation_policy!r}"
+            )
+        if not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+        if task is not None and not isinstance(task, str):
+            raise UserError(f"task must be a str, got {type(task).__name__}")
+        if adapter is not None and (adapter.provider != self.ref.provider or adapter.api != self.ref.api):
+            raise ConfigError(
+                f"adapter serves {adapter.provider}/{adapter.api} but the run is pinned to "
+                f"{self.ref.provider}/{self.ref.api} by model {str(self.ref)!r}"
+            )
+        self.tools: dict[str, Tool] = as_tools(tools)
+        self.reasoning = _reasoning(reasoning)
+        self.cache = cache
+        self.max_steps = max_steps
+        self.max_output_tokens = max_output_tokens
+        self.continuation_policy: ContinuationPolicy = continuation_policy
+        self.on_event = on_event
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self.provider_options = dict(provider_options or {})
+        self.run_id = run_id or _new_run_id()
+        self.session = session
+        self.task = task
+        self._adapter = adapter
+        self.event_log = EventLog(event_log) if isinstance(event_log, str | Path) else event_log
+
+        self._system = system if system is not None else (session.system if session is not None else None)
+        history = self._compose(session.history if session is not None else ())
+        # Validate once, so a bad request shape fails here and not at step 1.
+        self._specs = tuple(t.spec for t in self.tools.values())
+        self.checkpoint = Checkpoint(
+            run_id=self.run_id,
+            provider=self.ref.provider,
+            api=self.ref.api,
+            model=self.ref.model,
+            history=tuple(history),
+        )
+        self.result: RunResult | None = None
+        self._started = False
+        self._durable_events: list[Any] = []
+        self._calls: list[CallRecord] = []
+        self._pending: list[DiagnosticEvent] = []
+        self._carried_drop = 0
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def provider(self) -> str:
+        return self.ref.provider
+
+    @property
+    def model(self) -> str:
+        return self.ref.model
+
+    def release_continuation(self) -> int:
+        """Release this run's opaque items now; returns how many were held. A live loop then fails."""
+        return self.checkpoint.release_continuation()
+
+    async def arun(self) -> RunResult:
+        """Run to the end; return the result (raises the typed error if the run failed)."""
+        gen = self.events()
+        try:
+            async for _ in gen:
+                pass
+        finally:
+            await gen.aclose()
+        assert self.result is not None
+        return self.result
+
+    def run_sync(self) -> RunResult:
+        """``arun`` from sync code, also inside a running event loop (Jupyter)."""
+        return run_sync(self.arun())
+
+    def __repr__(self) -> str:
+        state = self.result.status if self.result else ("running" if self._started else "new")
+        return f"<Run {self.run_id} {self.ref} step={self.checkpoint.step} {state}>"
+
+    # ------------------------------------------------------------------ the loop
+
+    def _emit(self, ev: Event) -> Event:
+        """Record a durable event (memory, event log, hook). Never used for deltas."""
+        self._durable_events.append(ev)
+        if self.event_log is not None:
+            self.event_log.append(ev)
+        if self.on_event is not None:
+            self.on_event(ev)  # type: ignore[arg-type]
+        return ev
+
+    def _compose(self, base: Iterable[PortableItem]) -> tuple[PortableItem, ...]:
+        """Prior history + this run's system prompt (if new) + its task."""
+        history = list(base)
+        if self._system is not None:
+            existing = [i for i in history if isinstance(i, SystemItem)]
+            if not existing:
+                history.insert(0, SystemItem(text=self._system))
+            elif existing[0].text != self._system:
+                raise UserError("this session already has a different system prompt; start a new Session")
+        if self.task is not None:
+            history.append(UserItem(text=self.task))
+        if not any(isinstance(i, UserItem) for i in history):
+            raise UserError("nothing to answer: give a task, e.g. Run('openai:sim-reasoner', 'What is 2+2?')")
+        return tuple(history)
+
+    def _request(self, cont: Continuation) -> ModelRequest:
+        opaque = cont.items if self.continuation_policy == "verbatim" else ()
+        return ModelRequest(
+            model=self.ref.model,
+            items=self.checkpoint.history,
+            continuation=opaque,
+            tools=self._specs,
+            reasoning=self.reasoning,
+            max_output_tokens=self.max_output_tokens,
+            cache=self.cache,
+            provider_options=self.provider_options,
+        )
+
+    async def events(self) -> AsyncIterator[RunEvent]:
+        """The event stream: adapter events (stamped) and the run's durable records, in order.
+
+        Leave early with ``contextlib.aclosing`` (or ``await gen.aclose()``): the run is then
+        recorded as cancelled and its continuation released.
+        """
+        if self._started:
+            raise UserError("a Run runs once; create a new Run (or use a Session for follow-ups)")
+        self._started = True
+        ref, rid, cp = self.ref, self.run_id, self.checkpoint
+        if self.session is not None:
+            # Claim the session and take its history as it is *now* (another run may have ended
+            # since this Run was constructed).
+            self._carried_drop = self.session._begin(self)
+            try:
+                cp.history = self._compose(self.session.history)
+            except BaseException:
+                self.session._abandon(self)
+                raise
+        adapter = self._adapter
+        own_adapter = adapter is None
+        cont: Continuation | None = None
+        status: RunStatus = "failed"
+        output: str | None = None
+        stop_reason: Any = None
+        on_event = self.on_event
+        try:
+            if adapter is None:
+                adapter = create_adapter(ref)
+            cont = Continuation(
+                provider=ref.provider, api=ref.api, model=ref.model, base_url=adapter.base_url, run_id=rid
+            )
+            cp.attach(cont)
+            cp.status = "running"
+            log.debug("run %s started on %s", rid, ref)
+            yield self._emit(  # type: ignore[misc]
+                RunStartedEvent(
+                    run_id=rid, step=0, provider=ref.provider, model=ref.model, api=ref.api, task=self.task
+                )
+            )
+            for diag in self._pending:
+                yield self._emit(diag)  # type: ignore[misc]
+            extra_dropped = self._carried_drop
+            step = 0
+            while True:
+                if step >= self.max_steps:
+                    status = "step_limit"
+                    break
+                step += 1
+                request = self._request(cont)
+                yield self._emit(  # type: ignore[misc]
+                    ModelCallStartedEvent(run_id=rid, step=step, provider=ref.provider, model=ref.model)
+                )
+                attempt = 0
+                while True:
+                    completed: ResponseCompletedEvent | None = None
+                    t0 = time.perf_counter()
+                    first_r: float | None = None
+                    first_t: float | None = None
+                    try:
+                        async for ev in adapter.stream(request):
+                            d = ev.__dict__  # stamp in place: the adapter handed this event over
+                            d["run_id"] = rid
+                            d["step"] = step
+                            t = type(ev)
+                            if t is ReasoningDeltaEvent:
+                                if first_r is None:
+                                    first_r = time.perf_counter() - t0
+                            elif t is TextDeltaEvent:
+                                if first_t is None:
+                                    first_t = time.perf_counter() - t0
+                            elif t is ResponseCompletedEvent:
+                                completed = ev  # type: ignore[assignment]
+                                continue  # yielded below, after it is accounted for
+                            elif t is DiagnosticEvent:
+                                yield self._emit(ev)
+                                continue
+                            if on_event is not None:
+                                on_event(ev)
+                            yield ev
+                        if completed is None:
+                            raise ModelBehaviorError(
+                                f"{ref.provider} adapter ended a stream without a completed response"
+                            )
+                        break
+                    except ProviderError as e:
+                        if not e.retryable or attempt >= self.retries:
+                            raise
+                        attempt += 1
+                        delay = self.retry_delay * (2 ** (attempt - 1))
+                        retry_after = getattr(e, "retry_after", None)
+                        if isinstance(retry_after, int | float):
+                            delay = max(delay, float(retry_after))
+                        log.info(
+                            "run %s step %d: retry %d on %s after %s",
+                            rid,
+                            step,
+                            attempt,
+                            ref,
+                            type(e).__name__,
+                        )
+                        yield self._emit(  # type: ignore[misc]
+                            DiagnosticEvent(
+                                run_id=rid,
+                                step=step,
+                                code="retry",
+                                message=f"retrying on the same provider ({attempt}/{self.retries}) after "
+                                f"{type(e).__name__}: {redact_secrets(e.message)}",
+                                data={"attempt": attempt, "delay_s": delay, "error_type": type(e).__name__},
+                            )
+                        )
+                        if delay > 0:
+                            await asyncio.sleep(delay)
+
+                resp = completed.response
+                elapsed = time.perf_counter() - t0
+                dropped = resp.reasoning_items_dropped + extra_dropped
+                extra_dropped = 0
+                if resp.reasoning:
+                    if self.continuation_policy == "verbatim":
+                        refused = cont.add(resp.reasoning)
+                    else:
+                        refused = list(resp.reasoning)
+                    if refused:
+                        dropped += len(refused)
+                        why = (
+                            "continuation_policy='drop'"
+                            if self.continuation_policy == "drop"
+                            else "made by another provider/API/model/endpoint"
+                        )
+                        yield self._emit(  # type: ignore[misc]
+                            DiagnosticEvent(
+                                run_id=rid,
+                                step=step,
+                                code="reasoning_items_dropped",
+                                message=f"{len(refused)} opaque reasoning item(s) not kept: {why}",
+                                data={"count": len(refused), "reason": why},
+                            )
+                        )
+                usage = resp.usage
+                cost = price_call(usage, ref.provider, ref.model)
+                record = CallRecord(
+                    run_id=rid,
+                    step=step,
+                    provider=ref.provider,
+                    api=ref.api,
+                    model=ref.model,
+                    response_id=resp.response_id,
+                    stop_reason=resp.stop_reason,
+                    usage=usage,
+                    cost=cost,
+                    latency_s=completed.latency_s if completed.latency_s is not None else elapsed,
+                    first_reasoning_s=(
+                        completed.first_reasoning_s if completed.first_reasoning_s is not None else first_r
+                    ),
+                    first_text_s=completed.first_text_s if completed.first_text_s is not None else first_t,
+                    reasoning_items_dropped=dropped,
+                )
+                self._calls.append(record)
+                if on_event is not None:
+                    on_event(completed)
+                yield completed
+                yield self._emit(  # type: ignore[misc]
+                    ModelCallCompletedEvent(
+                        run_id=rid,
+                        step=step,
+                        provider=ref.provider,
+                        model=ref.model,
+                        response_id=resp.response_id,
+                        request_id=resp.request_id,
+                        stop_reason=resp.stop_reason,
+                        usage=usage,
+                        cost_usd=cost.total if cost.known else None,
+                        latency_s=record.latency_s,
+                        first_reasoning_s=record.first_reasoning_s,
+                        first_text_s=record.first_text_s,
+                        reasoning_items_dropped=dropped,
+                        items=resp.items,
+                    )
+                )
+                log.debug(
+                    "run %s step %d: %s, stop=%s, %d tool call(s)",
+                    rid,
+                    step,
+                    ref,
+                    resp.stop_reason,
+                    len(resp.tool_calls),
+                )
+                calls = resp.tool_calls
+                if calls:
+                    for c in calls:
+                        yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))  # type: ignore[misc]
+                    results = await self._run_tools(calls)
+                    for res, dur in results:
+                        yield self._emit(  # type: ignore[misc]
+                            ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur)
+                        )
+                    # One assignment: the call and its results enter history together.
+                    cp.history = (*cp.history, *resp.items, *(r for r, _ in results))
+                    cp.step = step
+                    continue
+                cp.history = (*cp.history, *resp.items)
+                cp.step = step
+                if resp.stop_reason == "pause_turn":
+                    continue  # the provider paused a long turn; sending history back resumes it
+                status, output, stop_reason = "completed", resp.text, resp.stop_reason
+                break
+            yield self._finish(status, output, stop_reason)  # type: ignore[misc]
+        except BaseException as e:
+            if self.result is None:
+                self._finish("cancelled" if isinstance(e, _CANCEL_TYPES) else "failed", None, None, error=e)
+            raise
+        finally:
+            cp.release_continuation()
+            if own_adapter and adapter is not None:
+                try:
+                    await adapter.aclose()
+                except Exception:  # pragma: no cover - closing must not mask the run's outcome
+                    log.warning("run %s: closing the adapter failed", rid, exc_info=True)
+
+    def _finish(
+        self, status: RunStatus, output: str | None, stop_reason: Any, *, error: BaseException | None = None
+    ) -> RunCompletedEvent:
+        """Release the continuation, write the closing records, build the result. Must not raise."""
+        cp = self.checkpoint
+        held = cp.release_continuation()
+        cp.status = status
+        rid = self.run_id
+        err_text = err_type = None
+        if error is not None and status == "failed":
+            err_type = type(error).__name__
+            err_text = redact_secrets(str(error))
+            self._emit_safely(
+                ErrorEvent(
+                    run_id=rid,
+                    step=cp.step,
+                    error_type=err_type,
+                    message=err_text,
+                    provider=getattr(error, "provider", None) or self.ref.provider,
+                    status=getattr(error, "status", None),
+                    request_id=getattr(error, "request_id", None),
+                )
+            )
+        usage = RunUsage.from_records(self._calls)
+        done = RunCompletedEvent(
+            run_id=rid,
+            step=cp.step,
+            status=status,
+            output=output,
+            steps=len(self._calls),
+            usage=usage.tokens,
+            cost_usd=usage.cost.total if usage.cost.known else None,
+        )
+        self._emit_safely(done)
+        self.result = RunResult(
+            run_id=rid,
+            provider=self.ref.provider,
+            model=self.ref.model,
+            status=status,
+            output=output,
+            stop_reason=stop_reason,
+            steps=len(self._calls),
+            usage=usage,
+            calls=tuple(self._calls),
+            history=cp.history,
+            events=tuple(self._durable_events),
+            error=err_text,
+            error_type=err_type,
+        )
+        log.debug("run %s finished: %s after %d call(s)", rid, status, len(self._calls))
+        if self.session is not None:
+            self.session._end(self, held)
+        return done
+
+    def _emit_safely(self, ev: Event) -> None:
+        try:
+            self._emit(ev)
+        except Exception:
+            log.warning("run %s: recording %s failed", self.run_id, type(ev).__name__, exc_info=True)
+
+    async def _run_tools(self, calls: list[ToolCallItem]) -> list[tuple[ToolResultItem, float | None]]:
+        """Run a response's tool calls concurrently; every call gets exactly one result, in order.
+
+        Calls whose id repeats within the response, or reuses an id from earlier history, are not run:
+        they get one error result each id (two results with one id would be ambiguous).
+        """
+        earlier = {i.call_id for i in self.checkpoint.history if isinstance(i, ToolCallItem)}
+        counts = Counter(c.call_id for c in calls)
+        answered: set[str] = set()
+
+        async def one(c: ToolCallItem) -> tuple[ToolResultItem, float | None] | None:
+            if counts[c.call_id] > 1:
+                if c.call_id in answered:
+                    return None
+                answered.add(c.call_id)
+                return _err(
+                    c, f"duplicate tool call id {c.call_id!r} in one response; none of them were run"
+                ), None
+            if c.call_id in earlier:
+                return _err(
+                    c, f"tool call id {c.call_id!r} was already used earlier in this run; not run"
+                ), None
+            t = self.tools.get(c.name)
+            if t is None:
+                avail = ", ".join(sorted(self.tools)) or "none"
+                return _err(c, f"unknown tool {c.name!r}; available tools: {avail}"), None
+            t0 = time.perf_counter()
+            res = await t.run_call(c)
+            return res, time.perf_counter() - t0
+
+        if len(calls) == 1:
+            out = [await one(calls[0])]
+        else:
+            out = await asyncio.gather(*(one(c) for c in calls))
+        return [r for r in out if r is not None]
+
+
+def _err(c: ToolCallItem, msg: str) -> ToolResultItem:
+    return ToolResultItem(call_id=c.call_id, name=c.name, output=f"Error: {msg}", is_error=True)
+
+
+# ---------------------------------------------------------------------- sync bridge
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code.
+
+    Without a running loop this is ``asyncio.run``. With one (Jupyter), ``asyncio.run`` would fail,
+    so the coroutine runs on a fresh loop in a worker thread while this thread waits; Ctrl-C cancels
+    the worker's task (so the run records ``cancelled`` and releases its continuation) and re-raises.
+    Context variables (e.g. ``prices_override``) are carried over.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            task = loop.create_task(coro)
+            box["loop"], box["task"] = loop, task
+            ready.set()
+            box["result"] = loop.run_until_complete(task)
+        except BaseException as e:
+            box["error"] = e
+        finally:
+            ready.set()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+
+    ctx = contextvars.copy_context()
+    th = threading.Thread(target=ctx.run, args=(target,), name="agentlab-run", daemon=True)
+    th.start()
+    try:
+        while th.is_alive():
+            th.join(0.05)
+    except KeyboardInterrupt:
+        ready.wait()
+        loop, task = box.get("loop"), box.get("task")
+        if loop is not None and task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+        th.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["result"]  # type: ignore[no-any-return]
+
+
+async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
+    """``await agentlab.arun("openai:sim-reasoner", "task", tools=[...])``: one run, its result."""
+    return await Run(model, task, **kw).arun()
+
+
+def run(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
+    """Sync form of ``arun``; works in scripts and inside Jupyter's running event loop."""
+    r = Run(model, task, **kw)
+    return run_sync(r.arun())
+
+
+# ---------------------------------------------------------------------- sessions
+
+
+class Session:
+    """Portable history across runs; each run pinned to its own provider.
+
+    What crosses from one run to the next is portable history only. Opaque reasoning never does: a
+    run's continuation is released when its loop ends. When the next run is on *another* provider
+    (or API/model), the items the previous loop held are reported as dropped (a
+    ``reasoning_items_dropped`` diagnostic and the count on the new run's first call). On the same
+    provider the new loop simply starts without the old continuation (a ``continuation_not_carried``
+    diagnostic says so).
+    """
+
+    def __init__(self, *, system: str | None = None, history: Iterable[PortableItem] = ()) -> None:
+        self.system = system
+        self.history: tuple[PortableItem, ...] = tuple(history)
+        self.results: list[RunResult] = []
+        self._last: tuple[str, str, str] | None = None
+        self._last_opaque = 0
+        self._active: Run | None = None
+        self._lock = threading.Lock()
+
+    def _begin(self, r: Run) -> int:
+        with self._lock:
+            if self._active is not None:
+                raise UserError("this Session already has an active run; await it before starting another")
+            self._active = r
+        if self._last is None:
+            return 0
+        here = (r.ref.provider, r.ref.api, r.ref.model)
+        n = self._last_opaque
+        if here != self._last:
+            r._pending.append(
+                DiagnosticEvent(
+                    run_id=r.run_id,
+                    step=0,
+                    code="reasoning_items_dropped",
+                    message=f"session moved from {':'.join(self._last)} to {':'.join(here)}: {n} opaque "
+                    "reasoning item(s) of the previous loop dropped; portable history kept",
+                    data={"count": n, "from": ":".join(self._last), "to": ":".join(here)},
+                )
+            )
+            return n
+        if n:
+            r._pending.append(
+                DiagnosticEvent(
+                    run_id=r.run_id,
+                    step=0,
+                    code="continuation_not_carried",
+                    message=f"new tool loop on {':'.join(here)} starts without the previous loop's "
+                    f"{n} opaque item(s)",
+                    data={"count": n},
+                )
+            )
+        return 0
+
+    def _abandon(self, r: Run) -> None:
+        with self._lock:
+            if self._active is r:
+                self._active = None
+
+    def _end(self, r: Run, held: int) -> None:
+        assert r.result is not None
+        self.history = r.checkpoint.history
+        self.results.append(r.result)
+        self._last = (r.ref.provider, r.ref.api, r.ref.model)
+        self._last_opaque = held
+        with self._lock:
+            self._active = None
+
+    def start(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> Run:
+        """A ``Run`` continuing this session (iterate ``events()`` or ``await arun()``)."""
+        return Run(model, task, session=self, **kw)
+
+    async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
+        return await self.start(model, task, **kw).arun()
+
+    def run(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
+        return run_sync(self.start(model, task, **kw).arun())
+
+    def __repr__(self) -> str:
+        last = ":".join(self._last) if self._last else None
+        return f"<Session {len(self.history)} items, {len(self.results)} runs, last={last}>"

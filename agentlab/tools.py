@@ -1,0 +1,347 @@
+"""``@tool``: a Python function the model may call.
+
+The JSON schema comes from the function's type hints (through a pydantic model built once at
+decoration time) and its docstring (summary plus per-argument descriptions in Google ``Args:`` or
+Sphinx ``:param x:`` style). Arguments the model sends are validated by that same model before the
+function runs, so the function only ever sees well-typed values.
+
+Inside a run nothing a tool does crashes the loop: bad arguments, an exception, a return value that
+cannot be serialized, all become ``ToolResultItem(is_error=True)`` with a message the model can act
+on. Huge outputs are truncated with a visible marker (models pay per token for what they read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic_core import PydanticSerializationError, to_json
+
+from .errors import ToolDefinitionError, ToolExecutionError
+from .items import ToolCallItem, ToolResultItem
+from .request import ToolSpec
+
+__all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "Tool", "ToolOutcome", "as_tool", "as_tools", "tool"]
+
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+"""Tool outputs longer than this are cut (head kept) and end with a truncation marker."""
+
+_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ToolOutcome(BaseModel):
+    """What running a tool produced: the text the model will read, and whether it is an error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    output: str
+    is_error: bool = False
+    truncated: bool = False
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a docstring into (description, {arg: description}).
+
+    Understands Google style (``Args:``/``Arguments:``/``Parameters:`` then ``name (type): text``)
+    and Sphinx style (``:param name: text``). Anything else stays in the description.
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    desc: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    arg_indent: int | None = None
+    for raw in lines:
+        line = raw.rstrip()
+        stripped = line.strip()
+        m_sphinx = re.match(r"^:param\s+(?:[\w\[\], |.]+\s+)?(\w+)\s*:\s*(.*)$", stripped)
+        if m_sphinx:
+            current = m_sphinx.group(1)
+            args[current] = m_sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        if re.match(r"^:(returns?|rtype|raises?)\b", stripped):
+            section, current = "skip", None
+            continue
+        if re.match(r"^(Args|Arguments|Parameters|Params)\s*:\s*$", stripped):
+            section, current, arg_indent = "args", None, None
+            continue
+        if re.match(r"^(Returns?|Raises|Yields|Examples?|Notes?|Warnings?)\s*:\s*$", stripped):
+            section, current = "skip", None
+            continue
+        if section == "args":
+            if not stripped:
+                continue
+            indent = len(line) - len(line.lstrip())
+            m = re.match(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", stripped)
+            if m and (arg_indent is None or indent <= arg_indent):
+                arg_indent = indent
+                current = m.group(1).lstrip("*")
+                args[current] = m.group(2).strip()
+            elif current is not None:
+                args[current] = (args[current] + " " + stripped).strip()
+            continue
+        if section == "sphinx":
+            if stripped and current is not None and raw.startswith((" ", "\t")):
+                args[current] = (args[current] + " " + stripped).strip()
+                continue
+            if not stripped:
+                continue
+        if section == "skip":
+            continue
+        desc.append(line)
+    return "\n".join(desc).strip(), args
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's auto ``title`` keys: noise the model pays tokens for."""
+    if isinstance(schema, dict):
+        out: dict[str, Any] = {}
+        for k, v in schema.items():
+            if k == "title" and isinstance(v, str):
+                continue
+            if k == "properties" and isinstance(v, dict):
+                out[k] = {name: _strip_titles(sub) for name, sub in v.items()}
+            else:
+                out[k] = _strip_titles(v)
+        return out
+    if isinstance(schema, list):
+        return [_strip_titles(s) for s in schema]
+    return schema
+
+
+def _close_objects(schema: Any) -> Any:
+    """Set ``additionalProperties: false`` on every object schema (needed by strict tool schemas)."""
+    if isinstance(schema, dict):
+        out = {k: _close_objects(v) for k, v in schema.items()}
+        if out.get("type") == "object" and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_close_objects(s) for s in schema]
+    return schema
+
+
+def _serialize(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return to_json(value).decode()
+
+
+def _truncate(text: str, limit: int) -> tuple[str, bool]:
+    if limit <= 0 or len(text) <= limit:
+        return text, False
+    cut = len(text) - limit
+    return f"{text[:limit]}\n…[truncated {cut} of {len(text)} characters]", True
+
+
+class Tool:
+    """A callable the model may use: its ``ToolSpec`` plus validated execution.
+
+    Build one with ``@tool``. Calling the ``Tool`` object directly calls the original function
+    unchanged, so decorated functions stay usable (and testable) as plain Python.
+    """
+
+    __slots__ = ("__dict__", "_args_model", "description", "fn", "is_async", "max_output_chars", "name")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    ) -> None:
+        if not callable(fn):
+            raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "")
+        if not _NAME_RE.match(self.name):
+            raise ToolDefinitionError(
+                f"tool name {self.name!r} must match [a-zA-Z0-9_-]{{1,64}}; pass @tool(name='...')"
+            )
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+        )
+        doc_desc, arg_docs = _parse_docstring(inspect.getdoc(fn))
+        self.description = description if description is not None else doc_desc
+        self.max_output_chars = max_output_chars
+        self._args_model = self._build_model(fn, arg_docs)
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def _build_model(self, fn: Callable[..., Any], arg_docs: dict[str, str]) -> type[BaseModel]:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError) as e:  # builtins without signatures
+            raise ToolDefinitionError(f"cannot read the signature of {self.name!r}: {e}") from e
+        try:
+            hints = get_type_hints(fn, include_extras=True)
+        except Exception as e:
+            raise ToolDefinitionError(f"cannot resolve type hints of tool {self.name!r}: {e}") from e
+        fields: dict[str, Any] = {}
+        for pname, p in sig.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: *args/**kwargs ({pname}) cannot be described to a model; "
+                    "use named, typed parameters"
+                )
+            if p.kind is p.POSITIONAL_ONLY:
+                raise ToolDefinitionError(f"tool {self.name!r}: positional-only parameter {pname!r}")
+            if pname not in hints:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {pname!r} has no type hint; add one (e.g. {pname}: str)"
+                )
+            from pydantic import Field
+
+            default = ... if p.default is p.empty else p.default
+            fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname) or None))
+        try:
+            model = create_model(  # type: ignore[call-overload]
+                f"{self.name}_args",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
+            model.model_json_schema()
+        except Exception as e:
+            raise ToolDefinitionError(f"tool {self.name!r}: arguments cannot be a JSON schema: {e}") from e
+        return model  # type: ignore[no-any-return]
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments object."""
+        schema = _close_objects(_strip_titles(self._args_model.model_json_schema()))
+        schema.setdefault("properties", {})
+        return schema  # type: ignore[no-any-return]
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The provider-neutral description sent to the model.
+
+        ``strict`` is on only when every parameter is required: strict schemas (OpenAI) demand it.
+        """
+        params = self.parameters
+        strict = set(params.get("required", [])) == set(params["properties"]) and "$defs" not in params
+        return ToolSpec(name=self.name, description=self.description, parameters=params, strict=strict)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        kind = "async " if self.is_async else ""
+        return f"<Tool {kind}{self.name}({', '.join(self._args_model.model_fields)})>"
+
+    def validate(self, arguments: str | dict[str, Any]) -> BaseModel:
+        """Validate model-sent arguments (JSON text or dict); raises ``pydantic.ValidationError``."""
+        if isinstance(arguments, str):
+            return self._args_model.model_validate_json(arguments or "{}")
+        return self._args_model.model_validate(arguments)
+
+    async def run(self, arguments: str | dict[str, Any]) -> ToolOutcome:
+        """Validate, call (sync tools in a worker thread) and serialize. Never raises for tool faults."""
+        try:
+            args = self.validate(arguments)
+        except ValidationError as e:
+            return ToolOutcome(output=_format_validation_error(self.name, e), is_error=True)
+        kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        try:
+            if self.is_async:
+                value = await self.fn(**kwargs)
+            else:
+                value = await asyncio.to_thread(self.fn, **kwargs)
+                if inspect.isawaitable(value):  # a sync wrapper returning a coroutine
+                    value = await value
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            return ToolOutcome(
+                output=f"Error: tool {self.name!r} raised {type(e).__name__}: {e}", is_error=True
+            )
+        try:
+            text = _serialize(value)
+        except (PydanticSerializationError, TypeError, ValueError) as e:
+            return ToolOutcome(
+                output=(
+                    f"Error: tool {self.name!r} returned a {type(value).__name__}, which is not "
+                    f"JSON-serializable ({e}). Return str, numbers, lists, dicts or pydantic models."
+                ),
+                is_error=True,
+            )
+        out, truncated = _truncate(text, self.max_output_chars)
+        return ToolOutcome(output=out, truncated=truncated)
+
+    async def run_call(self, call: ToolCallItem) -> ToolResultItem:
+        """Run a model's tool call and package the result for history."""
+        outcome = await self.run(call.arguments)
+        return ToolResultItem(
+            call_id=call.call_id, name=self.name, output=outcome.output, is_error=outcome.is_error
+        )
+
+    async def invoke(self, **kwargs: Any) -> Any:
+        """Run the tool directly, validated; raises ``ToolExecutionError`` instead of returning errors."""
+        outcome = await self.run(kwargs)
+        if outcome.is_error:
+            raise ToolExecutionError(outcome.output)
+        try:
+            return json.loads(outcome.output)
+        except ValueError:
+            return outcome.output
+
+
+def _format_validation_error(name: str, e: ValidationError) -> str:
+    parts = []
+    for err in e.errors(include_url=False):
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "(arguments)"
+        parts.append(f"{loc}: {err.get('msg')}")
+    return f"Error: invalid arguments for tool {name!r}: " + "; ".join(parts) + ". Fix them and call again."
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, max_output_chars: int = ...
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or ``async def``) into a ``Tool``.
+
+    Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``).
+    Definition problems (untyped parameters, ``*args``, bad names) raise ``ToolDefinitionError`` at
+    decoration time, not when the model first calls the tool.
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(f, name=name, description=description, max_output_chars=max_output_chars)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def as_tool(obj: Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]) -> Tool:
+    """A ``Tool`` as is; a plain function is decorated on the fly."""
+    return obj if isinstance(obj, Tool) else Tool(obj)
+
+
+def as_tools(objs: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
+    """Name -> Tool, refusing duplicate names (the model could not tell them apart)."""
+    out: dict[str, Tool] = {}
+    for o in objs:
+        t = as_tool(o)
+        if t.name in out:
+            raise ToolDefinitionError(f"two tools are named {t.name!r}; pass @tool(name=...) to rename one")
+        out[t.name] = t
+    return out
