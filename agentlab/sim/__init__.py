@@ -1,0 +1,147 @@
+"""Simulated reasoning providers: OpenAI Responses and Anthropic Messages, offline and deterministic.
+
+Why: agentlab's main job (tool loops on reasoning models, side by side) must run and be tested
+without API keys, and the tests that matter must fail here for the same reasons they would fail
+against the real APIs. The simulator speaks the real wire protocols behind the official SDKs, in
+process (:class:`SimTransport`, an ``httpx2`` transport) or on loopback
+(``python -m agentlab.sim serve --port N``).
+
+Models: OpenAI ``sim-reasoner``, ``sim-reasoner-mini``; Anthropic ``sim-thinker``,
+``sim-thinker-legacy`` (omits ``usage.output_tokens_details.thinking_tokens``). Any other name gets
+the provider's real "model not found" error (OpenAI 400 ``model_not_found``, Anthropic 404
+``not_found_error``); a real model name is never served.
+
+Task family (see :mod:`agentlab.sim.reasoner`): comparisons over tool outputs ("Is it warmer in
+Paris or Rome?"), aggregates (total/sum/average/difference/product of a tool's numbers for several
+names), lookups ("What's the weather in Florence, Italy?"), arithmetic expressions (through a
+calculator-like tool when given one). Answers are computed from the tool results the request
+carries. Independent calls are made in parallel unless parallel tool use is disabled.
+
+Rules enforced (the point of it):
+
+* Anthropic (thinking on): the latest assistant message holding ``tool_use`` must start with its
+  thinking/redacted_thinking blocks, unmodified, in their original order and positions (HMAC
+  signatures over content + position); invalid signature, modified block, ``budget_tokens`` < 1024
+  or >= ``max_tokens``, more than 4 ``cache_control`` breakpoints or one on a thinking block, and an
+  assistant message ending in thinking all get the real 400 texts.
+* OpenAI: ``encrypted_content`` is authenticated (tampered/foreign: 400
+  ``invalid_encrypted_content``); a reasoning item by id only with ``store: false`` is a 404; a
+  reasoning item without the item that followed it is a 400; ``previous_response_id`` must name a
+  stored response (never with ``store: false``); ``temperature`` is refused.
+* Each endpoint rejects the other provider's opaque items (wrong block/item type, or a signature /
+  token that does not verify with that provider's key).
+* Continuity effect (OpenAI): when a request carries the current loop's tool calls but not the
+  reasoning items that planned them, the model has lost its plan: its reasoning gains a re-planning
+  paragraph (more reasoning tokens) and it repeats its most recent batch of tool calls once (same
+  arguments, new call ids) before answering. The response header ``x-sim-plan`` says ``known`` or
+  ``lost``.
+* Anthropic triggers: ``thinking.display: "omitted"`` -> empty thinking text with a signature; the
+  real API's magic string ``ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E...`` in the
+  user text -> thinking, ``redacted_thinking``, thinking; the ``interleaved-thinking-2025-05-14``
+  beta header or adaptive thinking -> a thinking block before each further ``tool_use`` of a turn.
+* Usage: one tokenizer (:mod:`agentlab.sim.tokenizer`); reasoning tokens are part of output tokens;
+  ``reasoning.effort`` (none/minimal/low/medium/high/xhigh) and ``budget_tokens`` /
+  ``output_config.effort`` change how long it reasons; ``max_output_tokens`` (status
+  ``incomplete``, ``response.incomplete``) and ``max_tokens`` (``stop_reason: "max_tokens"``) cut
+  the output. Prompt caching: see :mod:`agentlab.sim.caching`.
+* Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
+  prompt cache remembers earlier requests).
+
+Faults (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; see
+:mod:`agentlab.sim.faults`)::
+
+    spec  := fault ("," fault)*
+    fault := ("429" | "500" | "529" | "cut" | "malformed" | "reset" | "unknown_event" | "slow:" MS) ["x" N]
+
+``xN`` faults only the first N attempts of the same request (same spec, path and body), so a
+retrying SDK sees N failures then a success.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from .transport import SimTransport
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+
+__all__ = [
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODELS",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODELS",
+    "SimTransport",
+    "Simulator",
+    "anthropic_client",
+    "anthropic_sync_client",
+    "openai_client",
+    "openai_sync_client",
+]
+
+OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
+ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
+SIM_API_KEY = "sim-key"
+_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "latency_ms", "simulator")
+
+
+def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
+    """Separate simulator options from SDK client kwargs; reuse a given ``transport``."""
+    transport = kw.pop("transport", None)
+    sim_kw = {k: kw.pop(k) for k in _SIM_OPTIONS if k in kw}
+    if transport is None:
+        transport = SimTransport(**sim_kw)
+    elif sim_kw:
+        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
+    return transport, kw
+
+
+def openai_client(**kw: Any) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
+
+    Simulator options (``seed``, ``secret``, ``retry_after_ms``, ``default_fault``, ``latency_ms``,
+    ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
+    ``timeout``, ...) to the SDK client.
+    """
+    import httpx2
+    import openai
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", OPENAI_BASE_URL)
+    return openai.AsyncOpenAI(http_client=httpx2.AsyncClient(transport=transport), **rest)
+
+
+def openai_sync_client(**kw: Any) -> openai.OpenAI:
+    """Sync twin of :func:`openai_client`."""
+    import httpx2
+    import openai
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", OPENAI_BASE_URL)
+    return openai.OpenAI(http_client=httpx2.Client(transport=transport), **rest)
+
+
+def anthropic_client(**kw: Any) -> anthropic.AsyncAnthropic:
+    """An ``anthropic.AsyncAnthropic`` talking to the in-process simulator (options as above)."""
+    import anthropic
+    import httpx2
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
+    return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=transport), **rest)
+
+
+def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
+    """Sync twin of :func:`anthropic_client`."""
+    import anthropic
+    import httpx2
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
+    return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)

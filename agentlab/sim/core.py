@@ -1,0 +1,106 @@
+"""Shared plumbing of the simulator: the state one simulator holds, replies, ids, SSE framing.
+
+Why a :class:`Simulator` object: the transport (in process) and the loopback server share one
+request handler, so both reach the same behaviour; the only state it keeps is what the real
+services keep too (prompt cache, stored responses for ``store: true``, fault attempt counters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .caching import CacheStore
+from .signing import DEFAULT_SECRET, Signer
+
+OPENAI_MODELS = ("sim-reasoner", "sim-reasoner-mini")
+ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One framed SSE event; ``delta`` marks events a ``slow`` fault delays."""
+
+    raw: bytes
+    delta: bool = False
+
+
+def sse(event_type: str, data: dict[str, Any], *, delta: bool = False) -> SSEEvent:
+    """Frame ``data`` as ``event: <type>\\ndata: <compact json>\\n\\n`` like both real APIs."""
+    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return SSEEvent(f"event: {event_type}\ndata: {payload}\n\n".encode(), delta)
+
+
+@dataclass
+class SimReply:
+    """A reply: JSON (``body``) or a stream of SSE events (``events``)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes | None = None
+    events: list[SSEEvent] | None = None
+
+
+class Ids:
+    """Deterministic ids for one request: same request bytes + seed -> same ids."""
+
+    def __init__(self, seed: int, request_bytes: bytes) -> None:
+        self._base = hashlib.sha256(f"{seed}|".encode() + request_bytes).digest()
+        self._n = 0
+
+    def _next(self) -> bytes:
+        self._n += 1
+        return hashlib.sha256(self._base + self._n.to_bytes(4, "big")).digest()
+
+    def hex(self, prefix: str, n: int = 48) -> str:
+        return prefix + (self._next().hex() * 2)[:n]
+
+    def b58(self, prefix: str, n: int = 22) -> str:
+        d = self._next() + self._next()
+        return prefix + "".join(_B58[b % 58] for b in d[:n])
+
+    def alnum(self, prefix: str, n: int = 24) -> str:
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        d = self._next() + self._next()
+        return prefix + "".join(alphabet[b % 62] for b in d[:n])
+
+    @property
+    def seed_bytes(self) -> bytes:
+        return self._base
+
+
+@dataclass
+class Simulator:
+    """One simulated provider deployment (both APIs). Thread-safe.
+
+    ``seed`` changes every id and obfuscation string but not the model's behaviour; ``secret`` keys
+    signatures and encrypted content (two simulators with different secrets reject each other's
+    opaque items, like two providers would); ``retry_after_ms`` is what 429 replies ask for;
+    ``default_fault`` applies to requests that name none.
+    """
+
+    seed: int = 0
+    secret: bytes = DEFAULT_SECRET
+    retry_after_ms: int = 20
+    default_fault: str | None = None
+    cache: CacheStore = field(default_factory=CacheStore)
+    signer: Signer = field(init=False)
+    stored: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.signer = Signer(self.secret)
+
+    def __repr__(self) -> str:  # never show the secret
+        return f"Simulator(seed={self.seed}, default_fault={self.default_fault!r})"
+
+    def count_attempt(self, key: str) -> int:
+        """1-based attempt number of requests with this fault key (fault header + body)."""
+        with self.lock:
+            self.attempts[key] = self.attempts.get(key, 0) + 1
+            return self.attempts[key]

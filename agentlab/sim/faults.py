@@ -1,0 +1,129 @@
+"""Faults on demand, so retry, timeout and stream-error handling can be tested offline.
+
+Grammar (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; the header wins)::
+
+    spec   := fault ("," fault)*
+    fault  := kind ["x" N]          N = fault only the first N attempts, then behave normally
+    kind   := "429" | "500" | "529" | "cut" | "malformed" | "reset" | "unknown_event" | "slow:" MS
+
+* ``429``: rate limited, with ``retry-after`` (seconds) and ``retry-after-ms`` headers.
+* ``500``: server error. ``529``: Anthropic ``overloaded_error`` (OpenAI: 503 "engine overloaded").
+* ``cut``: the stream stops in the middle of an event (non-stream: the JSON body is cut in half).
+* ``malformed``: one event's ``data:`` is not valid JSON (non-stream: the body is not JSON).
+* ``reset``: the connection drops mid-stream (the transport raises ``httpx2.ReadError``; the server
+  aborts the socket).
+* ``unknown_event``: an event type no SDK knows is injected after the first event; clients must
+  tolerate it.
+* ``slow:MS``: sleep MS milliseconds before every delta event (non-stream: once before replying).
+
+Attempts are counted per (fault spec, method, path, body), so an SDK retrying the same request sees
+``429x2`` as two 429s and then a success, a bounded retry test in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from .core import Simulator, SSEEvent
+
+_FAULT = re.compile(r"^(429|500|529|cut|malformed|reset|unknown_event|slow:(\d+))(?:x(\d+))?$")
+ERROR_FAULTS = ("429", "500", "529")
+
+
+class FaultSpecError(ValueError):
+    """An ``x-sim-fault`` value outside the grammar (answered with a 400, never ignored)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    times: int | None = None  # None: every attempt
+    delay_ms: int = 0
+
+
+def parse(spec: str) -> list[Fault]:
+    """Parse a fault spec; raise :class:`FaultSpecError` naming the bad part."""
+    out: list[Fault] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        m = _FAULT.match(part)
+        if m is None:
+            raise FaultSpecError(
+                f"Unknown x-sim-fault {part!r}; expected 429, 500, 529, cut, malformed, reset, unknown_event "
+                "or slow:<ms>, optionally followed by x<N>"
+            )
+        kind = "slow" if m.group(1).startswith("slow:") else m.group(1)
+        out.append(Fault(kind, int(m.group(3)) if m.group(3) else None, int(m.group(2) or 0)))
+    return out
+
+
+def active(sim: Simulator, spec: str, method: str, path: str, body: bytes) -> list[Fault]:
+    """The faults that apply to this attempt (counting attempts of faults limited by ``xN``)."""
+    faults = parse(spec)
+    if not faults:
+        return []
+    key = hashlib.sha256(f"{spec}|{method}|{path}|".encode() + body).hexdigest()
+    attempt = sim.count_attempt(key)
+    return [f for f in faults if f.times is None or attempt <= f.times]
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Drop the connection here."""
+
+
+Chunk = bytes | Sleep | Reset
+
+
+def stream_plan(events: list[SSEEvent], faults: list[Fault], provider: str) -> list[Chunk]:
+    """The byte chunks (and pauses, and resets) a faulty stream delivers."""
+    kinds = {f.kind for f in faults}
+    delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0)
+    evs = list(events)
+    if "unknown_event" in kinds and evs:
+        name = "response.sim_unknown_event" if provider == "openai" else "sim_unknown_event"
+        data = {"type": name, "note": "an event type this client has never seen"}
+        if provider == "openai":
+            data["sequence_number"] = 1
+        raw = f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+        evs.insert(1, SSEEvent(raw))
+    mid = len(evs) // 2
+    out: list[Chunk] = []
+    for i, ev in enumerate(evs):
+        if i == mid and "reset" in kinds:
+            out.append(Reset())
+            return out
+        if i == mid and "cut" in kinds:
+            out.append(ev.raw[: max(1, len(ev.raw) // 2)])
+            return out
+        raw = ev.raw
+        if i == mid and "malformed" in kinds:
+            head = raw.split(b"\n", 1)[0]
+            raw = head + b'\ndata: {"type": "truncated", "oops\n\n'
+        if ev.delta and delay:
+            out.append(Sleep(delay / 1000))
+        out.append(raw)
+    return out
+
+
+def body_plan(body: bytes, faults: list[Fault]) -> list[Chunk]:
+    """The chunks a faulty non-streaming JSON reply delivers."""
+    kinds = {f.kind for f in faults}
+    delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0)
+    out: list[Chunk] = [Sleep(delay / 1000)] if delay else []
+    if "reset" in kinds:
+        return [*out, body[: len(body) // 2], Reset()]
+    if "cut" in kinds:
+        return [*out, body[: len(body) // 2]]
+    if "malformed" in kinds:
+        return [*out, b'{"malformed": ' + body[:20]]
+    return [*out, body]

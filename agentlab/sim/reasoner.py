@@ -1,0 +1,517 @@
+"""The deterministic planner behind both simulated providers.
+
+Why a planner and not canned text: tests and notebooks must check *answers*, continuity must change
+*behaviour*, and effort must change *cost*. The planner reads the task and the tool specs, decides
+which tool calls it needs (independent ones together, in parallel), reads the tool results it was
+given and computes the answer from them. It is a pure function of its inputs.
+
+Task family (what it solves; everything else gets a polite deterministic reply):
+
+* **Comparison**: a comparative word and two or more names, e.g. "Is it warmer in Paris or Rome?"
+  (warmer/hotter/larger/bigger/higher/more/greater/taller/older/longer/heavier pick the maximum;
+  colder/cooler/smaller/lower/less/fewer/shorter/younger/cheaper/lighter the minimum). One call per
+  name to the best-matching tool; the first number in each result is compared.
+* **Aggregate over tool outputs**: "What is the total/sum/average/difference/product of the
+  population of Paris, Rome and Berlin?" One call per name, then the arithmetic.
+* **Lookup**: names without a comparative or aggregate word ("What's the weather in Florence,
+  Italy?"): one call per name, answered with the results verbatim.
+* **Arithmetic**: an expression of numbers and ``+ - * / ( )`` ("What is 12 * (3 + 4)?"): sent to a
+  calculator-like tool (name or description mentions calc/math/evaluate/arithmetic) when one exists,
+  else computed directly.
+
+Names are runs of Capitalised words not in a small stop list (Is, What, Which, ...). Two names
+separated only by a comma, in a task without "and"/"or", are one name ("Florence, Italy"). The tool
+is the one whose name and description share most words with the task (ties: the first listed);
+the argument is its first required string parameter.
+
+Continuity (OpenAI only, see :class:`Situation.plan_known`): when the current loop already holds tool
+calls but the request does not carry the reasoning items that planned them, the model has lost its
+plan: it adds a re-planning paragraph to its reasoning (more reasoning tokens) and repeats its most
+recent batch of tool calls once (same arguments, new call ids) before answering.
+
+Effort: ``effort_level`` 0..6 adds that many verification paragraphs to the reasoning.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MAGIC_REDACTED = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
+    "46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
+
+_STOP = {
+    "is",
+    "what",
+    "what's",
+    "whats",
+    "which",
+    "who",
+    "how",
+    "the",
+    "i",
+    "please",
+    "compare",
+    "tell",
+    "give",
+    "find",
+    "in",
+    "of",
+    "and",
+    "or",
+    "a",
+    "an",
+    "are",
+    "does",
+    "do",
+    "can",
+    "could",
+    "would",
+    "where",
+    "when",
+    "sum",
+    "add",
+    "total",
+    "use",
+    "then",
+    "it",
+    "whose",
+    "answer",
+    "check",
+    "look",
+    "get",
+    "calculate",
+    "compute",
+    "show",
+    "hey",
+    "hi",
+    "hello",
+    "let",
+    "we",
+    "you",
+    "is it",
+    "was",
+    "will",
+}
+_MAX_WORDS = (
+    "warmer",
+    "hotter",
+    "larger",
+    "bigger",
+    "higher",
+    "more",
+    "greater",
+    "taller",
+    "older",
+    "longer",
+    "heavier",
+    "faster",
+    "richer",
+    "wetter",
+)
+_MIN_WORDS = (
+    "colder",
+    "cooler",
+    "smaller",
+    "lower",
+    "less",
+    "fewer",
+    "shorter",
+    "younger",
+    "cheaper",
+    "lighter",
+    "slower",
+    "drier",
+)
+_AGG_WORDS = {
+    "sum": "sum",
+    "total": "sum",
+    "combined": "sum",
+    "add": "sum",
+    "together": "sum",
+    "average": "mean",
+    "mean": "mean",
+    "difference": "difference",
+    "product": "product",
+    "multiply": "product",
+    "multiplied": "product",
+}
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:\.\d+)?")
+_CALC_HINTS = ("calc", "math", "evaluate", "arithmetic", "compute")
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """A function tool as the request declared it (name, description, JSON schema)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def arg_name(self) -> str:
+        """The parameter the planner fills: first required string property, else the first one."""
+        props = self.parameters.get("properties") or {}
+        required = list(self.parameters.get("required") or [])
+        for name in required:
+            if (props.get(name) or {}).get("type", "string") == "string":
+                return str(name)
+        for name, spec in props.items():
+            if (spec or {}).get("type", "string") == "string":
+                return str(name)
+        return str(required[0]) if required else (next(iter(props), "input"))
+
+
+@dataclass(frozen=True)
+class PastCall:
+    """A tool call of the current loop, with its result when the request carried one."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str | None = None
+
+
+@dataclass(frozen=True)
+class Situation:
+    """Everything the planner may look at for one model call."""
+
+    task: str
+    tools: tuple[ToolDef, ...] = ()
+    calls: tuple[PastCall, ...] = ()
+    parallel: bool = True
+    #: False when the loop has tool calls whose planning reasoning was not sent back (OpenAI only).
+    plan_known: bool = True
+    effort_level: int = 2
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the model does in one call: reasoning paragraphs, then tool calls or an answer."""
+
+    reasoning: tuple[str, ...]
+    summary: str
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    answer: str | None = None
+    replanned: bool = False
+
+    @property
+    def reasoning_text(self) -> str:
+        return "\n\n".join(self.reasoning)
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """What the task asks, as the planner understood it."""
+
+    kind: str  # compare | aggregate | lookup | arithmetic | chat
+    entities: tuple[str, ...] = ()
+    op: str = ""  # max/min for compare, sum/mean/difference/product for aggregate
+    word: str = ""  # the comparative or aggregate word as written
+    expression: str = ""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def extract_entities(task: str) -> list[str]:
+    """Capitalised names in ``task`` (see the module docstring for the rules)."""
+    text = task.replace(MAGIC_REDACTED, " ")
+    runs: list[tuple[int, int, str]] = []
+    for m in re.finditer(r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*", text):
+        words = m.group(0).split()
+        while words and words[0].lower().rstrip("'’s") in _STOP | {"what"}:
+            words = words[1:]
+        if words and words[0].lower() in _STOP:
+            words = words[1:]
+        if not words:
+            continue
+        name = " ".join(words).rstrip(".")
+        runs.append((m.start(), m.end(), name))
+    has_list = re.search(r"\b(and|or|vs\.?|versus)\b", text) is not None
+    names: list[str] = []
+    prev_end = -1
+    for start, end, name in runs:
+        gap = text[prev_end:start] if prev_end >= 0 else ""
+        if names and not has_list and gap.strip() == ",":
+            names[-1] = f"{names[-1]}, {name}"
+        else:
+            names.append(name)
+        prev_end = end
+    seen: list[str] = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    return seen
+
+
+def understand(task: str) -> TaskPlan:
+    """Classify the task into the documented family."""
+    low = task.lower()
+    words = _words(task)
+    entities = tuple(extract_entities(task))
+    expr_match = re.search(r"[-(]*\d[\d\s.+\-*/()]*[\d)]", task)
+    if not entities and expr_match and re.search(r"\d\s*[-+*/]\s*[\d(]", expr_match.group(0)):
+        return TaskPlan(kind="arithmetic", expression=expr_match.group(0).strip())
+    if entities:
+        for w in words:
+            if w in _AGG_WORDS:
+                return TaskPlan(kind="aggregate", entities=entities, op=_AGG_WORDS[w], word=w)
+        if len(entities) >= 2:
+            for w in words:
+                if w in _MAX_WORDS:
+                    return TaskPlan(kind="compare", entities=entities, op="max", word=w)
+                if w in _MIN_WORDS:
+                    return TaskPlan(kind="compare", entities=entities, op="min", word=w)
+        return TaskPlan(kind="lookup", entities=entities)
+    del low
+    return TaskPlan(kind="chat")
+
+
+def choose_tool(task: str, tools: Sequence[ToolDef], *, arithmetic: bool = False) -> ToolDef | None:
+    """The tool sharing most words with the task (first listed on ties)."""
+    if not tools:
+        return None
+    if arithmetic:
+        for t in tools:
+            hay = (t.name + " " + t.description).lower()
+            if any(h in hay for h in _CALC_HINTS):
+                return t
+        return None
+    task_words = set(_words(task))
+    best, best_score = tools[0], -1
+    for t in tools:
+        tool_words = set(_words(t.name.replace("_", " ") + " " + t.description))
+        score = len(task_words & tool_words)
+        if "weather" in tool_words or "temperature" in tool_words:
+            score += 2 * bool(task_words & {"warmer", "colder", "hotter", "cooler", "weather", "temperature"})
+        if score > best_score:
+            best, best_score = t, score
+    return best
+
+
+def first_number(text: str | None) -> float | None:
+    """The first number in a tool result (thousands commas allowed)."""
+    if text is None:
+        return None
+    m = _NUMBER.search(text)
+    if m is None:
+        return None
+    raw = m.group(0)
+    if raw.count(",") and re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", raw):
+        raw = raw.replace(",", "")
+    else:
+        raw = raw.replace(",", ".")
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def fmt(x: float) -> str:
+    """Numbers as people write them: ints without '.0', others to at most 4 decimals."""
+    if math.isfinite(x) and x == int(x):
+        return str(int(x))
+    return f"{x:.4f}".rstrip("0").rstrip(".")
+
+
+_OPS: dict[type, Any] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+
+
+def safe_eval(expression: str) -> float:
+    """Evaluate ``+ - * / ( )`` over numbers; anything else raises ValueError."""
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return float(_OPS[type(node.op)](ev(node.left), ev(node.right)))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+            return float(_OPS[type(node.op)](ev(node.operand)))
+        raise ValueError("unsupported expression")
+
+    try:
+        return ev(ast.parse(expression, mode="eval"))
+    except (SyntaxError, ZeroDivisionError) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _verification(level: int, facts: str) -> list[str]:
+    templates = (
+        "Let me double-check the plan against the request: {f}",
+        "Checking again that nothing in the question was missed: {f}",
+        "Considering edge cases, such as units or ties, before committing: {f}",
+        "Re-reading the tool descriptions to be sure the arguments are right: {f}",
+        "One more pass over the numbers, step by step: {f}",
+        "Verifying the final wording will answer exactly what was asked: {f}",
+    )
+    return [templates[i % len(templates)].format(f=facts) for i in range(max(0, min(level, 6)))]
+
+
+def plan_step(s: Situation) -> Step:
+    """Decide this call's reasoning and action (tool calls or the final answer)."""
+    plan = understand(s.task)
+    paras: list[str] = [f"The user asks: {s.task.replace(MAGIC_REDACTED, '').strip()}"]
+    replanned = False
+    if not s.plan_known and s.calls:
+        replanned = True
+        paras.append(
+            "I do not have my earlier reasoning for this task in context, so I must re-derive the plan "
+            "from scratch and re-check the most recent tool results before relying on them."
+        )
+    results: dict[tuple[str, str], str | None] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for c in s.calls:
+        key = (c.name, json.dumps(c.arguments, sort_keys=True))
+        counts[key] = counts.get(key, 0) + 1
+        if c.result is not None or key not in results:
+            results[key] = c.result
+
+    if replanned:
+        last_batch = _last_batch(s.calls)
+        repeat = [
+            (c.name, c.arguments)
+            for c in last_batch
+            if counts[(c.name, json.dumps(c.arguments, sort_keys=True))] == 1
+        ]
+        if repeat:
+            names = ", ".join(f"{n}({_short(a)})" for n, a in repeat)
+            paras.append(f"To be safe I will call {names} again.")
+            paras += _verification(s.effort_level, f"repeat {names}.")
+            return Step(tuple(paras), _summary("Re-planning", paras), tuple(repeat), None, True)
+
+    if plan.kind == "chat":
+        paras.append("There is nothing to look up or compute here, so I will answer directly.")
+        paras += _verification(s.effort_level, "a direct reply is enough.")
+        answer = (
+            "I can compare, look up and add up values with the tools you give me; ask me about named things."
+        )
+        return Step(tuple(paras), _summary("Answering directly", paras), (), answer, replanned)
+
+    if plan.kind == "arithmetic":
+        tool = choose_tool(s.task, s.tools, arithmetic=True)
+        if tool is not None:
+            key = (tool.name, json.dumps({tool.arg_name(): plan.expression}, sort_keys=True))
+            if key not in results or results[key] is None:
+                paras.append(f"I will evaluate {plan.expression} with the {tool.name} tool.")
+                paras += _verification(s.effort_level, f"the expression is {plan.expression}.")
+                call = (tool.name, {tool.arg_name(): plan.expression})
+                return Step(
+                    tuple(paras), _summary("Planning the calculation", paras), (call,), None, replanned
+                )
+            value = first_number(results[key])
+            if value is None:
+                answer = f"The {tool.name} tool returned {results[key]!r}, which is not a number."
+            else:
+                answer = f"{plan.expression} = {fmt(value)}"
+            paras.append(f"The tool says {results[key]}.")
+            paras += _verification(s.effort_level, answer)
+            return Step(tuple(paras), _summary("Reporting the result", paras), (), answer, replanned)
+        try:
+            value = safe_eval(plan.expression)
+            answer = f"{plan.expression} = {fmt(value)}"
+        except ValueError:
+            answer = f"I cannot evaluate {plan.expression}."
+        paras.append(f"Computing {plan.expression} step by step gives the result.")
+        paras += _verification(s.effort_level, answer)
+        return Step(tuple(paras), _summary("Computing", paras), (), answer, replanned)
+
+    tool = choose_tool(s.task, s.tools)
+    if tool is None:
+        names = ", ".join(plan.entities)
+        paras.append(f"I would need a tool to look up {names}, and none was provided.")
+        paras += _verification(s.effort_level, "no tool is available.")
+        answer = f"I have no tool to look up {names}."
+        return Step(tuple(paras), _summary("No tool available", paras), (), answer, replanned)
+
+    arg = tool.arg_name()
+    needed = [(tool.name, {arg: e}) for e in plan.entities]
+    missing = [c for c in needed if results.get((c[0], json.dumps(c[1], sort_keys=True))) is None]
+    if missing:
+        todo = missing if s.parallel else missing[:1]
+        how = "in parallel, since the calls are independent" if len(todo) > 1 else "next"
+        listed = ", ".join(f"{tool.name}({a[arg]!r})" for _, a in todo)
+        paras.append(f"I need {tool.name} for {', '.join(plan.entities)}. I will call {listed} {how}.")
+        paras += _verification(s.effort_level, f"calls: {listed}.")
+        return Step(tuple(paras), _summary(f"Calling {tool.name}", paras), tuple(todo), None, replanned)
+
+    values = [(e, results[(tool.name, json.dumps({arg: e}, sort_keys=True))]) for e in plan.entities]
+    listed = "; ".join(f"{e}: {r}" for e, r in values)
+    paras.append(f"The results are {listed}.")
+    answer = _answer(plan, values)
+    paras.append(f"So: {answer}")
+    paras += _verification(s.effort_level, answer)
+    return Step(tuple(paras), _summary("Answering from the results", paras), (), answer, replanned)
+
+
+def _answer(plan: TaskPlan, values: list[tuple[str, str | None]]) -> str:
+    if plan.kind == "lookup":
+        return " ".join(f"{e}: {r}." for e, r in values)
+    nums = [(e, first_number(r)) for e, r in values]
+    bad = [e for e, n in nums if n is None]
+    if bad:
+        return f"I could not read a number for {', '.join(bad)}."
+    pairs = [(e, float(n)) for e, n in nums if n is not None]
+    if plan.kind == "compare":
+        pick = max if plan.op == "max" else min
+        best = pick(pairs, key=lambda p: p[1])
+        if sum(1 for _, v in pairs if v == best[1]) > 1:
+            tied = [e for e, v in pairs if v == best[1]]
+            return f"{' and '.join(tied)} are tied at {fmt(best[1])}."
+        others = ", ".join(f"{e} {fmt(v)}" for e, v in pairs if e != best[0])
+        return f"{best[0]} is {plan.word} ({fmt(best[1])} vs {others})."
+    vals = [v for _, v in pairs]
+    if plan.op == "sum":
+        total = sum(vals)
+        expr = " + ".join(fmt(v) for v in vals)
+        return f"The {plan.word} is {fmt(total)} ({expr})."
+    if plan.op == "mean":
+        return f"The {plan.word} is {fmt(sum(vals) / len(vals))} (from {', '.join(fmt(v) for v in vals)})."
+    if plan.op == "difference":
+        diff = vals[0] - sum(vals[1:])
+        return f"The difference is {fmt(diff)} ({' - '.join(fmt(v) for v in vals)})."
+    prod = math.prod(vals)
+    return f"The product is {fmt(prod)} ({' * '.join(fmt(v) for v in vals)})."
+
+
+def _last_batch(calls: Sequence[PastCall]) -> list[PastCall]:
+    """The calls of the most recent model turn (those sharing the last call's batch prefix)."""
+    if not calls:
+        return []
+    # A batch is a maximal run of calls with distinct (name, args); the sim issues batches of those.
+    batch: list[PastCall] = []
+    seen: set[str] = set()
+    for c in reversed(calls):
+        key = c.name + json.dumps(c.arguments, sort_keys=True)
+        if key in seen:
+            break
+        seen.add(key)
+        batch.append(c)
+    return list(reversed(batch))
+
+
+def _short(args: dict[str, Any]) -> str:
+    return ", ".join(repr(v) for v in args.values())
+
+
+def _summary(headline: str, paras: Sequence[str]) -> str:
+    """A reasoning summary: a bold headline and the first sentence of each paragraph."""
+    firsts = [re.split(r"(?<=[.!?])\s", p, maxsplit=1)[0] for p in paras]
+    return f"**{headline}**\n\n" + " ".join(firsts)

@@ -1,0 +1,157 @@
+"""Keyed signatures for the opaque reasoning state the simulated providers hand out.
+
+Why: the strictness rules (a modified thinking block gets a 400, a tampered ``encrypted_content`` is
+rejected) must be decided by cryptography, not by string comparison with something the server
+remembers, so the simulator stays stateless like the real stateless modes.
+
+* Anthropic ``thinking.signature``: base64 of ``version | block position (2 bytes) | sha256(text)[:16]
+  | HMAC-SHA256(key, "thinking" | position | digest)``. A bad MAC is an *invalid signature*; a good
+  MAC whose position or digest disagrees with the block it came with means the block was *modified*
+  or moved.
+* Anthropic ``redacted_thinking.data``: the hidden thinking text, encrypted and authenticated, bound
+  to its position the same way.
+* OpenAI ``encrypted_content``: a Fernet-shaped token (``0x80 | timestamp | iv | ciphertext | mac``,
+  urlsafe base64, so it starts ``gAAAAA`` like the real one) whose plaintext is JSON carrying the
+  model's plan for the current tool loop. The cipher is an HMAC-SHA256 counter keystream: stdlib only,
+  deterministic (the IV is derived from the plaintext), authenticated with encrypt-then-MAC.
+
+Each provider uses its own key derived from the simulator secret, so one provider's opaque item can
+never verify at the other's endpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_SECRET = b"agentlab-sim-default-secret-v1"
+_SIG_VERSION = 0x12
+_RED_VERSION = 0x1A
+_FERNET_VERSION = 0x80
+#: A fixed timestamp so identical requests give identical bytes.
+FIXED_TIMESTAMP = 1_767_225_600
+
+
+def _key(secret: bytes, purpose: str) -> bytes:
+    return hmac.new(secret, purpose.encode(), hashlib.sha256).digest()
+
+
+def _keystream(key: bytes, iv: bytes, n: int) -> bytes:
+    out = bytearray()
+    counter = 0
+    while len(out) < n:
+        out += hmac.new(key, iv + struct.pack(">I", counter), hashlib.sha256).digest()
+        counter += 1
+    return bytes(out[:n])
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
+def _b64decode(text: str, *, urlsafe: bool) -> bytes | None:
+    try:
+        pad = "=" * (-len(text) % 4)
+        raw = text + pad
+        return base64.urlsafe_b64decode(raw) if urlsafe else base64.b64decode(raw, validate=True)
+    except (ValueError, TypeError):
+        return None
+
+
+class ThinkingVerdict:
+    """Outcome names of :meth:`Signer.check_thinking` (plain strings so callers can match)."""
+
+    OK = "ok"
+    INVALID = "invalid_signature"
+    MODIFIED = "modified"
+
+
+@dataclass(frozen=True)
+class Signer:
+    """Signs and verifies opaque items with keys derived from one secret."""
+
+    secret: bytes = DEFAULT_SECRET
+
+    # -- Anthropic thinking --------------------------------------------------------------------
+    def sign_thinking(self, text: str, position: int) -> str:
+        """Signature for a thinking block showing ``text`` at content index ``position``."""
+        digest = hashlib.sha256(text.encode()).digest()[:16]
+        head = struct.pack(">BH", _SIG_VERSION, position) + digest
+        tag = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
+        return base64.b64encode(head + tag).decode()
+
+    def check_thinking(self, text: Any, signature: Any, position: int) -> str:
+        """``ok``, ``invalid_signature`` (not ours / tampered) or ``modified`` (text or place changed)."""
+        if not isinstance(signature, str) or not isinstance(text, str):
+            return ThinkingVerdict.INVALID
+        raw = _b64decode(signature, urlsafe=False)
+        if raw is None or len(raw) != 3 + 16 + 32 or raw[0] != _SIG_VERSION:
+            return ThinkingVerdict.INVALID
+        head, tag = raw[:19], raw[19:]
+        want = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
+        if not hmac.compare_digest(tag, want):
+            return ThinkingVerdict.INVALID
+        (pos,) = struct.unpack(">H", head[1:3])
+        if pos != position or head[3:19] != hashlib.sha256(text.encode()).digest()[:16]:
+            return ThinkingVerdict.MODIFIED
+        return ThinkingVerdict.OK
+
+    # -- Anthropic redacted_thinking ------------------------------------------------------------
+    def seal_redacted(self, hidden: str, position: int) -> str:
+        """``redacted_thinking.data`` hiding ``hidden`` at content index ``position``."""
+        plain = hidden.encode()
+        key = _key(self.secret, "anthropic-redacted")
+        iv = hmac.new(key, b"iv" + plain, hashlib.sha256).digest()[:12]
+        head = struct.pack(">BH", _RED_VERSION, position) + iv
+        body = _xor(plain, _keystream(key, iv, len(plain)))
+        tag = hmac.new(key, head + body, hashlib.sha256).digest()
+        return base64.b64encode(head + body + tag).decode()
+
+    def open_redacted(self, data: Any, position: int) -> str | None:
+        """The hidden text, or None when ``data`` is not ours, tampered or moved."""
+        if not isinstance(data, str):
+            return None
+        raw = _b64decode(data, urlsafe=False)
+        if raw is None or len(raw) < 15 + 32 or raw[0] != _RED_VERSION:
+            return None
+        head, body, tag = raw[:15], raw[15:-32], raw[-32:]
+        key = _key(self.secret, "anthropic-redacted")
+        if not hmac.compare_digest(tag, hmac.new(key, head + body, hashlib.sha256).digest()):
+            return None
+        (pos,) = struct.unpack(">H", head[1:3])
+        if pos != position:
+            return None
+        return _xor(body, _keystream(key, head[3:15], len(body))).decode(errors="replace")
+
+    # -- OpenAI encrypted_content ---------------------------------------------------------------
+    def encrypt_reasoning(self, payload: dict[str, Any]) -> str:
+        """A Fernet-shaped authenticated token carrying ``payload`` (JSON)."""
+        plain = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        key = _key(self.secret, "openai-reasoning")
+        iv = hmac.new(key, b"iv" + plain, hashlib.sha256).digest()[:16]
+        head = struct.pack(">BQ", _FERNET_VERSION, FIXED_TIMESTAMP) + iv
+        body = _xor(plain, _keystream(key, iv, len(plain)))
+        tag = hmac.new(key, head + body, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(head + body + tag).decode()
+
+    def decrypt_reasoning(self, token: Any) -> dict[str, Any] | None:
+        """The payload, or None when the token is foreign, truncated or tampered."""
+        if not isinstance(token, str):
+            return None
+        raw = _b64decode(token, urlsafe=True)
+        if raw is None or len(raw) < 25 + 32 or raw[0] != _FERNET_VERSION:
+            return None
+        head, body, tag = raw[:25], raw[25:-32], raw[-32:]
+        key = _key(self.secret, "openai-reasoning")
+        if not hmac.compare_digest(tag, hmac.new(key, head + body, hashlib.sha256).digest()):
+            return None
+        try:
+            obj = json.loads(_xor(body, _keystream(key, head[9:25], len(body))))
+        except ValueError:
+            return None
+        return obj if isinstance(obj, dict) else None

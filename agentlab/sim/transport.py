@@ -1,0 +1,93 @@
+"""The in-process ``httpx2`` transport: the official SDKs talk to the simulator with no sockets.
+
+Why a transport and not a fake client: everything above it (SDK request building, retries, SSE
+decoding, typed events) is the real code path, so what passes here passes against the real API.
+One :class:`SimTransport` works for sync and async clients; streams are delivered chunk by chunk,
+with ``slow`` faults sleeping (``time.sleep`` sync, ``asyncio.sleep`` async) and ``reset`` faults
+raising ``httpx2.ReadError`` mid-body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx2
+
+from .app import handle
+from .core import Simulator
+from .faults import Chunk, Reset, Sleep
+
+
+class _Body(httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    def __init__(self, chunks: list[Chunk], request: httpx2.Request) -> None:
+        self._chunks = chunks
+        self._request = request
+
+    def __iter__(self) -> Iterator[bytes]:
+        for c in self._chunks:
+            if isinstance(c, Sleep):
+                time.sleep(c.seconds)
+            elif isinstance(c, Reset):
+                raise httpx2.ReadError("Connection reset by peer (simulated)", request=self._request)
+            else:
+                yield c
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for c in self._chunks:
+            if isinstance(c, Sleep):
+                await asyncio.sleep(c.seconds)
+            elif isinstance(c, Reset):
+                raise httpx2.ReadError("Connection reset by peer (simulated)", request=self._request)
+            else:
+                yield c
+
+
+class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """An ``httpx2`` transport answering like OpenAI Responses and Anthropic Messages.
+
+    Options: ``seed`` (ids and obfuscation bytes), ``secret`` (keys for signatures and encrypted
+    content), ``retry_after_ms`` (what 429s ask for), ``default_fault`` (a fault spec for requests
+    that name none), ``latency_ms`` (added before every reply), or a shared ``simulator``.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        secret: bytes | None = None,
+        retry_after_ms: int = 20,
+        default_fault: str | None = None,
+        latency_ms: int = 0,
+        simulator: Simulator | None = None,
+    ) -> None:
+        kw: dict[str, Any] = {"seed": seed, "retry_after_ms": retry_after_ms, "default_fault": default_fault}
+        if secret is not None:
+            kw["secret"] = secret
+        self.simulator = simulator or Simulator(**kw)
+        self.latency_ms = latency_ms
+        self.requests: int = 0
+
+    def __repr__(self) -> str:
+        return f"SimTransport(simulator={self.simulator!r}, latency_ms={self.latency_ms})"
+
+    def _respond(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
+        self.requests += 1
+        status, headers, chunks = handle(
+            self.simulator, request.method, request.url.path, dict(request.headers), body
+        )
+        return httpx2.Response(status, headers=headers, stream=_Body(chunks, request), request=request)
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = request.read()
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000)
+        return self._respond(request, body)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = await request.aread()
+        if self.latency_ms:
+            await asyncio.sleep(self.latency_ms / 1000)
+        return self._respond(request, body)

@@ -1,0 +1,47 @@
+"""Shared helpers for the simulator tests: tool specs, fake tool implementations, loop drivers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+OPENAI_WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "parameters": WEATHER_SCHEMA,
+}
+ANTHROPIC_WEATHER = {
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "input_schema": WEATHER_SCHEMA,
+}
+TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Oslo": "-3 C, snow", "Berlin": "11 C"}
+POPULATION = {"Paris": "2,102,650", "Rome": "2,748,109", "Berlin": "3,596,999"}
+
+
+def weather(city: str) -> str:
+    return TEMPS[city]
+
+
+def openai_outputs(output: list[Any]) -> list[dict[str, Any]]:
+    """Response output items as the client sends them back (complete copies, verbatim)."""
+    return [o.model_dump(exclude_none=True) for o in output]
+
+
+def openai_tool_results(output: list[Any], impl: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for o in output:
+        if o.type == "function_call":
+            args = json.loads(o.arguments)
+            out.append({"type": "function_call_output", "call_id": o.call_id, "output": impl[o.name](**args)})
+    return out
+
+
+def anthropic_tool_results(content: list[Any], impl: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": "tool_result", "tool_use_id": b.id, "content": impl[b.name](**b.input)}
+        for b in content
+        if b.type == "tool_use"
+    ]
