@@ -77,6 +77,10 @@ _EXPORTS: dict[str, str] = {
     "usage_frame": "agentlab.frames",
     "usage_from_anthropic": "agentlab.usage",
     "usage_from_openai": "agentlab.usage",
+    # comparing models, notebooks (issue 6)
+    "Comparison": "agentlab.comparison",
+    "acompare": "agentlab.comparison",
+    "compare": "agentlab.comparison",
     # errors
     "AgentlabError": "agentlab.errors",
     "BudgetExceededError": "agentlab.errors",

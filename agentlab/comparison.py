@@ -1,0 +1,355 @@
+"""``agentlab.compare``: the same task and tools on several models at once, side by side.
+
+Every model gets its own :class:`~agentlab.run.Run` (each pinned to its provider; nothing opaque
+crosses between them), and the runs are awaited together with ``asyncio.gather`` in one event loop,
+so the wall time is about that of the slowest run, not the sum. In a Jupyter kernel a compare view
+streams one column per model while they run; elsewhere nothing is drawn and the returned
+:class:`Comparison` prints as a table.
+
+One failing model does not stop the others: its entry has ``status="failed"`` and the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .adapters.base import Adapter, ModelRef, parse_model
+from .runner import Run, run_sync
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+    from .result import RunResult
+
+__all__ = ["Comparison", "ComparisonEntry", "acompare", "compare"]
+
+
+@dataclass(frozen=True)
+class ComparisonEntry:
+    """One column of a comparison: a model's run, how long it took and whether it solved the task."""
+
+    label: str
+    """The model string, with ``#2``… appended when the same model appears twice."""
+    model: str
+    result: RunResult | None
+    error: str | None
+    duration_s: float
+    solved: bool | None
+    """``check(output)`` when a check was given; None (unknown) otherwise or when the run failed."""
+
+    @property
+    def status(self) -> str:
+        return self.result.status if self.result is not None else "failed"
+
+    @property
+    def output(self) -> str | None:
+        return self.result.output if self.result is not None else None
+
+    @property
+    def steps(self) -> int:
+        return self.result.steps if self.result is not None else 0
+
+    @property
+    def cost_usd(self) -> float:
+        return self.result.usage.cost.total if self.result is not None else math.nan
+
+
+class Comparison:
+    """What ``compare`` returns: per-model results, the combined usage frame, and charts.
+
+    ``wall_s`` is the wall time of the whole comparison; ``sum_s`` the sum of the runs' own durations
+    (what running them one after another would have cost, roughly).
+    """
+
+    def __init__(self, task: str, entries: Sequence[ComparisonEntry], wall_s: float) -> None:
+        self.task = task
+        self.entries: tuple[ComparisonEntry, ...] = tuple(entries)
+        self.wall_s = wall_s
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def labels(self) -> list[str]:
+        return [e.label for e in self.entries]
+
+    @property
+    def results(self) -> dict[str, RunResult]:
+        return {e.label: e.result for e in self.entries if e.result is not None}
+
+    @property
+    def answers(self) -> dict[str, str | None]:
+        return {e.label: e.output for e in self.entries}
+
+    @property
+    def steps(self) -> dict[str, int]:
+        return {e.label: e.steps for e in self.entries}
+
+    @property
+    def sum_s(self) -> float:
+        return sum(e.duration_s for e in self.entries)
+
+    @property
+    def usage(self) -> pd.DataFrame:
+        """Every model call of every run, one row each (the usage frame, plus a ``label`` column)."""
+        import pandas as pd
+
+        frames = []
+        for e in self.entries:
+            if e.result is None:
+                continue
+            df = e.result.usage_frame()
+            df.insert(0, "label", e.label)
+            frames.append(df)
+        if not frames:
+            from .frames import usage_frame
+
+            empty = usage_frame(())
+            empty.insert(0, "label", pd.Series(dtype="string"))
+            return empty
+        return pd.concat(frames, ignore_index=True)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per model: status, steps, tokens, cost, duration, solved, answer."""
+        import pandas as pd
+
+        rows = []
+        for e in self.entries:
+            r = e.result
+            t = r.usage.tokens if r is not None else None
+            rows.append(
+                {
+                    "label": e.label,
+                    "provider": parse_model(e.model).provider,
+                    "model": parse_model(e.model).model,
+                    "status": e.status,
+                    "steps": e.steps,
+                    "input_tokens": t.input_tokens if t else None,
+                    "cache_read_tokens": t.cache_read_tokens if t else None,
+                    "output_tokens": t.output_tokens if t else None,
+                    "reasoning_tokens": t.reasoning_tokens if t else None,
+                    "cost_usd": e.cost_usd,
+                    "duration_s": e.duration_s,
+                    "solved": e.solved,
+                    "answer": e.output if e.output is not None else e.error,
+                }
+            )
+        df = pd.DataFrame(rows)
+        for col in ("steps", "input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"):
+            df[col] = df[col].astype("Int64")
+        df["solved"] = df["solved"].astype("boolean")
+        df["cost_usd"] = df["cost_usd"].astype("float64")
+        return df
+
+    # ------------------------------------------------------------------ charts
+
+    def plot_costs(self, ax: Axes | None = None, **kw: Any) -> Axes:
+        """Stacked cost per model: reasoning, other output, uncached input, cache (see charts)."""
+        from .notebook.charts import plot_cost_breakdown
+
+        return plot_cost_breakdown(self.usage, by="label", ax=ax, **kw)
+
+    def plot_reasoning(self, ax: Axes | None = None, **kw: Any) -> Axes:
+        """Reasoning tokens per step, one line per model."""
+        from .notebook.charts import plot_reasoning_per_step
+
+        return plot_reasoning_per_step(self.usage, by="label", ax=ax, **kw)
+
+    # ------------------------------------------------------------------ display
+
+    def _rows(self) -> list[list[str]]:
+        from .notebook.display import fmt_int, fmt_seconds, fmt_usd
+
+        rows = []
+        for e in self.entries:
+            t = e.result.usage.tokens if e.result is not None else None
+            answer = e.output if e.output is not None else (e.error or "")
+            rows.append(
+                [
+                    e.label,
+                    e.status,
+                    str(e.steps),
+                    fmt_int(t.input_tokens if t else None),
+                    fmt_int(t.output_tokens if t else None),
+                    fmt_int(t.reasoning_tokens if t else None),
+                    fmt_usd(e.cost_usd),
+                    fmt_seconds(e.duration_s),
+                    "<NA>" if e.solved is None else ("yes" if e.solved else "no"),
+                    answer if len(answer) <= 300 else answer[:299] + "…",
+                ]
+            )
+        return rows
+
+    _HEADER = ("model", "status", "steps", "input", "output", "reasoning", "cost", "time", "solved", "answer")
+
+    def _repr_html_(self) -> str:
+        from .notebook.display import fmt_seconds, table_html
+
+        caption = (
+            f"Comparison of {len(self.entries)} models · wall {fmt_seconds(self.wall_s)} "
+            f"(sum of runs {fmt_seconds(self.sum_s)})"
+        )
+        return (
+            f"<div class='agentlab-comparison'><div style='font-size:12px;opacity:0.8'>task: "
+            f"{html.escape(self.task[:300])}</div>"
+            f"{table_html(self._HEADER, self._rows(), caption=caption)}</div>"
+        )
+
+    def __str__(self) -> str:
+        rows = [list(self._HEADER), *self._rows()]
+        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(len(self._HEADER))]
+        lines = ["  ".join(c[:w].ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        return (
+            f"task: {self.task}\n"
+            + "\n".join(lines)
+            + f"\nwall {self.wall_s:.2f} s, sum of runs {self.sum_s:.2f} s"
+        )
+
+    def __repr__(self) -> str:
+        return f"<Comparison {self.labels} wall={self.wall_s:.2f}s sum={self.sum_s:.2f}s>"
+
+
+def _labels(models: Sequence[str | ModelRef]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for m in models:
+        s = str(parse_model(m))
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s}#{seen[s]}")
+    return out
+
+
+def _prepare(
+    task: str,
+    models: Iterable[str | ModelRef],
+    tools: Iterable[Any],
+    live: bool | None,
+    adapters: Sequence[Adapter | None] | None,
+    run_kw: dict[str, Any],
+) -> tuple[list[str], list[str], list[Run], Any]:
+    """Build the runs and (in a kernel) display the compare view, on the *calling* thread.
+
+    Displaying from the caller, not from ``run_sync``'s worker thread, keeps the view's output in
+    the cell that asked for it; the worker thread then only sets traits.
+    """
+    from .errors import UserError
+
+    model_list = [str(parse_model(m)) for m in models]
+    if not model_list:
+        raise UserError(
+            "compare needs at least one model, e.g. models=['openai:sim-reasoner', 'anthropic:sim-thinker']"
+        )
+    for bad in ("model", "task", "on_event", "run_id", "session", "adapter"):
+        if bad in run_kw:
+            raise UserError(f"compare sets {bad!r} itself for each run; do not pass it")
+    labels = _labels(model_list)
+    tool_list = list(tools)
+    if adapters is not None and len(adapters) != len(model_list):
+        raise UserError(
+            f"adapters has {len(adapters)} entries for {len(model_list)} models; give one per model"
+        )
+    per_model = list(adapters) if adapters is not None else [None] * len(model_list)
+    runs = [
+        Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(model_list, per_model, strict=True)
+    ]
+
+    from .notebook.extension import autoload
+
+    autoload()
+    view = None
+    if live is None or live:
+        from .notebook.live import in_kernel
+
+        if live or in_kernel():
+            from .notebook.live import display
+            from .notebook.run_view import CompareView
+
+            view = CompareView(labels, task=task)
+            for r, col in zip(runs, view.columns, strict=True):
+                r.on_event = col.on_event
+            if in_kernel():
+                display(view)
+    return labels, model_list, runs, view
+
+
+async def _execute(
+    task: str,
+    labels: list[str],
+    models: list[str],
+    runs: list[Run],
+    view: Any,
+    check: Callable[[str | None], bool] | None,
+) -> Comparison:
+    async def timed(r: Run) -> tuple[float, BaseException | None]:
+        t0 = time.perf_counter()
+        try:
+            await r.arun()
+            return time.perf_counter() - t0, None
+        except Exception as e:  # the run recorded it in r.result; the others go on
+            return time.perf_counter() - t0, e
+
+    t0 = time.perf_counter()
+    try:
+        outcomes = await asyncio.gather(*(timed(r) for r in runs))
+    finally:
+        if view is not None:
+            for col, r in zip(view.columns, runs, strict=True):
+                col.finish(r.result.status if r.result is not None else "cancelled")
+    wall = time.perf_counter() - t0
+
+    entries = []
+    for label, m, r, (dur, err) in zip(labels, models, runs, outcomes, strict=True):
+        res = r.result
+        solved = None
+        if check is not None and res is not None and res.status == "completed":
+            solved = bool(check(res.output))
+        error = None
+        if err is not None:
+            error = f"{type(err).__name__}: {err}"
+        elif res is not None and res.error:
+            error = res.error
+        entries.append(ComparisonEntry(label, m, res, error, dur, solved))
+    return Comparison(task, entries, wall)
+
+
+async def acompare(
+    task: str,
+    models: Iterable[str | ModelRef],
+    *,
+    tools: Iterable[Any] = (),
+    check: Callable[[str | None], bool] | None = None,
+    live: bool | None = None,
+    adapters: Sequence[Adapter | None] | None = None,
+    **run_kw: Any,
+) -> Comparison:
+    """Run ``task`` on every model concurrently; return a :class:`Comparison`.
+
+    ``run_kw`` goes to every :class:`Run` (``system``, ``reasoning``, ``max_steps``…). ``check``
+    judges an answer (for "cost per solved task"). ``live`` shows the streaming compare view
+    (default: when in a Jupyter kernel; ``live=True`` outside one builds the view without showing
+    it, for tests). ``adapters`` (one per model, None for the default) is for tests and custom
+    transports, like ``Run(adapter=...)``.
+    """
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    return await _execute(task, labels, model_list, runs, view, check)
+
+
+def compare(
+    task: str,
+    models: Iterable[str | ModelRef],
+    *,
+    tools: Iterable[Any] = (),
+    check: Callable[[str | None], bool] | None = None,
+    live: bool | None = None,
+    adapters: Sequence[Adapter | None] | None = None,
+    **run_kw: Any,
+) -> Comparison:
+    """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    return run_sync(_execute(task, labels, model_list, runs, view, check))

@@ -1,0 +1,74 @@
+"""Where agentlab meets a live Jupyter kernel: detect it, display views, hook a run into a view.
+
+Kept apart from the views so that library code (``agentlab.run``, ``agentlab.compare``) can ask
+"am I in a kernel that shows widgets?" without importing ipywidgets or IPython when it is not.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .run_view import RunView
+
+__all__ = ["chain", "display", "in_kernel", "live_run_view"]
+
+
+def in_kernel() -> bool:
+    """True inside a Jupyter kernel (a frontend that can show widgets), False in scripts and IPython TUI.
+
+    ``AGENTLAB_NO_WIDGETS=1`` turns live widgets off (static HTML results still render).
+    """
+    if os.environ.get("AGENTLAB_NO_WIDGETS", "").lower() in {"1", "true", "yes"}:
+        return False
+    if "IPython" not in sys.modules or "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def display(obj: Any) -> None:
+    """IPython's ``display`` (imported late: only called when :func:`in_kernel` is true)."""
+    from IPython.display import display as _display
+
+    _display(obj)
+
+
+def chain(*hooks: Callable[[Any], Any] | None) -> Callable[[Any], None] | None:
+    """One ``on_event`` callable calling each given hook in order (None entries skipped)."""
+    real = [h for h in hooks if h is not None]
+    if not real:
+        return None
+    if len(real) == 1:
+        only = real[0]
+        return lambda ev: (only(ev), None)[1]
+
+    def call(ev: Any) -> None:
+        for h in real:
+            h(ev)
+
+    return call
+
+
+def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
+    """In a kernel: display a :class:`RunView` for ``run`` and chain it into ``run.on_event``.
+
+    Returns the view, or None outside a kernel (nothing imported, nothing shown). Also loads the
+    cell-scope extension, so the run's continuation cannot outlive the cell.
+    """
+    from .extension import autoload
+
+    autoload()
+    if not in_kernel():
+        return None
+    from .run_view import RunView
+
+    view = RunView(title or f"{run.ref}")
+    run.on_event = chain(run.on_event, view.on_event)
+    display(view)
+    return view

@@ -1,0 +1,288 @@
+"""The reasoning panel: streams reasoning text while a model thinks, then forgets it on screen.
+
+Raw reasoning is display-only (architecture law 2). So the panel keeps the full text in *kernel
+memory* and syncs to the frontend only what is on screen:
+
+* while streaming, one ``HTML`` widget shows live counters and the tail of the text; updates are
+  coalesced (:mod:`agentlab.notebook._coalesce`): at most one frontend message per
+  ``flush_interval`` (default 50 ms, i.e. <= 20/s) however fast deltas arrive, and each message
+  carries the current snapshot, so no text is lost by skipping frames;
+* when the cell ends (the IPython extension calls :func:`collapse_panels`) the panel collapses to a
+  summary line and its synced text is cleared, so a saved notebook, including nbclient's or
+  JupyterLab's saved widget state, holds no reasoning text. A "Show reasoning" toggle reads the text
+  back from kernel memory while the kernel lives.
+* ``keep_text=True`` (or ``options.keep_reasoning = True``, or ``AGENTLAB_KEEP_REASONING=1``) keeps
+  the text in the collapsed panel, inside a ``<details>`` element: for users who *want* it saved.
+
+``__repr__`` is cheap and text-free on purpose: ipywidgets puts ``repr(widget)`` into the
+``text/plain`` part of every display, which is saved with the notebook.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..events import ReasoningDeltaEvent, TextDeltaEvent
+from ..usage import CallUsage
+from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
+
+__all__ = ["PanelOptions", "ReasoningPanel", "collapse_panels", "live_panels", "options"]
+
+
+@dataclass
+class PanelOptions:
+    """Process-wide panel defaults (``agentlab.notebook.options``)."""
+
+    keep_reasoning: bool = field(
+        default_factory=lambda: os.environ.get("AGENTLAB_KEEP_REASONING", "").lower() in {"1", "true", "yes"}
+    )
+    """Keep reasoning text in collapsed panels (and so in saved notebooks). Off by default."""
+    live_chars: int = 4000
+    """How much of the tail of the text a streaming panel shows (the rest stays in kernel memory)."""
+    flush_interval: float = DEFAULT_INTERVAL
+    """Seconds between two frontend updates of one panel."""
+
+
+options = PanelOptions()
+
+_panels: weakref.WeakSet[ReasoningPanel] = weakref.WeakSet()
+_panels_lock = threading.Lock()
+
+
+def live_panels() -> list[ReasoningPanel]:
+    """Panels still alive in this kernel (for the extension and for tests)."""
+    with _panels_lock:
+        return list(_panels)
+
+
+def collapse_panels() -> int:
+    """Collapse every panel that is not collapsed yet (cell end); returns how many were collapsed."""
+    n = 0
+    for p in live_panels():
+        if p.collapse():
+            n += 1
+    return n
+
+
+_STYLE = (
+    "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.35;"
+    "white-space:pre-wrap;word-break:break-word;max-height:14em;overflow-y:auto;margin:2px 0 0 0;"
+    "padding:4px 6px;border-left:3px solid #0072B2;background:rgba(0,114,178,0.06);color:inherit"
+)
+
+
+def _fmt_tokens(n: int | None, *, estimated: bool = False) -> str:
+    if n is None:
+        return "&lt;NA&gt;"
+    return f"~{n:,}" if estimated else f"{n:,}"
+
+
+class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
+    """A live, coalesced view of one model call's reasoning (or a whole run's, step by step).
+
+    Feed it agentlab events (:meth:`feed`) or text (:meth:`append`) from any thread. Reported token
+    counts replace the live estimates when :meth:`set_usage` is called (at call completion); until
+    then reasoning/text tokens are shown as ``~chars/4`` estimates, marked with ``~``.
+    """
+
+    def __init__(
+        self,
+        title: str = "Reasoning",
+        *,
+        keep_text: bool | None = None,
+        flush_interval: float | None = None,
+        live_chars: int | None = None,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._parts: list[str] = []
+        self._chars = 0
+        self._text_chars = 0
+        self._block: str | None = None
+        self._deltas = 0
+        self._step: int | None = None
+        self._usage: CallUsage | None = None
+        self._t0: float | None = None
+        self._t_end: float | None = None
+        self._streaming = False
+        self._collapsed = False
+        self._status = ""
+        self.title = title
+        self.keep_text = options.keep_reasoning if keep_text is None else keep_text
+        self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
+        self._live_chars = options.live_chars if live_chars is None else live_chars
+        self.flushes = 0
+        """How many times the synced view was re-rendered (one frontend message each)."""
+
+        self._body = widgets.HTML(value=self._render_header(), layout=widgets.Layout(width="100%"))
+        self._toggle = widgets.ToggleButton(
+            value=False,
+            description="Show reasoning",
+            tooltip="Reasoning text is kept in kernel memory only; showing it puts it in the widget state",
+            layout=widgets.Layout(display="none", width="auto"),
+        )
+        self._toggle.observe(self._on_toggle, names="value")
+        super().__init__(children=[self._body, self._toggle], layout=widgets.Layout(width="100%"))
+        with _panels_lock:
+            _panels.add(self)
+
+    # ------------------------------------------------------------------ input (any thread)
+
+    def feed(self, event: object) -> None:
+        """Take an agentlab event: reasoning deltas are shown, text deltas only counted."""
+        if isinstance(event, ReasoningDeltaEvent):
+            self.append(event.text, block=event.block, step=event.step)
+        elif isinstance(event, TextDeltaEvent):
+            with self._lock:
+                self._start()
+                self._text_chars += len(event.text)
+            mark_dirty(self)
+
+    def append(self, text: str, *, block: str | None = None, step: int | None = None) -> None:
+        """Append reasoning text; a new ``block`` starts a new paragraph."""
+        with self._lock:
+            self._start()
+            if step is not None:
+                self._step = step
+            if block is not None and block != self._block:
+                if self._block is not None and self._parts:
+                    self._parts.append("\n\n")
+                    self._chars += 2
+                self._block = block
+            self._parts.append(text)
+            self._chars += len(text)
+            self._deltas += 1
+        mark_dirty(self)
+
+    def set_usage(self, usage: CallUsage | None) -> None:
+        """Replace the live token estimates with what the provider reported for the call(s)."""
+        with self._lock:
+            self._usage = usage if self._usage is None or usage is None else self._usage + usage
+        mark_dirty(self)
+
+    def end(self, status: str = "") -> None:
+        """The stream is over (text stays visible until the cell ends); renders now."""
+        with self._lock:
+            self._streaming = False
+            if self._t0 is not None and self._t_end is None:
+                self._t_end = time.monotonic()
+            self._status = status
+        flush_now(self)
+
+    def collapse(self) -> bool:
+        """Collapse to a summary line and clear the synced text (unless ``keep_text``).
+
+        Returns False when it was already collapsed. Called by the extension at cell end.
+        """
+        with self._lock:
+            if self._collapsed and not self._toggle.value:
+                return False
+            self._collapsed = True
+            self._streaming = False
+            if self._t0 is not None and self._t_end is None:
+                self._t_end = time.monotonic()
+        if self._toggle.value:
+            self._toggle.value = False  # re-hide text the user revealed in an earlier cell
+        flush_now(self)
+        return True
+
+    def _start(self) -> None:
+        if self._t0 is None:
+            self._t0 = time.monotonic()
+        if not self._collapsed:
+            self._streaming = True
+
+    # ------------------------------------------------------------------ reading back
+
+    @property
+    def text(self) -> str:
+        """The full reasoning text, from kernel memory (never from the frontend)."""
+        with self._lock:
+            return "".join(self._parts)
+
+    @property
+    def collapsed(self) -> bool:
+        return self._collapsed
+
+    def show(self) -> None:
+        """Put the full text on screen (and so into the widget state) until the next cell ends."""
+        self._toggle.value = True
+
+    def _on_toggle(self, change: dict[str, Any]) -> None:
+        flush_now(self)
+
+    # ------------------------------------------------------------------ rendering
+
+    def _counters(self) -> str:
+        u = self._usage
+        if u is not None:
+            r = _fmt_tokens(u.reasoning_tokens)
+            t = _fmt_tokens(u.non_reasoning_output_tokens)
+        else:
+            r = _fmt_tokens((self._chars + 3) // 4, estimated=True)
+            t = _fmt_tokens((self._text_chars + 3) // 4, estimated=True)
+        elapsed = 0.0
+        if self._t0 is not None:
+            elapsed = (self._t_end or time.monotonic()) - self._t0
+        step = f" · step {self._step}" if self._step is not None else ""
+        status = f" · {html.escape(self._status)}" if self._status else ""
+        return f"reasoning {r} tok · text {t} tok · {elapsed:.1f} s{step}{status}"
+
+    def _render_header(self, *, collapsed: bool = False) -> str:
+        icon = "▸" if collapsed else ("●" if self._streaming else "○")
+        return (
+            f'<div style="font-size:12px;opacity:0.85"><b>{icon} {html.escape(self.title)}</b> · '
+            f"{self._counters()}</div>"
+        )
+
+    def _flush(self) -> None:
+        with self._lock:
+            collapsed = self._collapsed
+            header = self._render_header(collapsed=collapsed)
+            chars = self._chars
+            if collapsed:
+                note = f"{chars:,} chars of reasoning"
+                if self.keep_text or self._toggle.value:
+                    full = html.escape("".join(self._parts))
+                    if self._toggle.value:
+                        value = f'{header}<pre style="{_STYLE};max-height:30em">{full}</pre>'
+                    else:
+                        value = (
+                            f"{header}<details><summary style='font-size:12px'>{note} (kept in this "
+                            f'notebook)</summary><pre style="{_STYLE};max-height:30em">{full}</pre></details>'
+                        )
+                else:
+                    value = (
+                        f'{header}<div style="font-size:11px;opacity:0.65">{note}: not saved in the notebook '
+                        "(kernel memory only)</div>"
+                    )
+                show_toggle = chars > 0 and not self.keep_text
+            else:
+                tail = "".join(self._parts)[-self._live_chars :] if chars else ""
+                skipped = chars - len(tail)
+                more = (
+                    f'<div style="font-size:11px;opacity:0.6">… {skipped:,} earlier chars '
+                    "in kernel memory</div>"
+                    if skipped > 0
+                    else ""
+                )
+                body = f'<pre style="{_STYLE}">{html.escape(tail)}</pre>' if tail else ""
+                value = header + more + body
+                show_toggle = False
+        if self._body.value != value:
+            self._body.value = value
+            self.flushes += 1
+        display = "" if show_toggle else "none"
+        if self._toggle.layout.display != display:
+            self._toggle.layout.display = display
+
+    def __repr__(self) -> str:
+        state = "collapsed" if self._collapsed else ("streaming" if self._streaming else "idle")
+        return f"<ReasoningPanel {self.title!r} {state}, {self._chars:,} chars in kernel memory>"

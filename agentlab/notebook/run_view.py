@@ -1,0 +1,373 @@
+"""Live views of runs: a run view (step timeline) and a compare view (one column per model).
+
+Views consume agentlab events only (never SDK types), from any thread: ``view.on_event`` is a plain
+callable to pass as a run's ``on_event``. State is kept in Python and rendered by the coalescing
+flusher (:mod:`agentlab.notebook._coalesce`), so a fast stream costs a bounded number of frontend
+messages. Reasoning goes to one :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared
+at cell end); everything else shown here is portable (tool calls and results, answers, usage) and
+may be saved with the notebook.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..events import (
+    DiagnosticEvent,
+    ErrorEvent,
+    ModelCallCompletedEvent,
+    ModelCallStartedEvent,
+    ReasoningDeltaEvent,
+    RunCompletedEvent,
+    RunStartedEvent,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from ..usage import CallUsage
+from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
+from .display import PALETTE, fmt_seconds, usage_line
+from .panel import ReasoningPanel
+
+__all__ = ["CompareView", "RunView"]
+
+_MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
+
+
+def _clip(s: str, n: int = _MAX_CELL) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _pretty_args(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), ensure_ascii=False)
+    except (ValueError, TypeError):
+        return arguments
+
+
+@dataclass
+class _Tool:
+    call_id: str
+    name: str
+    arguments: str = ""
+    output: str | None = None
+    is_error: bool = False
+    duration_s: float | None = None
+
+
+@dataclass
+class _Step:
+    number: int
+    panel: ReasoningPanel
+    title: widgets.HTML
+    tools_html: widgets.HTML
+    box: widgets.VBox
+    text: list[str] = field(default_factory=list)
+    tools: dict[str, _Tool] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    latency_s: float | None = None
+    stop_reason: str | None = None
+    usage: CallUsage | None = None
+    cost_usd: float | None = None
+    done: bool = False
+
+
+class RunView(widgets.VBox):  # type: ignore[misc]
+    """A run as it happens: header, one section per step (reasoning, text, tool calls), answer, usage.
+
+    ``RunView(title)`` then pass ``view.on_event`` to a run. ``finish()`` (or a ``RunCompletedEvent``)
+    renders the final state immediately.
+    """
+
+    def __init__(
+        self,
+        title: str = "",
+        *,
+        keep_text: bool | None = None,
+        flush_interval: float = DEFAULT_INTERVAL,
+        compact: bool = False,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._flush_interval = flush_interval
+        self._keep_text = keep_text
+        self._compact = compact
+        self.title = title
+        self._run_id: str | None = None
+        self._status = "waiting"
+        self._t0 = time.monotonic()
+        self._t_end: float | None = None
+        self._steps: dict[int, _Step] = {}
+        self._answer: str | None = None
+        self._errors: list[str] = []
+        self._notes: list[str] = []
+        self._usage: CallUsage | None = None
+        self._cost: float | None = None
+        self._calls = 0
+        self.flushes = 0
+
+        self._header = widgets.HTML(value=self._render_header())
+        self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self._footer = widgets.HTML(value="")
+        super().__init__(
+            children=[self._header, self._steps_box, self._footer],
+            layout=widgets.Layout(width="100%", border=f"1px solid {PALETTE['grey']}55", padding="4px"),
+        )
+
+    # ------------------------------------------------------------------ events (any thread)
+
+    def on_event(self, event: object) -> None:
+        """Route one agentlab event into the view. Unknown events are ignored (future-proof)."""
+        if isinstance(event, ReasoningDeltaEvent):
+            self._step_for(event.step).panel.feed(event)
+            return
+        if isinstance(event, TextDeltaEvent):
+            st = self._step_for(event.step)
+            st.panel.feed(event)
+            with self._lock:
+                st.text.append(event.text)
+        elif isinstance(event, ToolCallDeltaEvent):
+            st = self._step_for(event.step)
+            with self._lock:
+                tool = st.tools.setdefault(event.call_id, _Tool(event.call_id, event.name))
+                tool.arguments += event.arguments_delta
+        elif isinstance(event, RunStartedEvent):
+            with self._lock:
+                self._run_id = event.run_id
+                self._status = "running"
+                if not self.title:
+                    self.title = f"{event.provider}:{event.model}"
+        elif isinstance(event, ModelCallStartedEvent):
+            self._step_for(event.step)
+            with self._lock:
+                self._status = "running"
+        elif isinstance(event, ToolCallEvent):
+            st = self._step_for(event.step)
+            with self._lock:
+                c = event.call
+                tool = st.tools.setdefault(c.call_id, _Tool(c.call_id, c.name))
+                tool.name, tool.arguments = c.name, c.arguments
+        elif isinstance(event, ToolResultEvent):
+            st = self._step_for(event.step)
+            with self._lock:
+                r = event.result
+                tool = st.tools.setdefault(r.call_id, _Tool(r.call_id, r.name or "?"))
+                tool.output, tool.is_error, tool.duration_s = r.output, r.is_error, event.duration_s
+        elif isinstance(event, ModelCallCompletedEvent):
+            st = self._step_for(event.step)
+            with self._lock:
+                st.done = True
+                st.latency_s = event.latency_s
+                st.stop_reason = event.stop_reason
+                st.usage = event.usage
+                st.cost_usd = event.cost_usd
+                self._calls += 1
+                self._usage = event.usage if self._usage is None else self._usage + event.usage
+                if event.cost_usd is not None:
+                    self._cost = (self._cost or 0.0) + event.cost_usd
+            st.panel.set_usage(event.usage)
+            st.panel.end(event.stop_reason)
+        elif isinstance(event, ErrorEvent):
+            with self._lock:
+                self._errors.append(f"{event.error_type}: {event.message}")
+        elif isinstance(event, DiagnosticEvent):
+            with self._lock:
+                self._notes.append(f"{event.code}: {event.message}")
+        elif isinstance(event, RunCompletedEvent):
+            with self._lock:
+                self._status = event.status
+                self._answer = event.output
+                self._t_end = time.monotonic()
+                # The run's own totals are authoritative (they include calls a view may have missed).
+                self._usage = event.usage
+                self._cost = event.cost_usd
+                self._calls = max(self._calls, event.steps)
+            self.finish()
+            return
+        else:
+            return
+        mark_dirty(self)
+
+    def finish(self, status: str | None = None) -> None:
+        """Render the final state now (called on run completion, failure or cancellation)."""
+        with self._lock:
+            if status is not None:
+                self._status = status
+            if self._t_end is None:
+                self._t_end = time.monotonic()
+            steps = list(self._steps.values())
+        for st in steps:
+            if not st.done:
+                st.panel.end(self._status)
+        flush_now(self)
+
+    # ------------------------------------------------------------------ steps
+
+    def _step_for(self, step: int | None) -> _Step:
+        n = 0 if step is None else step
+        with self._lock:
+            st = self._steps.get(n)
+            if st is not None:
+                return st
+            panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
+            title = widgets.HTML(value=f"<b>Step {n}</b> · running")
+            tools_html = widgets.HTML(value="")
+            box = widgets.VBox(
+                children=[title, panel, tools_html],
+                layout=widgets.Layout(width="100%", margin="2px 0 2px 0"),
+            )
+            st = _Step(n, panel, title, tools_html, box)
+            self._steps[n] = st
+            children = [s.box for _, s in sorted(self._steps.items())]
+        self._steps_box.children = children
+        return st
+
+    # ------------------------------------------------------------------ rendering
+
+    def _render_header(self) -> str:
+        elapsed = (self._t_end or time.monotonic()) - self._t0
+        colour = {
+            "completed": PALETTE["green"],
+            "failed": PALETTE["vermillion"],
+            "cancelled": PALETTE["vermillion"],
+            "step_limit": PALETTE["orange"],
+        }.get(self._status, PALETTE["blue"])
+        run = f" · run {html.escape(self._run_id[:8])}" if self._run_id and not self._compact else ""
+        return (
+            f'<div style="font-size:13px"><b>{html.escape(self.title or "run")}</b>{run} · '
+            f'<span style="color:{colour}">{html.escape(self._status)}</span> · {len(self._steps)} '
+            f"step{'s' if len(self._steps) != 1 else ''} · {elapsed:.1f} s</div>"
+        )
+
+    def _render_step_title(self, st: _Step) -> str:
+        bits = [f"<b>Step {st.number}</b>"]
+        if st.done:
+            bits.append(html.escape(st.stop_reason or ""))
+            bits.append(fmt_seconds(st.latency_s))
+            if st.usage is not None:
+                bits.append(html.escape(usage_line(st.usage, st.cost_usd)))
+        else:
+            bits.append("streaming…")
+        return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}</div>'
+
+    def _render_tools(self, st: _Step) -> str:
+        parts = []
+        text = "".join(st.text).strip()
+        if text and st.tools:  # preamble text before tool calls ("Let me check the weather")
+            parts.append(f'<div style="font-size:12px;opacity:0.8">{html.escape(_clip(text))}</div>')
+        for t in st.tools.values():
+            args = html.escape(_clip(_pretty_args(t.arguments)))
+            if t.output is None:
+                res = '<span style="opacity:0.6">running…</span>'
+            elif t.is_error:
+                err = html.escape(_clip(t.output))
+                res = f'<span style="color:{PALETTE["vermillion"]}">error: {err}</span>'
+            else:
+                res = f"→ {html.escape(_clip(t.output))}"
+            dur = (
+                f' <span style="opacity:0.6">({fmt_seconds(t.duration_s)})</span>'
+                if t.output is not None
+                else ""
+            )
+            parts.append(
+                f'<div style="font-size:12px;font-family:var(--jp-code-font-family,monospace)">'
+                f"🔧 <b>{html.escape(t.name)}</b>({args}) {res}{dur}</div>"
+            )
+        return "".join(parts)
+
+    def _render_footer(self) -> str:
+        parts = []
+        for e in self._errors:
+            parts.append(f'<div style="color:{PALETTE["vermillion"]};font-size:12px">{html.escape(e)}</div>')
+        for n in self._notes[-3:]:
+            parts.append(f'<div style="opacity:0.7;font-size:11px">ⓘ {html.escape(n)}</div>')
+        if self._answer is not None:
+            parts.append(
+                f'<div style="margin-top:4px;padding:4px 6px;border-left:3px solid {PALETTE["green"]}">'
+                f"<b>Answer</b><div style='white-space:pre-wrap'>{html.escape(self._answer)}</div></div>"
+            )
+        elif self._steps:
+            last = self._steps[max(self._steps)]
+            if last.text and not last.tools:
+                streamed = "".join(last.text)
+                parts.append(
+                    f'<div style="margin-top:4px;white-space:pre-wrap;opacity:0.85">'
+                    f"{html.escape(streamed[-2000:])}</div>"
+                )
+        if self._usage is not None or self._cost is not None:
+            parts.append(
+                '<div style="font-size:12px;margin-top:2px">'
+                f"Σ {html.escape(usage_line(self._usage, self._cost))}"
+                f" · {self._calls} call{'s' if self._calls != 1 else ''}</div>"
+            )
+        return "".join(parts)
+
+    def _flush(self) -> None:
+        with self._lock:
+            header = self._render_header()
+            steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
+            footer = self._render_footer()
+        changed = False
+        for w, v in [(self._header, header), (self._footer, footer)] + [
+            pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
+        ]:
+            if w.value != v:
+                w.value = v
+                changed = True
+        if changed:
+            self.flushes += 1
+
+    # ------------------------------------------------------------------ reading back
+
+    @property
+    def panels(self) -> list[ReasoningPanel]:
+        with self._lock:
+            return [s.panel for _, s in sorted(self._steps.items())]
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    def __repr__(self) -> str:
+        return f"<RunView {self.title!r} {self._status}, {len(self._steps)} steps>"
+
+
+class CompareView(widgets.VBox):  # type: ignore[misc]
+    """Several run views side by side, one column per model, streaming concurrently."""
+
+    def __init__(
+        self, titles: Sequence[str], *, task: str | None = None, keep_text: bool | None = None
+    ) -> None:
+        self.columns = [RunView(t, keep_text=keep_text, compact=True) for t in titles]
+        for c in self.columns:
+            c.layout.flex = "1 1 0"
+            c.layout.min_width = "260px"
+            c.layout.width = "auto"
+        head = widgets.HTML(
+            value=f'<div style="font-size:13px"><b>Compare</b> · {len(titles)} models'
+            + (f" · task: {html.escape(_clip(task, 200))}" if task else "")
+            + "</div>"
+        )
+        row = widgets.HBox(
+            children=self.columns,
+            layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row"),
+        )
+        super().__init__(children=[head, row], layout=widgets.Layout(width="100%"))
+
+    def __repr__(self) -> str:
+        return f"<CompareView {[c.title for c in self.columns]}>"
+
+    @property
+    def panels(self) -> list[ReasoningPanel]:
+        return [p for c in self.columns for p in c.panels]
+
+    def _ipython_display_hint(self) -> Any:  # pragma: no cover - documentation aid only
+        return None

@@ -1,0 +1,134 @@
+"""compare(): runs concurrently (wall ~ slowest, not the sum), collects answers, usage and failures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import agentlab
+from agentlab.comparison import Comparison, acompare, compare
+from agentlab.errors import ProviderServerError, UserError
+from agentlab.testing import ScriptedAdapter, Step
+
+MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker", "openai:sim-reasoner-mini"]
+
+
+@agentlab.tool
+async def lookup(city: str) -> str:
+    """Look a city up (slow on purpose: 0.3 s, like a real service)."""
+    await asyncio.sleep(0.3)
+    return f"{city}: 21 C"
+
+
+def _adapter(model: str, answer: str, *, fail: bool = False) -> ScriptedAdapter:
+    provider, _, name = model.partition(":")
+    steps = [
+        Step(reasoning=["check"], opaque=[b"x"], tool_calls=[("lookup", {"city": "Paris"})]),
+        Step(reasoning=["done"], text=answer),
+    ]
+    if fail:
+        steps = [Step(error=ProviderServerError("down", provider=provider, status=500))]
+    return ScriptedAdapter(steps, provider=provider, model=name)
+
+
+def test_three_models_run_concurrently() -> None:
+    answers = ["Paris", "Paris.", "Rome"]
+    t0 = time.perf_counter()
+    cmp = compare(
+        "Warmest city?",
+        MODELS,
+        tools=[lookup],
+        adapters=[_adapter(m, a) for m, a in zip(MODELS, answers, strict=True)],
+        check=lambda out: out is not None and "Paris" in out,
+        live=False,
+    )
+    outer = time.perf_counter() - t0
+    assert isinstance(cmp, Comparison)
+    assert cmp.answers == dict(zip(MODELS, answers, strict=True))
+    assert cmp.steps == dict.fromkeys(MODELS, 2)
+    assert [e.solved for e in cmp.entries] == [True, True, False]
+    out = Path(__file__).resolve().parents[2] / "out" / "measurements"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare_scripted_3_models.json").write_text(
+        json.dumps({"wall_s": cmp.wall_s, "sum_s": cmp.sum_s, "runs_s": [e.duration_s for e in cmp.entries]})
+    )
+    print(f"3-model compare: wall {cmp.wall_s:.3f} s, sum of runs {cmp.sum_s:.3f} s")
+    assert cmp.sum_s >= 0.9  # each run waited 0.3 s in its tool
+    assert cmp.wall_s < 0.8 * cmp.sum_s
+    assert outer < cmp.sum_s
+
+
+def test_usage_frame_and_summary() -> None:
+    cmp = compare(
+        "q", MODELS[:2], tools=[lookup], adapters=[_adapter(m, "ok") for m in MODELS[:2]], live=False
+    )
+    df = cmp.usage
+    assert list(df["label"].unique()) == MODELS[:2]
+    assert len(df) == 4 and df["step"].tolist() == [1, 2, 1, 2]
+    s = cmp.summary()
+    assert s["steps"].tolist() == [2, 2] and s["solved"].isna().all()
+    assert (s["cost_usd"] > 0).all()
+    html = cmp._repr_html_()
+    assert "openai:sim-reasoner" in html and "<table" in html and "sum of runs" in html
+    assert "anthropic:sim-thinker" in str(cmp)
+
+
+def test_one_failing_model_does_not_stop_the_others() -> None:
+    cmp = compare(
+        "q",
+        MODELS[:2],
+        tools=[lookup],
+        adapters=[_adapter(MODELS[0], "ok"), _adapter(MODELS[1], "", fail=True)],
+        retries=0,
+        live=False,
+    )
+    assert [e.status for e in cmp.entries] == ["completed", "failed"]
+    assert cmp.entries[1].error is not None and "down" in cmp.entries[1].error
+    assert "failed" in cmp._repr_html_()
+
+
+async def test_async_form_and_duplicate_labels() -> None:
+    m = MODELS[0]
+    cmp = await acompare(
+        "q", [m, m], tools=[lookup], adapters=[_adapter(m, "a"), _adapter(m, "b")], live=False
+    )
+    assert cmp.labels == [m, f"{m}#2"] and list(cmp.answers.values()) == ["a", "b"]
+
+
+def test_live_view_columns_receive_events() -> None:
+    from agentlab.notebook._coalesce import flush_now
+
+    cmp_view: list[object] = []
+    import agentlab.comparison as mod
+
+    real = mod._prepare
+
+    def spy(*a: object, **kw: object) -> object:
+        out = real(*a, **kw)  # type: ignore[arg-type]
+        cmp_view.append(out[3])
+        return out
+
+    mod._prepare = spy  # type: ignore[assignment]
+    try:
+        compare(
+            "q", MODELS[:2], tools=[lookup], adapters=[_adapter(m, f"ans-{m}") for m in MODELS[:2]], live=True
+        )
+    finally:
+        mod._prepare = real
+    view = cmp_view[0]
+    for col, m in zip(view.columns, MODELS[:2], strict=True):  # type: ignore[attr-defined]
+        flush_now(col)
+        assert col.status == "completed" and f"ans-{m}" in col._footer.value
+
+
+def test_bad_arguments_say_the_fix() -> None:
+    with pytest.raises(UserError, match="at least one model"):
+        compare("q", [])
+    with pytest.raises(UserError, match="on_event"):
+        compare("q", MODELS[:1], on_event=print)
+    with pytest.raises(UserError, match="one per model"):
+        compare("q", MODELS[:2], adapters=[None])
