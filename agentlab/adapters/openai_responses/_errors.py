@@ -1,0 +1,119 @@
+"""The one place where ``openai`` SDK exceptions (and in-stream failures) become agentlab errors.
+
+Every translated error carries the provider, HTTP status, the provider's error ``type`` (as
+``error_type``) and ``code`` (as the extra attribute ``code``), the message and the ``x-request-id``.
+Keys never appear: the SDK's messages quote only what the API returned, and the API masks keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import openai
+
+from ...errors import (
+    OverloadedError,
+    ProviderAPIError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderServerError,
+    RateLimitError,
+    StreamInterruptedError,
+)
+
+__all__ = ["in_stream_error", "retry_after", "translate"]
+
+PROVIDER = "openai"
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds form), when the server gave one."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) / scale
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _with_code(err: ProviderError, code: str | None) -> ProviderError:
+    # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
+    err.code = code  # type: ignore[attr-defined]
+    return err
+
+
+def _body_error(body: object) -> dict[str, Any]:
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        return inner if isinstance(inner, dict) else {}
+    return {}
+
+
+def translate(exc: BaseException) -> ProviderError:
+    """Map an SDK (or transport) exception onto the error tree."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        info = _body_error(exc.body)
+        message = str(info.get("message") or exc.message)
+        etype = exc.type or (str(info["type"]) if info.get("type") else None)
+        kw: dict[str, Any] = {
+            "provider": PROVIDER,
+            "status": status,
+            "error_type": etype,
+            "request_id": exc.request_id,
+        }
+        err: ProviderError
+        if status == 429:
+            err = RateLimitError(message, retry_after=retry_after(exc.response.headers), **kw)
+        elif status in (503, 529) or etype in ("overloaded_error", "server_is_overloaded"):
+            err = OverloadedError(message, **kw)
+        elif status >= 500:
+            err = ProviderServerError(message, **kw)
+        else:
+            err = ProviderAPIError(message, **kw)
+        return _with_code(err, exc.code)
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderConnectionError("request to OpenAI timed out", provider=PROVIDER)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        detail = f" ({type(cause).__name__})" if cause is not None else ""
+        return ProviderConnectionError(f"could not reach OpenAI{detail}", provider=PROVIDER)
+    if isinstance(exc, httpx2.TimeoutException):
+        return StreamInterruptedError(f"stream timed out ({type(exc).__name__})", provider=PROVIDER)
+    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
+        return StreamInterruptedError(f"stream broke ({type(exc).__name__}: {exc})", provider=PROVIDER)
+    if isinstance(exc, openai.OpenAIError):
+        return ProviderError(str(exc), provider=PROVIDER)
+    return ProviderError(f"{type(exc).__name__}: {exc}", provider=PROVIDER)
+
+
+def in_stream_error(
+    error: dict[str, Any] | None, *, request_id: str | None, failed: bool
+) -> StreamInterruptedError:
+    """An ``error`` event / ``response.failed`` in a 200 stream: the call failed after it started.
+
+    It is a ``StreamInterruptedError`` (nothing of the call is kept) that still says what the
+    provider said: ``error_type`` and ``code`` from the event (e.g. ``insufficient_quota``).
+    """
+    error = error or {}
+    etype = error.get("type") or error.get("code")
+    code = error.get("code")
+    message = str(error.get("message") or ("response.failed" if failed else "error event in stream"))
+    err = StreamInterruptedError(
+        message,
+        provider=PROVIDER,
+        status=None,
+        error_type=str(etype) if etype else None,
+        request_id=request_id,
+        retryable=etype in ("server_error", "rate_limit_exceeded"),
+    )
+    err.code = str(code) if code is not None else None  # type: ignore[attr-defined]
+    return err

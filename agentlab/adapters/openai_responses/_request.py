@@ -1,0 +1,505 @@
+"""``ModelRequest`` -> the JSON body of ``POST /v1/responses``.
+
+The body is built here as bytes, not handed to the SDK's ``responses.create`` as keyword arguments,
+for one reason: a reasoning item must reach the API exactly as it arrived (``encrypted_content``
+complete, no field added or dropped by a typed model), so its raw JSON is spliced into ``input``
+verbatim. The SDK still sends it (auth, retries, headers, errors) via ``client.post(content=...)``.
+
+Layout, chosen so the cacheable prefix stays byte-stable across the steps of a tool loop:
+
+* leading system items -> ``instructions`` (or a developer message carrying an explicit cache
+  breakpoint on models that support ``prompt_cache_options``); later system items -> developer
+  messages in place;
+* user -> user message; summary -> user message with a marker (portable text);
+* assistant text -> assistant message; tool call -> ``function_call``; tool result ->
+  ``function_call_output``;
+* the loop's continuation: each reasoning item right before the item that followed it in its
+  response (``turn_id``/``index``), together with the follower's original id; items that cannot be
+  sent (other provider/model/endpoint, no ``encrypted_content``, follower gone) are dropped with a
+  ``DiagnosticEvent``.
+
+Stateless always: ``store: false``, ``include: ["reasoning.encrypted_content"]`` (reasoning models),
+never ``previous_response_id``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import InvalidSettingsError
+from ...events import DiagnosticEvent
+from ...items import (
+    AssistantTextItem,
+    ProviderReasoningItem,
+    SummaryItem,
+    SystemItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+)
+from ...request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+
+__all__ = [
+    "API",
+    "PROVIDER",
+    "BuiltRequest",
+    "build_request",
+    "is_reasoning_model",
+    "prompt_cache_key",
+    "strict_schema_ok",
+]
+
+log = logging.getLogger("agentlab.adapters.openai_responses")
+
+PROVIDER = "openai"
+API = "responses"
+
+SUMMARY_MARKER = "Summary of the earlier conversation:\n"
+
+# Keys agentlab owns: an ``openai_*`` escape-hatch option may not override them, because each one
+# would silently break statelessness or the adapter's own mapping.
+_OWNED = frozenset(
+    {"model", "input", "stream", "store", "previous_response_id", "conversation", "instructions", "tools"}
+)
+
+_VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
+
+
+def _gpt_version(model: str) -> tuple[int, int] | None:
+    m = _VERSION.match(model.lower())
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether ``model`` takes ``reasoning`` / returns reasoning items (and rejects ``temperature``).
+
+    gpt-5 and later (except the ``-chat`` variants), the o-series, codex models and the simulator's
+    ``sim-*`` models. Unknown names are treated as non-reasoning, so nothing is sent that an older
+    model would reject.
+    """
+    m = model.lower()
+    if m.startswith("sim-"):
+        return True
+    if "chat" in m:
+        return False
+    v = _gpt_version(m)
+    if v is not None:
+        return v[0] >= 5
+    return bool(re.match(r"^o\d", m)) or "codex" in m
+
+
+def _cache_mode(model: str) -> str | None:
+    """How ``model`` takes cache lifetime hints: ``"options"`` (``prompt_cache_options`` and explicit
+    breakpoints, gpt-5.6 and later), ``"retention"`` (``prompt_cache_retention``: gpt-4.1, gpt-5.x
+    before 5.6), or ``None`` (send only ``prompt_cache_key``)."""
+    v = _gpt_version(model)
+    if v is None:
+        return None
+    if v >= (5, 6):
+        return "options"
+    if v[0] >= 5 or model.lower().startswith("gpt-4.1"):
+        return "retention"
+    return None
+
+
+def _supports_effort_none(model: str) -> bool:
+    v = _gpt_version(model)
+    if model.lower().startswith("sim-"):
+        return True
+    return v is not None and v >= (5, 1)
+
+
+def strict_schema_ok(schema: Any) -> bool:
+    """Whether a JSON schema qualifies for OpenAI strict mode.
+
+    Strict mode requires every object schema to set ``additionalProperties: false`` and to list every
+    property in ``required``; this checks that recursively (properties, items, combinators, $defs).
+    Sending ``strict: true`` for a schema that does not qualify gets a 400, so it is set only here.
+    """
+    if isinstance(schema, list):
+        return all(strict_schema_ok(s) for s in schema)
+    if not isinstance(schema, dict):
+        return True
+    is_object = schema.get("type") == "object" or "properties" in schema
+    if is_object:
+        props = schema.get("properties") or {}
+        if schema.get("additionalProperties", True) is not False:
+            return False
+        if set(schema.get("required") or ()) != set(props):
+            return False
+        if not all(strict_schema_ok(p) for p in props.values()):
+            return False
+    for key in ("items", "anyOf", "oneOf", "allOf", "prefixItems"):
+        if key in schema and not strict_schema_ok(schema[key]):
+            return False
+    for key in ("$defs", "definitions"):
+        defs = schema.get(key)
+        if isinstance(defs, dict) and not all(strict_schema_ok(d) for d in defs.values()):
+            return False
+    return True
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "name": spec.name}
+    if spec.description:
+        out["description"] = spec.description
+    out["parameters"] = spec.parameters
+    out["strict"] = bool(spec.strict and strict_schema_ok(spec.parameters))
+    return out
+
+
+def prompt_cache_key(model: str, system: str, tools: list[dict[str, Any]], hints: CacheHints) -> str:
+    """A stable ``prompt_cache_key``: the hint's key, or a digest of what makes the prefix.
+
+    Requests with the same model, system text and tools share a key, so OpenAI routes them to the
+    same cache shard across steps and runs; nothing in it changes between the steps of a loop.
+    """
+    if hints.key:
+        return hints.key
+    h = hashlib.sha256()
+    h.update(model.encode())
+    h.update(b"\x00")
+    h.update(system.encode())
+    h.update(b"\x00")
+    h.update(json.dumps(tools, sort_keys=True, separators=(",", ":")).encode())
+    return "agentlab-" + h.hexdigest()[:32]
+
+
+@dataclass
+class BuiltRequest:
+    """The wire body plus what was dropped on the way (reported to the caller as diagnostics)."""
+
+    body: bytes
+    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
+    reasoning_sent: int = 0
+    reasoning_dropped: int = 0
+
+
+def _dumps(obj: Any) -> str:
+    # The same compact, non-ASCII-preserving form the SDK itself sends.
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class _Raw:
+    """A piece of ``input`` that is already JSON text (a verbatim reasoning item)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _drop(diags: list[DiagnosticEvent], item: ProviderReasoningItem, reason: str, message: str) -> None:
+    diags.append(
+        DiagnosticEvent(
+            code="reasoning_item_dropped",
+            message=message,
+            data={
+                "reason": reason,
+                "provider": item.provider,
+                "api": item.api,
+                "model": item.model,
+                "turn_id": item.turn_id,
+                "index": item.index,
+                "fingerprint": item.fingerprint,
+            },
+        )
+    )
+
+
+def _select_continuation(
+    request: ModelRequest, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
+) -> tuple[dict[tuple[str, int], list[_Raw]], int, int]:
+    """Decide which reasoning items go back and before which history item.
+
+    Returns ``{(turn_id, index of the follower): [raw reasoning items, in order]}``, the number kept
+    and the number dropped. A reasoning item at ``index`` needs the item at ``index + 1`` of the same
+    response: either a portable item still in history or another kept reasoning item (which then
+    needs its own follower). Without it the API answers 400 "provided without its required following
+    item", so the item is dropped instead.
+    """
+    dropped = 0
+    present: set[tuple[str, int]] = set()
+    for it in request.items:
+        if (
+            isinstance(it, AssistantTextItem | ToolCallItem)
+            and it.turn_id is not None
+            and it.index is not None
+        ):
+            present.add((it.turn_id, it.index))
+
+    candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
+    for item in request.continuation:
+        if not item.matches(provider=PROVIDER, api=API):
+            log.debug(
+                "dropping reasoning item from %s/%s (this run is pinned to %s/%s)",
+                item.provider,
+                item.api,
+                PROVIDER,
+                API,
+            )
+            _drop(
+                diags,
+                item,
+                "other_provider",
+                f"reasoning item made by {item.provider}/{item.api} not sent to {PROVIDER}/{API}",
+            )
+            dropped += 1
+            continue
+        if item.model != model or (
+            base_url is not None and item.base_url is not None and item.base_url != base_url
+        ):
+            log.debug("dropping reasoning item made by another model or endpoint (%s)", item.model)
+            _drop(
+                diags,
+                item,
+                "other_model",
+                f"reasoning item made by {item.model} at {item.base_url} not sent to {model} at {base_url}",
+            )
+            dropped += 1
+            continue
+        text = item.unseal(provider=PROVIDER, api=API).decode("utf-8")
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
+            _drop(diags, item, "malformed", "reasoning item payload is not an OpenAI reasoning item")
+            dropped += 1
+            continue
+        if not parsed.get("encrypted_content"):
+            # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".
+            _drop(
+                diags,
+                item,
+                "no_encrypted_content",
+                "reasoning item has no encrypted_content (was the request made without "
+                "include=['reasoning.encrypted_content']?); it cannot be replayed statelessly",
+            )
+            dropped += 1
+            continue
+        key = (item.turn_id, item.index)
+        if key in candidates:
+            continue  # the same item twice: send it once
+        candidates[key] = (item, text)
+
+    # Walk each response's reasoning items from the last one back, so a reasoning item followed by
+    # another reasoning item knows whether that one survived.
+    kept: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
+    for key in sorted(candidates, key=lambda k: (k[0], -k[1])):
+        item, text = candidates[key]
+        follower = (item.turn_id, item.index + 1)
+        if follower in present or follower in kept:
+            kept[key] = (item, text)
+        else:
+            _drop(
+                diags,
+                item,
+                "orphaned",
+                "reasoning item dropped: the item that followed it in its response is no longer in "
+                "the history (trimmed or compacted), and OpenAI rejects a reasoning item without it",
+            )
+            dropped += 1
+
+    # Group chains: each kept reasoning item is emitted before the first portable follower.
+    before: dict[tuple[str, int], list[_Raw]] = {}
+    for key in sorted(kept, key=lambda k: (k[0], k[1])):
+        item, text = kept[key]
+        target = (item.turn_id, item.index + 1)
+        while target in kept:
+            target = (target[0], target[1] + 1)
+        before.setdefault(target, []).append(_Raw(text))
+    return before, len(kept), dropped
+
+
+def _reasoning_param(
+    settings: ReasoningSettings | None, model: str, diags: list[DiagnosticEvent]
+) -> dict[str, Any] | None:
+    if settings is None:
+        return None
+    for name in ("budget_tokens", "display"):
+        if getattr(settings, name) is not None:
+            diags.append(
+                DiagnosticEvent(
+                    code="setting_ignored",
+                    message=f"reasoning.{name} is an Anthropic setting; OpenAI has no equivalent",
+                    data={"setting": name},
+                )
+            )
+    if settings.adaptive:
+        diags.append(
+            DiagnosticEvent(
+                code="setting_ignored",
+                message="reasoning.adaptive is an Anthropic setting; OpenAI models choose their own depth",
+                data={"setting": "adaptive"},
+            )
+        )
+    if not settings.enabled:
+        if not _supports_effort_none(model):
+            raise InvalidSettingsError(
+                f"{model} cannot turn reasoning off; use ReasoningSettings(effort='minimal' or 'low') "
+                "or a model that accepts effort 'none' (gpt-5.1 and later)"
+            )
+        return {"effort": "none"}
+    out: dict[str, Any] = {}
+    if settings.effort is not None:
+        if settings.effort == "max":
+            raise InvalidSettingsError(
+                "reasoning effort 'max' is Anthropic's; OpenAI accepts none, minimal, low, medium, "
+                "high and xhigh (depending on the model)"
+            )
+        if settings.effort == "none" and not _supports_effort_none(model):
+            raise InvalidSettingsError(f"{model} does not accept reasoning effort 'none'; use 'minimal'")
+        out["effort"] = settings.effort
+    if settings.summary is not None:
+        out["summary"] = settings.summary
+    return out
+
+
+def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
+    if not breakpoint:
+        return {"role": role, "content": text}
+    return {
+        "role": role,
+        "content": [{"type": "input_text", "text": text, "prompt_cache_breakpoint": {"mode": "explicit"}}],
+    }
+
+
+def build_request(
+    request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
+) -> BuiltRequest:
+    """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent."""
+    diags: list[DiagnosticEvent] = []
+    reasoning_model = is_reasoning_model(model)
+
+    foreign = sorted(k for k in request.provider_options if not k.startswith("openai_"))
+    if foreign:
+        raise InvalidSettingsError(
+            f"provider_options {foreign} are for another provider; this run is pinned to openai "
+            "(use 'openai_*' keys here)"
+        )
+    options = request.options_for("openai")
+    owned = sorted(k for k in options if k in _OWNED)
+    if owned:
+        raise InvalidSettingsError(
+            f"provider_options {['openai_' + k for k in owned]} would override what the adapter owns "
+            "(agentlab is stateless: store=false, full input every call, no previous_response_id)"
+        )
+    if request.temperature is not None and reasoning_model:
+        raise InvalidSettingsError(
+            f"temperature is not supported by the reasoning model {model} (OpenAI answers 400 "
+            "\"Unsupported parameter: 'temperature'\"); remove it or steer with reasoning effort"
+        )
+
+    cache_mode = _cache_mode(model)
+    hints = request.cache
+    use_cache = hints is not None and hints.enabled
+    system_breakpoint = bool(use_cache and hints is not None and hints.system and cache_mode == "options")
+
+    before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
+    paired = set(before)  # followers of a replayed reasoning item keep their original ids
+
+    items = list(request.items)
+    lead: list[str] = []
+    while items and isinstance(items[0], SystemItem):
+        first = items.pop(0)
+        assert isinstance(first, SystemItem)
+        lead.append(first.text)
+    system_text = "\n\n".join(lead)
+
+    inputs: list[Any] = []
+    if lead and system_breakpoint:
+        inputs.append(_message("developer", system_text, breakpoint=True))
+    for it in items:
+        key = (it.turn_id, it.index) if isinstance(it, AssistantTextItem | ToolCallItem) else None
+        if key is not None and key in before:
+            inputs.extend(before[key])
+        if isinstance(it, UserItem):
+            inputs.append(_message("user", it.text))
+        elif isinstance(it, SystemItem):
+            inputs.append(_message("developer", it.text))
+        elif isinstance(it, SummaryItem):
+            inputs.append(_message("user", SUMMARY_MARKER + it.text))
+        elif isinstance(it, AssistantTextItem):
+            if key in paired and it.provider_item_id:
+                inputs.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": it.provider_item_id,
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": it.text, "annotations": []}],
+                    }
+                )
+            else:
+                inputs.append(_message("assistant", it.text))
+        elif isinstance(it, ToolCallItem):
+            call: dict[str, Any] = {"type": "function_call"}
+            if key in paired and it.provider_item_id:
+                call["id"] = it.provider_item_id
+            call.update(call_id=it.call_id, name=it.name, arguments=it.arguments)
+            inputs.append(call)
+        elif isinstance(it, ToolResultItem):
+            inputs.append({"type": "function_call_output", "call_id": it.call_id, "output": it.output})
+        else:  # pragma: no cover - the PortableItem union is closed
+            raise TypeError(f"unexpected history item {type(it).__name__}")
+
+    tools = [_tool(t) for t in request.tools]
+
+    body: dict[str, Any] = {"model": model}
+    if lead and not system_breakpoint:
+        body["instructions"] = system_text
+    body["input"] = inputs
+    if tools:
+        body["tools"] = tools
+        body["tool_choice"] = request.tool_choice
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+    elif request.tool_choice == "required":
+        raise InvalidSettingsError("tool_choice='required' needs at least one tool")
+    if reasoning_model:
+        reasoning = _reasoning_param(request.reasoning, model, diags)
+        if reasoning:
+            body["reasoning"] = reasoning
+    elif request.reasoning is not None and request.reasoning.effort is not None:
+        raise InvalidSettingsError(
+            f"{model} is not a reasoning model; drop reasoning effort or pick e.g. 'openai:gpt-5.1'"
+        )
+    if request.max_output_tokens is not None:
+        body["max_output_tokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    body["store"] = False
+    include = ["reasoning.encrypted_content"] if reasoning_model else []
+    for extra in options.pop("include", None) or []:
+        if extra not in include:
+            include.append(extra)
+    if include:
+        body["include"] = include
+    body["stream"] = request.stream if stream is None else stream
+    if use_cache and hints is not None:
+        body["prompt_cache_key"] = prompt_cache_key(model, system_text, tools, hints)
+        if hints.ttl != "5m":
+            if cache_mode == "options":
+                body["prompt_cache_options"] = {"ttl": "12h"}
+            elif cache_mode == "retention":
+                body["prompt_cache_retention"] = "24h"
+    body.update(options)
+
+    parts: list[str] = []
+    for k, v in body.items():
+        if k == "input":
+            rendered = ",".join(x.text if isinstance(x, _Raw) else _dumps(x) for x in v)
+            parts.append(f'"input":[{rendered}]')
+        else:
+            parts.append(f"{_dumps(k)}:{_dumps(v)}")
+    return BuiltRequest(
+        body=("{" + ",".join(parts) + "}").encode("utf-8"),
+        diagnostics=diags,
+        reasoning_sent=sent,
+        reasoning_dropped=dropped,
+    )

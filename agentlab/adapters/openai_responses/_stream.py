@@ -1,0 +1,358 @@
+"""Responses API events (raw SSE ``data`` JSON) -> agentlab events and one ``ModelResponse``.
+
+This is the hot path: one ``json.loads`` per event and a ``match`` on ``type``, no SDK models (the
+SDK's typed event union costs several times the parse). Deltas become transient display events;
+completed output items (``response.output_item.done``) become portable items, and reasoning items
+become ``ProviderReasoningItem``s holding the item's raw JSON exactly as it stood in that event
+(sliced from the line, never re-serialized; the copy in ``output_item.added`` is incomplete).
+
+A non-streaming body goes through the same item/finish code (``assemble_body``), so both paths
+produce the same ``ModelResponse``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from ...errors import StreamInterruptedError
+from ...events import (
+    AdapterEvent,
+    DiagnosticEvent,
+    ModelResponse,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    StopReason,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from ...items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from ...usage import CallUsage, usage_from_openai
+from ._errors import in_stream_error
+from ._raw import raw_array_elements, raw_member
+from ._request import API, PROVIDER
+
+__all__ = ["ResponseAssembler", "assemble_body"]
+
+log = logging.getLogger("agentlab.adapters.openai_responses")
+
+_loads = json.loads
+_perf = time.perf_counter
+
+# Events that carry nothing agentlab maps (their content arrives again in a later event we do map).
+_KNOWN_NOOP = frozenset(
+    {
+        "response.queued",
+        "response.in_progress",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.output_text.annotation.added",
+        "response.refusal.done",
+        "response.function_call_arguments.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    }
+)
+
+_INCOMPLETE: dict[str, StopReason] = {
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+class ResponseAssembler:
+    """The state of one Responses call, fed one event at a time.
+
+    ``feed`` returns the display event for a delta (or ``None``) and queues rarer events
+    (diagnostics) in ``pending``; ``finish`` returns the ``ResponseCompletedEvent`` or raises when
+    the call did not complete. Nothing half-built ever leaves: items exist only in ``finish``'s result.
+    """
+
+    def __init__(self, *, model: str, base_url: str | None, request_id: str | None = None) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.request_id = request_id
+        self.response_id: str | None = None
+        self.pending: list[AdapterEvent] = []
+        self._items: dict[int, AssistantTextItem | ToolCallItem] = {}
+        self._reasoning: dict[int, ProviderReasoningItem] = {}
+        self._calls: dict[str, tuple[str, str]] = {}  # item id -> (call_id, name)
+        self._refusal: str | None = None
+        self._final: dict[str, Any] | None = None
+        self._final_raw: str | None = None
+        self._error: dict[str, Any] | None = None
+        self._failed = False
+        self._unknown: set[str] = set()
+        self._skipped: set[int] = set()  # output indexes of items deliberately not kept
+        self._t0 = _perf()
+        self.first_reasoning_s: float | None = None
+        self.first_text_s: float | None = None
+
+    # ------------------------------------------------------------------ streaming
+
+    def feed(self, data: str) -> AdapterEvent | None:
+        """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on malformed JSON."""
+        try:
+            ev = _loads(data)
+            etype = ev["type"]
+        except (ValueError, KeyError, TypeError):
+            raise StreamInterruptedError(
+                "malformed event in the OpenAI stream (not JSON with a 'type')",
+                provider=PROVIDER,
+                request_id=self.request_id,
+            ) from None
+        match etype:
+            case "response.reasoning_summary_text.delta":
+                if self.first_reasoning_s is None:
+                    self.first_reasoning_s = _perf() - self._t0
+                return ReasoningDeltaEvent(text=ev["delta"], block=f"{ev['item_id']}:{ev['summary_index']}")
+            case "response.output_text.delta":
+                if self.first_text_s is None:
+                    self.first_text_s = _perf() - self._t0
+                return TextDeltaEvent(text=ev["delta"])
+            case "response.function_call_arguments.delta":
+                call_id, name = self._calls.get(ev["item_id"], (ev["item_id"], ""))
+                return ToolCallDeltaEvent(call_id=call_id, name=name, arguments_delta=ev["delta"])
+            case "response.reasoning_text.delta":
+                if self.first_reasoning_s is None:
+                    self.first_reasoning_s = _perf() - self._t0
+                return ReasoningDeltaEvent(
+                    text=ev["delta"], block=f"{ev['item_id']}:c{ev.get('content_index', 0)}"
+                )
+            case "response.refusal.delta":
+                if self.first_text_s is None:
+                    self.first_text_s = _perf() - self._t0
+                return TextDeltaEvent(text=ev["delta"])
+            case "response.output_item.added":
+                item = ev["item"]
+                if item.get("type") == "function_call":
+                    self._calls[item.get("id", "")] = (item.get("call_id", ""), item.get("name", ""))
+                return None
+            case "response.output_item.done":
+                raw = raw_member(data, "item")
+                self._done_item(ev["item"], raw, ev["output_index"])
+                return None
+            case "response.created":
+                self.response_id = ev["response"].get("id")
+                return None
+            case "response.completed" | "response.incomplete":
+                self._final = ev["response"]
+                self._final_raw = data
+                return None
+            case "response.failed":
+                self._final = ev["response"]
+                self._failed = True
+                return None
+            case "error":
+                self._error = ev.get("error") or {k: v for k, v in ev.items() if k != "type"}
+                return None
+            case _ if etype in _KNOWN_NOOP:
+                return None
+            case _:
+                # Providers add event types (hosted tools: code_interpreter, web_search, ...). They
+                # are tolerated on purpose; their items still arrive as output_item.done.
+                if etype not in self._unknown:
+                    self._unknown.add(etype)
+                    log.debug("ignoring OpenAI stream event type %s", etype)
+                return None
+
+    # ------------------------------------------------------------------ items
+
+    def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> None:
+        itype = item.get("type")
+        turn = self.response_id or ""
+        if itype == "reasoning":
+            if raw is None:  # pragma: no cover - the item was parsed from this very text
+                raise StreamInterruptedError("reasoning item without raw JSON", provider=PROVIDER)
+            self._reasoning[index] = ProviderReasoningItem(
+                raw.encode("utf-8"),
+                provider=PROVIDER,
+                api=API,
+                model=self.model,
+                block_type="reasoning",
+                turn_id=turn,
+                index=index,
+                base_url=self.base_url,
+            )
+        elif itype == "message":
+            texts: list[str] = []
+            refusals: list[str] = []
+            for part in item.get("content") or ():
+                ptype = part.get("type")
+                if ptype == "output_text":
+                    texts.append(part.get("text") or "")
+                elif ptype == "refusal":
+                    refusals.append(part.get("refusal") or "")
+            if refusals:
+                self._refusal = "".join(refusals)
+            self._items[index] = AssistantTextItem(
+                text="".join(texts) if texts or not refusals else "".join(refusals),
+                turn_id=turn,
+                index=index,
+                provider_item_id=item.get("id"),
+            )
+        elif itype == "function_call":
+            arguments = item.get("arguments") or "{}"
+            try:
+                ok = isinstance(_loads(arguments), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                # Kept as received: the run's tool layer answers the model with a validation error,
+                # which is how the model gets to fix its call.
+                self.pending.append(
+                    DiagnosticEvent(
+                        code="invalid_tool_arguments",
+                        message=f"tool call {item.get('name')!r} arguments are not a JSON object",
+                        data={"call_id": item.get("call_id"), "name": item.get("name")},
+                    )
+                )
+            self._items[index] = ToolCallItem(
+                call_id=item.get("call_id") or item.get("id") or f"call_{index}",
+                name=item.get("name") or "",
+                arguments=arguments,
+                turn_id=turn,
+                index=index,
+                provider_item_id=item.get("id"),
+            )
+        else:
+            # Hosted tools (code_interpreter_call, web_search_call, ...) run server-side; their
+            # results are not portable and are not sent back. Say so rather than drop silently.
+            self.pending.append(
+                DiagnosticEvent(
+                    code="output_item_not_kept",
+                    message=f"OpenAI output item of type {itype!r} is not kept in history",
+                    data={"type": itype, "id": item.get("id"), "index": index},
+                )
+            )
+            self._items.pop(index, None)
+            self._reasoning.pop(index, None)
+            self._skipped.add(index)
+
+    # ------------------------------------------------------------------ end
+
+    def finish(self, *, streamed: bool = True) -> ResponseCompletedEvent:
+        """The one completed event, or the error that says why there is none."""
+        if self._error is not None or self._failed:
+            error = self._error
+            if error is None and self._final is not None:
+                error = self._final.get("error")
+            raise in_stream_error(error, request_id=self.request_id, failed=self._failed)
+        final = self._final
+        if final is None:
+            raise StreamInterruptedError(
+                "the OpenAI stream ended before response.completed; nothing of this call was kept",
+                provider=PROVIDER,
+                request_id=self.request_id,
+            )
+        if self.response_id is None:
+            self.response_id = final.get("id")
+        if streamed:
+            self._backfill(final)
+        status = final.get("status")
+        stop_detail: str | None = None
+        if status == "incomplete":
+            reason = (final.get("incomplete_details") or {}).get("reason") or "unknown"
+            stop: StopReason = _INCOMPLETE.get(reason, "incomplete")
+            stop_detail = reason
+        elif status == "completed":
+            if self._refusal is not None:
+                stop, stop_detail = "refusal", self._refusal
+            elif any(isinstance(i, ToolCallItem) for i in self._items.values()):
+                stop = "tool_use"
+            else:
+                stop = "end_turn"
+        else:
+            raise StreamInterruptedError(
+                f"OpenAI response ended with status {status!r}",
+                provider=PROVIDER,
+                request_id=self.request_id,
+            )
+        usage_raw = final.get("usage")
+        usage = usage_from_openai(usage_raw) if isinstance(usage_raw, dict) else CallUsage()
+        response = ModelResponse(
+            provider=PROVIDER,
+            api=API,
+            model=self.model,
+            response_id=self.response_id,
+            request_id=self.request_id,
+            items=tuple(self._items[i] for i in sorted(self._items)),
+            reasoning=tuple(self._reasoning[i] for i in sorted(self._reasoning)),
+            stop_reason=stop,
+            stop_detail=stop_detail,
+            usage=usage,
+        )
+        return ResponseCompletedEvent(
+            response=response,
+            latency_s=_perf() - self._t0,
+            first_reasoning_s=self.first_reasoning_s,
+            first_text_s=self.first_text_s,
+        )
+
+    def _backfill(self, final: dict[str, Any]) -> None:
+        """Items present in the final response but never announced by ``output_item.done``."""
+        output = final.get("output") or []
+        seen = set(self._items) | set(self._reasoning) | self._skipped
+        if all(i in seen for i in range(len(output))) or self._final_raw is None:
+            return
+        raw_resp = raw_member(self._final_raw, "response")
+        raw_out = raw_member(raw_resp, "output") if raw_resp else None
+        raws = raw_array_elements(raw_out) if raw_out else []
+        for i, item in enumerate(output):
+            if i not in seen and isinstance(item, dict):
+                self._done_item(item, raws[i] if i < len(raws) else None, i)
+
+    def add_output(self, output: list[Any], raw_output: list[str]) -> list[AdapterEvent]:
+        """Non-streaming: take a whole ``output`` array; return display events for its content."""
+        events: list[AdapterEvent] = []
+        for i, item in enumerate(output):
+            if not isinstance(item, dict):
+                continue
+            itype = item.get("type")
+            iid = item.get("id", str(i))
+            if itype == "reasoning":
+                for n, part in enumerate(item.get("summary") or ()):
+                    if part.get("text"):
+                        events.append(ReasoningDeltaEvent(text=part["text"], block=f"{iid}:{n}"))
+                for n, part in enumerate(item.get("content") or ()):
+                    if part.get("text"):
+                        events.append(ReasoningDeltaEvent(text=part["text"], block=f"{iid}:c{n}"))
+            self._done_item(item, raw_output[i] if i < len(raw_output) else None, i)
+            done = self._items.get(i)
+            if isinstance(done, AssistantTextItem) and done.text:
+                events.append(TextDeltaEvent(text=done.text))
+            elif isinstance(done, ToolCallItem):
+                events.append(
+                    ToolCallDeltaEvent(call_id=done.call_id, name=done.name, arguments_delta=done.arguments)
+                )
+        return events
+
+
+def assemble_body(
+    text: str, *, model: str, base_url: str | None, request_id: str | None
+) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
+    """A non-streaming response body -> (display events, completed event); same mapping as streams."""
+    try:
+        body = _loads(text)
+        if not isinstance(body, dict):
+            raise ValueError("not an object")
+        raw_out = raw_member(text, "output")
+        raws = raw_array_elements(raw_out) if raw_out else []
+    except ValueError:
+        raise StreamInterruptedError(
+            "malformed OpenAI response body (not a JSON object)", provider=PROVIDER, request_id=request_id
+        ) from None
+    asm = ResponseAssembler(model=model, base_url=base_url, request_id=request_id)
+    asm.response_id = body.get("id")
+    events = asm.add_output(body.get("output") or [], raws)
+    asm._final = body
+    if body.get("status") == "failed":
+        asm._failed = True
+        asm._error = body.get("error") if isinstance(body.get("error"), dict) else None
+    completed = asm.finish(streamed=False)
+    return [*events, *asm.pending], completed
