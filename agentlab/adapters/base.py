@@ -4,8 +4,9 @@ An adapter has one required method, ``stream(request)``: an async iterator of ``
 ends with exactly one ``ResponseCompletedEvent`` (or raises an ``agentlab.errors.ProviderError``).
 Non-streaming calls go through the same method (``request.stream=False``) and the same
 post-processing. The run takes ownership of every event yielded and stamps ``run_id``/``step`` on it
-in place (no per-delta copy), so yield a fresh event object each time; never re-yield or keep one. Adapters translate SDK exceptions into agentlab's error tree in one place and own
-retries (bounded, honouring ``retry-after``).
+in place (no per-delta copy), so yield a fresh event object each time; never re-yield or keep one.
+Adapters translate SDK exceptions into agentlab's error tree in one place and own retries (bounded,
+honouring ``retry-after``).
 
 Routing happens once per run: ``parse_model("anthropic:claude-sonnet-4-5")``. A model name starting
 with ``sim-`` routes to the in-process simulator behind the real SDK; a real name never does.

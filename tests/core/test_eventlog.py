@@ -1,0 +1,106 @@
+"""Event log: durable records only (by type), JSONL one complete line per record, torn tails handled."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+import agentlab as al
+from agentlab.eventlog import EventLog, TornLineWarning
+from agentlab.events import (
+    DiagnosticEvent,
+    ErrorEvent,
+    ModelResponse,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    RunStartedEvent,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from agentlab.items import ProviderReasoningItem, UserItem
+from agentlab.testing import ScriptedAdapter, Step
+
+
+def opaque() -> ProviderReasoningItem:
+    return ProviderReasoningItem(
+        b"x", provider="openai", api="responses", model="m", block_type="reasoning", turn_id="t", index=0
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ReasoningDeltaEvent(text="secret thought"),
+        TextDeltaEvent(text="t"),
+        ToolCallDeltaEvent(call_id="c", name="n", arguments_delta="{"),
+        ResponseCompletedEvent(response=ModelResponse(provider="openai", api="responses", model="m")),
+        UserItem(text="not an event"),
+        {"kind": "run_started"},
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_refuses_transient_and_non_events(tmp_path: Path, bad: object) -> None:
+    log = EventLog(tmp_path / "log.jsonl")
+    with pytest.raises(al.PrivacyError):
+        log.append(bad)
+    assert len(log) == 0 and not (tmp_path / "log.jsonl").exists()
+
+
+def test_refuses_opaque_item(tmp_path: Path) -> None:
+    with pytest.raises(al.PrivacyError):
+        EventLog(tmp_path / "l.jsonl").append(opaque())
+
+
+def test_refuses_durable_subclass_by_exact_type() -> None:
+    class Sneaky(DiagnosticEvent):
+        pass
+
+    with pytest.raises(al.PrivacyError):
+        EventLog().append(Sneaky(code="c", message="m"))
+
+
+def test_jsonl_round_trip_and_one_line_per_record(tmp_path: Path) -> None:
+    p = tmp_path / "sub" / "log.jsonl"
+    ad = ScriptedAdapter([Step(reasoning=["r"], text="hi")])
+    r = al.run("openai:sim-reasoner", "x", adapter=ad, event_log=p)
+    lines = p.read_text().splitlines()
+    assert len(lines) == len(r.events) and p.read_text().endswith("\n")
+    back = EventLog.read(p)
+    assert [e.kind for e in back] == [e.kind for e in r.events]
+    assert back == list(r.events)
+    # appending a second run keeps the file valid
+    al.run("openai:sim-reasoner", "y", adapter=ScriptedAdapter([Step(text="again")]), event_log=EventLog(p))
+    assert len(EventLog.read(p)) == 2 * len(r.events)
+
+
+def test_torn_tail_is_repaired_and_skipped(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    log = EventLog(p)
+    log.append(RunStartedEvent(provider="openai", model="m"))
+    with p.open("ab") as f:
+        f.write(b'{"kind":"run_sta')  # a crash mid-write
+    with pytest.warns(TornLineWarning):
+        assert len(EventLog.read(p)) == 1
+    with pytest.warns(TornLineWarning):
+        log2 = EventLog(p)
+    log2.append(RunStartedEvent(provider="openai", model="m2"))
+    assert [e.model for e in EventLog.read(p)] == ["m", "m2"]
+
+
+def test_error_messages_are_redacted(tmp_path: Path) -> None:
+    p = tmp_path / "l.jsonl"
+    EventLog(p).append(ErrorEvent(error_type="X", message="bad key sk-ant-api03-abcdefghijklmnop used"))
+    text = p.read_text()
+    assert "sk-ant-api03" not in text and "[REDACTED]" in text
+
+
+def test_in_memory_log_and_result_pickles() -> None:
+    log = EventLog()
+    r = al.run(
+        "openai:sim-reasoner", "x", adapter=ScriptedAdapter([Step(opaque=["o"], text="a")]), event_log=log
+    )
+    assert len(log) == len(r.events) and log.records == list(r.events)
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert "memory" in repr(log)

@@ -1,0 +1,61 @@
+"""usage_frame: documented columns, dtypes, <NA> for unknown reasoning, NaN for unknown cost."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+import agentlab as al
+from agentlab.frames import USAGE_COLUMNS
+from agentlab.testing import ScriptedAdapter, Step
+from agentlab.usage import CallUsage
+
+LEGACY = CallUsage(
+    input_tokens=100,
+    cache_read_tokens=20,
+    cache_write_tokens=10,
+    cache_write_1h_tokens=0,
+    output_tokens=60,
+    reasoning_tokens=None,
+    reasoning_source="unknown",
+)
+
+
+@al.tool
+def t(x: int) -> int:
+    """Identity."""
+    return x
+
+
+def test_columns_and_dtypes() -> None:
+    ad = ScriptedAdapter(
+        [Step(reasoning=["r"], tool_calls=[("t", {"x": 1})]), Step(text="ok", usage=LEGACY)],
+        provider="anthropic",
+        model="sim-thinker-legacy",
+    )
+    r = al.run("anthropic:sim-thinker-legacy", "x", tools=[t], adapter=ad)
+    df = r.usage_frame()
+    assert list(df.columns) == list(USAGE_COLUMNS)
+    assert {c: str(d) for c, d in df.dtypes.items()} == USAGE_COLUMNS
+    assert len(df) == 2 and df["step"].tolist() == [1, 2]
+    assert df["reasoning_tokens"].iloc[0] == 8
+    assert df["reasoning_tokens"].iloc[1] is pd.NA  # unknown, never 0
+    assert df["reasoning_source"].tolist() == ["reported", "unknown"]
+    assert math.isnan(df["reasoning_cost_usd"].iloc[1]) and not math.isnan(df["total_cost_usd"].iloc[1])
+    assert df["total_cost_usd"].sum() == pytest.approx(r.usage.cost.total)
+    assert df["first_reasoning_s"].notna().iloc[0] and math.isnan(df["first_text_s"].iloc[0])
+    assert r.usage.reasoning_tokens is None  # run total with one unknown part is unknown
+
+
+def test_from_events_and_results_and_empty() -> None:
+    r = al.run("openai:sim-reasoner", "x", adapter=ScriptedAdapter([Step(text="a")]))
+    from_events = al.usage_frame([e for e in r.events if e.kind == "model_call_completed"])
+    pd.testing.assert_frame_equal(from_events, r.usage_frame())
+    both = al.usage_frame([r, r])
+    assert len(both) == 2
+    empty = al.usage_frame([])
+    assert list(empty.columns) == list(USAGE_COLUMNS) and len(empty) == 0
+    with pytest.raises(TypeError):
+        al.usage_frame([object()])
