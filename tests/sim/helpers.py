@@ -45,3 +45,19 @@ def anthropic_tool_results(content: list[Any], impl: dict[str, Any]) -> list[dic
         for b in content
         if b.type == "tool_use"
     ]
+
+
+def raw_post(transport: Any, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    """POST JSON straight through the transport (no SDK), to see the exact status, headers and body."""
+    import httpx2
+
+    base = "http://sim.agentlab.local"
+    with httpx2.Client(transport=transport, base_url=base) as client:
+        return client.post(path, json=body, headers=headers or {})
+
+
+def load_error_fixture(name: str) -> Any:
+    """A quoted or recorded error body from ../shared/fixtures/errors (skips when absent)."""
+    from tests.support.cassettes import fixtures_dir
+
+    return json.loads((fixtures_dir() / "errors" / name).read_text(encoding="utf-8"))

@@ -1,0 +1,45 @@
+"""``python -m agentlab.sim serve [--port N] [--seed S] [--fault SPEC]``: the loopback simulator."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from .core import Simulator
+from .server import serve
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentlab.sim", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("serve", help="serve both simulated APIs on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="port (0 = pick a free one); default 8765")
+    p.add_argument("--seed", type=int, default=0, help="seed for ids and obfuscation strings")
+    p.add_argument("--fault", default=None, help="default fault spec for requests that name none")
+    p.add_argument("--retry-after-ms", type=int, default=20, help="what 429 replies ask clients to wait")
+    args = parser.parse_args(argv)
+    sim = Simulator(seed=args.seed, default_fault=args.fault, retry_after_ms=args.retry_after_ms)
+
+    def ready(port: int) -> None:
+        print(f"agentlab.sim serving on http://127.0.0.1:{port}", flush=True)
+        print(
+            f"  OpenAI    base_url=http://127.0.0.1:{port}/v1  models: sim-reasoner, sim-reasoner-mini",
+            flush=True,
+        )
+        print(
+            f"  Anthropic base_url=http://127.0.0.1:{port}     models: sim-thinker, sim-thinker-legacy",
+            flush=True,
+        )
+
+    try:
+        asyncio.run(serve(args.port, sim=sim, on_ready=ready))
+    except OSError as exc:
+        print(f"agentlab.sim: cannot serve on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
+        return 2
+    print("agentlab.sim stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
