@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 import threading
 import time
 import uuid
@@ -163,6 +164,10 @@ class Run:
         self._calls: list[CallRecord] = []
         self._pending: list[DiagnosticEvent] = []
         self._carried_drop = 0
+        if "IPython" in sys.modules:  # cell-scoped continuations without %load_ext (agentlab.notebook)
+            from .notebook.extension import autoload
+
+            autoload()
 
     # ------------------------------------------------------------------ public
 
@@ -613,13 +618,26 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """``await agentlab.arun("openai:sim-reasoner", "task", tools=[...])``: one run, its result."""
-    return await Run(model, task, **kw).arun()
+    return await _in_notebook(Run(model, task, **kw)).arun()
 
 
 def run(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """Sync form of ``arun``; works in scripts and inside Jupyter's running event loop."""
-    r = Run(model, task, **kw)
+    r = _in_notebook(Run(model, task, **kw))
     return run_sync(r.arun())
+
+
+def _in_notebook(r: Run) -> Run:
+    """Inside IPython: load the cell-scope extension; in a Jupyter kernel, stream into a live run view.
+
+    Checked through ``sys.modules`` so that scripts never import IPython or ipywidgets for it
+    (``AGENTLAB_NO_WIDGETS=1`` turns the live view off; see ``agentlab.notebook.live``).
+    """
+    if "IPython" in sys.modules:
+        from .notebook.live import live_run_view
+
+        live_run_view(r)
+    return r
 
 
 # ---------------------------------------------------------------------- sessions
@@ -698,10 +716,10 @@ class Session:
         return Run(model, task, session=self, **kw)
 
     async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return await self.start(model, task, **kw).arun()
+        return await _in_notebook(self.start(model, task, **kw)).arun()
 
     def run(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return run_sync(self.start(model, task, **kw).arun())
+        return run_sync(_in_notebook(self.start(model, task, **kw)).arun())
 
     def __repr__(self) -> str:
         last = ":".join(self._last) if self._last else None
