@@ -1,0 +1,118 @@
+"""The one place where ``anthropic`` SDK exceptions become agentlab errors.
+
+Why one place: user code catches ``agentlab.errors`` types only and never imports the SDK; retries are
+decided by the SDK (``max_retries``, honouring ``retry-after``/``retry-after-ms``) *before* anything
+reaches here, so what arrives is final. Messages carry the provider's own error text, status, error
+type and request id, never request headers (which hold the key).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from ...errors import (
+    AgentlabError,
+    InvalidSettingsError,
+    MissingApiKeyError,
+    OverloadedError,
+    ProviderAPIError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderServerError,
+    RateLimitError,
+    StreamInterruptedError,
+)
+
+__all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
+
+PROVIDER = "anthropic"
+
+# In-stream ``error`` event types a caller may retry (a *new* call; never transparently).
+_RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+
+
+def _body_error(body: object) -> tuple[str | None, str | None, str | None]:
+    """(error type, message, request_id) from an Anthropic error envelope, when it is one."""
+    if not isinstance(body, dict):
+        return None, None, None
+    err = body.get("error")
+    etype = msg = None
+    if isinstance(err, dict):
+        etype = err.get("type") if isinstance(err.get("type"), str) else None
+        msg = err.get("message") if isinstance(err.get("message"), str) else None
+    rid = body.get("request_id")
+    return etype, msg, rid if isinstance(rid, str) else None
+
+
+def retry_after(headers: Any) -> float | None:
+    """The server's retry hint in seconds (``retry-after-ms`` first, then ``retry-after`` seconds)."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) / scale
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def translate(exc: BaseException) -> AgentlabError:
+    """Map an SDK (or transport) exception onto agentlab's error tree. Unknown ones are wrapped."""
+    if isinstance(exc, AgentlabError):
+        return exc
+    if isinstance(exc, anthropic.APIStatusError):
+        etype, msg, body_rid = _body_error(exc.body)
+        status = exc.status_code
+        request_id = exc.request_id or body_rid
+        message = msg or exc.api_message or f"HTTP {status}"
+        kw: dict[str, Any] = {
+            "provider": PROVIDER,
+            "status": status,
+            "error_type": etype or exc.type,
+            "request_id": request_id,
+        }
+        if status == 429:
+            return RateLimitError(message, retry_after=retry_after(exc.response.headers), **kw)
+        if status in (503, 529) or etype == "overloaded_error":
+            return OverloadedError(message, **kw)
+        if status >= 500:
+            return ProviderServerError(message, **kw)
+        return ProviderAPIError(message, **kw)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ProviderConnectionError("request timed out", provider=PROVIDER)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__
+        detail = f": {type(cause).__name__}" if cause is not None else ""
+        return ProviderConnectionError(f"connection failed{detail}", provider=PROVIDER)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return ProviderAPIError(
+            "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code
+        )
+    if isinstance(exc, ValueError) and "Streaming is required" in str(exc):
+        # The SDK refuses non-streaming calls it expects to run over 10 minutes.
+        return InvalidSettingsError(
+            "anthropic: this max_output_tokens is too large for a non-streaming call "
+            "(the SDK estimates it could exceed 10 minutes); use stream=True or lower max_output_tokens"
+        )
+    if isinstance(exc, TypeError) and "Could not resolve authentication method" in str(exc):
+        return MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
+    if isinstance(exc, anthropic.AnthropicError):
+        return ProviderError(f"{type(exc).__name__}: {exc}", provider=PROVIDER)
+    return ProviderError(f"unexpected {type(exc).__name__}: {exc}", provider=PROVIDER)
+
+
+def in_stream_error(obj: dict[str, Any], *, request_id: str | None) -> StreamInterruptedError:
+    """An SSE ``error`` event (HTTP status was 200): typed by its ``error.type``, never retried here."""
+    etype, msg, body_rid = _body_error(obj)
+    return StreamInterruptedError(
+        f"the stream reported an error: {msg or 'no message'}",
+        provider=PROVIDER,
+        error_type=etype,
+        request_id=request_id or body_rid,
+        retryable=etype in _RETRYABLE_TYPES,
+    )

@@ -1,0 +1,494 @@
+"""``ModelRequest`` -> the Messages API request body, with the API's rules checked before sending.
+
+Why checks here: the API answers a wrong thinking/caching setup with a 400 after a network round trip
+(or, worse, mid-loop); agentlab raises ``InvalidSettingsError`` with the fix instead.
+
+Continuity (the rule that matters most): inside an active tool loop, the ``thinking`` and
+``redacted_thinking`` blocks of the last assistant turn must go back exactly as received, or the API
+answers 400 ("... cannot be modified"). They come from ``request.continuation`` only (opaque
+``ProviderReasoningItem``s, raw JSON bytes) and are put back inside the assistant turn that produced
+them, at their original block ``index`` among that turn's portable text/tool_use items
+(matched by ``turn_id``). Items from another provider/API/model/endpoint, and items whose turn is
+not in the history, are dropped and counted, never sent.
+
+Documented recovery (no continuation while budgeted thinking is on): when the history ends with an
+assistant ``tool_use`` turn and its tool results, but that turn has no thinking block to send (the
+loop was abandoned in an earlier cell, the checkpoint was restored from disk, or the session switched
+provider), the API would reject the request ("a final assistant message must start with a thinking
+block"). agentlab then rewrites that one dangling exchange as portable text: the assistant turn's
+tool calls become assistant text (``[called tool NAME with ARGS]``) and their results become user text
+(``[result of tool NAME: OUTPUT]``), and emits a ``DiagnosticEvent`` (``anthropic_dangling_tool_use``).
+Thinking stays on; it is never disabled to get past the rule. Adaptive thinking needs no recovery: an
+adaptive turn may legitimately have no thinking block.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import InvalidSettingsError
+from ...events import DiagnosticEvent
+from ...items import (
+    AssistantTextItem,
+    ProviderReasoningItem,
+    SummaryItem,
+    SystemItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+)
+from ...request import ModelRequest
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "EFFORT_BUDGETS",
+    "INTERLEAVED_BETA",
+    "BuiltRequest",
+    "build_request",
+    "count_breakpoints",
+]
+
+log = logging.getLogger("agentlab.adapters.anthropic")
+
+PROVIDER = "anthropic"
+API = "messages"
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+DEFAULT_MAX_TOKENS = 16000
+"""``max_tokens`` when the request gives no ``max_output_tokens`` (the API requires one)."""
+ANSWER_ROOM = 4096
+"""With a budget at or above the default ``max_tokens``, room left for the answer after thinking."""
+MIN_BUDGET = 1024
+MAX_BREAKPOINTS = 4
+EFFORT_BUDGETS: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
+    "max": 63999,
+}
+"""``budget_tokens`` chosen from ``effort`` when budgeted thinking gets no explicit budget."""
+_OUTPUT_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
+# Keys agentlab must own; provider_options may not replace them.
+_OWNED = frozenset({"messages", "model", "stream"})
+_THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+_TTL_RANK = {"5m": 0, "1h": 1}
+
+
+@dataclass
+class BuiltRequest:
+    """The body parts for ``messages.create`` and what building it noticed."""
+
+    body: dict[str, Any]
+    """The full JSON body except ``stream`` (kwargs the SDK knows and extras alike)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
+    dropped: int = 0
+    thinking_type: str | None = None
+
+
+def _adaptive_preferred(model: str) -> bool:
+    """Models the SDK itself steers from budgeted to adaptive thinking (it warns on ``enabled``)."""
+    try:
+        from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
+    except ImportError:  # pragma: no cover - older SDKs have no such list
+        return False
+    return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
+
+
+def _thinking(
+    req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
+) -> tuple[dict[str, Any] | None, int]:
+    """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
+    r = req.reasoning
+    user_max = req.max_output_tokens
+    max_tokens = user_max or DEFAULT_MAX_TOKENS
+    if r is None or not r.enabled:
+        return None, max_tokens
+    if r.effort == "none":
+        raise InvalidSettingsError(
+            "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
+        )
+    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
+    if r.adaptive and r.budget_tokens is not None:
+        raise InvalidSettingsError(
+            "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
+        )
+    temp = req.temperature
+    if temp is not None and temp != 1:
+        raise InvalidSettingsError(
+            f"anthropic: temperature={temp} is not allowed with thinking; leave it unset (or 1), "
+            "or turn thinking off with ReasoningSettings(enabled=False)"
+        )
+    if opts.get("top_k") is not None:
+        raise InvalidSettingsError("anthropic: top_k is not allowed with thinking; remove anthropic_top_k")
+    top_p = opts.get("top_p")
+    if top_p is not None and not (0.95 <= float(top_p) <= 1):
+        raise InvalidSettingsError("anthropic: with thinking, anthropic_top_p must be between 0.95 and 1")
+    if req.tools and req.tool_choice == "required":
+        raise InvalidSettingsError(
+            "anthropic: tool_choice='required' (forced tool use) is not allowed with thinking; "
+            "use tool_choice='auto' or turn thinking off"
+        )
+    cfg: dict[str, Any]
+    if adaptive:
+        cfg = {"type": "adaptive"}
+        if r.effort is not None:
+            if r.effort not in _OUTPUT_EFFORTS:
+                raise InvalidSettingsError(
+                    f"anthropic: effort {r.effort!r} is not offered; use one of {sorted(_OUTPUT_EFFORTS)}"
+                )
+            opts.setdefault("output_config", {"effort": r.effort})
+    else:
+        budget = r.budget_tokens if r.budget_tokens is not None else EFFORT_BUDGETS[r.effort or "medium"]
+        if budget < MIN_BUDGET:
+            raise InvalidSettingsError(
+                f"anthropic: budget_tokens must be at least {MIN_BUDGET}; got {budget}"
+            )
+        if budget >= max_tokens and not r.interleaved:
+            if user_max is not None:
+                raise InvalidSettingsError(
+                    f"anthropic: budget_tokens ({budget}) must be below max_output_tokens ({user_max}); "
+                    "raise max_output_tokens or lower the budget (or use interleaved thinking)"
+                )
+            max_tokens = budget + ANSWER_ROOM
+        cfg = {"type": "enabled", "budget_tokens": budget}
+    if r.display is not None:
+        cfg["display"] = r.display
+    if r.interleaved and not adaptive:
+        # Adaptive thinking interleaves on its own; budgeted thinking needs the beta (Claude 4+).
+        if req.model.startswith(("claude-3", "claude-2", "claude-instant")):
+            raise InvalidSettingsError(
+                f"anthropic: interleaved thinking needs a Claude 4 (or later) model; {req.model} has none"
+            )
+        _add_beta(headers, INTERLEAVED_BETA)
+    return cfg, max_tokens
+
+
+def _add_beta(headers: dict[str, str], beta: str) -> None:
+    current = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+    if beta not in current:
+        current.append(beta)
+    headers["anthropic-beta"] = ",".join(current)
+
+
+class _Messages:
+    """Builds the ``messages`` list, merging consecutive same-role turns as the API requires."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def push(self, role: str, block: dict[str, Any]) -> None:
+        msgs = self.messages
+        if msgs and msgs[-1]["role"] == role:
+            msgs[-1]["content"].append(block)
+        else:
+            msgs.append({"role": role, "content": [block]})
+
+
+def _tool_input(item: ToolCallItem) -> dict[str, Any]:
+    try:
+        value = json.loads(item.arguments or "{}")
+    except ValueError:
+        raise InvalidSettingsError(
+            f"anthropic: tool call {item.call_id} ({item.name}) in history has arguments that are not JSON"
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidSettingsError(
+            f"anthropic: tool call {item.call_id} ({item.name}) arguments must be a JSON object"
+        )
+    return value
+
+
+def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bool:
+    return item.block_type in _THINKING_TYPES and item.matches(
+        provider=PROVIDER, api=API, model=model, base_url=base_url
+    )
+
+
+def _messages(
+    req: ModelRequest, base_url: str | None, out: BuiltRequest
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""
+    by_turn: dict[str, list[ProviderReasoningItem]] = {}
+    other = 0
+    for item in req.continuation:
+        if _usable(item, req.model, base_url):
+            by_turn.setdefault(item.turn_id, []).append(item)
+        else:
+            other += 1
+            log.debug("anthropic: dropping reasoning item not made here: %r", item)
+    for lst in by_turn.values():
+        lst.sort(key=lambda i: i.index)
+    history_turns = {
+        i.turn_id
+        for i in req.items
+        if isinstance(i, AssistantTextItem | ToolCallItem) and i.turn_id is not None
+    }
+    orphans = sum(len(v) for k, v in by_turn.items() if k not in history_turns)
+    trailing = 0
+
+    system: list[dict[str, Any]] = []
+    m = _Messages()
+    pending: list[ProviderReasoningItem] = []  # reasoning of the turn being emitted, not yet placed
+    current_turn: str | None = None
+
+    def flush_turn() -> None:
+        nonlocal trailing, pending
+        # Reasoning after the turn's last portable part would end the message with a thinking block,
+        # which the API rejects; such items cannot be sent.
+        trailing += len(pending)
+        pending = []
+
+    for item in req.items:
+        if isinstance(item, AssistantTextItem | ToolCallItem):
+            if item.turn_id != current_turn:
+                flush_turn()
+                current_turn = item.turn_id
+                pending = list(by_turn.pop(item.turn_id, ())) if item.turn_id is not None else []
+            idx = item.index
+            while pending and (idx is None or pending[0].index < idx):
+                r = pending.pop(0)
+                m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
+            if isinstance(item, AssistantTextItem):
+                if item.text:
+                    m.push("assistant", {"type": "text", "text": item.text})
+            else:
+                m.push(
+                    "assistant",
+                    {"type": "tool_use", "id": item.call_id, "name": item.name, "input": _tool_input(item)},
+                )
+            continue
+        flush_turn()
+        current_turn = None
+        if isinstance(item, SystemItem):
+            system.append({"type": "text", "text": item.text})
+        elif isinstance(item, UserItem | SummaryItem):
+            if not item.text:
+                raise InvalidSettingsError(
+                    f"anthropic: empty {item.kind} text; the API rejects empty text blocks"
+                )
+            m.push("user", {"type": "text", "text": item.text})
+        elif isinstance(item, ToolResultItem):
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": item.call_id,
+                "content": item.output,
+            }
+            if item.is_error:
+                block["is_error"] = True
+            m.push("user", block)
+    flush_turn()
+
+    # Tool results must open the user turn that answers a tool_use turn.
+    for msg in m.messages:
+        if msg["role"] == "user" and len(msg["content"]) > 1:
+            msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
+
+    dropped = other + orphans + trailing
+    out.dropped = dropped
+    if dropped:
+        out.diagnostics.append(
+            DiagnosticEvent(
+                code="anthropic_reasoning_dropped",
+                message=(
+                    f"{dropped} reasoning item(s) not sent: {other} made by another provider/model/endpoint, "
+                    f"{orphans} whose turn is not in the history, {trailing} after the turn's last part"
+                ),
+                data={"other": other, "orphaned": orphans, "trailing": trailing},
+            )
+        )
+    return system, m.messages
+
+
+def _recover_dangling(messages: list[dict[str, Any]], out: BuiltRequest) -> None:
+    """The documented recovery (module docstring) for a final tool_use turn without its thinking."""
+    last_a = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
+    if last_a is None:
+        return
+    turn = messages[last_a]["content"]
+    calls = {b["id"]: b for b in turn if b.get("type") == "tool_use"}
+    if not calls or turn[0].get("type") in _THINKING_TYPES:
+        return
+    if last_a + 1 >= len(messages):
+        return  # no results yet: _check_results raises
+    answer = messages[last_a + 1]["content"]
+    new_turn: list[dict[str, Any]] = []
+    for b in turn:
+        if b.get("type") == "tool_use":
+            args = json.dumps(b.get("input", {}), ensure_ascii=False)
+            new_turn.append({"type": "text", "text": f"[called tool {b['name']} with {args}]"})
+        else:
+            new_turn.append(b)
+    new_answer: list[dict[str, Any]] = []
+    for b in answer:
+        if b.get("type") == "tool_result" and b.get("tool_use_id") in calls:
+            name = calls[b["tool_use_id"]]["name"]
+            status = "error from" if b.get("is_error") else "result of"
+            new_answer.append({"type": "text", "text": f"[{status} tool {name}: {b.get('content', '')}]"})
+        else:
+            new_answer.append(b)
+    messages[last_a]["content"] = new_turn
+    messages[last_a + 1]["content"] = new_answer
+    out.diagnostics.append(
+        DiagnosticEvent(
+            code="anthropic_dangling_tool_use",
+            message=(
+                "the last tool-use turn has no thinking block to send back (its tool loop's continuation "
+                "is gone: abandoned loop, restored checkpoint or provider switch); its tool calls and "
+                "results were sent as plain text so thinking can stay on"
+            ),
+            data={"tool_calls": sorted(calls)},
+        )
+    )
+
+
+def _check_results(messages: list[dict[str, Any]]) -> None:
+    """Every tool_use must be answered by a tool_result in the next user turn (else a 400 follows)."""
+    for i, msg in enumerate(messages):
+        if msg["role"] != "assistant":
+            continue
+        ids = [b["id"] for b in msg["content"] if b.get("type") == "tool_use"]
+        if not ids:
+            continue
+        nxt = messages[i + 1]["content"] if i + 1 < len(messages) else []
+        answered = {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"}
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            raise InvalidSettingsError(
+                f"anthropic: tool call(s) {missing} have no ToolResultItem right after them in the history"
+            )
+
+
+def _cache_control(ttl: str, out: BuiltRequest) -> dict[str, Any]:
+    if ttl == "24h":
+        out.diagnostics.append(
+            DiagnosticEvent(
+                code="anthropic_cache_ttl",
+                message="Anthropic offers cache ttls of 5m and 1h; the 24h hint was sent as 1h",
+                data={"requested": "24h", "sent": "1h"},
+            )
+        )
+        ttl = "1h"
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def _breakpoint_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every place a ``cache_control`` can sit, in prompt order (tools, system, messages, top level)."""
+    places: list[dict[str, Any]] = []
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        places.extend(t for t in tools if isinstance(t, dict))
+    system = body.get("system")
+    if isinstance(system, list):
+        places.extend(b for b in system if isinstance(b, dict))
+    for msg in body.get("messages") or []:
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            places.append(b)
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            if isinstance(inner, list):
+                places.extend(x for x in inner if isinstance(x, dict))
+    places.append(body)  # top-level (automatic caching) breakpoint
+    return places
+
+
+def count_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``cache_control`` values in ``body``, in prompt order."""
+    return [p["cache_control"] for p in _breakpoint_blocks(body) if p.get("cache_control")]
+
+
+def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest) -> None:
+    hints = req.cache
+    if hints is not None and hints.enabled:
+        cc = _cache_control(hints.ttl, out)
+        tools = body.get("tools")
+        if hints.tools and tools:
+            tools[-1] = {**tools[-1], "cache_control": dict(cc)}
+        system = body.get("system")
+        if hints.system and isinstance(system, list) and system:
+            system[-1] = {**system[-1], "cache_control": dict(cc)}
+        messages = body["messages"]
+        if hints.history and messages:
+            content = messages[-1]["content"]
+            for k in range(len(content) - 1, -1, -1):
+                if content[k].get("type") not in _THINKING_TYPES:  # never on thinking blocks
+                    content[k] = {**content[k], "cache_control": dict(cc)}
+                    break
+    for msg in body["messages"]:
+        for b in msg["content"]:
+            if b.get("type") in _THINKING_TYPES and "cache_control" in b:
+                raise InvalidSettingsError("anthropic: cache_control cannot be set on thinking blocks")
+    marks = count_breakpoints(body)
+    if len(marks) > MAX_BREAKPOINTS:
+        raise InvalidSettingsError(
+            f"anthropic: {len(marks)} cache breakpoints requested (agentlab's cache hints plus any set "
+            f"through provider_options); the API allows {MAX_BREAKPOINTS}. Turn some CacheHints off."
+        )
+    ranks = [_TTL_RANK.get(str(m.get("ttl", "5m")), 0) if isinstance(m, dict) else 0 for m in marks]
+    if any(later > earlier for earlier, later in itertools.pairwise(ranks)):
+        raise InvalidSettingsError(
+            "anthropic: cache breakpoints with a 1h ttl must come before those with 5m "
+            "(tools, then system, then messages); align CacheHints.ttl with the ttls in provider_options"
+        )
+
+
+def build_request(
+    req: ModelRequest, *, base_url: str | None, extra_headers: dict[str, str] | None = None
+) -> BuiltRequest:
+    """The Messages API body for ``req`` (everything but ``stream``), or ``InvalidSettingsError``."""
+    opts = req.options_for(PROVIDER)
+    owned = sorted(k for k in opts if k in _OWNED)
+    if owned:
+        raise InvalidSettingsError(f"anthropic: provider_options cannot set {owned}; agentlab builds them")
+    foreign = sorted(k for k in req.provider_options if not k.startswith(f"{PROVIDER}_"))
+    if foreign:
+        # Another provider's knobs are expected in a shared request (compare); say so at debug level.
+        log.debug("anthropic: ignoring provider_options for other providers: %s", foreign)
+    out = BuiltRequest(body={}, headers=dict(extra_headers or {}))
+    if req.temperature is not None and not (0 <= req.temperature <= 1):
+        raise InvalidSettingsError(f"anthropic: temperature must be between 0 and 1; got {req.temperature}")
+    thinking, max_tokens = _thinking(req, opts, out.headers)
+    out.thinking_type = thinking["type"] if thinking else None
+
+    system, messages = _messages(req, base_url, out)
+    if not messages:
+        raise InvalidSettingsError("anthropic: the request has no user or assistant messages")
+    if thinking is not None and thinking["type"] == "enabled":
+        _recover_dangling(messages, out)
+    _check_results(messages)
+
+    body: dict[str, Any] = {"model": req.model, "max_tokens": max_tokens, "messages": messages}
+    if system:
+        body["system"] = system
+    if thinking is not None:
+        body["thinking"] = thinking
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [
+            {
+                "name": t.name,
+                **({"description": t.description} if t.description else {}),
+                "input_schema": t.parameters,
+            }
+            for t in req.tools
+        ]
+        choice: dict[str, Any] = {
+            "type": {"auto": "auto", "required": "any", "none": "none"}[req.tool_choice]
+        }
+        if not req.parallel_tool_calls and req.tool_choice != "none":
+            choice["disable_parallel_tool_use"] = True
+        body["tool_choice"] = choice
+    body.update(opts)
+    _apply_cache(req, body, out)
+    out.body = body
+    return out

@@ -1,0 +1,319 @@
+"""Raw Messages API events (plain dicts from ``json.loads``) -> agentlab events and one ``ModelResponse``.
+
+Why dicts and not the SDK's typed events: the SDK validates every event into a pydantic union
+(~40 µs/event, its ``messages.stream()`` helper ~100 µs); a thinking-heavy stream has thousands of
+deltas. Here each event costs one ``json.loads`` plus a dict dispatch. The SDK still owns the request
+(auth, headers, retries, HTTP errors); only the body is read here.
+
+``MessageAssembler`` is the pure accumulation step (no I/O): ``feed(event)`` returns at most one
+display event and keeps per-block state keyed by the block ``index``, so ``[thinking, text, thinking]``
+stays three blocks in that order. Opaque continuity comes only from the blocks as received:
+
+* ``thinking``: the ``content_block_start`` block with its ``thinking`` text set to the concatenated
+  ``thinking_delta``s and its ``signature`` to the concatenated ``signature_delta``s (the signature is
+  never display text). A block shown as omitted (empty thinking, signature only) still becomes a
+  continuation item and yields no display text.
+* ``redacted_thinking``: complete in ``content_block_start`` (``data``), kept as is.
+* Non-streaming: each content block's JSON from the raw body (``add_block``), not an SDK model dump.
+
+The continuation is never rebuilt from display events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from ...errors import ModelBehaviorError
+from ...events import (
+    AdapterEvent,
+    DiagnosticEvent,
+    ModelResponse,
+    ReasoningDeltaEvent,
+    StopReason,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from ...items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from ...usage import usage_from_anthropic
+
+__all__ = ["MessageAssembler"]
+
+log = logging.getLogger("agentlab.adapters.anthropic")
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "pause_turn": "pause_turn",
+    "stop_sequence": "stop_sequence",
+    "model_context_window_exceeded": "max_tokens",
+}
+
+_THINKING = "thinking"
+_REDACTED = "redacted_thinking"
+_TEXT = "text"
+_TOOL = "tool_use"
+
+_new_reasoning = ReasoningDeltaEvent.model_construct
+_new_text = TextDeltaEvent.model_construct
+_new_tool_delta = ToolCallDeltaEvent.model_construct
+
+
+class _Block:
+    """One content block being assembled. ``parts`` holds text/thinking/partial-JSON pieces."""
+
+    __slots__ = ("index", "key", "kind", "parts", "sig_parts", "start", "stopped")
+
+    def __init__(self, index: int, kind: str, start: dict[str, Any]) -> None:
+        self.index = index
+        self.key = str(index)
+        self.kind = kind
+        self.start = start
+        self.parts: list[str] = []
+        self.sig_parts: list[str] = []
+        self.stopped = False
+
+
+def _dumps(block: dict[str, Any]) -> bytes:
+    return json.dumps(block, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class MessageAssembler:
+    """Accumulates one Messages API response from raw events (streaming) or blocks (non-streaming)."""
+
+    def __init__(self, *, model: str, base_url: str | None, provider: str = "anthropic") -> None:
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.message_id: str | None = None
+        self.response_model: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.blocks: dict[int, _Block] = {}
+        self.stop_reason: str | None = None
+        self.stop_sequence: str | None = None
+        self.started = False
+        self.completed = False
+        self.error: dict[str, Any] | None = None
+        self._unknown_deltas: set[str] = set()
+
+    # ------------------------------------------------------------------ streaming
+
+    def feed(self, ev: dict[str, Any]) -> AdapterEvent | None:
+        """Apply one raw stream event; return the display event it produces, if any."""
+        t = ev.get("type")
+        if t == "content_block_delta":
+            block = self.blocks.get(ev["index"])
+            if block is None:
+                raise ModelBehaviorError(f"anthropic: delta for unknown content block {ev.get('index')}")
+            d = ev["delta"]
+            dt = d.get("type")
+            if dt == "thinking_delta":
+                text = d["thinking"]
+                if text:
+                    block.parts.append(text)
+                    return _new_reasoning(text=text, block=block.key)
+                return None
+            if dt == "text_delta":
+                text = d["text"]
+                if text:
+                    block.parts.append(text)
+                    return _new_text(text=text)
+                return None
+            if dt == "input_json_delta":
+                part = d["partial_json"]
+                if part:
+                    block.parts.append(part)
+                    return _new_tool_delta(
+                        call_id=block.start.get("id", ""),
+                        name=block.start.get("name", ""),
+                        arguments_delta=part,
+                    )
+                return None
+            if dt == "signature_delta":
+                block.sig_parts.append(d["signature"])
+                return None
+            return self._unknown_delta(dt, block)
+        if t == "content_block_start":
+            return self._start_block(ev["index"], ev["content_block"])
+        if t == "content_block_stop":
+            block = self.blocks.get(ev["index"])
+            if block is not None:
+                block.stopped = True
+            return None
+        if t == "message_start":
+            msg = ev.get("message") or {}
+            self.started = True
+            self.message_id = msg.get("id")
+            self.response_model = msg.get("model")
+            self.usage = dict(msg.get("usage") or {})
+            return None
+        if t == "message_delta":
+            delta = ev.get("delta") or {}
+            if "stop_reason" in delta:
+                self.stop_reason = delta["stop_reason"]
+                self.stop_sequence = delta.get("stop_sequence")
+            # message_delta usage is cumulative; later non-null figures replace earlier ones.
+            for k, v in (ev.get("usage") or {}).items():
+                if v is not None:
+                    self.usage[k] = v
+            return None
+        if t == "message_stop":
+            self.completed = True
+            return None
+        if t == "ping":
+            return None
+        if t == "error":
+            self.error = ev
+            return None
+        # Unknown future event types are tolerated on purpose (the API adds them over time).
+        log.debug("anthropic: ignoring unknown stream event type %r", t)
+        return None
+
+    def _start_block(self, index: int, cb: dict[str, Any]) -> AdapterEvent | None:
+        kind = cb.get("type", "")
+        block = _Block(index, kind, cb)
+        self.blocks[index] = block
+        if kind == _THINKING:
+            first = cb.get("thinking") or ""
+            if first:
+                # Keep any text the start event carried; deltas append to it.
+                block.parts.append(first)
+                return _new_reasoning(text=first, block=block.key)
+            return None
+        if kind == _TEXT:
+            first = cb.get("text") or ""
+            if first:
+                block.parts.append(first)
+                return _new_text(text=first)
+            return None
+        if kind in (_TOOL, _REDACTED):
+            return None
+        return DiagnosticEvent(
+            code="anthropic_unsupported_block",
+            message=f"content block of type {kind!r} is not supported by agentlab and was not kept",
+            data={"type": kind, "index": index},
+        )
+
+    def _unknown_delta(self, dt: str | None, block: _Block) -> AdapterEvent | None:
+        key = str(dt)
+        if key in self._unknown_deltas:
+            return None
+        self._unknown_deltas.add(key)
+        return DiagnosticEvent(
+            code="anthropic_unsupported_delta",
+            message=f"delta of type {dt!r} in a {block.kind!r} block is not supported and was ignored",
+            data={"type": key, "index": block.index},
+        )
+
+    # ------------------------------------------------------------------ non-streaming
+
+    def add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:
+        """Take a complete (non-streaming) message body; return the display events it implies."""
+        self.started = True
+        self.completed = True
+        self.message_id = msg.get("id")
+        self.response_model = msg.get("model")
+        self.usage = dict(msg.get("usage") or {})
+        self.stop_reason = msg.get("stop_reason")
+        self.stop_sequence = msg.get("stop_sequence")
+        out: list[AdapterEvent] = []
+        for index, cb in enumerate(msg.get("content") or []):
+            ev = self._start_block(index, cb)
+            if ev is not None:
+                out.append(ev)
+            block = self.blocks[index]
+            block.stopped = True
+            if block.kind == _THINKING:
+                # The block as received is already complete: its own thinking/signature stand.
+                block.parts = []
+            elif block.kind == _TEXT:
+                block.parts = []
+            elif block.kind == _TOOL:
+                args = json.dumps(cb.get("input", {}), ensure_ascii=False)
+                block.parts = [args]
+                out.append(
+                    _new_tool_delta(call_id=cb.get("id", ""), name=cb.get("name", ""), arguments_delta=args)
+                )
+        return out
+
+    # ------------------------------------------------------------------ result
+
+    def _reasoning_payload(self, block: _Block) -> bytes:
+        if block.kind == _THINKING and (block.parts or block.sig_parts):
+            full = dict(block.start)
+            if block.parts:
+                full["thinking"] = "".join(block.parts)
+            if block.sig_parts:
+                full["signature"] = "".join(block.sig_parts)
+            return _dumps(full)
+        return _dumps(block.start)
+
+    def response(self, *, request_id: str | None, dropped: int = 0) -> ModelResponse:
+        """The assembled response. Raises ``ModelBehaviorError`` for tool input that is not a JSON object."""
+        turn_id = self.message_id or ""
+        items: list[AssistantTextItem | ToolCallItem] = []
+        reasoning: list[ProviderReasoningItem] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            kind = block.kind
+            if kind == _TEXT:
+                text = "".join(block.parts) if block.parts else (block.start.get("text") or "")
+                if text:
+                    items.append(AssistantTextItem(text=text, turn_id=turn_id, index=index))
+            elif kind == _TOOL:
+                items.append(self._tool_item(block, turn_id))
+            elif kind in (_THINKING, _REDACTED):
+                reasoning.append(
+                    ProviderReasoningItem(
+                        self._reasoning_payload(block),
+                        provider=self.provider,
+                        api="messages",
+                        model=self.model,
+                        block_type=kind,
+                        turn_id=turn_id,
+                        index=index,
+                        base_url=self.base_url,
+                    )
+                )
+        raw_stop = self.stop_reason
+        stop: StopReason = _STOP_REASONS.get(raw_stop or "", "incomplete")
+        return ModelResponse(
+            provider=self.provider,
+            api="messages",
+            model=self.model,
+            response_id=self.message_id,
+            request_id=request_id,
+            items=tuple(items),
+            reasoning=tuple(reasoning),
+            stop_reason=stop,
+            stop_detail=self.stop_sequence if raw_stop == "stop_sequence" else raw_stop,
+            usage=usage_from_anthropic(self.usage),
+            reasoning_items_dropped=dropped,
+        )
+
+    def _tool_item(self, block: _Block, turn_id: str) -> ToolCallItem:
+        call_id = block.start.get("id") or ""
+        name = block.start.get("name") or ""
+        text = "".join(block.parts)
+        if not text.strip():
+            text = "{}"
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            hint = " (the response hit max_tokens)" if self.stop_reason == "max_tokens" else ""
+            raise ModelBehaviorError(
+                f"anthropic: tool_use {call_id} ({name}) input is not valid JSON{hint}: {exc}"
+            ) from None
+        if not isinstance(parsed, dict):
+            raise ModelBehaviorError(f"anthropic: tool_use {call_id} ({name}) input is not a JSON object")
+        return ToolCallItem(
+            call_id=call_id,
+            name=name,
+            arguments=text,
+            turn_id=turn_id,
+            index=block.index,
+            provider_item_id=call_id,
+        )
