@@ -1,0 +1,132 @@
+"""``python -m agentlab demo``: run a tool loop offline and print the result and its usage frame.
+
+The demo uses the simulated providers behind the real SDK adapters (``openai:sim-reasoner``,
+``anthropic:sim-thinker``) when those modules are installed, and says so; otherwise (or with
+``--scripted``) it falls back to ``agentlab.testing.ScriptedAdapter`` and says that instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["main"]
+
+TASK = "Is it warmer in Paris or Rome right now?"
+WEATHER = {"paris": "18 C, light rain", "rome": "24 C, sunny"}
+
+
+def _have(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
+    """``(adapter or None, how)``: ``None`` lets the run create the real adapter for a sim model."""
+    from .adapters.base import PROVIDERS, parse_model
+
+    ref = parse_model(model)
+    module = PROVIDERS[ref.provider][1].partition(":")[0]
+    if not scripted and _have(module) and _have("agentlab.sim"):
+        return None, f"simulated provider behind the {ref.provider} SDK ({module})"
+    from .testing import ScriptedAdapter, Step
+
+    steps = [
+        Step(
+            reasoning=["I need the weather in both cities.", " Calling the tool twice."],
+            opaque=[b'{"scripted":"reasoning-1"}'],
+            tool_calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        ),
+        Step(
+            reasoning=["Rome 24 C vs Paris 18 C."],
+            opaque=[b'{"scripted":"reasoning-2"}'],
+            text="Rome is warmer: 24 C and sunny, against 18 C with light rain in Paris.",
+            expect_continuation_from=[0],
+        ),
+    ]
+    return ScriptedAdapter(steps, provider=ref.provider, model=ref.model), "ScriptedAdapter (testing helper)"
+
+
+def demo(models: Sequence[str], scripted: bool = False) -> int:
+    import agentlab as al
+
+    @al.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city.
+
+        Args:
+            city: City name, e.g. "Paris".
+        """
+        return WEATHER.get(city.strip().lower(), f"no data for {city}")
+
+    session = al.Session(system="You are a concise assistant. Use tools for facts.")
+    results = []
+    for model in models:
+        adapter, how = _adapter_for(model, scripted)
+        print(f"== {model}  via {how}")
+        reasoning_chars = 0
+
+        def count(ev: Any) -> None:
+            nonlocal reasoning_chars
+            if getattr(ev, "kind", None) == "reasoning_delta":
+                reasoning_chars += len(ev.text)
+
+        t0 = time.perf_counter()
+        r = session.run(model, TASK, tools=[get_weather], adapter=adapter, on_event=count)
+        dt = time.perf_counter() - t0
+        results.append(r)
+        print(f"status: {r.status}  steps: {r.steps}  wall: {dt:.2f}s  reasoning: {reasoning_chars} chars")
+        print(f"output: {r.output}")
+        u = r.usage
+        rt = u.reasoning_tokens if u.reasoning_tokens is not None else "<NA>"
+        print(
+            f"tokens: input {u.input_tokens} (cache read {u.cache_read_tokens}, "
+            f"write {u.cache_write_tokens}), output {u.output_tokens} (reasoning {rt})"
+            f"  cost: ${u.cost.total:.6f}  reasoning items dropped: {u.reasoning_items_dropped}"
+        )
+        for ev in r.events:
+            if ev.kind == "diagnostic":
+                print(f"diagnostic [{ev.code}]: {ev.message}")
+        print()
+
+    import pandas as pd
+
+    frame = al.usage_frame(results)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        cols = [
+            "run_id", "step", "provider", "model", "input_tokens", "cache_read_tokens", "output_tokens",
+            "reasoning_tokens", "reasoning_items_dropped", "total_cost_usd", "stop_reason",
+        ]  # fmt: skip
+        print("usage frame (one row per model call; full frame has", len(frame.columns), "columns):")
+        print(frame[cols].to_string(index=False))
+    ok = all(r.status == "completed" for r in results)
+    return 0 if ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentlab", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("demo", help="run a tool loop on the simulated providers and print the usage frame")
+    d.add_argument(
+        "--model",
+        action="append",
+        help="provider:model to run (repeatable; default: openai:sim-reasoner then anthropic:sim-thinker "
+        "in one session, which shows the provider switch dropping opaque items)",
+    )
+    d.add_argument("--scripted", action="store_true", help="use the ScriptedAdapter instead of the simulator")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        return demo(args.model or ["openai:sim-reasoner", "anthropic:sim-thinker"], scripted=args.scripted)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())
