@@ -1,0 +1,37 @@
+"""Using the core (Run, tool, Session, pricing, event log) loads no SDK, pandas or widgets; only a
+usage frame loads pandas, only a real adapter loads its SDK."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx")
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_scripted_run_loads_nothing_heavy() -> None:
+    code = (
+        "import agentlab as al\n"
+        "from agentlab.testing import ScriptedAdapter, Step\n"
+        "def echo(x: int) -> int:\n    return x\n"
+        "steps = [Step(tool_calls=[('echo', {'x': 1})]), Step(text='a')]\n"
+        "r = al.run('openai:sim-reasoner', 'x', tools=[al.tool(echo)], adapter=ScriptedAdapter(steps))\n"
+        "assert r.output == 'a'\n"
+        "al.EventLog(); al.MemoryStore(); al.Session(); al.price_call; al.Checkpoint\n"
+    )
+    assert loaded_after(code) == []
+
+
+def test_usage_frame_loads_pandas_only() -> None:
+    code = (
+        "import agentlab as al\n"
+        "from agentlab.testing import ScriptedAdapter, Step\n"
+        "al.run('openai:sim-reasoner', 'x', adapter=ScriptedAdapter([Step(text='a')])).usage_frame()\n"
+    )
+    assert loaded_after(code) == ["pandas"]
