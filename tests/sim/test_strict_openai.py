@@ -78,7 +78,7 @@ def test_foreign_encrypted_content_and_partial_copy() -> None:
     assert (status, err["code"]) == (400, "invalid_encrypted_content")
     # The output_item.added copy of encrypted_content is partial, like the real stream's: never valid.
     stream = raw_post(ours, "/v1/responses", _request(TASK, stream=True))
-    added = [line for line in stream.text.split("\n") if '"response.output_item.added"' in line][0]
+    added = next(line for line in stream.text.split("\n") if '"response.output_item.added"' in line)
     partial = re.search(r'"encrypted_content":"([^"]+)"', added)
     assert partial is not None
     items = _first_turn(ours)
