@@ -56,7 +56,9 @@ def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
 def demo(models: Sequence[str], scripted: bool = False) -> int:
     import agentlab as al
 
-    @al.tool
+    from .tools import tool
+
+    @tool
     def get_weather(city: str) -> str:
         """Current weather for a city.
 

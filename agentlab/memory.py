@@ -76,7 +76,7 @@ class MemoryStore:
         out = []
         for it in self._items:
             body = getattr(it, "text", None) or getattr(it, "output", None) or getattr(it, "arguments", "")
-            if q in body.lower():
+            if q in str(body).lower():
                 out.append(it)
         return out
 

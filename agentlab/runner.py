@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -68,6 +68,7 @@ log = get_logger(__name__)
 
 ContinuationPolicy = Literal["verbatim", "drop"]
 T = TypeVar("T")
+E = TypeVar("E", bound=Event)
 
 _CANCEL_TYPES = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
 
@@ -204,7 +205,7 @@ class Run:
 
     # ------------------------------------------------------------------ the loop
 
-    def _emit(self, ev: Event) -> Event:
+    def _emit(self, ev: E) -> E:
         """Record a durable event (memory, event log, hook). Never used for deltas."""
         self._durable_events.append(ev)
         if self.event_log is not None:
@@ -241,7 +242,7 @@ class Run:
             provider_options=self.provider_options,
         )
 
-    async def events(self) -> AsyncIterator[RunEvent]:
+    async def events(self) -> AsyncGenerator[RunEvent, None]:
         """The event stream: adapter events (stamped) and the run's durable records, in order.
 
         Leave early with ``contextlib.aclosing`` (or ``await gen.aclose()``): the run is then
@@ -276,13 +277,13 @@ class Run:
             cp.attach(cont)
             cp.status = "running"
             log.debug("run %s started on %s", rid, ref)
-            yield self._emit(  # type: ignore[misc]
+            yield self._emit(
                 RunStartedEvent(
                     run_id=rid, step=0, provider=ref.provider, model=ref.model, api=ref.api, task=self.task
                 )
             )
             for diag in self._pending:
-                yield self._emit(diag)  # type: ignore[misc]
+                yield self._emit(diag)
             extra_dropped = self._carried_drop
             step = 0
             while True:
@@ -291,7 +292,7 @@ class Run:
                     break
                 step += 1
                 request = self._request(cont)
-                yield self._emit(  # type: ignore[misc]
+                yield self._emit(
                     ModelCallStartedEvent(run_id=rid, step=step, provider=ref.provider, model=ref.model)
                 )
                 attempt = 0
@@ -342,7 +343,7 @@ class Run:
                             ref,
                             type(e).__name__,
                         )
-                        yield self._emit(  # type: ignore[misc]
+                        yield self._emit(
                             DiagnosticEvent(
                                 run_id=rid,
                                 step=step,
@@ -371,7 +372,7 @@ class Run:
                             if self.continuation_policy == "drop"
                             else "made by another provider/API/model/endpoint"
                         )
-                        yield self._emit(  # type: ignore[misc]
+                        yield self._emit(
                             DiagnosticEvent(
                                 run_id=rid,
                                 step=step,
@@ -403,7 +404,7 @@ class Run:
                 if on_event is not None:
                     on_event(completed)
                 yield completed
-                yield self._emit(  # type: ignore[misc]
+                yield self._emit(
                     ModelCallCompletedEvent(
                         run_id=rid,
                         step=step,
@@ -432,12 +433,10 @@ class Run:
                 calls = resp.tool_calls
                 if calls:
                     for c in calls:
-                        yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))  # type: ignore[misc]
+                        yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))
                     results = await self._run_tools(calls)
                     for res, dur in results:
-                        yield self._emit(  # type: ignore[misc]
-                            ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur)
-                        )
+                        yield self._emit(ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur))
                     # One assignment: the call and its results enter history together.
                     cp.history = (*cp.history, *resp.items, *(r for r, _ in results))
                     cp.step = step
@@ -448,7 +447,7 @@ class Run:
                     continue  # the provider paused a long turn; sending history back resumes it
                 status, output, stop_reason = "completed", resp.text, resp.stop_reason
                 break
-            yield self._finish(status, output, stop_reason)  # type: ignore[misc]
+            yield self._finish(status, output, stop_reason)
         except BaseException as e:
             if self.result is None:
                 self._finish("cancelled" if isinstance(e, _CANCEL_TYPES) else "failed", None, None, error=e)

@@ -163,7 +163,7 @@ class Tool:
         if not callable(fn):
             raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name: str = str(name or getattr(fn, "__name__", ""))
         if not _NAME_RE.match(self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} must match [a-zA-Z0-9_-]{{1,64}}; pass @tool(name='...')"
@@ -205,7 +205,7 @@ class Tool:
             default = ... if p.default is p.empty else p.default
             fields[pname] = (hints[pname], Field(default, description=arg_docs.get(pname) or None))
         try:
-            model = create_model(  # type: ignore[call-overload]
+            model = create_model(
                 f"{self.name}_args",
                 __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
                 **fields,
