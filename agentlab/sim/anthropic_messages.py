@@ -385,7 +385,15 @@ def _content(
             break
         used += cost
         remaining -= cost
-        blocks.append({"type": "tool_use", "id": ids.b58("toolu_01"), "name": name, "input": args})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": ids.b58("toolu_01"),
+                "name": name,
+                "input": args,
+                "caller": {"type": "direct"},
+            }
+        )
     if step.answer is not None:
         text = step.answer
         if count_tokens(text) > remaining:

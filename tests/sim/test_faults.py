@@ -80,7 +80,7 @@ async def test_cut_stream_ends_without_terminal_event() -> None:
     )
     types = [ev.type async for ev in stream]
     assert types and "response.completed" not in types
-    with pytest.raises(RuntimeError, match="response.completed"):
+    with pytest.raises(RuntimeError, match=r"response\.completed"):
         async with client.responses.stream(
             model="sim-reasoner", input=Q, extra_headers={"x-sim-fault": "cut"}
         ) as st:
