@@ -1,4 +1,4 @@
-"""Fidelity: a stream grammar derived from the real recordings, checked on the recordings and on the simulator.
+"""Fidelity: a stream grammar derived from real recordings, checked on the recordings and on the simulator.
 
 The grammar is not a copy of any recording. At test time it is *derived* from every recorded stream
 under ``../shared/fixtures``: the set of event types, the field names every recorded event of a
@@ -293,7 +293,7 @@ def sim_streams(provider: str) -> list[tuple[str, Stream]]:
     return out
 
 
-# -- the tests -------------------------------------------------------------------------------------------------
+# -- the tests ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
