@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
@@ -168,18 +169,18 @@ def prices() -> dict[str, Price]:
     return out
 
 
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+
+
 def get_price(provider: str, model: str) -> Price | None:
-    """The price of a model; dated snapshots (``gpt-5-2025-08-07``) fall back to their family."""
+    """The price of a model; a dated snapshot (``gpt-5-2025-08-07``, ``claude-sonnet-4-5-20250929``,
+    ``...-latest``) falls back to its family. Nothing else is guessed: ``o3-pro`` is not ``o3``."""
     table = prices()
     key = _key(provider, model)
     if key in table:
         return table[key]
-    # Longest priced prefix followed by '-': "claude-sonnet-4-5-20250929" -> "claude-sonnet-4-5".
-    best: str | None = None
-    for k in table:
-        if key.startswith(k + "-") and (best is None or len(k) > len(best)):
-            best = k
-    return table[best] if best else None
+    base = _SNAPSHOT.sub("", model)
+    return table.get(_key(provider, base)) if base != model else None
 
 
 def _m(tokens: int | None, per_million: float) -> float:

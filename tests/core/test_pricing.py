@@ -109,7 +109,9 @@ def test_unknown_model_is_nan_with_warning() -> None:
 def test_dated_snapshot_falls_back_to_family() -> None:
     assert get_price("anthropic", "claude-sonnet-4-5-20250929") == get_price("anthropic", "claude-sonnet-4-5")
     assert get_price("openai", "gpt-5-2025-08-07") == get_price("openai", "gpt-5")
-    assert get_price("openai", "gpt-5-mini") != get_price("openai", "gpt-5")  # exact entry beats the prefix
+    assert get_price("openai", "gpt-5-mini") != get_price("openai", "gpt-5")
+    assert get_price("openai", "o3-pro") is None  # a different (pricier) model, never priced as o3
+    assert get_price("anthropic", "claude-sonnet-4-5-latest") == get_price("anthropic", "claude-sonnet-4-5")
 
 
 def test_table_has_sim_and_real_models_with_provenance() -> None:

@@ -280,3 +280,30 @@ async def test_tool_call_arguments_are_json() -> None:
     r = await al.arun(M, "x", tools=[add], adapter=ad)
     (call,) = [i for i in r.history if isinstance(i, ToolCallItem)]
     assert json.loads(call.arguments) == {"a": 1, "b": 2}
+
+
+class _NoCompletion:
+    provider, api, model, base_url = "openai", "responses", "sim-reasoner", None
+
+    async def stream(self, request: al.ModelRequest):  # type: ignore[no-untyped-def]
+        yield TextDeltaEvent(text="half")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_stream_without_completion_is_model_behavior_error() -> None:
+    run = al.Run(M, "x", adapter=_NoCompletion())  # type: ignore[arg-type]
+    with pytest.raises(al.ModelBehaviorError, match="without a completed response"):
+        await run.arun()
+    assert run.checkpoint.history == (UserItem(text="x"),) and run.result.status == "failed"
+
+
+async def test_unpriced_model_costs_nan_with_warning() -> None:
+    ad = ScriptedAdapter([Step(text="a")], model="mystery-model")
+    with pytest.warns(al.UnpricedModelWarning):
+        r = await al.arun("openai:mystery-model", "x", adapter=ad)
+    assert r.status == "completed" and not r.usage.cost.known
+    assert r.usage.output_tokens is not None and r.usage.output_tokens > 0
+    mc = [e for e in r.events if isinstance(e, ModelCallCompletedEvent)]
+    assert mc[0].cost_usd is None
