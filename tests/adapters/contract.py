@@ -1,0 +1,127 @@
+"""The adapter contract, shared by every provider adapter: the registry of cases and the helpers.
+
+``test_contract.py`` runs the same scenarios for each registered case against the in-process
+simulator (``agentlab.sim``) behind the provider's real SDK. Adding a provider is one ``register``
+line at the bottom of this file: a name, a simulated model, and how to build the adapter on a given
+transport with a given ``max_retries``.
+
+What every adapter promises (asserted by the suite):
+
+* ``stream`` yields display events, then exactly one ``ResponseCompletedEvent`` last; on failure it
+  raises a typed ``agentlab.errors.ProviderError`` subclass and yields no completed event.
+* Portable items carry ``turn_id`` (the response id) and ``index`` (position in the output).
+* ``ModelResponse.reasoning`` holds the opaque items; sent back as the request's ``continuation``
+  they reach the wire unchanged (the parsed payload appears as-is in the next request body).
+* Reasoning deltas of a call arrive before its answer text; usage is populated
+  (``reasoning_source="reported"`` on the simulator's reporting models).
+* A continuation item made by another provider is never sent: it is dropped with a
+  ``DiagnosticEvent(code="reasoning_item_dropped")`` and counted in ``reasoning_items_dropped``.
+* Status errors map to ``RateLimitError`` (with ``retry_after``), ``ProviderServerError``,
+  ``OverloadedError``, ``ProviderAPIError``; a cut or reset stream to ``StreamInterruptedError``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from agentlab.adapters.base import Adapter
+from agentlab.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.sim import SimTransport
+
+__all__ = [
+    "CASES",
+    "AdapterCase",
+    "RecordingTransport",
+    "collect",
+    "completed",
+    "contains",
+    "register",
+]
+
+
+class RecordingTransport(SimTransport):
+    """The simulator's transport, keeping every request body and response header set it handled."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.bodies: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.bodies.append(await request.aread())
+        response = await super().handle_async_request(request)
+        self.headers.append(dict(response.headers))
+        return response
+
+    @property
+    def last_json(self) -> Any:
+        return json.loads(self.bodies[-1])
+
+
+@dataclass(frozen=True)
+class AdapterCase:
+    """One adapter under the contract: ``build(transport, max_retries, model)`` returns a ready adapter
+    whose SDK client talks to ``transport``."""
+
+    name: str
+    model: str
+    build: Callable[[RecordingTransport, int, str], Adapter]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def adapter(
+        self, *, max_retries: int = 0, model: str | None = None, **transport_options: Any
+    ) -> tuple[Adapter, RecordingTransport]:
+        transport = RecordingTransport(**transport_options)
+        return self.build(transport, max_retries, model or self.model), transport
+
+
+CASES: dict[str, AdapterCase] = {}
+
+
+def register(case: AdapterCase) -> AdapterCase:
+    if case.name in CASES:
+        raise ValueError(f"adapter case {case.name!r} registered twice")
+    CASES[case.name] = case
+    return case
+
+
+async def collect(adapter: Adapter, request: Any) -> list[AdapterEvent]:
+    return [ev async for ev in adapter.stream(request)]
+
+
+def completed(events: list[AdapterEvent]) -> ModelResponse:
+    """The one completed response, checked to be the last event."""
+    done = [e for e in events if isinstance(e, ResponseCompletedEvent)]
+    assert len(done) == 1, f"expected exactly one ResponseCompletedEvent, got {len(done)}"
+    assert events[-1] is done[0], "ResponseCompletedEvent must be the last event"
+    return done[0].response
+
+
+def contains(tree: Any, needle: Any) -> bool:
+    """Whether ``needle`` (a parsed JSON value) occurs as a whole sub-value of ``tree``."""
+    if tree == needle:
+        return True
+    if isinstance(tree, dict):
+        return any(contains(v, needle) for v in tree.values())
+    if isinstance(tree, list):
+        return any(contains(v, needle) for v in tree)
+    return False
+
+
+# ---------------------------------------------------------------- the registered adapters
+
+
+def _openai(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
+    from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+    from agentlab.sim import openai_client
+
+    return OpenAIResponsesAdapter(model, client=openai_client(transport=transport), max_retries=max_retries)
+
+
+register(AdapterCase("openai", "sim-reasoner", _openai))
+# Anthropic: register(AdapterCase("anthropic", "sim-thinker", _anthropic)) with a builder like _openai.

@@ -1,0 +1,211 @@
+"""The adapter contract (see ``contract.py``), run for every registered adapter on the simulator."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agentlab.errors import (
+    OverloadedError,
+    ProviderAPIError,
+    ProviderServerError,
+    RateLimitError,
+    StreamInterruptedError,
+)
+from agentlab.events import (
+    DiagnosticEvent,
+    ModelResponse,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    TextDeltaEvent,
+)
+from agentlab.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.request import ModelRequest, ToolSpec
+from tests.adapters.contract import CASES, AdapterCase, collect, completed, contains
+
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+)
+TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Florence, Italy": "21 C, clear"}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest) -> AdapterCase:
+    return CASES[request.param]
+
+
+def ask(case: AdapterCase, text: str, **kw: Any) -> ModelRequest:
+    return ModelRequest(model=case.model, items=(UserItem(text=text),), **kw)
+
+
+def results_for(resp: ModelResponse) -> list[ToolResultItem]:
+    return [
+        ToolResultItem(call_id=c.call_id, name=c.name, output=TEMPS[json.loads(c.arguments)["city"]])
+        for c in resp.tool_calls
+    ]
+
+
+def next_step(request: ModelRequest, resp: ModelResponse, **kw: Any) -> ModelRequest:
+    return request.model_copy(
+        update={
+            "items": (*request.items, *resp.items, *results_for(resp)),
+            "continuation": (*request.continuation, *resp.reasoning),
+            **kw,
+        }
+    )
+
+
+def payloads(case: AdapterCase, items: tuple[ProviderReasoningItem, ...]) -> list[Any]:
+    a, _ = case.adapter()
+    return [json.loads(i.unseal(provider=a.provider, api=a.api)) for i in items]
+
+
+async def test_single_turn_answer(case: AdapterCase) -> None:
+    adapter, _ = case.adapter()
+    events = await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))
+    resp = completed(events)
+    assert "84" in resp.text and resp.stop_reason == "end_turn"
+    assert (resp.provider, resp.api, resp.model) == (adapter.provider, adapter.api, case.model)
+    (item,) = resp.items
+    assert isinstance(item, AssistantTextItem) and item.turn_id == resp.response_id and item.index is not None
+    assert "".join(e.text for e in events if isinstance(e, TextDeltaEvent)) == resp.text
+    await adapter.aclose()
+
+
+async def test_reasoning_deltas_arrive_before_text(case: AdapterCase) -> None:
+    adapter, _ = case.adapter()
+    events = await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))
+    kinds = [type(e) for e in events]
+    assert ReasoningDeltaEvent in kinds and TextDeltaEvent in kinds
+    assert kinds.index(ReasoningDeltaEvent) < kinds.index(TextDeltaEvent)
+    done = events[-1]
+    assert isinstance(done, ResponseCompletedEvent) and done.first_reasoning_s is not None
+    assert done.first_text_s is not None and done.first_reasoning_s <= done.first_text_s
+
+
+async def test_usage_is_populated(case: AdapterCase) -> None:
+    adapter, _ = case.adapter()
+    usage = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))).usage
+    assert usage.input_tokens and usage.input_tokens > 0
+    assert usage.output_tokens and usage.output_tokens > 0
+    assert usage.reasoning_tokens is not None and 0 < usage.reasoning_tokens <= usage.output_tokens
+    assert usage.reasoning_source == "reported"
+    assert usage.cache_read_tokens is not None
+
+
+async def test_tool_loop_returns_the_continuation_verbatim(case: AdapterCase) -> None:
+    adapter, transport = case.adapter()
+    first = ask(case, "What's the weather in Florence, Italy?", tools=(WEATHER,))
+    r1 = completed(await collect(adapter, first))
+    assert r1.stop_reason == "tool_use" and len(r1.tool_calls) == 1 and r1.reasoning
+    call = r1.tool_calls[0]
+    assert isinstance(call, ToolCallItem) and json.loads(call.arguments) == {"city": "Florence, Italy"}
+    assert all(r.turn_id == r1.response_id for r in r1.reasoning)
+
+    second = next_step(first, r1)
+    events = await collect(adapter, second)
+    r2 = completed(events)
+    assert not [e for e in events if isinstance(e, DiagnosticEvent)]
+    assert r2.stop_reason == "end_turn" and "21 C" in r2.text and r2.reasoning_items_dropped == 0
+    sent = transport.last_json
+    for payload in payloads(case, r1.reasoning):
+        assert contains(sent, payload), "a reasoning item was not sent back unchanged"
+
+
+async def test_parallel_tool_calls(case: AdapterCase) -> None:
+    adapter, _ = case.adapter()
+    first = ask(case, "Is it warmer in Paris or Rome?", tools=(WEATHER,))
+    r1 = completed(await collect(adapter, first))
+    assert [json.loads(c.arguments)["city"] for c in r1.tool_calls] == ["Paris", "Rome"]
+    assert len({c.call_id for c in r1.tool_calls}) == 2
+    r2 = completed(await collect(adapter, next_step(first, r1)))
+    assert r2.stop_reason == "end_turn" and "Rome" in r2.text
+
+
+async def test_other_providers_opaque_items_are_dropped_with_a_diagnostic(case: AdapterCase) -> None:
+    adapter, transport = case.adapter()
+    first = ask(case, "What's the weather in Florence, Italy?", tools=(WEATHER,))
+    r1 = completed(await collect(adapter, first))
+    foreign = ProviderReasoningItem(
+        b'{"type":"reasoning","marker":"foreign-item-7f3a"}',
+        provider="elsewhere",
+        api="other",
+        model=case.model,
+        block_type="reasoning",
+        turn_id=r1.response_id or "",
+        index=0,
+    )
+    second = next_step(first, r1)
+    second = second.model_copy(update={"continuation": (foreign, *second.continuation)})
+    events = await collect(adapter, second)
+    diags = [e for e in events if isinstance(e, DiagnosticEvent) and e.code == "reasoning_item_dropped"]
+    assert len(diags) == 1
+    r2 = completed(events)
+    assert r2.reasoning_items_dropped == 1 and r2.stop_reason == "end_turn"
+    assert b"foreign-item-7f3a" not in transport.bodies[-1]
+
+
+async def test_non_streaming_matches_streaming(case: AdapterCase) -> None:
+    a1, _ = case.adapter()
+    a2, _ = case.adapter()
+    streamed = completed(await collect(a1, ask(case, "What is 12 * (3 + 4)?")))
+    plain_events = await collect(a2, ask(case, "What is 12 * (3 + 4)?", stream=False))
+    plain = completed(plain_events)
+    assert plain.text == streamed.text and plain.usage == streamed.usage
+    assert [type(i) for i in plain.items] == [type(i) for i in streamed.items]
+    assert len(plain.reasoning) == len(streamed.reasoning)
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        ("429", RateLimitError),
+        ("500", ProviderServerError),
+        ("529", OverloadedError),
+        ("cut", StreamInterruptedError),
+        ("reset", StreamInterruptedError),
+        ("malformed", StreamInterruptedError),
+    ],
+)
+async def test_errors_map_to_typed_errors(case: AdapterCase, fault: str, error: type[Exception]) -> None:
+    adapter, _ = case.adapter(default_fault=fault)
+    seen: list[Any] = []
+    with pytest.raises(error) as info:
+        async for ev in adapter.stream(ask(case, "What is 12 * (3 + 4)?")):
+            seen.append(ev)
+    assert not any(isinstance(e, ResponseCompletedEvent) for e in seen)
+    err = info.value
+    assert getattr(err, "provider", None) == adapter.provider
+    if isinstance(err, RateLimitError):
+        assert err.retry_after is not None and err.status == 429
+    if isinstance(err, ProviderAPIError):
+        assert err.request_id or err.status
+
+
+async def test_bounded_retries_recover_from_a_transient_fault(case: AdapterCase) -> None:
+    adapter, transport = case.adapter(max_retries=2, default_fault="429x1", retry_after_ms=1)
+    resp = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?")))
+    assert "84" in resp.text and len(transport.bodies) == 2
+
+
+async def test_unknown_model_is_a_provider_api_error(case: AdapterCase) -> None:
+    adapter, _ = case.adapter(model="sim-no-such-model")
+    with pytest.raises(ProviderAPIError) as info:
+        await collect(adapter, ModelRequest(model="sim-no-such-model", items=(UserItem(text="hi"),)))
+    assert info.value.status in (400, 404) and info.value.provider == adapter.provider
+    assert "sim-no-such-model" in info.value.message
+
+
+async def test_unknown_event_types_are_tolerated(case: AdapterCase) -> None:
+    adapter, _ = case.adapter(default_fault="unknown_event")
+    resp = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?")))
+    assert "84" in resp.text
