@@ -57,15 +57,10 @@ def handle(
     """Answer one HTTP request: (status, headers, chunks)."""
     h = {k.lower(): v for k, v in headers.items()}
     path = path.split("?", 1)[0].rstrip("/")
-    provider = (
-        "anthropic"
-        if ("anthropic-version" in h or "x-api-key" in h or path.endswith("/messages"))
-        else "openai"
-    )
+    # Anthropic clients always send ``anthropic-version``; OpenAI clients never do.
+    provider = "anthropic" if ("anthropic-version" in h or path.endswith("/messages")) else "openai"
     if method == "GET" and path.endswith("/models"):
-        payload = (
-            _models_anthropic() if provider == "anthropic" and "authorization" not in h else _models_openai()
-        )
+        payload = _models_anthropic() if provider == "anthropic" else _models_openai()
         return 200, {"content-type": "application/json"}, [json.dumps(payload).encode()]
     if method != "POST" or not (path.endswith("/responses") or path.endswith("/messages")):
         err = E.SimError(
