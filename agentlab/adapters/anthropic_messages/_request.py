@@ -11,15 +11,15 @@ them, at their original block ``index`` among that turn's portable text/tool_use
 (matched by ``turn_id``). Items from another provider/API/model/endpoint, and items whose turn is
 not in the history, are dropped and counted, never sent.
 
-Documented recovery (no continuation while budgeted thinking is on): when the history ends with an
-assistant ``tool_use`` turn and its tool results, but that turn has no thinking block to send (the
-loop was abandoned in an earlier cell, the checkpoint was restored from disk, or the session switched
-provider), the API would reject the request ("a final assistant message must start with a thinking
-block"). agentlab then rewrites that one dangling exchange as portable text: the assistant turn's
-tool calls become assistant text (``[called tool NAME with ARGS]``) and their results become user text
-(``[result of tool NAME: OUTPUT]``), and emits a ``DiagnosticEvent`` (``anthropic_dangling_tool_use``).
-Thinking stays on; it is never disabled to get past the rule. Adaptive thinking needs no recovery: an
-adaptive turn may legitimately have no thinking block.
+Documented recovery (no continuation while thinking is on): when the latest assistant turn holds
+``tool_use`` but has no thinking block to send (the loop was abandoned in an earlier cell, the
+checkpoint was restored from disk, or the session switched provider), the API would reject the
+request ("a final assistant message must start with a thinking block"). agentlab then rewrites that
+one dangling exchange as portable text: the turn's tool calls become assistant text
+(``[called tool NAME with ARGS]``) and their results become user text (``[result of tool NAME:
+OUTPUT]``), and a ``DiagnosticEvent`` (``anthropic_dangling_tool_use``) says so. Thinking stays on; it
+is never disabled to get past the rule. This applies to budgeted and adaptive thinking alike (an
+adaptive turn that really had no thinking block is rewritten too: lossy, but always accepted).
 """
 
 from __future__ import annotations
@@ -462,7 +462,7 @@ def build_request(
     system, messages = _messages(req, base_url, out)
     if not messages:
         raise InvalidSettingsError("anthropic: the request has no user or assistant messages")
-    if thinking is not None and thinking["type"] == "enabled":
+    if thinking is not None:
         _recover_dangling(messages, out)
     _check_results(messages)
 
