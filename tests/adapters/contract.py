@@ -124,4 +124,13 @@ def _openai(transport: RecordingTransport, max_retries: int, model: str) -> Adap
 
 
 register(AdapterCase("openai", "sim-reasoner", _openai))
-# Anthropic: register(AdapterCase("anthropic", "sim-thinker", _anthropic)) with a builder like _openai.
+
+
+def _anthropic(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
+    from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
+    from agentlab.sim import anthropic_client
+
+    return AnthropicMessagesAdapter(model, client=anthropic_client(transport=transport, max_retries=max_retries))
+
+
+register(AdapterCase("anthropic", "sim-thinker", _anthropic))

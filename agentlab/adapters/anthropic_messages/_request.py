@@ -294,7 +294,7 @@ def _messages(
     if dropped:
         out.diagnostics.append(
             DiagnosticEvent(
-                code="anthropic_reasoning_dropped",
+                code="reasoning_item_dropped",
                 message=(
                     f"{dropped} reasoning item(s) not sent: {other} made by another provider/model/endpoint, "
                     f"{orphans} whose turn is not in the history, {trailing} after the turn's last part"
