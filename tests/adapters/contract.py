@@ -130,7 +130,8 @@ def _anthropic(transport: RecordingTransport, max_retries: int, model: str) -> A
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
     from agentlab.sim import anthropic_client
 
-    return AnthropicMessagesAdapter(model, client=anthropic_client(transport=transport, max_retries=max_retries))
+    client = anthropic_client(transport=transport, max_retries=max_retries)
+    return AnthropicMessagesAdapter(model, client=client)
 
 
 register(AdapterCase("anthropic", "sim-thinker", _anthropic))
