@@ -119,11 +119,14 @@ class OpenAIResponsesAdapter:
         for diag in built.diagnostics:
             yield diag
         try:
-            resp: httpx2.Response = await self._client.post(
+            # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
+            # streaming) after its own status checks and retries; the overloads cannot express that.
+            post: Any = self._client.post
+            resp: httpx2.Response = await post(
                 "/responses",
                 cast_to=httpx2.Response,
                 content=built.body,
-                options=self._options,  # type: ignore[arg-type]
+                options=self._options,
                 stream=request.stream,
             )
         except _TRANSPORT_ERRORS as e:
@@ -153,9 +156,9 @@ class OpenAIResponsesAdapter:
                         buf = chunk if buf is None else f"{buf}\n{chunk}"
                     elif not line and buf is not None:
                         data, buf = buf, None
-                        ev = feed(data)
-                        if ev is not None:
-                            yield ev
+                        out = feed(data)
+                        if out is not None:
+                            yield out
                         if pending:
                             for p in pending:
                                 yield p
@@ -163,9 +166,9 @@ class OpenAIResponsesAdapter:
             except _TRANSPORT_ERRORS as e:
                 raise translate(e) from e
             if buf is not None:  # a last event without its blank line
-                ev = feed(buf)
-                if ev is not None:
-                    yield ev
+                last = feed(buf)
+                if last is not None:
+                    yield last
             for p in pending:
                 yield p
             pending.clear()

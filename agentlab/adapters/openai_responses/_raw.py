@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = ["raw_array_elements", "raw_member", "raw_members"]
 
-_scan = json.JSONDecoder().scan_once
+# The stdlib decoder's scanner: (text, index) -> (value, end index). Not in typeshed, but public API
+# of ``json.JSONDecoder`` since Python 2.6 (``raw_decode`` is built on it).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _WS = re.compile(r"[ \t\n\r]*")
 
 
