@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     # adapters
     "Adapter": "agentlab.adapters.base",
     "ModelRef": "agentlab.adapters.base",
+    "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses",
     "create_adapter": "agentlab.adapters.base",
     "parse_model": "agentlab.adapters.base",
     # runs, tools, continuity (issue 2)
