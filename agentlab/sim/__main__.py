@@ -1,4 +1,4 @@
-"""``python -m agentlab.sim serve [--port N] [--seed S] [--fault SPEC]``: the loopback simulator."""
+"""``python -m agentlab.sim serve [--port N] [--seed S] [--fault SPEC]``, or ``bench`` (events/s)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed for ids and obfuscation strings")
     p.add_argument("--fault", default=None, help="default fault spec for requests that name none")
     p.add_argument("--retry-after-ms", type=int, default=20, help="what 429 replies ask clients to wait")
+    b = sub.add_parser("bench", help="measure in-process throughput (events per second)")
+    b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        from .bench import run_bench
+
+        run_bench(args.seconds)
+        return 0
     sim = Simulator(seed=args.seed, default_fault=args.fault, retry_after_ms=args.retry_after_ms)
 
     def ready(port: int) -> None:

@@ -84,7 +84,7 @@ class Simulator:
     """
 
     seed: int = 0
-    secret: bytes = DEFAULT_SECRET
+    secret: bytes = field(default=DEFAULT_SECRET, repr=False)
     retry_after_ms: int = 20
     default_fault: str | None = None
     cache: CacheStore = field(default_factory=CacheStore)

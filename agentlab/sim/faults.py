@@ -26,6 +26,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .core import Simulator, SSEEvent
 
@@ -91,7 +92,7 @@ def stream_plan(events: list[SSEEvent], faults: list[Fault], provider: str) -> l
     evs = list(events)
     if "unknown_event" in kinds and evs:
         name = "response.sim_unknown_event" if provider == "openai" else "sim_unknown_event"
-        data = {"type": name, "note": "an event type this client has never seen"}
+        data: dict[str, Any] = {"type": name, "note": "an event type this client has never seen"}
         if provider == "openai":
             data["sequence_number"] = 1
         raw = f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()

@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_SECRET = b"agentlab-sim-default-secret-v1"
@@ -75,7 +75,7 @@ class ThinkingVerdict:
 class Signer:
     """Signs and verifies opaque items with keys derived from one secret."""
 
-    secret: bytes = DEFAULT_SECRET
+    secret: bytes = field(default=DEFAULT_SECRET, repr=False)
 
     # -- Anthropic thinking --------------------------------------------------------------------
     def sign_thinking(self, text: str, position: int) -> str:
