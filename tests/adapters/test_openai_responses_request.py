@@ -342,7 +342,7 @@ def test_parallel_calls_follow_their_one_reasoning_item() -> None:
         "function_call_output",
         "function_call_output",
     ]
-    assert [i.get("call_id") for i in b["input"][2:4]] == ["c1", "c2"]
+    assert [(i["call_id"], i["id"]) for i in b["input"][2:4]] == [("c1", "fc_r1_1"), ("c2", "fc_r1_2")]
 
 
 def test_several_turns_reinterleave_at_their_own_positions() -> None:

@@ -402,7 +402,9 @@ def build_request(
     system_breakpoint = bool(use_cache and hints is not None and hints.system and cache_mode == "options")
 
     before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
-    paired = set(before)  # followers of a replayed reasoning item keep their original ids
+    # Output items of a response whose reasoning is replayed go back with their original ids (the
+    # API pairs a reasoning item with the item that followed it); other items need none.
+    replayed_turns = {turn for turn, _ in before}
 
     items = list(request.items)
     lead: list[str] = []
@@ -426,7 +428,7 @@ def build_request(
         elif isinstance(it, SummaryItem):
             inputs.append(_message("user", SUMMARY_MARKER + it.text))
         elif isinstance(it, AssistantTextItem):
-            if key in paired and it.provider_item_id:
+            if it.turn_id in replayed_turns and it.provider_item_id:
                 inputs.append(
                     {
                         "type": "message",
@@ -440,7 +442,7 @@ def build_request(
                 inputs.append(_message("assistant", it.text))
         elif isinstance(it, ToolCallItem):
             call: dict[str, Any] = {"type": "function_call"}
-            if key in paired and it.provider_item_id:
+            if it.turn_id in replayed_turns and it.provider_item_id:
                 call["id"] = it.provider_item_id
             call.update(call_id=it.call_id, name=it.name, arguments=it.arguments)
             inputs.append(call)
