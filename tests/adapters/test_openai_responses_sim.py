@@ -10,6 +10,7 @@ cost in reasoning tokens, and repeats its last tool batch). These tests show the
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -172,3 +173,24 @@ async def test_tampered_encrypted_content_is_rejected_with_a_typed_error() -> No
     with pytest.raises(ProviderAPIError) as info:
         await collect(adapter, second)
     assert info.value.status == 400 and info.value.code == "invalid_encrypted_content"  # type: ignore[attr-defined]
+
+
+async def test_debug_logs_hold_no_reasoning_and_no_key(caplog: pytest.LogCaptureFixture) -> None:
+    """Raw reasoning is never written anywhere durable; logs are the first place it would leak."""
+    with caplog.at_level(logging.DEBUG):
+        responses, _ = await loop_by_hand(keep_continuation=True)
+    summary = "".join(
+        part["text"]
+        for r in responses
+        for item in r.reasoning
+        for part in json.loads(item.unseal(provider="openai", api="responses"))["summary"]
+    )
+    encrypted = [
+        json.loads(i.unseal(provider="openai", api="responses"))["encrypted_content"]
+        for r in responses
+        for i in r.reasoning
+    ]
+    assert summary and encrypted and caplog.records
+    logged = caplog.text
+    assert summary[:40] not in logged and not any(e[:32] in logged for e in encrypted)
+    assert "sim-key" not in logged
