@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "CallUsage": "agentlab.usage",
     # adapters
     "Adapter": "agentlab.adapters.base",
+    "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages",
     "ModelRef": "agentlab.adapters.base",
     "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses",
     "create_adapter": "agentlab.adapters.base",
