@@ -15,14 +15,15 @@ receives half a response.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx2
 import openai
 
-from ...errors import InvalidSettingsError, MissingApiKeyError
-from ...events import AdapterEvent, ResponseCompletedEvent
+from ...errors import InvalidSettingsError, MissingApiKeyError, StreamInterruptedError
+from ...events import AdapterEvent
 from ...request import ModelRequest
 from ._errors import translate
 from ._request import API, PROVIDER, BuiltRequest, build_request, is_reasoning_model, strict_schema_ok
@@ -118,6 +119,7 @@ class OpenAIResponsesAdapter:
         built = self.build(request)
         for diag in built.diagnostics:
             yield diag
+        started = time.perf_counter()
         try:
             # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
             # streaming) after its own status checks and retries; the overloads cannot express that.
@@ -138,14 +140,29 @@ class OpenAIResponsesAdapter:
                     text = (await resp.aread()).decode("utf-8")
                 except _TRANSPORT_ERRORS as e:
                     raise translate(e) from e
+                except UnicodeDecodeError:
+                    raise StreamInterruptedError(
+                        "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
+                    ) from None
                 events, completed = assemble_body(
-                    text, model=self.model, base_url=self.base_url, request_id=request_id
+                    text,
+                    model=self.model,
+                    base_url=self.base_url,
+                    request_id=request_id,
+                    started=started,
+                    reasoning_dropped=built.reasoning_dropped,
                 )
                 for ev in events:
                     yield ev
-                yield _with_dropped(completed, built)
+                yield completed
                 return
-            asm = ResponseAssembler(model=self.model, base_url=self.base_url, request_id=request_id)
+            asm = ResponseAssembler(
+                model=self.model,
+                base_url=self.base_url,
+                request_id=request_id,
+                started=started,
+                reasoning_dropped=built.reasoning_dropped,
+            )
             feed = asm.feed
             pending = asm.pending
             buf: str | None = None
@@ -172,7 +189,7 @@ class OpenAIResponsesAdapter:
             for p in pending:
                 yield p
             pending.clear()
-            yield _with_dropped(asm.finish(), built)
+            yield asm.finish()
         finally:
             await resp.aclose()
 
@@ -186,10 +203,3 @@ class OpenAIResponsesAdapter:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _with_dropped(completed: ResponseCompletedEvent, built: BuiltRequest) -> ResponseCompletedEvent:
-    if not built.reasoning_dropped:
-        return completed
-    response = completed.response.model_copy(update={"reasoning_items_dropped": built.reasoning_dropped})
-    return completed.model_copy(update={"response": response})

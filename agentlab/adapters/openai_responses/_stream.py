@@ -73,7 +73,15 @@ class ResponseAssembler:
     the call did not complete. Nothing half-built ever leaves: items exist only in ``finish``'s result.
     """
 
-    def __init__(self, *, model: str, base_url: str | None, request_id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        request_id: str | None = None,
+        started: float | None = None,
+        reasoning_dropped: int = 0,
+    ) -> None:
         self.model = model
         self.base_url = base_url
         self.request_id = request_id
@@ -89,7 +97,9 @@ class ResponseAssembler:
         self._failed = False
         self._unknown: set[str] = set()
         self._skipped: set[int] = set()  # output indexes of items deliberately not kept
-        self._t0 = _perf()
+        # ``started``: perf_counter() when the request was sent, so latencies include time to first byte.
+        self._t0 = _perf() if started is None else started
+        self._dropped = reasoning_dropped
         self.first_reasoning_s: float | None = None
         self.first_text_s: float | None = None
 
@@ -286,6 +296,7 @@ class ResponseAssembler:
             stop_reason=stop,
             stop_detail=stop_detail,
             usage=usage,
+            reasoning_items_dropped=self._dropped,
         )
         return ResponseCompletedEvent(
             response=response,
@@ -334,7 +345,13 @@ class ResponseAssembler:
 
 
 def assemble_body(
-    text: str, *, model: str, base_url: str | None, request_id: str | None
+    text: str,
+    *,
+    model: str,
+    base_url: str | None,
+    request_id: str | None,
+    started: float | None = None,
+    reasoning_dropped: int = 0,
 ) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
     """A non-streaming response body -> (display events, completed event); same mapping as streams."""
     try:
@@ -347,7 +364,13 @@ def assemble_body(
         raise StreamInterruptedError(
             "malformed OpenAI response body (not a JSON object)", provider=PROVIDER, request_id=request_id
         ) from None
-    asm = ResponseAssembler(model=model, base_url=base_url, request_id=request_id)
+    asm = ResponseAssembler(
+        model=model,
+        base_url=base_url,
+        request_id=request_id,
+        started=started,
+        reasoning_dropped=reasoning_dropped,
+    )
     asm.response_id = body.get("id")
     events = asm.add_output(body.get("output") or [], raws)
     asm._final = body
