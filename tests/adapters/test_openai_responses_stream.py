@@ -33,7 +33,7 @@ from agentlab.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentlab.items import UserItem
+from agentlab.items import ProviderReasoningItem, UserItem
 from agentlab.request import ModelRequest
 from tests.support.cassettes import to_sse
 
@@ -271,7 +271,11 @@ async def test_non_streaming_goes_through_the_same_mapping() -> None:
         ]
     )
     server = Server(httpx2.Response(200, json=body, headers={"x-request-id": "req_n"}))
-    events = await run(adapter(server), REQ.model_copy(update={"stream": False}))
+    foreign = ProviderReasoningItem(
+        b"{}", provider="anthropic", api="messages", model="x", block_type="thinking", turn_id="t", index=0
+    )
+    events = await run(adapter(server), REQ.model_copy(update={"stream": False, "continuation": (foreign,)}))
+    assert events[-1].response.reasoning_items_dropped == 1 and isinstance(events.pop(0), DiagnosticEvent)
     assert json.loads(server.requests[0].content)["stream"] is False
     assert [type(e).__name__ for e in events] == [
         "ReasoningDeltaEvent",
