@@ -155,14 +155,48 @@ class AnthropicMessagesAdapter:
                 resp = await cm.__aenter__()
             except Exception as exc:
                 raise translate(exc) from exc
+            # The hot loop: one level of generator, one json.loads and one dict dispatch per event.
+            request_id = asm.request_id = resp.request_id
+            feed = asm.feed
+            loads = json.loads
+            data: str | None = None
+            waiting = True  # for the first reasoning / text delta (timings)
             try:
-                request_id = resp.request_id
-                async for ev in _events(resp.http_response, asm, request_id):
-                    if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
-                        first_reasoning = time.perf_counter() - t0
-                    elif first_text is None and ev.__class__ is TextDeltaEvent:
-                        first_text = time.perf_counter() - t0
-                    yield ev
+                async for line in resp.http_response.aiter_lines():
+                    if line:
+                        if line.startswith("data:"):
+                            chunk = line[6:] if line[5:6] == " " else line[5:]
+                            data = chunk if data is None else f"{data}\n{chunk}"
+                        continue  # event:/id:/retry:/comments: the JSON's "type" says it all
+                    if data is None:
+                        continue
+                    ev = feed(loads(data))
+                    data = None
+                    if ev is not None:
+                        if waiting:
+                            if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
+                                first_reasoning = time.perf_counter() - t0
+                            elif first_text is None and ev.__class__ is TextDeltaEvent:
+                                first_text = time.perf_counter() - t0
+                            waiting = first_reasoning is None or first_text is None
+                        yield ev
+                if data is not None:  # a last event without its blank line
+                    ev = feed(loads(data))
+                    if ev is not None:
+                        yield ev
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise StreamInterruptedError(
+                    f"malformed stream event ({type(exc).__name__}: {exc}); nothing from this call was kept",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                ) from None
+            except httpx2.HTTPError as exc:
+                raise StreamInterruptedError(
+                    f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                    retryable=True,
+                ) from None
             finally:
                 await cm.__aexit__(None, None, None)
             if not asm.completed:
@@ -202,48 +236,3 @@ class AnthropicMessagesAdapter:
             first_reasoning_s=first_reasoning,
             first_text_s=first_text,
         )
-
-
-async def _events(
-    http: httpx2.Response, asm: MessageAssembler, request_id: str | None
-) -> AsyncIterator[AdapterEvent]:
-    """SSE lines -> ``json.loads`` -> ``asm.feed``. Only ``data:`` lines matter: the JSON names its type."""
-    feed = asm.feed
-    loads = json.loads
-    data: str | None = None
-    try:
-        async for line in http.aiter_lines():
-            if line:
-                if line.startswith("data:"):
-                    chunk = line[6:] if line[5:6] == " " else line[5:]
-                    data = chunk if data is None else f"{data}\n{chunk}"
-                continue  # event:/id:/retry:/comment lines carry nothing the JSON does not
-            if data is None:
-                continue
-            obj = loads(data)
-            data = None
-            if obj.get("type") == "error":
-                raise in_stream_error(obj, request_id=request_id)
-            ev = feed(obj)
-            if ev is not None:
-                yield ev
-        if data is not None:
-            obj = loads(data)
-            if obj.get("type") == "error":
-                raise in_stream_error(obj, request_id=request_id)
-            ev = feed(obj)
-            if ev is not None:
-                yield ev
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise StreamInterruptedError(
-            f"malformed stream event ({type(exc).__name__}: {exc}); nothing from this call was kept",
-            provider=PROVIDER,
-            request_id=request_id,
-        ) from None
-    except httpx2.HTTPError as exc:
-        raise StreamInterruptedError(
-            f"the connection broke mid-stream ({type(exc).__name__}); nothing from this call was kept",
-            provider=PROVIDER,
-            request_id=request_id,
-            retryable=True,
-        ) from None

@@ -37,6 +37,7 @@ from ...events import (
 )
 from ...items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
 from ...usage import usage_from_anthropic
+from ._errors import in_stream_error
 
 __all__ = ["MessageAssembler"]
 
@@ -57,9 +58,11 @@ _REDACTED = "redacted_thinking"
 _TEXT = "text"
 _TOOL = "tool_use"
 
-_new_reasoning = ReasoningDeltaEvent.model_construct
-_new_text = TextDeltaEvent.model_construct
-_new_tool_delta = ToolCallDeltaEvent.model_construct
+# Plain construction: pydantic's validating __init__ is faster than ``model_construct`` here (~0.8 vs
+# ~2.3 µs per event) and keeps the types checked.
+_new_reasoning = ReasoningDeltaEvent
+_new_text = TextDeltaEvent
+_new_tool_delta = ToolCallDeltaEvent
 
 
 class _Block:
@@ -97,6 +100,7 @@ class MessageAssembler:
         self.started = False
         self.completed = False
         self.error: dict[str, Any] | None = None
+        self.request_id: str | None = None
         self._unknown_deltas: set[str] = set()
 
     # ------------------------------------------------------------------ streaming
@@ -167,7 +171,7 @@ class MessageAssembler:
             return None
         if t == "error":
             self.error = ev
-            return None
+            raise in_stream_error(ev, request_id=self.request_id)
         # Unknown future event types are tolerated on purpose (the API adds them over time).
         log.debug("anthropic: ignoring unknown stream event type %r", t)
         return None
