@@ -313,6 +313,12 @@ async def test_malformed_event() -> None:
     assert isinstance(err, StreamInterruptedError) and "malformed" in str(err)
 
 
+async def test_known_event_missing_a_field_is_a_typed_error() -> None:
+    evs = stream_events(ev("response.output_text.delta", item_id="msg_1", output_index=0, content_index=0))
+    _, err = await run_until_error(adapter(Server(sse(evs))))
+    assert isinstance(err, StreamInterruptedError) and "response.output_text.delta" in str(err)
+
+
 async def test_connection_reset_mid_stream_is_interrupted_and_not_retried() -> None:
     head = to_sse(stream_events(*text_events())[:3])
 

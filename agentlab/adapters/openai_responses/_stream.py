@@ -106,16 +106,24 @@ class ResponseAssembler:
     # ------------------------------------------------------------------ streaming
 
     def feed(self, data: str) -> AdapterEvent | None:
-        """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on malformed JSON."""
+        """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on a malformed event."""
+        etype: Any = None
         try:
             ev = _loads(data)
             etype = ev["type"]
-        except (ValueError, KeyError, TypeError):
+            return self._dispatch(ev, etype, data)
+        except StreamInterruptedError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            # Not JSON, no ``type``, or a known event missing a field it always carries.
             raise StreamInterruptedError(
-                "malformed event in the OpenAI stream (not JSON with a 'type')",
+                f"malformed event in the OpenAI stream ({etype or 'no type'}: {type(e).__name__})",
                 provider=PROVIDER,
                 request_id=self.request_id,
             ) from None
+
+    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
+        # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
             case "response.reasoning_summary_text.delta":
                 if self.first_reasoning_s is None:
