@@ -301,8 +301,9 @@ def _select_continuation(
                 diags,
                 item,
                 "orphaned",
-                "reasoning item dropped: the item that followed it in its response is no longer in "
-                "the history (trimmed or compacted), and OpenAI rejects a reasoning item without it",
+                "reasoning item dropped: the item that followed it in its response is not in the "
+                "history (trimmed, compacted, edited, or a hosted-tool item agentlab does not keep), and "
+                "OpenAI rejects a reasoning item without it",
             )
             dropped += 1
 
