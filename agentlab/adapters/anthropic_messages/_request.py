@@ -216,14 +216,14 @@ def _messages(
     """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""
     by_turn: dict[str, list[ProviderReasoningItem]] = {}
     other = 0
-    for item in req.continuation:
-        if _usable(item, req.model, base_url):
-            by_turn.setdefault(item.turn_id, []).append(item)
+    for opaque in req.continuation:
+        if _usable(opaque, req.model, base_url):
+            by_turn.setdefault(opaque.turn_id, []).append(opaque)
         else:
             other += 1
-            log.debug("anthropic: dropping reasoning item not made here: %r", item)
+            log.debug("anthropic: dropping reasoning item not made here: %r", opaque)
     for lst in by_turn.values():
-        lst.sort(key=lambda i: i.index)
+        lst.sort(key=lambda r: r.index)
     history_turns = {
         i.turn_id
         for i in req.items
