@@ -242,6 +242,7 @@ def _validate(
             and i != len(messages) - 1
         ):
             raise _bad(f"messages.{i}: The final block in an assistant message cannot be `thinking`.")
+    _check_tool_pairs(messages)
     if req.get("cache_control"):
         n_cc += 1
     if n_cc > 4:
@@ -269,6 +270,41 @@ def _validate(
             elif b.get("type") == "redacted_thinking" and sim.signer.open_redacted(b.get("data"), j) is None:
                 raise _bad(modified.format(j=j))
     return bps
+
+
+_RESULT_NEEDS_USE = (
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+_USE_NEEDS_RESULT = "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+
+
+def _check_tool_pairs(messages: list[Any]) -> None:
+    """tool_use blocks need tool_result blocks in the next message, and results need their uses."""
+    for i, m in enumerate(messages):
+        blocks = _blocks(m.get("content"))
+        if m.get("role") == "user":
+            prev = messages[i - 1] if i > 0 else {}
+            uses = {b.get("id") for b in _blocks(prev.get("content")) if b.get("type") == "tool_use"}
+            if prev.get("role") != "assistant":
+                uses = set()
+            for j, b in enumerate(blocks):
+                if b.get("type") == "tool_result" and b.get("tool_use_id") not in uses:
+                    raise _bad(
+                        f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{b.get('tool_use_id')}. " + _RESULT_NEEDS_USE
+                    )
+        elif i < len(messages) - 1:
+            ids = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+            nxt = messages[i + 1]
+            answered = {
+                b.get("tool_use_id") for b in _blocks(nxt.get("content")) if b.get("type") == "tool_result"
+            }
+            missing = [x for x in ids if x not in answered]
+            if missing:
+                raise _bad(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                    f"after: {', '.join(missing)}. " + _USE_NEEDS_RESULT
+                )
 
 
 def _prompt_tokens(req: dict[str, Any], messages: list[Any], _bps: Any) -> tuple[list[str], list[Breakpoint]]:

@@ -180,6 +180,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
                 None,
             )
 
+    _check_call_pairs(items)
     last_user = max(
         (i for i, it in enumerate(items) if it["type"] == "message" and it.get("role") == "user"), default=-1
     )
@@ -239,6 +240,18 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         items,
         plan_known,
     )
+
+
+def _check_call_pairs(items: list[dict[str, Any]]) -> None:
+    """Every function_call_output needs its function_call, and every function_call its output."""
+    calls = [str(it.get("call_id")) for it in items if it["type"] == "function_call"]
+    outputs = [str(it.get("call_id")) for it in items if it["type"] == "function_call_output"]
+    for cid in outputs:
+        if cid not in calls:
+            raise _bad(f"No tool call found for function call output with call_id {cid}.")
+    for cid in calls:
+        if cid not in outputs:
+            raise _bad(f"No tool output found for function call {cid}.")
 
 
 def _tools(raw: list[Any]) -> tuple[ToolDef, ...]:

@@ -246,3 +246,22 @@ async def test_sdk_raises_typed_errors() -> None:
         await client.messages.create(
             model="claude-opus-4-6", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
         )
+
+
+def test_tool_use_and_tool_result_must_pair() -> None:
+    t = sim.SimTransport()
+    msgs = _first_turn(t)
+    missing = copy.deepcopy(msgs)
+    missing[2]["content"] = missing[2]["content"][:1]
+    lost_id = msgs[1]["content"][-1]["id"]
+    status, _, message = _error(raw_post(t, "/v1/messages", _request(missing)))
+    assert status == 400 and message == (
+        f"messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: {lost_id}. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    )
+    stray = copy.deepcopy(msgs)
+    stray[2]["content"].append({"type": "tool_result", "tool_use_id": "toolu_01nothere", "content": "1"})
+    status, _, message = _error(raw_post(t, "/v1/messages", _request(stray)))
+    assert status == 400 and message.startswith(
+        "messages.2.content.2: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01nothere."
+    )

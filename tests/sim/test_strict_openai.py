@@ -117,6 +117,21 @@ def test_reasoning_without_following_item() -> None:
         **recorded,
         "message": re.sub(r"'rs_[0-9a-f]+'", f"'{items[1]['id']}'", recorded["message"]),
     }
+    # The recorded case: the answer's message edited into a plain assistant message (no id).
+    answer = raw_post(t, "/v1/responses", _request("What is 2 + 3?")).json()["output"]
+    assert [o["type"] for o in answer] == ["reasoning", "message"]
+    edited = [
+        {"role": "user", "content": "What is 2 + 3?"},
+        answer[0],
+        {"role": "assistant", "content": "2 + 3 = 5 (edited)"},
+        {"role": "user", "content": "Thanks"},
+    ]
+    status, err = _error(raw_post(t, "/v1/responses", _request(edited)))
+    assert status == 400
+    assert err == {
+        **recorded,
+        "message": re.sub(r"'rs_[0-9a-f]+'", f"'{answer[0]['id']}'", recorded["message"]),
+    }
 
 
 def load_error_fixture_yaml_400() -> dict[str, Any]:
@@ -191,3 +206,21 @@ async def test_sdk_raises_typed_errors() -> None:
             ],
             store=False,
         )
+
+
+def test_function_calls_and_outputs_must_pair() -> None:
+    t = sim.SimTransport()
+    items = _first_turn(t)
+    no_output = items[:-1]
+    cid = items[-1]["call_id"]
+    status, err = _error(raw_post(t, "/v1/responses", _request(no_output)))
+    assert status == 400 and err == {
+        "message": f"No tool output found for function call {cid}.",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": None,
+    }
+    stray = [*items, {"type": "function_call_output", "call_id": "call_nothere", "output": "1"}]
+    status, err = _error(raw_post(t, "/v1/responses", _request(stray)))
+    assert status == 400
+    assert err["message"] == "No tool call found for function call output with call_id call_nothere."
