@@ -112,7 +112,7 @@ def plot_cost_breakdown(
     """
     data = cost_breakdown(df, by, per_run=per_run)
     if ax is None:
-        ax = _new_ax((max(5.0, 1.6 * len(data) + 3.0), 4.2))
+        ax = _new_ax((min(12.0, max(5.0, 1.1 * len(data) + 3.0)), 4.4))
     from matplotlib.ticker import FuncFormatter
 
     x = list(range(len(data)))
@@ -149,9 +149,12 @@ def plot_cost_breakdown(
             va="bottom",
             fontsize=8,
         )
-    ax.set_xticks(x, [str(i) for i in data.index], rotation=15 if len(data) > 3 else 0, ha="center")
+    many = len(data) > 3
+    ax.set_xticks(
+        x, [str(i) for i in data.index], rotation=25 if many else 0, ha="right" if many else "center"
+    )
     ax.set_ylabel("cost per run (USD)" if per_run else "cost (USD)")
-    ax.set_xlabel("provider:model")
+    ax.set_xlabel("provider:model" if _group_col(df, by)[1] in ("model", "label") else str(by))
     ax.yaxis.set_major_formatter(FuncFormatter(_usd))
     ax.set_ylim(0, max([*bottom, 1e-9]) * 1.22)
     ax.grid(axis="y", alpha=0.3)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PALETTE",
+    "UI_FONT",
     "fmt_int",
     "fmt_seconds",
     "fmt_usd",
@@ -42,6 +43,10 @@ PALETTE: dict[str, str] = {
     "purple": "#CC79A7",
     "grey": "#999999",
 }
+
+
+UI_FONT = "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif)"
+"""Widget HTML does not inherit the notebook's UI font everywhere (exported HTML falls back to serif)."""
 
 
 def fmt_int(v: Any) -> str:

@@ -33,6 +33,7 @@ import ipywidgets as widgets
 from ..events import ReasoningDeltaEvent, TextDeltaEvent
 from ..usage import CallUsage
 from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
+from .display import UI_FONT
 
 __all__ = ["PanelOptions", "ReasoningPanel", "collapse_panels", "live_panels", "options"]
 
@@ -121,15 +122,19 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self.flushes = 0
         """How many times the synced view was re-rendered (one frontend message each)."""
 
-        self._body = widgets.HTML(value=self._render_header(), layout=widgets.Layout(width="100%"))
+        self._body = widgets.HTML(
+            value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
+        )
         self._toggle = widgets.ToggleButton(
             value=False,
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory only; showing it puts it in the widget state",
-            layout=widgets.Layout(display="none", width="auto"),
+            layout=widgets.Layout(display="none", width="auto", height="24px"),
         )
         self._toggle.observe(self._on_toggle, names="value")
-        super().__init__(children=[self._body, self._toggle], layout=widgets.Layout(width="100%"))
+        super().__init__(
+            children=[self._body, self._toggle], layout=widgets.Layout(width="100%", align_items="flex-start")
+        )
         with _panels_lock:
             _panels.add(self)
 
@@ -231,7 +236,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         elapsed = 0.0
         if self._t0 is not None:
             elapsed = (self._t_end or time.monotonic()) - self._t0
-        step = f" · step {self._step}" if self._step is not None else ""
+        step = f" · step {self._step}" if self._step is not None and "step" not in self.title else ""
         status = f" · {html.escape(self._status)}" if self._status else ""
         return f"reasoning {r} tok · text {t} tok · {elapsed:.1f} s{step}{status}"
 
@@ -276,6 +281,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                 body = f'<pre style="{_STYLE}">{html.escape(tail)}</pre>' if tail else ""
                 value = header + more + body
                 show_toggle = False
+        value = f'<div style="{UI_FONT}">{value}</div>'
         if self._body.value != value:
             self._body.value = value
             self.flushes += 1

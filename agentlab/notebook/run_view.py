@@ -35,7 +35,7 @@ from ..events import (
 )
 from ..usage import CallUsage
 from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
-from .display import PALETTE, fmt_seconds, usage_line
+from .display import PALETTE, UI_FONT, fmt_seconds, usage_line
 from .panel import ReasoningPanel
 
 __all__ = ["CompareView", "RunView"]
@@ -279,7 +279,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             )
             parts.append(
                 f'<div style="font-size:12px;font-family:var(--jp-code-font-family,monospace)">'
-                f"🔧 <b>{html.escape(t.name)}</b>({args}) {res}{dur}</div>"
+                f"<b>{html.escape(t.name)}</b>({args}) {res}{dur}</div>"
             )
         return "".join(parts)
 
@@ -319,6 +319,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         for w, v in [(self._header, header), (self._footer, footer)] + [
             pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
         ]:
+            v = f'<div style="{UI_FONT}">{v}</div>' if v else ""
             if w.value != v:
                 w.value = v
                 changed = True

@@ -1,0 +1,253 @@
+"""``python -m agentlab demo``: run the notebooks headless on the simulated providers, write an HTML report.
+
+Why a report and not just "run the notebooks": it is what a reader without Jupyter looks at, and it is
+what the browser test checks. Each notebook is executed with nbclient (widget state stored, as
+Jupyter would save it), written to ``<out>/<name>.ipynb``, exported to ``<out>/<name>.html``, and an
+``index.html`` links them and shows their charts.
+
+Offline by construction:
+
+* The kernel's environment drops ``*_API_KEY`` and ``AGENTLAB_*_MODEL``, so the notebooks pick the
+  simulated providers (:func:`agentlab.notebook.choose_models`).
+* nbconvert's HTML loads the widget manager and require.js from CDNs by default, which are not
+  reachable here. The report serves local copies from ``<out>/_static/``, fetched once with
+  ``npm pack`` (the npm registry is reachable) into a cache directory (``AGENTLAB_CACHE_DIR``, default
+  ``~/.cache/agentlab``). Without npm the widgets are not rendered in the HTML (the static
+  ``_repr_html_`` results and charts still are), and the report says so. Other CDN scripts
+  (MathJax, mermaid) are removed: the notebooks use neither.
+
+Reasoning text is not in the report unless ``keep_reasoning=True`` (``--keep-reasoning``): panels
+clear their synced text at cell end, and what nbclient stores is what the panels last synced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["NOTEBOOKS", "Report", "build_report", "fetch_widget_assets", "main"]
+
+NOTEBOOKS = ("01_quickstart", "02_compare_providers", "03_reasoning_costs")
+_NPM_PACKAGES = {"html-manager": "@jupyter-widgets/html-manager@^1.0", "requirejs": "requirejs@^2.3"}
+
+
+@dataclass
+class Report:
+    """What :func:`build_report` wrote."""
+
+    index: Path
+    notebooks: list[Path] = field(default_factory=list)
+    html: list[Path] = field(default_factory=list)
+    widgets_rendered: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("AGENTLAB_CACHE_DIR") or Path.home() / ".cache" / "agentlab")
+
+
+def fetch_widget_assets(static_dir: Path) -> tuple[str, str] | None:
+    """Copy require.js and the html-manager bundle into ``static_dir``; return their relative URLs.
+
+    Fetched once per cache directory with ``npm pack``; None when npm is missing or fails (the
+    report then renders without live widget views).
+    """
+    cache = _cache_dir() / "npm"
+    wanted = {
+        "html-manager": cache / "html-manager" / "package" / "dist" / "embed-amd.js",
+        "requirejs": cache / "requirejs" / "package" / "require.js",
+    }
+    for name, spec in _NPM_PACKAGES.items():
+        if wanted[name].exists():
+            continue
+        npm = shutil.which("npm")
+        if npm is None:
+            return None
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                out = subprocess.run(
+                    [npm, "pack", spec, "--silent", "--pack-destination", tmp],
+                    capture_output=True,
+                    text=True,
+                    timeout=180,
+                    check=True,
+                )
+            except (subprocess.SubprocessError, OSError):
+                return None
+            tgz = Path(tmp) / out.stdout.strip().splitlines()[-1]
+            dest = cache / name
+            shutil.rmtree(dest, ignore_errors=True)
+            dest.mkdir(parents=True)
+            with tarfile.open(tgz) as tar:
+                tar.extractall(dest, filter="data")
+        if not wanted[name].exists():
+            return None
+    target = static_dir / "html-manager"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(wanted["html-manager"].parent, target, ignore=shutil.ignore_patterns("*.map"))
+    shutil.copy2(wanted["requirejs"], static_dir / "require.js")
+    return "_static/require.js", "_static/html-manager/embed-amd.js"
+
+
+def _kernel_env(keep_reasoning: bool) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not (k.endswith("_API_KEY") or (k.startswith("AGENTLAB_") and k.endswith("_MODEL")))
+    }
+    env["AGENTLAB_KEEP_REASONING"] = "1" if keep_reasoning else "0"
+    env.pop("AGENTLAB_NO_WIDGETS", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_repo_root()), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _execute(src: Path, env: dict[str, str], timeout: int) -> Any:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(src, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(src.parent)}},
+        store_widget_state=True,
+    )
+    client.execute(env=env)
+    return nb
+
+
+_CDN_SCRIPT = re.compile(r"<script[^>]*\ssrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.IGNORECASE)
+
+
+def _export_html(nb: Any, assets: tuple[str, str] | None) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    if assets is not None:
+        exporter.require_js_url, exporter.widget_renderer_url = assets
+    body, _ = exporter.from_notebook_node(nb)
+    body = _CDN_SCRIPT.sub("", body)
+    if assets is None:  # no local widget manager: do not point the browser at a CDN either
+        body = body.replace("document.addEventListener('DOMContentLoaded', addWidgetsRenderer);", "")
+    return str(body)
+
+
+def _images(nb: Any) -> list[str]:
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            png = o.get("data", {}).get("image/png")
+            if png:
+                out.append(png if isinstance(png, str) else "".join(png))
+    return out
+
+
+def _title(nb: Any, name: str) -> str:
+    return str(nb.metadata.get("title") or name)
+
+
+def build_report(
+    out_dir: str | Path = "out/report",
+    *,
+    notebooks_dir: str | Path | None = None,
+    names: tuple[str, ...] | list[str] = NOTEBOOKS,
+    keep_reasoning: bool = False,
+    timeout: int = 180,
+) -> Report:
+    """Execute ``names`` on the simulated providers; write the report to ``out_dir``."""
+    out = Path(out_dir).resolve()
+    src_dir = Path(notebooks_dir) if notebooks_dir is not None else _repo_root() / "notebooks"
+    out.mkdir(parents=True, exist_ok=True)
+    static = out / "_static"
+    static.mkdir(exist_ok=True)
+    assets = fetch_widget_assets(static)
+    env = _kernel_env(keep_reasoning)
+    report = Report(index=out / "index.html", widgets_rendered=assets is not None)
+    sections = []
+    import nbformat
+
+    for name in names:
+        t0 = time.perf_counter()
+        nb = _execute(src_dir / f"{name}.ipynb", env, timeout)
+        report.seconds[name] = time.perf_counter() - t0
+        ipynb = out / f"{name}.ipynb"
+        nbformat.write(nb, ipynb)
+        page = out / f"{name}.html"
+        page.write_text(_export_html(nb, assets), encoding="utf-8")
+        report.notebooks.append(ipynb)
+        report.html.append(page)
+        imgs = "".join(
+            f'<img alt="chart from {html.escape(name)}" src="data:image/png;base64,{png.strip()}" '
+            'style="max-width:48%;margin:4px;border:1px solid #ddd">'
+            for png in _images(nb)
+        )
+        sections.append(
+            f'<section class="notebook"><h2><a href="{html.escape(page.name)}">'
+            f"{html.escape(_title(nb, name))}</a></h2><p>executed in {report.seconds[name]:.1f} s · "
+            f"<a href='{html.escape(ipynb.name)}'>{ipynb.name}</a></p>"
+            f"<div class='charts'>{imgs or '<em>no charts</em>'}</div></section>"
+        )
+    widgets_note = (
+        "Widget views are rendered with a local copy of @jupyter-widgets/html-manager."
+        if assets is not None
+        else "npm was not available: widget views are not rendered in these pages (results and charts are)."
+    )
+    keep_note = (
+        "Reasoning text was kept (keep option on)."
+        if keep_reasoning
+        else "Reasoning text is not saved: panels were cleared at cell end."
+    )
+    report.index.write_text(
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>agentlab report</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+        "h2 a{text-decoration:none}</style></head><body><h1>agentlab report</h1>"
+        "<p>Notebooks executed headless on the simulated providers "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
+        f"{html.escape(widgets_note)} {html.escape(keep_note)}</p>{''.join(sections)}</body></html>",
+        encoding="utf-8",
+    )
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: build the report and print the path of its index page."""
+    p = argparse.ArgumentParser(
+        prog="agentlab demo", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    p.add_argument("--out", default="out/report", help="output directory (default: out/report)")
+    p.add_argument(
+        "--notebooks", default=None, help="directory of the notebooks (default: the repo's notebooks/)"
+    )
+    p.add_argument("--only", nargs="*", default=None, help="notebook names to run (default: all three)")
+    p.add_argument("--keep-reasoning", action="store_true", help="keep reasoning text in the saved panels")
+    args = p.parse_args(argv)
+    names = tuple(args.only) if args.only else NOTEBOOKS
+    t0 = time.perf_counter()
+    report = build_report(
+        args.out, notebooks_dir=args.notebooks, names=names, keep_reasoning=args.keep_reasoning
+    )
+    for name, secs in report.seconds.items():
+        print(f"  executed {name}.ipynb in {secs:.1f} s", file=sys.stderr)
+    print(f"report written in {time.perf_counter() - t0:.1f} s:", file=sys.stderr)
+    print(report.index)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
