@@ -139,7 +139,7 @@ class OpenAIResponsesAdapter:
                 try:
                     text = (await resp.aread()).decode("utf-8")
                 except _TRANSPORT_ERRORS as e:
-                    raise translate(e) from e
+                    raise translate(e, request_id=request_id) from e
                 except UnicodeDecodeError:
                     raise StreamInterruptedError(
                         "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
@@ -181,7 +181,7 @@ class OpenAIResponsesAdapter:
                                 yield p
                             pending.clear()
             except _TRANSPORT_ERRORS as e:
-                raise translate(e) from e
+                raise translate(e, request_id=request_id) from e
             if buf is not None:  # a last event without its blank line
                 last = feed(buf)
                 if last is not None:

@@ -55,8 +55,12 @@ def _body_error(body: object) -> dict[str, Any]:
     return {}
 
 
-def translate(exc: BaseException) -> ProviderError:
-    """Map an SDK (or transport) exception onto the error tree."""
+def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderError:
+    """Map an SDK (or transport) exception onto the error tree.
+
+    ``request_id``: the response's id when the failure came after its headers (a stream that broke
+    or timed out mid-way); such a broken connection is retryable, as in the Anthropic adapter.
+    """
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, openai.APIStatusError):
@@ -87,9 +91,23 @@ def translate(exc: BaseException) -> ProviderError:
         detail = f" ({type(cause).__name__})" if cause is not None else ""
         return ProviderConnectionError(f"could not reach OpenAI{detail}", provider=PROVIDER)
     if isinstance(exc, httpx2.TimeoutException):
-        return StreamInterruptedError(f"stream timed out ({type(exc).__name__})", provider=PROVIDER)
-    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
-        return StreamInterruptedError(f"stream broke ({type(exc).__name__}: {exc})", provider=PROVIDER)
+        return StreamInterruptedError(
+            f"stream timed out ({type(exc).__name__})",
+            provider=PROVIDER,
+            request_id=request_id,
+            retryable=True,
+        )
+    if isinstance(exc, httpx2.TransportError):
+        return StreamInterruptedError(
+            f"stream broke ({type(exc).__name__}: {exc})",
+            provider=PROVIDER,
+            request_id=request_id,
+            retryable=True,
+        )
+    if isinstance(exc, httpx2.StreamError):
+        return StreamInterruptedError(
+            f"stream broke ({type(exc).__name__}: {exc})", provider=PROVIDER, request_id=request_id
+        )
     if isinstance(exc, openai.OpenAIError):
         return ProviderError(str(exc), provider=PROVIDER)
     return ProviderError(f"{type(exc).__name__}: {exc}", provider=PROVIDER)
