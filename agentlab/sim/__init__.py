@@ -28,6 +28,8 @@ Rules enforced (the point of it):
   ``invalid_encrypted_content``); a reasoning item by id only with ``store: false`` is a 404; a
   reasoning item without the item that followed it is a 400; ``previous_response_id`` must name a
   stored response (never with ``store: false``); ``temperature`` is refused.
+* Both: tool calls and tool results must pair (the real "No tool output found ..." / "`tool_use` ids
+  were found without `tool_result` blocks ..." texts).
 * Each endpoint rejects the other provider's opaque items (wrong block/item type, or a signature /
   token that does not verify with that provider's key).
 * Continuity effect (OpenAI): when a request carries the current loop's tool calls but not the

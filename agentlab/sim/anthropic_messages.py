@@ -27,7 +27,10 @@ Rules enforced (400 ``invalid_request_error`` with the real texts): ``budget_tok
 assistant message ending in a thinking block; with thinking on, the latest assistant message that
 holds ``tool_use`` must start with thinking/redacted_thinking, every thinking signature must verify
 (else "Invalid `signature`") and match its block's text and position (else "cannot be modified");
-``redacted_thinking`` data must be intact and in place; other providers' block types are rejected.
+``redacted_thinking`` data must be intact and in place; other providers' block types are rejected;
+``tool_use`` ids need ``tool_result`` blocks in the next message and vice versa; thinking with a
+``tool_choice`` that forces tool use is refused. Thinking blocks of earlier assistant turns are not
+validated and not billed (the real API strips them).
 """
 
 from __future__ import annotations
@@ -124,6 +127,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
             "'adaptive', 'disabled', 'enabled'"
         )
     thinking_on = ttype in ("enabled", "adaptive")
+    forced = (req.get("tool_choice") or {}).get("type") in ("any", "tool")
+    if thinking_on and forced:
+        raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
     display = thinking.get("display") or "summarized"
     temp = req.get("temperature")
     if thinking_on and temp is not None and temp != 1:

@@ -20,6 +20,8 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 
+#: Prefix hashes kept per bucket; beyond it the bucket starts cold again (a long-lived server stays bounded).
+MAX_ENTRIES = 200_000
 OPENAI_MIN_TOKENS = 1024
 OPENAI_BLOCK = 128
 ANTHROPIC_MIN_TOKENS = 1024
@@ -75,6 +77,8 @@ class CacheStore:
         bucket = f"openai|{model}|{cache_key or ''}"
         with self._lock:
             seen = self._seen.setdefault(bucket, set())
+            if len(seen) > MAX_ENTRIES:
+                seen.clear()
             hit = max((k for k, h in hashes.items() if h in seen), default=0)
             seen.update(hashes.values())
         return hit
@@ -88,6 +92,8 @@ class CacheStore:
         bucket = f"anthropic|{model}"
         with self._lock:
             seen = self._seen.setdefault(bucket, set())
+            if len(seen) > MAX_ENTRIES:
+                seen.clear()
             read = max((b.tokens for b in eligible if hashes[b.tokens] in seen), default=0)
             seen.update(hashes.values())
         w5 = w1 = 0

@@ -18,6 +18,8 @@ from .signing import DEFAULT_SECRET, Signer
 
 OPENAI_MODELS = ("sim-reasoner", "sim-reasoner-mini")
 ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
+#: Responses/items kept for ``store: true`` (oldest dropped first): a long-lived server stays bounded.
+MAX_STORED = 10_000
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -98,6 +100,13 @@ class Simulator:
 
     def __repr__(self) -> str:  # never show the secret
         return f"Simulator(seed={self.seed}, default_fault={self.default_fault!r})"
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        """Store a response or reasoning item (``store: true``), keeping at most ``MAX_STORED``."""
+        with self.lock:
+            self.stored[key] = value
+            while len(self.stored) > MAX_STORED:
+                self.stored.pop(next(iter(self.stored)))
 
     def count_attempt(self, key: str) -> int:
         """1-based attempt number of requests with this fault key (fault header + body)."""

@@ -17,7 +17,9 @@ Rules enforced (each a 4xx in the real shape): unknown model (400 ``model_not_fo
 tampered or foreign ``encrypted_content`` (400 ``invalid_encrypted_content``); a reasoning item
 given by id only while ``store`` is false (404 "Item with id ... not found"); a reasoning item not
 followed by the item that followed it in the original output (400 "... without its required
-following item.").
+following item."); a ``function_call_output`` without its ``function_call`` or the reverse (400 "No
+tool call found ..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
+items are kept in memory (bounded) so id-only replay and ``previous_response_id`` work.
 """
 
 from __future__ import annotations
@@ -354,8 +356,7 @@ def _build(
             ritem["encrypted_content"] = sim.signer.encrypt_reasoning(payload)
         output.append(ritem)
         if store:
-            with sim.lock:
-                sim.stored["item:" + rid] = payload
+            sim.remember("item:" + rid, payload)
     output += planned_calls
     if message is not None:
         output.append(message)
@@ -378,8 +379,7 @@ def _build(
         "usage": usage,
     }
     if store:
-        with sim.lock:
-            sim.stored[resp_id] = {"input": items, "output": output}
+        sim.remember(resp_id, {"input": items, "output": output})
     rh = {
         "x-request-id": E.openai_request_id(ids.seed_bytes),
         "openai-processing-ms": "1",

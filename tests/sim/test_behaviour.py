@@ -231,3 +231,19 @@ def test_anthropic_caching_only_at_breakpoints() -> None:
     assert read["cache_read_input_tokens"] == write["cache_creation_input_tokens"]
     assert read["cache_creation"]["ephemeral_5m_input_tokens"] == read["cache_creation_input_tokens"] == 0
     assert read["input_tokens"] < write["input_tokens"] + write["cache_creation_input_tokens"]
+
+
+def test_anthropic_adaptive_effort_changes_thinking_tokens() -> None:
+    t = sim.SimTransport()
+    got = []
+    for effort in ("low", "medium", "high", "max"):
+        body = {
+            **ANT,
+            "thinking": {"type": "adaptive"},
+            "output_config": {"effort": effort},
+            "messages": [{"role": "user", "content": TASK}],
+        }
+        got.append(
+            raw_post(t, "/v1/messages", body).json()["usage"]["output_tokens_details"]["thinking_tokens"]
+        )
+    assert got == sorted(got) and len(set(got)) == 4

@@ -265,3 +265,9 @@ def test_tool_use_and_tool_result_must_pair() -> None:
     assert status == 400 and message.startswith(
         "messages.2.content.2: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01nothere."
     )
+
+
+def test_thinking_with_forced_tool_choice() -> None:
+    body = _request([{"role": "user", "content": "hi"}], tool_choice={"type": "any"})
+    status, _, message = _error(raw_post(sim.SimTransport(), "/v1/messages", body))
+    assert status == 400 and message == "Thinking may not be enabled when tool_choice forces tool use."

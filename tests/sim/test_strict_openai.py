@@ -224,3 +224,24 @@ def test_function_calls_and_outputs_must_pair() -> None:
     status, err = _error(raw_post(t, "/v1/responses", _request(stray)))
     assert status == 400
     assert err["message"] == "No tool call found for function call output with call_id call_nothere."
+
+
+def test_previous_response_id_works_only_when_stored() -> None:
+    t = sim.SimTransport()
+    first = raw_post(t, "/v1/responses", _request(TASK, store=True, include=[])).json()
+    outputs = [
+        {
+            "type": "function_call_output",
+            "call_id": o["call_id"],
+            "output": TEMPS[json.loads(o["arguments"])["city"]],
+        }
+        for o in first["output"]
+        if o["type"] == "function_call"
+    ]
+    r = raw_post(
+        t, "/v1/responses", _request(outputs, store=True, include=[], previous_response_id=first["id"])
+    )
+    assert (
+        r.status_code == 200
+        and r.json()["output"][-1]["content"][0]["text"] == "Rome is warmer (24 vs Paris 18)."
+    )
