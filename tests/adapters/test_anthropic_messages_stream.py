@@ -331,3 +331,56 @@ async def test_recorded_error_answers_are_typed(
 async def test_non_streaming_body_that_is_not_json_is_a_clear_error() -> None:
     with pytest.raises(StreamInterruptedError, match="not JSON"):
         await _collect(_serve(b"{cut", ctype="application/json"), stream=False)
+
+
+async def test_cache_usage_by_ttl_is_normalized() -> None:
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 1000,
+        "cache_creation_input_tokens": 500,
+        "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 300},
+        "output_tokens": 1,
+    }
+    events = [_start(usage), *_text(0, "x"), *_end(usage={"output_tokens": 391})]
+    u = (await _collect(_serve(to_sse(events))))[-1].response.usage
+    assert (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens) == (
+        1503,
+        1000,
+        500,
+        300,
+    )
+    assert u.output_tokens == 391 and u.reasoning_tokens is None
+
+
+async def test_non_streaming_error_envelope_with_status_200_is_typed() -> None:
+    body = json.dumps(
+        {"type": "error", "error": {"type": "api_error", "message": "odd"}, "request_id": "req_2"}
+    )
+    with pytest.raises(StreamInterruptedError) as info:
+        await _collect(_serve(body.encode(), ctype="application/json"), stream=False)
+    assert (info.value.error_type, info.value.request_id) == ("api_error", "req_2")
+
+
+async def test_non_streaming_blocks_are_kept_as_received() -> None:
+    msg = {
+        "id": "msg_9",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [
+            {"type": "text", "text": "Let me think."},
+            {"type": "thinking", "thinking": "hmm \u00e9", "signature": "S1", "extra_key": [1]},
+            {"type": "redacted_thinking", "data": "R1"},
+            {"type": "tool_use", "id": "toolu_9", "name": "f", "input": {"x": 1}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 5, "output_tokens": 7},
+    }
+    out = await _collect(_serve(json.dumps(msg).encode(), ctype="application/json"), stream=False)
+    resp = out[-1].response
+    assert [json.loads(i.unseal(provider="anthropic", api="messages")) for i in resp.reasoning] == msg[
+        "content"
+    ][1:3]
+    assert [(i.kind, i.index) for i in resp.items] == [("assistant_text", 0), ("tool_call", 3)]
+    assert [e.text for e in out if isinstance(e, ReasoningDeltaEvent)] == ["hmm \u00e9"]
+    assert resp.usage.reasoning_source == "unknown"
