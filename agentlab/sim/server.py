@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
+import struct
 from collections.abc import Callable
 
 from .app import handle
@@ -29,6 +31,15 @@ _REASONS = {
     529: "Overloaded",
 }
 MAX_BODY = 32 * 1024 * 1024
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with a TCP RST (SO_LINGER 0), so the client sees 'connection reset', not a clean EOF."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 async def _serve_connection(
@@ -74,7 +85,8 @@ async def _serve_connection(
                     await writer.drain()
                     await asyncio.sleep(c.seconds)
                 elif isinstance(c, Reset):
-                    writer.transport.abort()
+                    await writer.drain()
+                    _reset(writer)
                     return
                 else:
                     writer.write(c)

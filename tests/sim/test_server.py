@@ -161,3 +161,17 @@ def test_sigint_stops_cleanly() -> None:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0 and "stopped" in out and "Traceback" not in err
+
+
+def test_reset_over_the_socket_is_a_connection_reset(server: str) -> None:
+    client = anthropic.Anthropic(base_url=server, api_key="anything", max_retries=0)
+    stream = client.messages.create(
+        model="sim-thinker",
+        max_tokens=100,
+        stream=True,
+        messages=[{"role": "user", "content": "What is 2 + 3?"}],
+        extra_headers={"x-sim-fault": "reset"},
+    )
+    with pytest.raises(httpx2.ReadError):
+        for _ in stream:
+            pass
