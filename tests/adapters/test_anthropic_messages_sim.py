@@ -435,3 +435,37 @@ async def test_run_live_loop_replays_continuation_without_recovery() -> None:
     assert run.result is not None and run.result.output == "Rome is warmer (24 vs Paris 18)."
     assert not [e for e in seen if isinstance(e, DiagnosticEvent)]
     assert _check_replayed_verbatim(rec) == 2
+
+
+async def test_stream_cut_mid_loop_leaves_the_checkpoint_at_the_last_step() -> None:
+    """Step 2's stream breaks every time: the run fails typed, history ends with step 1's results."""
+    from agentlab.errors import StreamInterruptedError
+
+    inner = sim.SimTransport()
+    rec = Recording(inner)
+    adapter = AnthropicMessagesAdapter(
+        "sim-thinker", client=sim.anthropic_client(transport=rec, max_retries=0)
+    )
+    run = Run(
+        "anthropic:sim-thinker",
+        "Is it warmer in Paris or Rome?",
+        tools=[get_weather],
+        adapter=adapter,
+        reasoning={"budget_tokens": 2048},
+        retries=1,
+        retry_delay=0,
+    )
+    seen: list[Any] = []
+
+    async def events() -> None:
+        async for ev in run.events():
+            seen.append(ev)
+            if ev.kind == "tool_result" and len([e for e in seen if e.kind == "tool_result"]) == 2:
+                inner.simulator.default_fault = "cut"
+
+    with pytest.raises(StreamInterruptedError):
+        await events()
+    history = run.checkpoint.history
+    assert isinstance(history[-1], ToolResultItem) and run.checkpoint.step == 1
+    assert len(rec.requests) == 3  # step 1, step 2, one retry of step 2 (never more)
+    assert run.result is not None and run.result.status == "failed"

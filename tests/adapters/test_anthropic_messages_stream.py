@@ -384,3 +384,10 @@ async def test_non_streaming_blocks_are_kept_as_received() -> None:
     assert [(i.kind, i.index) for i in resp.items] == [("assistant_text", 0), ("tool_call", 3)]
     assert [e.text for e in out if isinstance(e, ReasoningDeltaEvent)] == ["hmm \u00e9"]
     assert resp.usage.reasoning_source == "unknown"
+
+
+async def test_stream_cut_mid_event_is_a_retryable_interruption() -> None:
+    body = to_sse([_start(), *_text(0, "half")]) + b'event: content_block_delta\ndata: {"type":"content_blo'
+    with pytest.raises(StreamInterruptedError, match="message_stop") as info:
+        await _collect(_serve(body))
+    assert info.value.retryable

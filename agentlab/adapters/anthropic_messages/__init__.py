@@ -180,8 +180,12 @@ class AnthropicMessagesAdapter:
                                 first_text = time.perf_counter() - t0
                             waiting = first_reasoning is None or first_text is None
                         yield ev
-                if data is not None:  # a last event without its blank line
-                    ev = feed(loads(data))
+                if data is not None:  # a last event without its blank line: complete, or cut off
+                    try:
+                        obj = loads(data)
+                    except ValueError:
+                        obj = None  # truncated mid-event: reported below as a stream without message_stop
+                    ev = feed(obj) if obj is not None else None
                     if ev is not None:
                         yield ev
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
