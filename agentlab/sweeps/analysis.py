@@ -1,0 +1,171 @@
+"""Sweep results as pandas: the per-run frame, and a summary per model and setting.
+
+Conventions follow ``agentlab.frames.usage_frame``: token columns are nullable ``Int64`` (unknown is
+``<NA>``, never 0), costs are ``float64`` (NaN: unknown/unpriced), text columns are ``string``, and
+``success`` is nullable ``boolean`` (``<NA>``: not scored, i.e. no checker, or the run failed with an
+error before the model gave a final verdict).
+
+The summary's success rate is ``solved / scored`` where *scored* runs are those that ended with a
+verdict (completed or step limit) on a task with a checker; runs that failed with a provider or
+configuration error are counted in ``errors`` and left out of the rate (an outage says nothing about
+the model). The interval is Wilson's score interval (95% by default), which behaves at 0% and 100%
+and for small n, unlike the normal approximation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .store import ROW_FIELDS, read_rows, row_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SUMMARY_COLUMNS", "load_results", "summarize", "wilson_interval"]
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "runs": "Int64",
+    "errors": "Int64",
+    "scored": "Int64",
+    "solved": "Int64",
+    "success_rate": "float64",
+    "success_ci_low": "float64",
+    "success_ci_high": "float64",
+    "mean_steps": "float64",
+    "mean_tool_calls": "float64",
+    "input_tokens": "Int64",
+    "cache_read_tokens": "Int64",
+    "output_tokens": "Int64",
+    "reasoning_tokens": "Int64",
+    "reasoning_share": "float64",
+    "total_cost_usd": "float64",
+    "cost_per_run_usd": "float64",
+    "cost_per_solved_usd": "float64",
+    "mean_latency_s": "float64",
+}
+
+
+def wilson_interval(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; ``(nan, nan)`` when ``n == 0``."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be within 0..n, got {successes} of {n}")
+    p = successes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
+    """The results file as a frame, one row per run key (the last row wins), columns as in
+    :data:`agentlab.sweeps.store.ROW_FIELDS`; ``started_at`` is a UTC timestamp.
+
+    ``superseded=True`` keeps every row (earlier failed attempts too), e.g. to account for all money
+    spent. A torn final line is skipped with a ``TornLineWarning``.
+    """
+    import pandas as pd
+
+    rows: dict[Any, dict[str, Any]] | list[dict[str, Any]]
+    if superseded:
+        rows = list(read_rows(path))
+        values = rows
+    else:
+        rows = {}
+        for r in read_rows(path):
+            key = row_key(r)
+            rows.pop(key, None)  # keep file order of the winning rows
+            rows[key] = r
+        values = list(rows.values())
+    cols: dict[str, Any] = {}
+    for name, dtype in ROW_FIELDS.items():
+        data = [r.get(name) for r in values]
+        if dtype == "float64":
+            cols[name] = pd.array([math.nan if v is None else float(v) for v in data], dtype="float64")
+        else:
+            cols[name] = pd.array(data, dtype=dtype)
+    df = pd.DataFrame(cols)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True)
+    return df
+
+
+def _sum_known(s: pd.Series) -> Any:
+    """Sum of an Int64 column; ``<NA>`` if any part is unknown (the usage convention)."""
+    import pandas as pd
+
+    if len(s) and s.isna().any():
+        return pd.NA
+    return int(s.sum())
+
+
+def summarize(
+    results: pd.DataFrame | str | Path, by: Sequence[str] = ("model", "setting"), *, z: float = 1.959964
+) -> pd.DataFrame:
+    """One row per group (default model x setting), columns :data:`SUMMARY_COLUMNS` (module docstring).
+
+    ``reasoning_share`` is reasoning tokens / output tokens over the runs whose reasoning figure is
+    known (NaN when none is); ``cost_per_solved_usd`` is the group's total cost (every run, failed
+    ones included: they were paid for) divided by solved runs (NaN when none was solved).
+    """
+    import pandas as pd
+
+    df = load_results(results) if isinstance(results, str | Path) else results
+    by = list(by)
+    missing = [c for c in by if c not in df.columns]
+    if missing:
+        raise KeyError(f"cannot group by {missing}; columns are {list(df.columns)}")
+    out: list[dict[str, Any]] = []
+    keys: list[tuple[Any, ...]] = []
+    for key, g in df.groupby(by, sort=False, dropna=False):
+        keys.append(key if isinstance(key, tuple) else (key,))
+        verdict = g["success"].dropna()
+        n, k = len(verdict), int(verdict.astype(bool).sum())
+        lo, hi = wilson_interval(k, n, z=z)
+        known = g[g["reasoning_tokens"].notna() & g["output_tokens"].notna()]
+        out_known = int(known["output_tokens"].sum())
+        cost = (
+            float(g["total_cost_usd"].sum(min_count=1)) if not g["total_cost_usd"].isna().any() else math.nan
+        )
+        out.append(
+            {
+                "runs": len(g),
+                "errors": int((g["status"] == "failed").sum()),
+                "scored": n,
+                "solved": k,
+                "success_rate": k / n if n else math.nan,
+                "success_ci_low": lo,
+                "success_ci_high": hi,
+                "mean_steps": float(g["steps"].mean()) if len(g) else math.nan,
+                "mean_tool_calls": float(g["tool_calls"].mean()) if len(g) else math.nan,
+                "input_tokens": _sum_known(g["input_tokens"]),
+                "cache_read_tokens": _sum_known(g["cache_read_tokens"]),
+                "output_tokens": _sum_known(g["output_tokens"]),
+                "reasoning_tokens": _sum_known(g["reasoning_tokens"]),
+                "reasoning_share": int(known["reasoning_tokens"].sum()) / out_known
+                if out_known
+                else math.nan,
+                "total_cost_usd": cost,
+                "cost_per_run_usd": cost / len(g) if len(g) else math.nan,
+                "cost_per_solved_usd": cost / k if k else math.nan,
+                "mean_latency_s": float(g["latency_s"].mean()) if len(g) else math.nan,
+            }
+        )
+    # Groups in order of first appearance of each level's values (models as given, then settings).
+    ranks = [{v: i for i, v in enumerate(dict.fromkeys(df[c].tolist()))} for c in by]
+    order = sorted(
+        range(len(keys)), key=lambda i: tuple(r.get(v, -1) for r, v in zip(ranks, keys[i], strict=True))
+    )
+    keys, out = [keys[i] for i in order], [out[i] for i in order]
+    index = (
+        pd.MultiIndex.from_tuples(keys, names=by)
+        if len(by) > 1
+        else pd.Index([k[0] for k in keys], name=by[0])
+    )
+    frame = pd.DataFrame(
+        {c: pd.array([r[c] for r in out], dtype=t) for c, t in SUMMARY_COLUMNS.items()}, index=index
+    )
+    return frame

@@ -1,0 +1,165 @@
+"""Sweep progress: a snapshot value, a terminal line and a notebook bar.
+
+Why both: people run sweeps from scripts (a ``\\r``-rewritten line on stderr, as pip and tqdm do)
+and from notebooks (an ipywidgets bar, imported only when one is shown). Both are throttled (a few
+redraws per second) and consume only :class:`SweepProgress` snapshots; the final state is always
+drawn. From the worker thread a notebook sweep runs on, the widget is updated by setting traits only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from ..errors import ConfigError
+
+__all__ = ["ProgressDisplay", "SweepProgress", "TextProgress", "WidgetProgress", "make_display"]
+
+
+def _clock(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "--:--"
+    s = round(s)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a sweep stands. ``done`` counts runs finished in this call (failed ones included);
+    ``from_file`` runs were already in the results file; ``cost_usd``/``tokens`` are the file's
+    totals (what the budget guard compares against)."""
+
+    total: int
+    from_file: int = 0
+    done: int = 0
+    running: int = 0
+    failed: int = 0
+    solved: int = 0
+    not_started: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+    elapsed_s: float = 0.0
+    rate_limited: int = 0
+    message: str | None = None
+    limits: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.from_file - self.done - self.not_started)
+
+    @property
+    def eta_s(self) -> float | None:
+        """Remaining runs at this call's pace so far (``None`` before the first run finishes)."""
+        if self.done == 0:
+            return None
+        return self.elapsed_s / self.done * self.remaining
+
+    def line(self) -> str:
+        finished = self.from_file + self.done
+        parts = [f"sweep {finished}/{self.total} done"]
+        if self.from_file:
+            parts[0] += f" ({self.from_file} from file)"
+        parts += [f"{self.running} running", f"{self.failed} failed", f"${self.cost_usd:.4f}"]
+        if self.rate_limited:
+            parts.append(f"{self.rate_limited}x rate-limited")
+        parts.append(f"{_clock(self.elapsed_s)} elapsed, ETA {_clock(self.eta_s)}")
+        text = " · ".join(parts)
+        return f"{text} · {self.message}" if self.message else text
+
+
+class ProgressDisplay(Protocol):
+    def update(self, p: SweepProgress, *, final: bool = False) -> None: ...
+
+
+class TextProgress:
+    """One line rewritten in place with ``\\r`` (a newline after the final state)."""
+
+    def __init__(self, stream: TextIO | None = None, *, interval_s: float = 0.25) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval_s = interval_s
+        self._last = -math.inf
+        self._width = 0
+
+    def update(self, p: SweepProgress, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self._last < self.interval_s:
+            return
+        self._last = now
+        text = p.line()
+        pad = max(0, self._width - len(text))
+        self._width = len(text)
+        self.stream.write("\r" + text + " " * pad + ("\n" if final else ""))
+        self.stream.flush()
+
+
+class WidgetProgress:
+    """An ipywidgets bar with the same line beside it (shown on the first update)."""
+
+    def __init__(self, *, interval_s: float = 0.2) -> None:
+        import ipywidgets as w
+
+        self.interval_s = interval_s
+        self._last = -math.inf
+        self.bar = w.IntProgress(value=0, min=0, max=1, description="sweep", bar_style="info")
+        self.label = w.HTML(value="")
+        self.box = w.HBox([self.bar, self.label])
+        self._shown = False
+
+    def update(self, p: SweepProgress, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self._last < self.interval_s:
+            return
+        self._last = now
+        if not self._shown:
+            from IPython.display import display
+
+            display(self.box)
+            self._shown = True
+        import html
+
+        self.bar.max = max(1, p.total)
+        self.bar.value = p.from_file + p.done
+        if final:
+            self.bar.bar_style = "success" if p.failed == 0 and not p.message else "warning"
+        self.label.value = f"<span style='font-family:monospace'>{html.escape(p.line())}</span>"
+
+    def _repr_mimebundle_(self, **kw: Any) -> Any:  # pragma: no cover - display helper
+        return self.box._repr_mimebundle_(**kw)
+
+
+def _in_kernel() -> bool:
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    except Exception:  # pragma: no cover
+        return False
+    return ip is not None and hasattr(ip, "kernel")
+
+
+def make_display(progress: str | ProgressDisplay | None) -> ProgressDisplay | None:
+    """``"auto"``: a widget bar inside a Jupyter kernel (unless ``AGENTLAB_NO_WIDGETS=1``), else a text
+    line on stderr; ``"text"``, ``"widget"``, ``None`` (nothing) or any object with ``update``."""
+    if progress is None:
+        return None
+    if not isinstance(progress, str):
+        if not callable(getattr(progress, "update", None)):
+            raise ConfigError("progress must be 'auto', 'text', 'widget', None or an object with update()")
+        return progress
+    if progress == "auto":
+        if _in_kernel() and os.environ.get("AGENTLAB_NO_WIDGETS") != "1":
+            return WidgetProgress()
+        return TextProgress()
+    if progress == "text":
+        return TextProgress()
+    if progress == "widget":
+        return WidgetProgress()
+    raise ConfigError(f"progress must be 'auto', 'text', 'widget' or None, got {progress!r}")

@@ -1,0 +1,700 @@
+"""``sweep``: tasks x models x settings x repeats, each an independent pinned run, resumable.
+
+How a sweep behaves (the contract the tests hold it to):
+
+* **Every combination is its own ``Run``** on one provider, with the setting's continuation policy,
+  reasoning and step limit. Runs of one model share one adapter (one SDK client and connection
+  pool); nothing else is shared, and nothing opaque crosses runs.
+* **Results stream to disk** (:mod:`agentlab.sweeps.store`): one row per finished run, written and
+  fsynced as it finishes. Cancelled runs (Ctrl-C, kernel interrupt, an exception from
+  ``on_progress``) write nothing and are redone on resume; finished rows are never redone.
+* **Resume** is the same call again: keys ``(task_id, model, setting, repeat)`` already in the file
+  are skipped; ``retry_failed=True`` also redoes runs whose last row failed (provider outage). A
+  setting whose definition changed under the same name is refused (``ConfigError``): mixing two
+  definitions under one name would corrupt the comparison.
+* **Per-provider concurrency** (:class:`~agentlab.sweeps.limiter.AdaptiveLimiter`): at most
+  ``concurrency`` runs in flight per provider; 429/overloaded answers halve that and hold the
+  provider's new calls for ``retry-after``; the run retries on the same adapter (SDK-level retries
+  are turned off so every 429 is seen). Other providers keep going.
+* **Outage isolation**: after ``max_consecutive_failures`` failed runs in a row on one provider, that
+  provider starts no more runs in this call (they stay unrecorded, so a later resume runs them); the
+  other providers are not affected.
+* **Budget guard**: before starting each run, the file's spend so far (every row, including earlier
+  calls and superseded failed attempts: money actually spent) is compared with ``budget_usd`` and
+  ``budget_tokens`` (input + output). Past a limit no new run starts; runs in flight finish and are
+  recorded, so the final spend can exceed the budget by at most those runs. The report then has
+  ``status="budget_exceeded"`` and a message; ``report.raise_for_status()`` raises
+  ``BudgetExceededError``. A USD budget needs a price for every model (else ``ConfigError``).
+
+Continuity as a knob: ``Setting(continuation_policy="drop")`` is OpenAI's ablation (reasoning items
+are not sent back within the loop). Anthropic rejects a tool loop whose thinking blocks are not sent
+back while thinking is on, so that combination is refused with an explanation; the Anthropic
+ablation is thinking off (:func:`continuity_settings` builds both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hashlib
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from ..errors import (
+    BudgetExceededError,
+    ConfigError,
+    InvalidSettingsError,
+    OverloadedError,
+    RateLimitError,
+)
+from ..events import AdapterEvent, DiagnosticEvent, ToolCallEvent
+from ..logs import get_logger, redact_secrets
+from ..request import ModelRequest, ReasoningSettings
+from ..result import RunResult
+from ..runner import ContinuationPolicy, Run, run_sync
+from ..tools import Tool
+from .limiter import AdaptiveLimiter, LimiterStats
+from .progress import ProgressDisplay, SweepProgress, make_display
+from .store import ResultsFile, RunKey, read_rows, row_key
+from .tasks import Task, load_tasks
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Setting", "SweepReport", "SweepStatus", "asweep", "continuity_settings", "sweep"]
+
+log = get_logger(__name__)
+
+SweepStatus = Literal["completed", "budget_exceeded", "provider_down"]
+_ERROR_CHARS = 500
+
+
+def _reasoning(value: ReasoningSettings | Mapping[str, Any] | str | None) -> ReasoningSettings | None:
+    if value is None or isinstance(value, ReasoningSettings):
+        return value
+    if isinstance(value, str):
+        return ReasoningSettings(effort=value)  # type: ignore[arg-type]
+    return ReasoningSettings.model_validate(dict(value))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One arm of a sweep: how each run is configured. ``name`` labels it in results.
+
+    ``providers`` restricts the setting to some providers (``None``: all), which is how an ablation
+    that only one provider can run (``drop`` on OpenAI) sits beside its counterpart on the other
+    (thinking off on Anthropic) in one sweep.
+    """
+
+    name: str
+    continuation_policy: ContinuationPolicy = "verbatim"
+    reasoning: ReasoningSettings | None = None
+    max_steps: int = 20
+    max_output_tokens: int | None = None
+    system: str | None = None
+    providers: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError(f"a setting needs a non-empty name, got {self.name!r}")
+        if self.continuation_policy not in ("verbatim", "drop"):
+            raise ConfigError(
+                f"setting {self.name!r}: continuation_policy must be 'verbatim' or 'drop', "
+                f"got {self.continuation_policy!r}"
+            )
+        object.__setattr__(self, "reasoning", _reasoning(self.reasoning))
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ConfigError(f"setting {self.name!r}: max_steps must be a positive int")
+        if self.providers is not None:
+            object.__setattr__(self, "providers", tuple(self.providers))
+
+    def applies_to(self, provider: str) -> bool:
+        return self.providers is None or provider in self.providers
+
+    @property
+    def thinking(self) -> bool:
+        return self.reasoning is None or self.reasoning.enabled
+
+    def fingerprint(self) -> str:
+        """A hash of what changes a run (not the name, not ``providers``)."""
+        data = {
+            "continuation_policy": self.continuation_policy,
+            "reasoning": self.reasoning.model_dump(mode="json") if self.reasoning else None,
+            "max_steps": self.max_steps,
+            "max_output_tokens": self.max_output_tokens,
+            "system": self.system,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def continuity_settings(*, max_steps: int = 20) -> list[Setting]:
+    """The continuity ablation both providers can actually run.
+
+    ``verbatim`` (all providers): opaque reasoning goes back within the loop (the default).
+    ``drop`` (OpenAI only): reasoning items are not sent back; the model loses its plan.
+    ``thinking_off`` (Anthropic only): Anthropic cannot drop thinking blocks mid-loop while thinking
+    is on (the API rejects it), so its ablation is no thinking at all: a different question (what
+    reasoning buys), labelled as such.
+    """
+    return [
+        Setting("verbatim", max_steps=max_steps),
+        Setting("drop", continuation_policy="drop", max_steps=max_steps, providers=("openai",)),
+        Setting(
+            "thinking_off",
+            reasoning=ReasoningSettings(enabled=False),
+            max_steps=max_steps,
+            providers=("anthropic",),
+        ),
+    ]
+
+
+def _check_combination(ref: ModelRef, s: Setting) -> None:
+    if ref.provider == "anthropic" and s.continuation_policy == "drop" and s.thinking:
+        raise InvalidSettingsError(
+            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: with thinking on, "
+            "Anthropic requires the current tool loop's thinking blocks to go back unmodified (the API "
+            "answers 400 otherwise), so a 'drop' run would only be possible by rewriting the tool calls "
+            "as plain text, which is a different experiment, not the ablation. For Anthropic, ablate "
+            "with thinking off: Setting('thinking_off', reasoning=ReasoningSettings(enabled=False), "
+            "providers=('anthropic',)), and give 'drop' providers=('openai',); "
+            "agentlab.sweeps.continuity_settings() builds exactly that."
+        )
+
+
+def _settings(settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None) -> list[Setting]:
+    if settings is None:
+        return [Setting("default")]
+    out: list[Setting] = []
+    if isinstance(settings, Mapping):
+        for name, kw in settings.items():
+            if not isinstance(kw, Mapping):
+                raise ConfigError(f"setting {name!r}: expected a dict of Setting fields, got {kw!r}")
+            try:
+                out.append(Setting(name, **dict(kw)))
+            except TypeError as e:
+                raise ConfigError(f"setting {name!r}: {e}") from None
+    else:
+        for s in settings:
+            out.append(Setting(s) if isinstance(s, str) else s)
+            if not isinstance(out[-1], Setting):
+                raise ConfigError(f"settings must be Setting objects, names or a dict, got {s!r}")
+    names = [s.name for s in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"duplicate setting names {dup}; names key the results")
+    if not out:
+        raise ConfigError("settings is empty; pass None for one default setting")
+    return out
+
+
+# ---------------------------------------------------------------------- the gate around an adapter
+
+
+class _GatedAdapter:
+    """Every model call waits out the provider's cool-down; 429s/overloads feed the limiter."""
+
+    def __init__(self, inner: Adapter, limiter: AdaptiveLimiter) -> None:
+        self.inner = inner
+        self.limiter = limiter
+        self.provider = inner.provider
+        self.api = inner.api
+        self.model = inner.model
+        self.base_url = inner.base_url
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        await self.limiter.ready()
+        try:
+            async for ev in self.inner.stream(request):
+                yield ev
+        except RateLimitError as e:
+            self.limiter.on_rate_limited(e.retry_after)
+            raise
+        except OverloadedError:
+            self.limiter.on_rate_limited(None)
+            raise
+        await self.limiter.on_success()
+
+    async def aclose(self) -> None:
+        """Shared adapters are closed by the sweep, not by each run."""
+
+
+# ---------------------------------------------------------------------- the report
+
+
+@dataclass
+class SweepReport:
+    """What one ``sweep`` call did. The data is in the results file: ``frame()`` / ``summary()``."""
+
+    path: Path
+    status: SweepStatus
+    planned: int
+    from_file: int
+    ran: int
+    failed: int
+    not_started: int
+    cost_usd: float
+    tokens: int
+    wall_s: float
+    message: str | None = None
+    limiters: dict[str, LimiterStats] = field(default_factory=dict)
+
+    def frame(self) -> pd.DataFrame:
+        """The results file as a frame (one row per run key; see ``load_results``)."""
+        from .analysis import load_results
+
+        return load_results(self.path)
+
+    def summary(self, by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
+        """Success rate with Wilson intervals, steps, tokens, cost per solved task, reasoning share."""
+        from .analysis import summarize
+
+        return summarize(self.frame(), by=by)
+
+    def raise_for_status(self) -> SweepReport:
+        """Return self, or raise ``BudgetExceededError`` when the budget guard stopped the sweep."""
+        if self.status == "budget_exceeded":
+            raise BudgetExceededError(self.message or "sweep budget exceeded")
+        return self
+
+    def __str__(self) -> str:
+        head = (
+            f"sweep {self.status}: {self.from_file + self.ran}/{self.planned} runs in {self.path} "
+            f"({self.ran} ran now, {self.from_file} from file, {self.failed} failed, "
+            f"{self.not_started} not started), ${self.cost_usd:.4f} in the file, {self.wall_s:.1f} s"
+        )
+        return f"{head}\n{self.message}" if self.message else head
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+# ---------------------------------------------------------------------- the sweep
+
+
+@dataclass
+class _Plan:
+    key: RunKey
+    task: Task
+    ref: ModelRef
+    setting: Setting
+
+
+def _iso_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _concurrency(value: int | Mapping[str, int], providers: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in providers:
+        v = value.get(p, 4) if isinstance(value, Mapping) else value
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"concurrency for {p} must be an int >= 1, got {v!r}")
+        out[p] = v
+    return out
+
+
+def _row(
+    plan: _Plan,
+    result: RunResult | None,
+    err: BaseException | None,
+    latency: float,
+    at: str,
+    fingerprint: str,
+) -> dict[str, Any]:
+    """A results row from whitelisted scalar fields (never events, history or reasoning)."""
+    row: dict[str, Any] = {
+        "task_id": plan.task.id,
+        "model": str(plan.ref),
+        "setting": plan.setting.name,
+        "repeat": plan.key[3],
+        "provider": plan.ref.provider,
+        "latency_s": latency,
+        "started_at": at,
+        "settings_fingerprint": fingerprint,
+    }
+    if result is None:
+        row.update(status="failed", steps=0, tool_calls=0, success=None)
+        if err is not None:
+            row.update(error_type=type(err).__name__, error=redact_secrets(str(err))[:_ERROR_CHARS])
+        return row
+    u, cost = result.usage.tokens, result.usage.cost
+    tool_calls = retries = rate_limited = 0
+    for ev in result.events:
+        if isinstance(ev, ToolCallEvent):
+            tool_calls += 1
+        elif isinstance(ev, DiagnosticEvent) and ev.code == "retry":
+            retries += 1
+            if (ev.data or {}).get("error_type") in ("RateLimitError", "OverloadedError"):
+                rate_limited += 1
+    success: bool | None = None
+    error_type, error = result.error_type, result.error
+    if result.status in ("completed", "step_limit"):
+        try:
+            success = plan.task.score(result.output if result.status == "completed" else None)
+        except Exception as e:  # a user checker that raised: unscored, and said so
+            error_type, error = "CheckerError", f"task {plan.task.id}: check raised {type(e).__name__}: {e}"
+    row.update(
+        run_id=result.run_id,
+        status=result.status,
+        success=success,
+        steps=result.steps,
+        tool_calls=tool_calls,
+        input_tokens=u.input_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+        output_tokens=u.output_tokens,
+        reasoning_tokens=u.reasoning_tokens,
+        reasoning_source=u.reasoning_source,
+        reasoning_items_dropped=result.usage.reasoning_items_dropped,
+        input_cost_usd=cost.input,
+        cache_read_cost_usd=cost.cache_read,
+        cache_write_cost_usd=cost.cache_write,
+        output_cost_usd=cost.output,
+        reasoning_cost_usd=cost.reasoning,
+        total_cost_usd=cost.total,
+        retries=retries,
+        rate_limited=rate_limited,
+        stop_reason=result.stop_reason,
+        output=result.output,
+        error_type=error_type,
+        error=None if error is None else redact_secrets(error)[:_ERROR_CHARS],
+    )
+    return row
+
+
+def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
+    cost = row.get("total_cost_usd")
+    tokens = (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
+    return (float(cost) if isinstance(cost, int | float) and math.isfinite(cost) else 0.0), int(tokens)
+
+
+_DONE = object()
+
+
+async def asweep(
+    tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
+    models: Sequence[str | ModelRef],
+    *,
+    results: str | Path,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None = None,
+    repeats: int = 1,
+    concurrency: int | Mapping[str, int] = 4,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    retry_failed: bool = False,
+    max_consecutive_failures: int | None = 5,
+    retries: int = 6,
+    retry_delay: float = 0.5,
+    progress: str | ProgressDisplay | None = "auto",
+    on_progress: Callable[[SweepProgress], Any] | None = None,
+    adapter_factory: Callable[[ModelRef], Adapter] | None = None,
+    fsync: bool = True,
+) -> SweepReport:
+    """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
+
+    ``tasks``: a JSONL path or a list of ``Task``s / dicts / prompts. ``models``: ``provider:model``
+    strings. ``settings``: ``Setting``s, names, or ``{name: {field: value}}`` (default: one setting
+    ``"default"``). ``concurrency``: runs in flight per provider (an int, or ``{"openai": 8, ...}``).
+    ``on_progress`` gets a :class:`SweepProgress` after each finished run; an exception it raises
+    stops the sweep (runs in flight are cancelled and not recorded). ``adapter_factory(ref)`` builds
+    the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
+    closes what it builds. The whole configuration is validated before anything runs.
+    """
+    t_start = time.monotonic()
+    task_list = load_tasks(tasks)
+    if not task_list:
+        raise ConfigError("no tasks to run")
+    if isinstance(models, str):
+        raise ConfigError("models must be a list of 'provider:model' strings, e.g. ['openai:sim-reasoner']")
+    refs = [parse_model(m) for m in models]
+    if not refs:
+        raise ConfigError("no models to run")
+    dup = sorted({str(r) for r in refs if sum(str(x) == str(r) for x in refs) > 1})
+    if dup:
+        raise ConfigError(f"duplicate models {dup}")
+    setting_list = _settings(settings)
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
+    if budget_usd is not None and (not isinstance(budget_usd, int | float) or budget_usd < 0):
+        raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
+    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
+        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
+    if max_consecutive_failures is not None and (
+        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
+    ):
+        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
+    tool_list = list(tools)
+    for ref in refs:
+        for s in setting_list:
+            if s.applies_to(ref.provider):
+                _check_combination(ref, s)
+    if budget_usd is not None:
+        from ..pricing import get_price
+
+        unpriced = [str(r) for r in refs if get_price(r.provider, r.model) is None]
+        if unpriced:
+            raise ConfigError(
+                f"budget_usd needs a price for every model; none for {unpriced}. Add one with "
+                "agentlab.set_price(provider, model, {...}) or use budget_tokens."
+            )
+    conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
+    fingerprints = {s.name: s.fingerprint() for s in setting_list}
+
+    plan: list[_Plan] = []
+    for task in task_list:
+        for ref in refs:
+            for s in setting_list:
+                if not s.applies_to(ref.provider):
+                    continue
+                for rep in range(repeats):
+                    plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
+
+    # What the file already holds: last row per key, and the money spent so far.
+    path = Path(results)
+    last_status: dict[RunKey, str] = {}
+    spent_usd, spent_tokens = 0.0, 0
+    for row in read_rows(path):
+        key = row_key(row)
+        last_status[key] = str(row.get("status"))
+        c, t = _spend(row)
+        spent_usd += c
+        spent_tokens += t
+        name = key[2]
+        if name in fingerprints and row.get("settings_fingerprint") not in (None, fingerprints[name]):
+            raise ConfigError(
+                f"{path}: setting {name!r} was run with a different definition before (fingerprint "
+                f"{row.get('settings_fingerprint')} vs {fingerprints[name]} now); give the changed setting "
+                "a new name or use a new results file"
+            )
+    todo: list[_Plan] = []
+    for p in plan:
+        st = last_status.get(p.key)
+        if st is None or (retry_failed and st == "failed"):
+            todo.append(p)
+    from_file = len(plan) - len(todo)
+
+    display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
+    limiters = {p: AdaptiveLimiter(p, n) for p, n in conc.items()}
+    queues: dict[str, collections.deque[_Plan]] = {p: collections.deque() for p in conc}
+    for p in todo:
+        queues[p.ref.provider].append(p)
+    adapters: dict[str, Adapter] = {}
+    events: asyncio.Queue[Any] = asyncio.Queue()
+    st: dict[str, Any] = {
+        "done": 0,
+        "failed": 0,
+        "solved": 0,
+        "running": 0,
+        "usd": spent_usd,
+        "tokens": spent_tokens,
+        "budget": None,
+        "down": {},
+        "consecutive": dict.fromkeys(conc, 0),
+    }
+
+    def snapshot(message: str | None = None) -> SweepProgress:
+        not_started = sum(len(q) for q in queues.values()) if (st["budget"] or st["down"]) else 0
+        return SweepProgress(
+            total=len(plan),
+            from_file=from_file,
+            done=st["done"],
+            running=st["running"],
+            failed=st["failed"],
+            solved=st["solved"],
+            not_started=not_started,
+            cost_usd=st["usd"],
+            tokens=st["tokens"],
+            elapsed_s=time.monotonic() - t_start,
+            rate_limited=sum(lim.rate_limited for lim in limiters.values()),
+            message=message,
+            limits={p: lim.limit for p, lim in limiters.items()},
+        )
+
+    def over_budget() -> str | None:
+        if budget_usd is not None and st["usd"] >= budget_usd:
+            return f"budget reached: ${st['usd']:.4f} spent of budget_usd={budget_usd}"
+        if budget_tokens is not None and st["tokens"] >= budget_tokens:
+            return f"budget reached: {st['tokens']:,} tokens used of budget_tokens={budget_tokens:,}"
+        return None
+
+    def adapter_for(ref: ModelRef) -> Adapter:
+        a = adapters.get(str(ref))
+        if a is None:
+            a = adapter_factory(ref) if adapter_factory is not None else create_adapter(ref, max_retries=0)
+            adapters[str(ref)] = a
+        return a
+
+    writer = ResultsFile(path, fsync=fsync)
+
+    async def execute(p: _Plan) -> dict[str, Any]:
+        s = p.setting
+        at, t0 = _iso_now(), time.perf_counter()
+        run: Run | None = None
+        err: BaseException | None = None
+        try:
+            gated = _GatedAdapter(adapter_for(p.ref), limiters[p.ref.provider])
+            run = Run(
+                p.ref,
+                p.task.prompt,
+                tools=tool_list,
+                system=s.system,
+                reasoning=s.reasoning,
+                max_steps=s.max_steps,
+                max_output_tokens=s.max_output_tokens,
+                continuation_policy=s.continuation_policy,
+                adapter=gated,  # type: ignore[arg-type]
+                retries=retries,
+                retry_delay=retry_delay,
+            )
+            await run.arun()
+        except Exception as e:  # the run's own record says what failed; keep the sweep going
+            err = e
+        result = run.result if run is not None else None
+        return _row(p, result, err, time.perf_counter() - t0, at, fingerprints[s.name])
+
+    def record(p: _Plan, row: dict[str, Any]) -> None:
+        writer.append(row)
+        c, t = _spend(row)
+        st["usd"] += c
+        st["tokens"] += t
+        st["done"] += 1
+        prov = p.ref.provider
+        if row["status"] == "failed":
+            st["failed"] += 1
+            st["consecutive"][prov] += 1
+            n = st["consecutive"][prov]
+            if (
+                max_consecutive_failures is not None
+                and n >= max_consecutive_failures
+                and prov not in st["down"]
+            ):
+                st["down"][prov] = (
+                    f"{prov}: {n} runs in a row failed (last: {row.get('error_type')}: "
+                    f"{(row.get('error') or '')[:200]}); no more {prov} runs started in this call"
+                )
+                log.warning("%s", st["down"][prov])
+        else:
+            st["consecutive"][prov] = 0
+        if row.get("success") is True:
+            st["solved"] += 1
+        if st["budget"] is None:
+            st["budget"] = over_budget()
+
+    async def worker(provider: str) -> None:
+        lim, q = limiters[provider], queues[provider]
+        try:
+            while q:
+                if st["budget"] or provider in st["down"]:
+                    return
+                await lim.acquire()
+                try:
+                    if not q or st["budget"] or provider in st["down"]:
+                        return
+                    p = q.popleft()
+                    st["running"] += 1
+                    events.put_nowait(None)
+                    try:
+                        row = await execute(p)
+                    finally:
+                        st["running"] -= 1
+                    record(p, row)
+                finally:
+                    await lim.release()
+                events.put_nowait(row)
+        finally:
+            events.put_nowait(_DONE)
+
+    st["budget"] = over_budget()
+    workers = [
+        asyncio.create_task(worker(prov), name=f"agentlab-sweep-{prov}-{i}")
+        for prov, n in conc.items()
+        if queues[prov]
+        for i in range(n)
+    ]
+    alive = len(workers)
+    finished_ok = False
+    try:
+        if display is not None:
+            display.update(snapshot())
+        while alive:
+            item = await events.get()
+            if item is _DONE:
+                alive -= 1
+                continue
+            snap = snapshot()
+            if display is not None:
+                display.update(snap)
+            if item is not None and on_progress is not None:
+                on_progress(snap)
+        for w in workers:
+            w.result()  # a bug in the sweep itself surfaces here, not silently
+        finished_ok = True
+    finally:
+        for w in workers:
+            w.cancel()
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)
+        writer.close()
+        for a in adapters.values():
+            try:
+                await a.aclose()
+            except Exception:  # pragma: no cover - closing must not mask the sweep's outcome
+                log.warning("closing an adapter failed", exc_info=True)
+        if not finished_ok and display is not None:
+            display.update(snapshot("interrupted: finished runs are saved; call again to resume"), final=True)
+
+    not_started = sum(len(q) for q in queues.values())
+    status: SweepStatus = "completed"
+    msgs: list[str] = []
+    if st["budget"]:
+        status = "budget_exceeded"
+        msgs.append(f"{st['budget']}; {not_started} run(s) not started (raise the budget and call again)")
+    if st["down"]:
+        if status == "completed":
+            status = "provider_down"
+        msgs += list(st["down"].values())
+        msgs.append(
+            "call again later to run what was not started (retry_failed=True also redoes failed runs)"
+        )
+    message = "\n".join(msgs) or None
+    if display is not None:
+        display.update(snapshot(message), final=True)
+    return SweepReport(
+        path=path,
+        status=status,
+        planned=len(plan),
+        from_file=from_file,
+        ran=st["done"],
+        failed=st["failed"],
+        not_started=not_started,
+        cost_usd=st["usd"],
+        tokens=st["tokens"],
+        wall_s=time.monotonic() - t_start,
+        message=message,
+        limiters={p: lim.stats() for p, lim in limiters.items()},
+    )
+
+
+def sweep(
+    tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
+    models: Sequence[str | ModelRef],
+    *,
+    results: str | Path,
+    progress: str | ProgressDisplay | None = "auto",
+    **kw: Any,
+) -> SweepReport:
+    """Sync form of :func:`asweep` (works inside Jupyter's running loop; Ctrl-C stops it cleanly).
+
+    The progress display is created here, in the caller's thread, so a notebook bar appears in the
+    calling cell.
+    """
+    display = make_display(progress) if isinstance(progress, str) else progress
+    return run_sync(asweep(tasks, models, results=results, progress=display, **kw))

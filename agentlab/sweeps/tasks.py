@@ -1,0 +1,313 @@
+"""Tasks for sweeps: a prompt plus an optional checker, from a list or a JSONL file.
+
+Why tasks carry their own checker: a sweep's headline number is a success rate, and a success rate
+is only as good as the scoring. A checker is either a function ``check(output) -> bool`` or an
+expected answer with a match rule that tolerates different phrasings across models:
+
+* ``"choice"`` (default when ``choices`` are given): of the candidate names, the one mentioned
+  *first* in the answer must be ``expected`` ("Rome is warmer than Paris", "It is warmer in Rome").
+* ``"number"`` (default for a numeric ``expected``): some number in the answer equals ``expected``
+  (relative tolerance ``1e-4``; thousands separators allowed).
+* ``"contains"`` (default for a string ``expected``): case-insensitive, whitespace-collapsed
+  substring.
+* ``"exact"``: the whole answer, stripped and case-folded, equals ``expected``.
+
+A task without a checker is run and measured but scored ``<NA>`` (neither solved nor failed).
+
+JSONL (one task per line; blank lines and lines starting with ``#`` are skipped)::
+
+    {"id": "cmp-paris-rome", "prompt": "Is it warmer in Paris or Rome?",
+     "expected": "Rome", "choices": ["Paris", "Rome"], "tags": ["compare"]}
+
+The shipped set for the simulator's task family (:func:`sim_tasks`, tools from :func:`sim_tools`)
+lives in ``agentlab/data/tasks/sim_family.jsonl``; its ``continuity`` subset holds tasks with many
+tool calls in one plan, where losing the plan (OpenAI, ``continuation_policy="drop"``) repeats the
+whole batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ConfigError
+from ..tools import Tool, tool
+
+__all__ = ["CITIES", "Match", "Task", "load_tasks", "sim_tasks", "sim_tools"]
+
+Match = Literal["choice", "number", "contains", "exact"]
+_MATCHES = ("choice", "number", "contains", "exact")
+_FIELDS = {"id", "prompt", "expected", "match", "choices", "tags"}
+_NUM = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?")
+_REL_TOL = 1e-4
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text`` (``2,148,000`` is one number)."""
+    return [float(m.group(0).replace(",", "")) for m in _NUM.finditer(text)]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One prompt to run, and how to score its final answer.
+
+    ``id`` keys results (with model, setting and repeat), so it must stay stable across a resumed
+    sweep: give one explicitly, or get ``task-<hash of the prompt>``.
+    """
+
+    prompt: str
+    id: str = ""
+    expected: str | float | None = None
+    match: Match | None = None
+    choices: tuple[str, ...] = ()
+    check: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt, str) or not self.prompt.strip():
+            raise ConfigError(f"a task needs a non-empty prompt string, got {self.prompt!r}")
+        if not self.id:
+            digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:10]
+            object.__setattr__(self, "id", f"task-{digest}")
+        if not isinstance(self.id, str) or not re.fullmatch(r"[\w.:@/-]{1,128}", self.id):
+            raise ConfigError(f"task id must be 1-128 letters, digits or _.:@/- characters, got {self.id!r}")
+        object.__setattr__(self, "choices", tuple(self.choices))
+        object.__setattr__(self, "tags", tuple(self.tags))
+        if self.check is not None and self.expected is not None:
+            raise ConfigError(f"task {self.id}: give check= or expected=, not both")
+        if self.check is not None and not callable(self.check):
+            raise ConfigError(f"task {self.id}: check must be a function output -> bool")
+        if isinstance(self.expected, bool) or not isinstance(self.expected, str | int | float | type(None)):
+            raise ConfigError(f"task {self.id}: expected must be a string or a number, got {self.expected!r}")
+        if self.match is None and self.expected is not None:
+            if self.choices:
+                object.__setattr__(self, "match", "choice")
+            elif isinstance(self.expected, str):
+                object.__setattr__(self, "match", "contains")
+            else:
+                object.__setattr__(self, "match", "number")
+        if self.match is not None:
+            if self.match not in _MATCHES:
+                raise ConfigError(f"task {self.id}: match must be one of {_MATCHES}, got {self.match!r}")
+            if self.expected is None:
+                raise ConfigError(f"task {self.id}: match={self.match!r} needs expected=")
+            if self.match == "choice" and (not self.choices or self.expected not in self.choices):
+                raise ConfigError(f"task {self.id}: match='choice' needs choices that include expected")
+            if self.match == "number" and not isinstance(self.expected, int | float):
+                raise ConfigError(f"task {self.id}: match='number' needs a numeric expected")
+            if self.match in ("contains", "exact") and not isinstance(self.expected, str):
+                raise ConfigError(f"task {self.id}: match={self.match!r} needs a string expected")
+
+    @property
+    def scored(self) -> bool:
+        """True when the task has a checker (its runs count towards success rates)."""
+        return self.check is not None or self.expected is not None
+
+    def score(self, output: str | None) -> bool | None:
+        """Whether ``output`` solves the task; ``None`` without a checker. No answer is a failure."""
+        if not self.scored:
+            return None
+        if output is None:
+            return False
+        if self.check is not None:
+            return bool(self.check(output))
+        exp = self.expected
+        if self.match == "number":
+            assert isinstance(exp, int | float)
+            return any(math.isclose(x, exp, rel_tol=_REL_TOL, abs_tol=1e-9) for x in numbers_in(output))
+        assert isinstance(exp, str)
+        if self.match == "exact":
+            return _norm(output).strip(" .") == _norm(exp).strip(" .")
+        if self.match == "contains":
+            return _norm(exp) in _norm(output)
+        text = _norm(output)
+        first: tuple[int, str] | None = None
+        for c in self.choices:
+            m = re.search(r"(?<!\w)" + re.escape(_norm(c)) + r"(?!\w)", text)
+            if m is not None and (first is None or m.start() < first[0]):
+                first = (m.start(), c)
+        return first is not None and first[1] == exp
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSONL form (a ``check`` function cannot be written; such tasks raise ``ConfigError``)."""
+        if self.check is not None:
+            raise ConfigError(f"task {self.id}: a check function cannot be written to JSONL; use expected=")
+        out: dict[str, Any] = {"id": self.id, "prompt": self.prompt}
+        if self.expected is not None:
+            out["expected"] = self.expected
+            out["match"] = self.match
+        if self.choices:
+            out["choices"] = list(self.choices)
+        if self.tags:
+            out["tags"] = list(self.tags)
+        return out
+
+
+def _from_mapping(d: Mapping[str, Any], where: str) -> Task:
+    unknown = sorted(set(d) - _FIELDS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown task field(s) {unknown}; known: {sorted(_FIELDS)}")
+    if "prompt" not in d:
+        raise ConfigError(f"{where}: a task needs a 'prompt'")
+    try:
+        return Task(
+            prompt=d["prompt"],
+            id=d.get("id") or "",
+            expected=d.get("expected"),
+            match=d.get("match"),
+            choices=tuple(d.get("choices") or ()),
+            tags=tuple(d.get("tags") or ()),
+        )
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def load_tasks(
+    source: str | Path | Iterable[Task | Mapping[str, Any] | str], *, tags: Iterable[str] | None = None
+) -> list[Task]:
+    """Tasks from a JSONL path, or a list of ``Task``s, dicts or prompt strings.
+
+    ``tags`` keeps tasks carrying at least one of them. Duplicate ids raise ``ConfigError`` (ids
+    key the results file), as do malformed lines (with their line number).
+    """
+    tasks: list[Task] = []
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.exists():
+            raise ConfigError(f"task file {path} does not exist")
+        with path.open(encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                s = line.strip()
+                if not s or s.startswith("#"):
+                    continue
+                try:
+                    d = json.loads(s)
+                except json.JSONDecodeError as e:
+                    raise ConfigError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+                if not isinstance(d, dict):
+                    raise ConfigError(f"{path}:{n}: a task line must be a JSON object")
+                tasks.append(_from_mapping(d, f"{path}:{n}"))
+    else:
+        for i, item in enumerate(source):
+            if isinstance(item, Task):
+                tasks.append(item)
+            elif isinstance(item, str):
+                tasks.append(Task(prompt=item))
+            elif isinstance(item, Mapping):
+                tasks.append(_from_mapping(item, f"task #{i}"))
+            else:
+                raise ConfigError(
+                    f"task #{i}: expected a Task, a dict or a prompt string, got {type(item).__name__}"
+                )
+    if tags is not None:
+        want = set(tags)
+        tasks = [t for t in tasks if want & set(t.tags)]
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tasks):
+        if t.id in seen:
+            raise ConfigError(
+                f"duplicate task id {t.id!r} (tasks #{seen[t.id]} and #{i}); ids key the results"
+            )
+        seen[t.id] = i
+    return tasks
+
+
+# ---------------------------------------------------------------------- the shipped task set
+
+CITIES: dict[str, tuple[int, int, int]] = {
+    # city: (temperature C, population, elevation m) - a fixed, fictional-but-plausible table
+    "Paris": (18, 2148000, 35),
+    "Rome": (24, 2873000, 21),
+    "Oslo": (9, 709000, 23),
+    "Berlin": (15, 3645000, 34),
+    "Madrid": (27, 3223000, 667),
+    "Lisbon": (22, 545000, 100),
+    "Vienna": (17, 1897000, 151),
+    "Athens": (29, 664000, 70),
+    "Dublin": (13, 554000, 20),
+    "Prague": (14, 1309000, 235),
+    "Quito": (19, 2011000, 2850),
+    "La Paz": (11, 757000, 3640),
+    "Cairo": (33, 9540000, 23),
+    "Warsaw": (12, 1794000, 100),
+}
+
+
+def _city(name: str) -> tuple[str, tuple[int, int, int]] | None:
+    key = name.split(",")[0].strip()
+    for city, row in CITIES.items():
+        if city.casefold() == key.casefold():
+            return city, row
+    return None
+
+
+def sim_tools() -> list[Tool]:
+    """The tools the shipped tasks use: weather, population, elevation (a fixed table), calculator."""
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather (temperature in Celsius) for a city.
+
+        Args:
+            city: City name, e.g. "Paris".
+        """
+        found = _city(city)
+        return f"{found[1][0]} C" if found else f"no weather data for {city}"
+
+    @tool
+    def get_population(city: str) -> str:
+        """Population of a city (number of inhabitants).
+
+        Args:
+            city: City name, e.g. "Paris".
+        """
+        found = _city(city)
+        return f"{found[1][1]} people" if found else f"no population data for {city}"
+
+    @tool
+    def get_elevation(city: str) -> str:
+        """Elevation of a city above sea level, in metres.
+
+        Args:
+            city: City name, e.g. "Quito".
+        """
+        found = _city(city)
+        return f"{found[1][2]} m" if found else f"no elevation data for {city}"
+
+    @tool
+    def calculator(expression: str) -> str:
+        """Evaluate an arithmetic expression (numbers, + - * / and parentheses).
+
+        Args:
+            expression: e.g. "12 * (3 + 4)".
+        """
+        from ..sim.reasoner import fmt, safe_eval
+
+        try:
+            return fmt(safe_eval(expression))
+        except ValueError as e:
+            return f"error: {e}"
+
+    return [get_weather, get_population, get_elevation, calculator]
+
+
+def sim_tasks(tags: Sequence[str] | None = None) -> list[Task]:
+    """The shipped task set for the simulator's task family (``tags`` filters, e.g. ``["continuity"]``).
+
+    Tags: ``compare``, ``aggregate``, ``lookup``, ``arithmetic``, and ``continuity`` (tasks with
+    five or more tool calls in one plan: losing the plan repeats them all).
+    """
+    ref = resources.files("agentlab").joinpath("data/tasks/sim_family.jsonl")
+    with resources.as_file(ref) as path:
+        return load_tasks(path, tags=tags)
