@@ -111,6 +111,14 @@ view2 = live_run_view(run2)
 agentlab.run_sync(run2.arun())
 """
 
+COMPARE_INTERRUPTED = """
+models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
+cmp = agentlab.compare(
+    "What is the total of the temperatures in Paris, Rome and Oslo?", models, tools=[get_weather],
+    adapters=[agentlab.create_adapter(m, extra_headers={"x-sim-fault": "slow:40"}) for m in models],
+)
+"""
+
 PAUSED = """
 paused = agentlab.Run("openai:sim-reasoner", "Is it warmer in Paris or Rome?", tools=[get_weather])
 agen = paused.events()
@@ -137,6 +145,14 @@ def test_interrupt_pause_and_resume_across_cells(kernel: Kernel) -> None:
 
     c2 = kernel.run(INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
     assert c2.error is not None and c2.error["ename"] == "KeyboardInterrupt", c2.stdout
+
+    # An interrupted comparison: Ctrl-C cancels every run (their worker thread ends).
+    c2b = kernel.run(COMPARE_INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
+    assert c2b.error is not None and c2b.error["ename"] == "KeyboardInterrupt", c2b.stdout
+    c2c = kernel.ok(
+        "import threading; print('THREADS', sum(t.name == 'agentlab-run' for t in threading.enumerate()))"
+    )
+    assert "THREADS 0" in c2c.stdout
 
     # A loop paused (not finished) at the end of a cell: its continuation held opaque items then.
     c3 = kernel.ok(PAUSED)
