@@ -223,7 +223,10 @@ class AnthropicMessagesAdapter:
                 msg = json.loads(body)
             except ValueError:
                 raise StreamInterruptedError(
-                    "the response body is not JSON", provider=PROVIDER, request_id=request_id
+                    "the response body is not JSON (cut short?)",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                    retryable=True,
                 ) from None
             if not isinstance(msg, dict) or msg.get("type") == "error":
                 raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=request_id)
