@@ -25,13 +25,14 @@ run; see ``agentlab.adapters.base``), not copied, and neither logged nor written
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -302,26 +303,29 @@ class Run:
                     first_r: float | None = None
                     first_t: float | None = None
                     try:
-                        async for ev in adapter.stream(request):
-                            d = ev.__dict__  # stamp in place: the adapter handed this event over
-                            d["run_id"] = rid
-                            d["step"] = step
-                            t = type(ev)
-                            if t is ReasoningDeltaEvent:
-                                if first_r is None:
-                                    first_r = time.perf_counter() - t0
-                            elif t is TextDeltaEvent:
-                                if first_t is None:
-                                    first_t = time.perf_counter() - t0
-                            elif t is ResponseCompletedEvent:
-                                completed = ev  # type: ignore[assignment]
-                                continue  # yielded below, after it is accounted for
-                            elif t is DiagnosticEvent:
-                                yield self._emit(ev)
-                                continue
-                            if on_event is not None:
-                                on_event(ev)
-                            yield ev
+                        # aclosing: a consumer leaving events() early (GeneratorExit at our yield)
+                        # must close the adapter's stream, and with it the HTTP response, now.
+                        async with _closing(adapter.stream(request)) as stream:
+                            async for ev in stream:
+                                d = ev.__dict__  # stamp in place: the adapter handed this event over
+                                d["run_id"] = rid
+                                d["step"] = step
+                                t = type(ev)
+                                if t is ReasoningDeltaEvent:
+                                    if first_r is None:
+                                        first_r = time.perf_counter() - t0
+                                elif t is TextDeltaEvent:
+                                    if first_t is None:
+                                        first_t = time.perf_counter() - t0
+                                elif t is ResponseCompletedEvent:
+                                    completed = ev  # type: ignore[assignment]
+                                    continue  # yielded below, after it is accounted for
+                                elif t is DiagnosticEvent:
+                                    yield self._emit(ev)
+                                    continue
+                                if on_event is not None:
+                                    on_event(ev)
+                                yield ev
                         if completed is None:
                             raise ModelBehaviorError(
                                 f"{ref.provider} adapter ended a stream without a completed response"
@@ -557,6 +561,17 @@ class Run:
         return [r for r in out if r is not None]
 
 
+@contextlib.asynccontextmanager
+async def _closing(stream: AsyncIterator[T]) -> AsyncGenerator[AsyncIterator[T], None]:
+    """Close an adapter's stream on the way out (the protocol types it as a plain async iterator)."""
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
 def _err(c: ToolCallItem, msg: str) -> ToolResultItem:
     return ToolResultItem(call_id=c.call_id, name=c.name, output=f"Error: {msg}", is_error=True)
 
@@ -579,6 +594,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     box: dict[str, Any] = {}
     ready = threading.Event()
+    done = threading.Event()
 
     def target() -> None:
         loop = asyncio.new_event_loop()
@@ -596,18 +612,24 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
                 loop.run_until_complete(loop.shutdown_default_executor())
             finally:
                 loop.close()
+                done.set()
 
     ctx = contextvars.copy_context()
     th = threading.Thread(target=ctx.run, args=(target,), name="agentlab-run", daemon=True)
     th.start()
+    # Wait on an Event, not Thread.join: on Python 3.11 a KeyboardInterrupt inside join() marks the
+    # still-running thread as stopped, so a later join() would return before the run recorded itself.
     try:
-        while th.is_alive():
-            th.join(0.05)
+        while not done.wait(0.05):
+            pass
+        th.join()
     except KeyboardInterrupt:
         ready.wait()
         loop, task = box.get("loop"), box.get("task")
         if loop is not None and task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(task.cancel)
+        done.wait()
         th.join()
         raise
     if "error" in box:

@@ -60,12 +60,14 @@ REPO = Path(__file__).resolve().parents[2]
 ANSWER = "Rome is warmer (24 vs Paris 18)."
 
 # fault -> (error type, HTTP status per provider or None for in-stream faults, retried by the run?)
-PERSISTENT: dict[str, tuple[type[ProviderError], dict[str, int | None], bool]] = {
+# None: the adapter decides (a cut stream may be a retryable interruption or a malformed event);
+# the test then checks that the run's attempts match the error's own ``retryable`` flag.
+PERSISTENT: dict[str, tuple[type[ProviderError], dict[str, int | None], bool | None]] = {
     "429": (RateLimitError, {"openai": 429, "anthropic": 429}, True),
     "500": (ProviderServerError, {"openai": 500, "anthropic": 500}, True),
     "529": (OverloadedError, {"openai": 503, "anthropic": 529}, True),
     "reset": (StreamInterruptedError, {"openai": None, "anthropic": None}, True),
-    "cut": (StreamInterruptedError, {"openai": None, "anthropic": None}, False),
+    "cut": (StreamInterruptedError, {"openai": None, "anthropic": None}, None),
     "malformed": (StreamInterruptedError, {"openai": None, "anthropic": None}, False),
 }
 HTTP_FAULTS = ("429", "500", "529")
@@ -113,7 +115,7 @@ async def test_persistent_fault_mid_loop_fails_typed_and_consistent(
 ) -> None:
     """Step 1 succeeds (tool calls run, opaque items held); every later request faults. The run ends
     ``failed`` with the typed error, its checkpoint at step 1, the continuation released."""
-    err_type, statuses, run_retries = PERSISTENT[fault]
+    err_type, statuses, documented_retry = PERSISTENT[fault]
     rec = RecordingTransport(plan=lambda n, _p: fault if n >= 1 else None)
     adapter = make_adapter(provider, rec, max_retries=1)
     log = tmp_path / "events.jsonl"
@@ -137,6 +139,9 @@ async def test_persistent_fault_mid_loop_fails_typed_and_consistent(
     assert err.provider == provider and f"[{provider}" in str(err)
     assert err.status == statuses[provider]
     assert err.request_id and err.request_id in str(err)
+    run_retries = err.retryable
+    if documented_retry is not None:
+        assert err.retryable is documented_retry
     # --- bounded: SDK attempts x run attempts for HTTP errors; the run alone for stream errors
     step2 = rec.exchanges[1:]
     sdk_attempts = 2 if fault in HTTP_FAULTS else 1
