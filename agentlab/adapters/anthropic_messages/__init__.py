@@ -204,11 +204,12 @@ class AnthropicMessagesAdapter:
             finally:
                 await cm.__aexit__(None, None, None)
             if not asm.completed:
+                # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
+                # broken connection (below, httpx2 errors) is worth a new call.
                 raise StreamInterruptedError(
                     "the stream ended before message_stop; nothing from this call was kept",
                     provider=PROVIDER,
                     request_id=request_id,
-                    retryable=True,
                 )
         else:
             try:
@@ -223,10 +224,7 @@ class AnthropicMessagesAdapter:
                 msg = json.loads(body)
             except ValueError:
                 raise StreamInterruptedError(
-                    "the response body is not JSON (cut short?)",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                    retryable=True,
+                    "the response body is not JSON (cut short?)", provider=PROVIDER, request_id=request_id
                 ) from None
             if not isinstance(msg, dict) or msg.get("type") == "error":
                 raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=request_id)
