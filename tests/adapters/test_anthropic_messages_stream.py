@@ -392,3 +392,15 @@ async def test_stream_cut_mid_event_is_an_interruption_not_a_malformed_event() -
     with pytest.raises(StreamInterruptedError, match="message_stop") as info:
         await _collect(_serve(body))
     assert not info.value.retryable  # the server ended the answer; only broken connections are retryable
+
+
+async def test_long_non_streaming_call_is_refused_before_sending() -> None:
+    from agentlab.errors import InvalidSettingsError
+
+    replay = Replay([])
+    req = ModelRequest(
+        model=MODEL, items=(UserItem(text="hi"),), stream=False, max_output_tokens=30000, reasoning=None
+    )
+    with pytest.raises(InvalidSettingsError, match="non-streaming"):
+        [e async for e in adapter_for(MODEL, replay).stream(req)]
+    assert replay.requests == []
