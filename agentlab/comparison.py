@@ -271,8 +271,13 @@ def _prepare(
             from .notebook.run_view import CompareView
 
             view = CompareView(labels, task=task)
+            from .notebook.live import sdk_note
+
             for r, col in zip(runs, view.columns, strict=True):
                 r.on_event = col.on_event
+                note = sdk_note(r)
+                if note:
+                    col.set_status(note)
             if in_kernel():
                 display(view)
     return labels, model_list, runs, view

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .run_view import RunView
 
-__all__ = ["chain", "display", "in_kernel", "live_run_view"]
+__all__ = ["chain", "display", "in_kernel", "live_run_view", "sdk_note"]
 
 
 def in_kernel() -> bool:
@@ -36,7 +36,7 @@ def display(obj: Any) -> None:
     """IPython's ``display`` (imported late: only called when :func:`in_kernel` is true)."""
     from IPython.display import display as _display
 
-    _display(obj)
+    _display(obj)  # type: ignore[no-untyped-call]
 
 
 def chain(*hooks: Callable[[Any], Any] | None) -> Callable[[Any], None] | None:
@@ -55,6 +55,18 @@ def chain(*hooks: Callable[[Any], Any] | None) -> Callable[[Any], None] | None:
     return call
 
 
+def sdk_note(run: Any) -> str | None:
+    """ "importing the <provider> SDK…" when this run's first call will pay for that import.
+
+    The SDK imports take seconds in a fresh kernel (DESIGN.md: anthropic ~2.8 s, openai ~1.3 s);
+    saying so keeps a silent first cell from looking hung.
+    """
+    provider = getattr(getattr(run, "ref", None), "provider", None)
+    if provider is None or getattr(run, "_adapter", None) is not None or provider in sys.modules:
+        return None
+    return f"importing the {provider} SDK (first call in this kernel)…"
+
+
 def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
     """In a kernel: display a :class:`RunView` for ``run`` and chain it into ``run.on_event``.
 
@@ -69,6 +81,9 @@ def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
     from .run_view import RunView
 
     view = RunView(title or f"{run.ref}")
+    note = sdk_note(run)
+    if note:
+        view.set_status(note)
     run.on_event = chain(run.on_event, view.on_event)
     display(view)
     return view

@@ -120,7 +120,7 @@ def _execute(src: Path, env: dict[str, str], timeout: int) -> Any:
     import nbformat
     from nbclient import NotebookClient
 
-    nb = nbformat.read(src, as_version=4)
+    nb = nbformat.read(src, as_version=4)  # type: ignore[no-untyped-call]
     client = NotebookClient(
         nb,
         timeout=timeout,
@@ -138,7 +138,7 @@ _CDN_SCRIPT = re.compile(r"<script[^>]*\ssrc=\"https?://[^\"]*\"[^>]*>\s*</scrip
 def _export_html(nb: Any, assets: tuple[str, str] | None) -> str:
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="lab")
+    exporter = HTMLExporter(template_name="lab")  # type: ignore[no-untyped-call]
     if assets is not None:
         exporter.require_js_url, exporter.widget_renderer_url = assets
     body, _ = exporter.from_notebook_node(nb)
@@ -187,7 +187,7 @@ def build_report(
         nb = _execute(src_dir / f"{name}.ipynb", env, timeout)
         report.seconds[name] = time.perf_counter() - t0
         ipynb = out / f"{name}.ipynb"
-        nbformat.write(nb, ipynb)
+        nbformat.write(nb, ipynb)  # type: ignore[no-untyped-call]
         page = out / f"{name}.html"
         page.write_text(_export_html(nb, assets), encoding="utf-8")
         report.notebooks.append(ipynb)

@@ -196,6 +196,12 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             return
         mark_dirty(self)
 
+    def set_status(self, status: str) -> None:
+        """Show a status before the run's first event (e.g. that the provider SDK is being imported)."""
+        with self._lock:
+            self._status = status
+        flush_now(self)
+
     def finish(self, status: str | None = None) -> None:
         """Render the final state now (called on run completion, failure or cancellation)."""
         with self._lock:

@@ -71,3 +71,43 @@ def _close_widgets() -> Iterator[None]:
         import ipywidgets
 
         ipywidgets.Widget.close_all()
+
+
+def _quickstart_reasoning() -> list[str]:
+    """The reasoning text of each step of the quickstart's first run (the simulator is deterministic)."""
+    import agentlab
+    from agentlab.events import ReasoningDeltaEvent
+
+    weather = {"Paris": "24 C, sunny", "Rome": "21 C, cloudy", "Oslo": "9 C, rain", "Florence": "23 C, clear"}
+
+    @agentlab.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city (a fixed table, so every run sees the same facts)."""
+        name = city.split(",")[0].strip()
+        return f"{name}: {weather[name]}" if name in weather else f"{name}: no data"
+
+    steps: dict[int, list[str]] = {}
+    agentlab.run(
+        "anthropic:sim-thinker",
+        "Is it warmer in Paris or Rome?",
+        tools=[get_weather],
+        on_event=lambda e: (
+            steps.setdefault(e.step or 0, []).append(e.text) if isinstance(e, ReasoningDeltaEvent) else None
+        ),
+    )
+    return ["".join(parts) for _, parts in sorted(steps.items())]
+
+
+@pytest.fixture(scope="session")
+def quickstart_canaries() -> list[str]:
+    """Reasoning lines of the quickstart's first run: long enough to be unmistakable, not in its source.
+
+    The real reasoning the simulated model streams, so "no canary in the file" means "no reasoning".
+    """
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[2] / "notebooks" / "01_quickstart.ipynb").read_text()
+    lines = [ln.strip() for text in _quickstart_reasoning() for ln in text.splitlines()]
+    out = [ln for ln in lines if len(ln) >= 40 and ln not in source and '"' not in ln and "\\" not in ln]
+    assert len(out) >= 3, f"too few canary lines in the simulated reasoning: {lines}"
+    return out

@@ -30,39 +30,6 @@ if CHROMIUM is None:
     )
 
 
-def _quickstart_reasoning() -> list[str]:
-    """The reasoning text of each step of the quickstart's first run (the simulator is deterministic)."""
-    import agentlab
-    from agentlab.events import ReasoningDeltaEvent
-
-    weather = {"Paris": "24 C, sunny", "Rome": "21 C, cloudy", "Oslo": "9 C, rain", "Florence": "23 C, clear"}
-
-    @agentlab.tool
-    def get_weather(city: str) -> str:
-        """Current weather for a city (a fixed table, so every run sees the same facts)."""
-        name = city.split(",")[0].strip()
-        return f"{name}: {weather[name]}" if name in weather else f"{name}: no data"
-
-    steps: dict[int, list[str]] = {}
-    agentlab.run(
-        "anthropic:sim-thinker",
-        "Is it warmer in Paris or Rome?",
-        tools=[get_weather],
-        on_event=lambda e: (
-            steps.setdefault(e.step or 0, []).append(e.text) if isinstance(e, ReasoningDeltaEvent) else None
-        ),
-    )
-    return ["".join(parts) for _, parts in sorted(steps.items())]
-
-
-def _canaries(source: str) -> list[str]:
-    """Reasoning lines long enough to be unmistakable, and not also in the notebook's own source."""
-    lines = [ln.strip() for text in _quickstart_reasoning() for ln in text.splitlines()]
-    out = [ln for ln in lines if len(ln) >= 40 and ln not in source and '"' not in ln and "\\" not in ln]
-    assert len(out) >= 3, f"too few canary lines in the simulated reasoning: {lines}"
-    return out
-
-
 def _chromium(url: str, *, screenshot: Path | None = None, height: int = 2600) -> str:
     args = [
         CHROMIUM,
@@ -95,14 +62,15 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"default": default, "keep": kept}
 
 
-def test_report_renders_panels_and_charts_without_reasoning(reports: dict[str, object]) -> None:
+def test_report_renders_panels_and_charts_without_reasoning(
+    reports: dict[str, object], quickstart_canaries: list[str]
+) -> None:
     from agentlab.notebook.report import Report
 
     rep = reports["default"]
     assert isinstance(rep, Report)
     assert rep.widgets_rendered, "the widget manager could not be fetched with npm"
-    source = (ROOT / "notebooks" / "01_quickstart.ipynb").read_text()
-    canaries = _canaries(source)
+    canaries = quickstart_canaries
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     for page in [*rep.html, rep.index]:
@@ -131,12 +99,14 @@ def test_report_renders_panels_and_charts_without_reasoning(reports: dict[str, o
     assert compare_dom.count("Reasoning · step 1") == 3  # one column per model
 
 
-def test_keep_option_keeps_reasoning_in_the_saved_files(reports: dict[str, object]) -> None:
+def test_keep_option_keeps_reasoning_in_the_saved_files(
+    reports: dict[str, object], quickstart_canaries: list[str]
+) -> None:
     from agentlab.notebook.report import Report
 
     rep = reports["keep"]
     assert isinstance(rep, Report)
-    canaries = _canaries((ROOT / "notebooks" / "01_quickstart.ipynb").read_text())
+    canaries = quickstart_canaries
     assert _found(canaries, rep.notebooks[0].read_text()) == canaries
     assert _found(canaries, rep.html[0].read_text()) == canaries
     dom = _chromium(rep.html[0].as_uri())

@@ -90,3 +90,20 @@ def test_compare_view_has_one_column_per_model() -> None:
     v = CompareView(["openai:sim-reasoner", "anthropic:sim-thinker"], task="t")
     assert [c.title for c in v.columns] == ["openai:sim-reasoner", "anthropic:sim-thinker"]
     assert "Compare" in v.children[0].value
+
+
+def test_sdk_import_note_only_when_the_sdk_is_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from agentlab.notebook.live import sdk_note
+
+    run = agentlab.Run("anthropic:sim-thinker", "q")
+    monkeypatch.delitem(sys.modules, "anthropic", raising=False)
+    assert sdk_note(run) == "importing the anthropic SDK (first call in this kernel)…"
+    monkeypatch.setitem(sys.modules, "anthropic", object())
+    assert sdk_note(run) is None
+    scripted = agentlab.Run(
+        "anthropic:sim-thinker", "q", adapter=ScriptedAdapter([], provider="anthropic", model="sim-thinker")
+    )
+    monkeypatch.delitem(sys.modules, "anthropic")
+    assert sdk_note(scripted) is None
