@@ -1,0 +1,18 @@
+"""agentlab's benchmarks: its cost over the raw SDKs and over peer frameworks, and the notebook's load.
+
+One entry point, ``python -m bench`` (``make bench``): every section runs in its own fresh
+interpreter, prints a markdown table and writes the figures as JSON (``bench/results.json`` or
+``--out PATH``). ``--quick`` is the CI smoke mode (small streams, one or two rounds; seconds, and its
+figures are not meaningful). Every figure is measured in the run that prints it; nothing is
+hard-coded. Sections (issue #7):
+
+1. ``adapters``: CPU per streamed event, in process: floor, raw SDK typed stream, adapter, run step.
+2. ``peers``: the same bytes over loopback: raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
+3. ``startup``: ``import agentlab`` and first panel render vs ``import pydantic`` and the SDKs.
+4. ``notebook``: comm messages, bytes and delta-to-display latency of a 5,000-delta panel stream.
+5. ``compare``: ``compare`` wall time over 3 and 10 models vs slowest single run and sum.
+6. ``analysis``: ``usage_frame()`` and cost charts over 100,000 records: time, peak memory.
+7. ``memory``: 1,000 tool-loop steps: RSS, continuations and reasoning items freed.
+"""
+
+SECTIONS = ("adapters", "peers", "startup", "notebook", "compare", "analysis", "memory")

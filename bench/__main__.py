@@ -1,0 +1,184 @@
+"""``python -m bench [--quick] [--out PATH] [--only NAME ...]``: run every section, print the table."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from . import SECTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "bench" / "results.json"
+PACKAGES = (
+    "agentlab",
+    "openai",
+    "anthropic",
+    "httpx2",
+    "pydantic",
+    "pandas",
+    "ipywidgets",
+    "litellm",
+    "pydantic-ai-slim",
+)
+
+
+def _version(pkg: str) -> str | None:
+    try:
+        return importlib.metadata.version(pkg)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def run_section(name: str, quick: bool, out: Path) -> None:
+    """In this (fresh) interpreter: run one section and write its JSON to ``out``."""
+    import warnings
+
+    # SDK deprecation notices (model end-of-life dates, thinking modes) are not what is measured here.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    mod = importlib.import_module(f"bench.{name}")
+    t0 = time.perf_counter()
+    try:
+        sec = mod.run(quick)
+        data = sec.as_json()
+    except Exception as e:  # a broken section is reported, the others still run
+        data = {
+            "name": name,
+            "title": name,
+            "figures": {},
+            "targets": [],
+            "rows": [],
+            "notes": [],
+            "skipped": None,
+            "error": f"{type(e).__name__}: {e}",
+            "traceback": traceback.format_exc(),
+        }
+    data["seconds"] = time.perf_counter() - t0
+    out.write_text(json.dumps(data, indent=1, default=str, allow_nan=True))
+
+
+def _spawn(name: str, quick: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.json"
+        cmd = [sys.executable, "-m", "bench", "--section", name, "--section-out", str(path)]
+        if quick:
+            cmd.append("--quick")
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if path.exists():
+            data: dict[str, Any] = json.loads(path.read_text())
+        else:
+            data = {
+                "name": name,
+                "title": name,
+                "figures": {},
+                "targets": [],
+                "rows": [],
+                "notes": [],
+                "skipped": None,
+                "error": f"section process exited {proc.returncode}",
+                "traceback": proc.stderr[-4000:],
+            }
+        return data
+
+
+def _fmt(v: Any, unit: str) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        if unit == "x":
+            return f"{v:.2f}x"
+        return f"{v:,.2f} {unit}".strip() if abs(v) < 100 else f"{v:,.0f} {unit}".strip()
+    return f"{v} {unit}".strip()
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| section | measurement | figure |", "|---|---|---|"]
+    for sec in results["sections"]:
+        title = sec["title"]
+        if sec.get("error"):
+            lines.append(f"| {title} | **error** | {sec['error']} |")
+            continue
+        if sec.get("skipped"):
+            lines.append(f"| {title} | skipped | {sec['skipped']} |")
+        for label, value in sec["rows"]:
+            lines.append(f"| {title} | {label} | {value} |")
+            title = ""
+    lines += ["", "| target (issue #7) | measured | limit | met |", "|---|---|---|---|"]
+    for sec in results["sections"]:
+        for t in sec["targets"]:
+            met = {True: "yes", False: "**NO**", None: "n/a"}[t["met"]]
+            limit = f"{t['op']} {_fmt(t['limit'], t['unit'])}"
+            lines.append(f"| {t['name']} | {_fmt(t['value'], t['unit'])} | {limit} | {met} |")
+    for sec in results["sections"]:
+        for note in sec.get("notes", []):
+            lines.append(f"\n_{sec['name']}: {note}_")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument(
+        "--quick", action="store_true", help="CI smoke: small sizes, few rounds (figures not meaningful)"
+    )
+    p.add_argument(
+        "--out", type=Path, default=None, help=f"JSON output (default {DEFAULT_OUT.relative_to(ROOT)})"
+    )
+    p.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    p.add_argument("--section", choices=SECTIONS, help=argparse.SUPPRESS)
+    p.add_argument("--section-out", type=Path, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.section:
+        run_section(a.section, a.quick, a.section_out)
+        return 0
+    out = a.out or DEFAULT_OUT
+    started = dt.datetime.now(dt.UTC)
+    load_before = _loadavg()
+    sections = []
+    for name in a.only or SECTIONS:
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        sec = _spawn(name, a.quick)
+        err = f" ERROR {sec['error']}" if sec.get("error") else ""
+        print(f"[bench] {name}: {sec.get('seconds', 0):.1f} s{err}", file=sys.stderr, flush=True)
+        sections.append(sec)
+    results = {
+        "command": "python -m bench" + (" --quick" if a.quick else ""),
+        "quick": a.quick,
+        "started_utc": started.isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "loadavg_before": load_before,
+            "loadavg_after": _loadavg(),
+        },
+        "versions": {pkg: _version(pkg) for pkg in PACKAGES},
+        "sections": sections,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, default=str))
+    print(table(results))
+    after = results["machine"]["loadavg_after"]
+    print(f"\n(figures written to {out}; load average before/after: {load_before} / {after})")
+    return 1 if any(s.get("error") for s in sections) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""Shared helpers: interleaved CPU-time rounds, medians, percentiles, and the section result shape."""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Section", "Target", "cpu_rounds", "percentile"]
+
+
+@dataclass
+class Target:
+    """One target of issue #7: ``value`` compared with ``limit`` (``value <= limit`` unless ``higher``)."""
+
+    name: str
+    value: float | None
+    limit: float
+    unit: str = ""
+    higher: bool = False
+
+    @property
+    def met(self) -> bool | None:
+        if self.value is None or (isinstance(self.value, float) and math.isnan(self.value)):
+            return None
+        return self.value >= self.limit if self.higher else self.value <= self.limit
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "limit": self.limit,
+            "unit": self.unit,
+            "op": ">=" if self.higher else "<=",
+            "met": self.met,
+        }
+
+
+@dataclass
+class Section:
+    """What a section returns: raw figures, the targets it checks, the table rows, notes."""
+
+    name: str
+    title: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    targets: list[Target] = field(default_factory=list)
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    def row(self, label: str, value: str) -> None:
+        self.rows.append((label, value))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "figures": self.figures,
+            "targets": [t.as_json() for t in self.targets],
+            "rows": [list(r) for r in self.rows],
+            "notes": self.notes,
+            "skipped": self.skipped,
+        }
+
+
+async def cpu_rounds(
+    runners: dict[str, Callable[[], Awaitable[Any]]], rounds: int, *, warmup: int = 1
+) -> dict[str, list[float]]:
+    """Process CPU seconds of each runner per round; runners interleaved so drift hits all alike."""
+    for _ in range(warmup):
+        for fn in runners.values():
+            await fn()
+    samples: dict[str, list[float]] = {k: [] for k in runners}
+    for _ in range(rounds):
+        for name, fn in runners.items():
+            gc.collect()
+            t0 = time.process_time()
+            await fn()
+            samples[name].append(time.process_time() - t0)
+    return samples
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    if not xs:
+        return math.nan
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
+    return s[k]

@@ -1,0 +1,156 @@
+"""Section 4: what a 5,000-delta reasoning stream costs the notebook frontend.
+
+Every comm message the panel's widgets send is captured by a stand-in comm (``comm.create_comm`` is
+replaced, as a kernel would provide it), with its time and its JSON size. Each delta's text carries a
+unique marker, so the delta a message shows last is known: a delta's display latency is the time from
+its ``append`` to the first message that shows it (or a later delta). Two feeds: a burst (deltas as
+fast as one thread can append them) and a paced stream (``--rate`` deltas per second). "No text lost":
+the panel's text equals the deltas joined, and the last message shows the last delta.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from typing import Any
+
+from ._util import Section, Target, median, percentile
+
+_MARK = re.compile(r"d(\d{6})")
+_ids = itertools.count()
+
+
+class RecordingComm:
+    """A kernel comm stand-in: records (time, bytes, last marker shown) for every message sent."""
+
+    def __init__(self, sink: list[tuple[float, int, int]], **kwargs: Any) -> None:
+        self.comm_id = f"bench-comm-{next(_ids)}"
+        self.kernel = object()
+        self.sink = sink
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        t = time.perf_counter()
+        raw = json.dumps(data, default=str)
+        marks = _MARK.findall(raw)
+        self.sink.append((t, len(raw.encode()), int(marks[-1]) if marks else -1))
+
+    def on_msg(self, callback: Any) -> None:
+        pass
+
+    def on_close(self, callback: Any) -> None:
+        pass
+
+    def close(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def feed(n: int, rate: float | None) -> dict[str, Any]:
+    from ipywidgets.widgets import widget
+
+    from agentlab.notebook.panel import ReasoningPanel
+
+    sent: list[tuple[float, int, int]] = []
+    original = widget.comm.create_comm
+    widget.comm.create_comm = lambda *a, **kw: RecordingComm(sent, **kw)
+    try:
+        panel = ReasoningPanel("bench")
+        sent.clear()  # widget creation (comm_open) is not stream load
+        deltas = [f" d{i:06d}" for i in range(n)]
+        arrivals: list[float] = []
+        t_start = time.perf_counter()
+        for i, d in enumerate(deltas):
+            if rate is not None:
+                due = t_start + i / rate
+                while (now := time.perf_counter()) < due:
+                    time.sleep(min(due - now, 0.002))
+            arrivals.append(time.perf_counter())
+            panel.append(d)
+        t_last = time.perf_counter()
+        time.sleep(0.15)  # let the flusher's trailing update go out, as it would mid-cell
+        streaming_msgs = list(sent)
+        panel.end("done")
+        text_ok = panel.text == "".join(deltas)
+    finally:
+        widget.comm.create_comm = original
+    # latency: first message at/after arrival whose last marker is >= i
+    lat: list[float] = []
+    j = 0
+    msgs = [m for m in sent if m[2] >= 0]
+    for i, t in enumerate(arrivals):
+        while j < len(msgs) and msgs[j][2] < i:
+            j += 1
+        if j == len(msgs):
+            lat.append(float("inf"))
+        else:
+            lat.append(msgs[j][0] - t)
+    duration = max(t_last - t_start, 1e-9)
+    span = max(duration, (streaming_msgs[-1][0] - t_start) if streaming_msgs else 0.0)
+    return {
+        "deltas": n,
+        "rate_target": rate,
+        "stream_s": duration,
+        "messages": len(sent),
+        "bytes": sum(b for _, b, _ in sent),
+        "updates_per_s": len(streaming_msgs) / span,
+        "max_updates_in_1s_window": _max_window(streaming_msgs),
+        "latency_ms_p50": percentile(lat, 50) * 1000,
+        "latency_ms_p99": percentile(lat, 99) * 1000,
+        "latency_ms_max": max(lat) * 1000,
+        "text_intact": text_ok,
+        "last_delta_shown": bool(sent) and sent[-1][2] == n - 1,
+    }
+
+
+def _max_window(msgs: list[tuple[float, int, int]]) -> int:
+    times = [m[0] for m in msgs]
+    best = 0
+    j = 0
+    for i, t in enumerate(times):
+        while times[j] < t - 1.0:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+def run(quick: bool) -> Section:
+    sec = Section("notebook", "4. Notebook load (reasoning panel, real comm messages)")
+    n = 500 if quick else 5000
+    rate = 2000.0 if quick else 1000.0
+    reps = 1 if quick else 3
+    results: dict[str, list[dict[str, Any]]] = {"burst": [], "paced": []}
+    for _ in range(reps):
+        results["burst"].append(feed(n, None))
+        results["paced"].append(feed(n, rate))
+    summary: dict[str, dict[str, Any]] = {}
+    for mode, rs in results.items():
+        keys = [k for k, v in rs[0].items() if isinstance(v, int | float) and not isinstance(v, bool)]
+        s: dict[str, Any] = {k: median([float(r[k]) for r in rs]) for k in keys if rs[0][k] is not None}
+        s["text_intact"] = all(r["text_intact"] for r in rs)
+        s["last_delta_shown"] = all(r["last_delta_shown"] for r in rs)
+        s["rate_target"] = rs[0]["rate_target"]
+        summary[mode] = s
+        label = "burst" if mode == "burst" else f"paced at {rate:,.0f} deltas/s"
+        sec.row(
+            f"{n:,} deltas, {label} ({s['stream_s']:.2f} s)",
+            f"{s['messages']:.0f} comm msgs, {s['bytes'] / 1024:.0f} KiB, "
+            f"max {s['max_updates_in_1s_window']:.0f} updates in any 1 s, "
+            f"latency p50 {s['latency_ms_p50']:.1f} ms / "
+            f"p99 {s['latency_ms_p99']:.1f} ms, text intact: {s['text_intact'] and s['last_delta_shown']}",
+        )
+        sec.targets += [
+            Target(f"{mode}: updates in any 1 s window", s["max_updates_in_1s_window"], 21.0, "/s"),
+            Target(f"{mode}: p99 delta-to-display latency", s["latency_ms_p99"], 100.0, "ms"),
+            Target(
+                f"{mode}: text lost (deltas)",
+                0.0 if s["text_intact"] and s["last_delta_shown"] else 1.0,
+                0.0,
+                "",
+            ),
+        ]
+    sec.figures = {"deltas": n, "repetitions": reps, **summary, "samples": results}
+    sec.notes.append(
+        "updates/s limit 21: at most 20 coalesced updates per second plus the final render at end()"
+    )
+    return sec

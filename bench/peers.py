@@ -1,0 +1,304 @@
+"""Section 2: the same bytes over loopback to the raw SDKs, agentlab, LiteLLM and pydantic-ai.
+
+A server process (:mod:`bench._server`) replies to every client with the same recorded-shape stream
+(a request carrying a tool result gets the short final answer). Figures are client process CPU time
+per event (median over rounds), and each is reported as a ratio to the raw SDK's typed stream on the
+same socket. Tool loops (agentlab ``Run``, pydantic-ai ``Agent``) make two requests, the big stream
+and the short answer; their CPU is divided by the events of both.
+
+Peers come from the ``bench`` extra (``pip install -e '.[bench]'``); without them the section says
+so and skips. LiteLLM paths measured: ``acompletion`` on Anthropic (chat-completions chunks),
+``acompletion`` on ``openai/responses/`` (the Responses bridge) and ``aresponses`` (Responses
+pass-through). pydantic-ai: the bare model stream (``direct.model_request_stream``) and the agent
+(``Agent.run_stream_events``), thinking enabled on both providers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ._util import Section, Target, cpu_rounds, median
+from .streams import anthropic_final, anthropic_stream, openai_final, openai_stream
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = "What is the weather in Paris?"
+
+
+@contextlib.contextmanager
+def server(n_reasoning: int, n_text: int) -> Iterator[int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench._server", "--reasoning", str(n_reasoning), "--text", str(n_text)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError(f"bench server did not start: {line!r}")
+        yield int(line.split()[1])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name.
+    """
+    return "18 C, rain"
+
+
+def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+    import anthropic
+    import httpx2
+    import openai
+
+    import agentlab as al
+    from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
+    from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+    from agentlab.items import UserItem
+    from agentlab.request import ModelRequest
+
+    tool = al.tool(get_weather)
+    oai = openai.AsyncOpenAI(
+        api_key="sk-bench",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        http_client=httpx2.AsyncClient(),
+        max_retries=0,
+    )
+    ant = anthropic.AsyncAnthropic(
+        api_key="sk-ant-bench",
+        base_url=f"http://127.0.0.1:{port}",
+        http_client=httpx2.AsyncClient(),
+        max_retries=0,
+    )
+    out: dict[str, dict[str, Callable[[], Awaitable[Any]]]] = {}
+
+    async def oai_sdk() -> None:
+        s = await oai.responses.create(
+            model="gpt-5", input=TASK, stream=True, reasoning={"effort": "high", "summary": "auto"}
+        )
+        async for _ in s:
+            pass
+
+    async def ant_sdk() -> None:
+        s = await ant.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=16000,
+            messages=[{"role": "user", "content": TASK}],
+            thinking={"type": "enabled", "budget_tokens": 8000},
+            stream=True,
+        )
+        async for _ in s:
+            pass
+
+    def adapter_pair(provider: str) -> tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[Any]]]:
+        model = "gpt-5" if provider == "openai" else "claude-sonnet-4-5"
+
+        def make() -> Any:
+            if provider == "openai":
+                return OpenAIResponsesAdapter(model, client=oai, max_retries=0)
+            return AnthropicMessagesAdapter(model, client=ant, max_retries=0)
+
+        request = ModelRequest(model=model, items=(UserItem(text=TASK),), tools=(tool.spec,))
+
+        async def adapter() -> None:
+            async for _ in make().stream(request):
+                pass
+
+        async def loop() -> None:
+            r = al.Run(f"{provider}:{model}", TASK, tools=[tool], adapter=make(), event_log=al.EventLog())
+            res = await r.arun()
+            assert res.status == "completed" and res.steps == 2, (res.status, res.steps)
+
+        return adapter, loop
+
+    oa, ol = adapter_pair("openai")
+    aa, al_ = adapter_pair("anthropic")
+    out["openai"] = {"raw SDK typed stream": oai_sdk, "agentlab adapter": oa, "agentlab Run (tool loop)": ol}
+    out["anthropic"] = {
+        "raw SDK typed stream": ant_sdk,
+        "agentlab adapter": aa,
+        "agentlab Run (tool loop)": al_,
+    }
+    return out
+
+
+def pydantic_ai_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+    from pydantic_ai import Agent
+    from pydantic_ai.direct import model_request_stream
+    from pydantic_ai.messages import ModelRequest
+    from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
+    from pydantic_ai.models.openai import OpenAIResponsesModel, OpenAIResponsesModelSettings
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    om = OpenAIResponsesModel(
+        "gpt-5", provider=OpenAIProvider(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-bench")
+    )
+    am = AnthropicModel(
+        "claude-sonnet-4-5",
+        provider=AnthropicProvider(base_url=f"http://127.0.0.1:{port}", api_key="sk-bench"),
+    )
+    settings: dict[str, Any] = {
+        "openai": OpenAIResponsesModelSettings(
+            openai_reasoning_effort="high", openai_reasoning_summary="detailed"
+        ),
+        "anthropic": AnthropicModelSettings(
+            anthropic_thinking={"type": "enabled", "budget_tokens": 8000}, max_tokens=16000
+        ),
+    }
+    out: dict[str, dict[str, Callable[[], Awaitable[Any]]]] = {}
+    for provider, model in (("openai", om), ("anthropic", am)):
+        agent = Agent(model, tools=[get_weather], model_settings=settings[provider])
+
+        async def bare(model: Any = model, s: Any = settings[provider]) -> None:
+            async with model_request_stream(
+                model, [ModelRequest.user_text_prompt(TASK)], model_settings=s
+            ) as st:
+                async for _ in st:
+                    pass
+
+        async def agent_loop(agent: Any = agent) -> None:
+            async with agent.run_stream_events(TASK) as st:
+                async for _ in st:
+                    pass
+
+        out[provider] = {"pydantic-ai model stream": bare, "pydantic-ai Agent (tool loop)": agent_loop}
+    return out
+
+
+def litellm_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+    import litellm
+
+    litellm.suppress_debug_info = True
+    base_o, base_a = f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}"
+    msgs = [{"role": "user", "content": TASK}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+
+    async def drain(make: Callable[[], Awaitable[Any]]) -> None:
+        s = await make()
+        async for _ in s:
+            pass
+
+    async def ant_completion() -> None:
+        await drain(
+            lambda: litellm.acompletion(
+                model="anthropic/claude-sonnet-4-5",
+                messages=msgs,
+                tools=tools,
+                stream=True,
+                api_base=base_a,
+                api_key="sk-bench",
+                thinking={"type": "enabled", "budget_tokens": 8000},
+                max_tokens=16000,
+            )
+        )
+
+    async def oai_bridge() -> None:
+        await drain(
+            lambda: litellm.acompletion(
+                model="openai/responses/gpt-5",
+                messages=msgs,
+                tools=tools,
+                stream=True,
+                api_base=base_o,
+                api_key="sk-bench",
+                reasoning_effort="high",
+            )
+        )
+
+    async def oai_responses() -> None:
+        await drain(
+            lambda: litellm.aresponses(
+                model="openai/gpt-5",
+                input=TASK,
+                stream=True,
+                api_base=base_o,
+                api_key="sk-bench",
+                reasoning={"effort": "high", "summary": "auto"},
+            )
+        )
+
+    return {
+        "openai": {
+            "LiteLLM acompletion (openai/responses bridge)": oai_bridge,
+            "LiteLLM aresponses": oai_responses,
+        },
+        "anthropic": {"LiteLLM acompletion": ant_completion},
+    }
+
+
+LOOPS = ("agentlab Run (tool loop)", "pydantic-ai Agent (tool loop)")
+
+
+async def measure(port: int, rounds: int, n_reasoning: int, n_text: int) -> dict[str, Any]:
+    groups = agentlab_runners(port)
+    missing = [m for m in ("litellm", "pydantic_ai") if importlib.util.find_spec(m) is None]
+    if "pydantic_ai" not in missing:
+        for k, v in pydantic_ai_runners(port).items():
+            groups[k].update(v)
+    if "litellm" not in missing:
+        for k, v in litellm_runners(port).items():
+            groups[k].update(v)
+    events = {
+        "openai": (openai_stream(n_reasoning, n_text).events, openai_final().events),
+        "anthropic": (anthropic_stream(n_reasoning, n_text).events, anthropic_final().events),
+    }
+    out: dict[str, Any] = {"missing": missing}
+    for provider, runners in groups.items():
+        big, small = events[provider]
+        samples = await cpu_rounds(runners, rounds)
+        us = {k: median(v) / ((big + small) if k in LOOPS else big) * 1e6 for k, v in samples.items()}
+        out[provider] = {"events": big, "loop_events": big + small, "us_per_event": us}
+    return out
+
+
+def run(quick: bool) -> Section:
+    sec = Section("peers", "2. Peers on the same bytes (loopback server, CPU µs per event, ratio to raw SDK)")
+    n_r, n_t, rounds = (300, 120, 2) if quick else (5000, 2000, 3)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
+    warnings.simplefilter("ignore")  # peers' own deprecation/serializer warnings are not ours to judge
+    with server(n_r, n_t) as port:
+        m = asyncio.run(measure(port, rounds, n_r, n_t))
+    sec.figures = {"stream": {"reasoning_deltas": n_r, "text_deltas": n_t, "rounds": rounds}, **m}
+    if m["missing"]:
+        msg = (
+            f"peers not installed ({', '.join(m['missing'])}): install the bench extra "
+            "(`.venv/bin/pip install -e '.[bench]'`) to measure them"
+        )
+        sec.notes.append(msg)
+        if len(m["missing"]) == 2:
+            sec.skipped = msg
+    for provider in ("openai", "anthropic"):
+        us = m[provider]["us_per_event"]
+        sdk = us["raw SDK typed stream"]
+        for name, v in us.items():
+            sec.row(f"{provider}: {name}", f"{v:.1f} µs ({v / sdk:.2f}x raw SDK)")
+        ours = us["agentlab Run (tool loop)"]
+        for name, v in us.items():
+            if name.startswith("LiteLLM") or name == "pydantic-ai Agent (tool loop)":
+                sec.targets.append(Target(f"{provider}: agentlab Run / {name}", ours / v, 1.0, "x"))
+        sec.targets.append(Target(f"{provider}: agentlab Run / raw SDK (loopback)", ours / sdk, 1.5, "x"))
+    return sec
