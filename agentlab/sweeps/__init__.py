@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     "sim_tasks": "agentlab.sweeps.tasks",
     "sim_tools": "agentlab.sweeps.tasks",
     "summarize": "agentlab.sweeps.analysis",
+    "summarize_sweep": "agentlab.sweeps.analysis",
     "sweep": "agentlab.sweeps.runner",
     "wilson_interval": "agentlab.sweeps.analysis",
 }

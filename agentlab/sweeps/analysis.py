@@ -24,7 +24,7 @@ from .store import ROW_FIELDS, read_rows, row_key
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SUMMARY_COLUMNS", "load_results", "summarize", "wilson_interval"]
+__all__ = ["SUMMARY_COLUMNS", "load_results", "summarize", "summarize_sweep", "wilson_interval"]
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "runs": "Int64",
@@ -169,3 +169,7 @@ def summarize(
         {c: pd.array([r[c] for r in out], dtype=t) for c, t in SUMMARY_COLUMNS.items()}, index=index
     )
     return frame
+
+
+summarize_sweep = summarize
+"""The name ``agentlab.summarize_sweep`` (``summarize`` alone would be ambiguous at the top level)."""

@@ -119,7 +119,7 @@ class WidgetProgress:
         if not self._shown:
             from IPython.display import display
 
-            display(self.box)
+            display(self.box)  # type: ignore[no-untyped-call]
             self._shown = True
         import html
 

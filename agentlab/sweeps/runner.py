@@ -378,6 +378,21 @@ def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
 _DONE = object()
 
 
+@dataclass
+class _State:
+    """Counters of one sweep call (mutated on the event loop only)."""
+
+    done: int = 0
+    failed: int = 0
+    solved: int = 0
+    running: int = 0
+    usd: float = 0.0
+    tokens: int = 0
+    budget: str | None = None
+    down: dict[str, str] = field(default_factory=dict)
+    consecutive: dict[str, int] = field(default_factory=dict)
+
+
 async def asweep(
     tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
     models: Sequence[str | ModelRef],
@@ -457,61 +472,57 @@ async def asweep(
                 for rep in range(repeats):
                     plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
 
+    display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
+
     # What the file already holds: last row per key, and the money spent so far.
     path = Path(results)
+    writer = ResultsFile(path, fsync=fsync)  # cuts a torn last line first, so reading sees none
     last_status: dict[RunKey, str] = {}
     spent_usd, spent_tokens = 0.0, 0
-    for row in read_rows(path):
-        key = row_key(row)
-        last_status[key] = str(row.get("status"))
-        c, t = _spend(row)
-        spent_usd += c
-        spent_tokens += t
-        name = key[2]
-        if name in fingerprints and row.get("settings_fingerprint") not in (None, fingerprints[name]):
-            raise ConfigError(
-                f"{path}: setting {name!r} was run with a different definition before (fingerprint "
-                f"{row.get('settings_fingerprint')} vs {fingerprints[name]} now); give the changed setting "
-                "a new name or use a new results file"
-            )
+    try:
+        for row in read_rows(path):
+            key = row_key(row)
+            last_status[key] = str(row.get("status"))
+            c, t = _spend(row)
+            spent_usd += c
+            spent_tokens += t
+            name = key[2]
+            if name in fingerprints and row.get("settings_fingerprint") not in (None, fingerprints[name]):
+                raise ConfigError(
+                    f"{path}: setting {name!r} was run with a different definition before (fingerprint "
+                    f"{row.get('settings_fingerprint')} vs {fingerprints[name]} now); give the changed "
+                    "setting a new name or use a new results file"
+                )
+    except BaseException:
+        writer.close()
+        raise
     todo: list[_Plan] = []
     for p in plan:
-        st = last_status.get(p.key)
-        if st is None or (retry_failed and st == "failed"):
+        prev = last_status.get(p.key)
+        if prev is None or (retry_failed and prev == "failed"):
             todo.append(p)
     from_file = len(plan) - len(todo)
 
-    display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
     limiters = {p: AdaptiveLimiter(p, n) for p, n in conc.items()}
     queues: dict[str, collections.deque[_Plan]] = {p: collections.deque() for p in conc}
     for p in todo:
         queues[p.ref.provider].append(p)
     adapters: dict[str, Adapter] = {}
     events: asyncio.Queue[Any] = asyncio.Queue()
-    st: dict[str, Any] = {
-        "done": 0,
-        "failed": 0,
-        "solved": 0,
-        "running": 0,
-        "usd": spent_usd,
-        "tokens": spent_tokens,
-        "budget": None,
-        "down": {},
-        "consecutive": dict.fromkeys(conc, 0),
-    }
+    st = _State(usd=spent_usd, tokens=spent_tokens, consecutive=dict.fromkeys(conc, 0))
 
     def snapshot(message: str | None = None) -> SweepProgress:
-        not_started = sum(len(q) for q in queues.values()) if (st["budget"] or st["down"]) else 0
+        not_started = sum(len(q) for q in queues.values()) if (st.budget or st.down) else 0
         return SweepProgress(
             total=len(plan),
             from_file=from_file,
-            done=st["done"],
-            running=st["running"],
-            failed=st["failed"],
-            solved=st["solved"],
+            done=st.done,
+            running=st.running,
+            failed=st.failed,
+            solved=st.solved,
             not_started=not_started,
-            cost_usd=st["usd"],
-            tokens=st["tokens"],
+            cost_usd=st.usd,
+            tokens=st.tokens,
             elapsed_s=time.monotonic() - t_start,
             rate_limited=sum(lim.rate_limited for lim in limiters.values()),
             message=message,
@@ -519,10 +530,10 @@ async def asweep(
         )
 
     def over_budget() -> str | None:
-        if budget_usd is not None and st["usd"] >= budget_usd:
-            return f"budget reached: ${st['usd']:.4f} spent of budget_usd={budget_usd}"
-        if budget_tokens is not None and st["tokens"] >= budget_tokens:
-            return f"budget reached: {st['tokens']:,} tokens used of budget_tokens={budget_tokens:,}"
+        if budget_usd is not None and st.usd >= budget_usd:
+            return f"budget reached: ${st.usd:.4f} spent of budget_usd={budget_usd}"
+        if budget_tokens is not None and st.tokens >= budget_tokens:
+            return f"budget reached: {st.tokens:,} tokens used of budget_tokens={budget_tokens:,}"
         return None
 
     def adapter_for(ref: ModelRef) -> Adapter:
@@ -531,8 +542,6 @@ async def asweep(
             a = adapter_factory(ref) if adapter_factory is not None else create_adapter(ref, max_retries=0)
             adapters[str(ref)] = a
         return a
-
-    writer = ResultsFile(path, fsync=fsync)
 
     async def execute(p: _Plan) -> dict[str, Any]:
         s = p.setting
@@ -550,7 +559,7 @@ async def asweep(
                 max_steps=s.max_steps,
                 max_output_tokens=s.max_output_tokens,
                 continuation_policy=s.continuation_policy,
-                adapter=gated,  # type: ignore[arg-type]
+                adapter=gated,
                 retries=retries,
                 retry_delay=retry_delay,
             )
@@ -563,56 +572,53 @@ async def asweep(
     def record(p: _Plan, row: dict[str, Any]) -> None:
         writer.append(row)
         c, t = _spend(row)
-        st["usd"] += c
-        st["tokens"] += t
-        st["done"] += 1
+        st.usd += c
+        st.tokens += t
+        st.done += 1
         prov = p.ref.provider
         if row["status"] == "failed":
-            st["failed"] += 1
-            st["consecutive"][prov] += 1
-            n = st["consecutive"][prov]
-            if (
-                max_consecutive_failures is not None
-                and n >= max_consecutive_failures
-                and prov not in st["down"]
-            ):
-                st["down"][prov] = (
+            st.failed += 1
+            st.consecutive[prov] += 1
+            n = st.consecutive[prov]
+            if max_consecutive_failures is not None and n >= max_consecutive_failures and prov not in st.down:
+                st.down[prov] = (
                     f"{prov}: {n} runs in a row failed (last: {row.get('error_type')}: "
                     f"{(row.get('error') or '')[:200]}); no more {prov} runs started in this call"
                 )
-                log.warning("%s", st["down"][prov])
+                log.warning("%s", st.down[prov])
         else:
-            st["consecutive"][prov] = 0
+            st.consecutive[prov] = 0
         if row.get("success") is True:
-            st["solved"] += 1
-        if st["budget"] is None:
-            st["budget"] = over_budget()
+            st.solved += 1
+        if st.budget is None:
+            st.budget = over_budget()
 
     async def worker(provider: str) -> None:
         lim, q = limiters[provider], queues[provider]
         try:
             while q:
-                if st["budget"] or provider in st["down"]:
+                if st.budget or provider in st.down:
                     return
                 await lim.acquire()
                 try:
-                    if not q or st["budget"] or provider in st["down"]:
+                    if not q or st.budget or provider in st.down:
                         return
                     p = q.popleft()
-                    st["running"] += 1
+                    st.running += 1
                     events.put_nowait(None)
                     try:
                         row = await execute(p)
                     finally:
-                        st["running"] -= 1
+                        st.running -= 1
                     record(p, row)
+                    snap_after = snapshot()
                 finally:
                     await lim.release()
-                events.put_nowait(row)
+                events.put_nowait(snap_after)  # the state right after this run was recorded
         finally:
             events.put_nowait(_DONE)
 
-    st["budget"] = over_budget()
+    st.budget = over_budget()
     workers = [
         asyncio.create_task(worker(prov), name=f"agentlab-sweep-{prov}-{i}")
         for prov, n in conc.items()
@@ -629,11 +635,10 @@ async def asweep(
             if item is _DONE:
                 alive -= 1
                 continue
-            snap = snapshot()
             if display is not None:
-                display.update(snap)
+                display.update(snapshot())
             if item is not None and on_progress is not None:
-                on_progress(snap)
+                on_progress(item)
         for w in workers:
             w.result()  # a bug in the sweep itself surfaces here, not silently
         finished_ok = True
@@ -654,13 +659,13 @@ async def asweep(
     not_started = sum(len(q) for q in queues.values())
     status: SweepStatus = "completed"
     msgs: list[str] = []
-    if st["budget"]:
+    if st.budget:
         status = "budget_exceeded"
-        msgs.append(f"{st['budget']}; {not_started} run(s) not started (raise the budget and call again)")
-    if st["down"]:
+        msgs.append(f"{st.budget}; {not_started} run(s) not started (raise the budget and call again)")
+    if st.down:
         if status == "completed":
             status = "provider_down"
-        msgs += list(st["down"].values())
+        msgs += list(st.down.values())
         msgs.append(
             "call again later to run what was not started (retry_failed=True also redoes failed runs)"
         )
@@ -672,11 +677,11 @@ async def asweep(
         status=status,
         planned=len(plan),
         from_file=from_file,
-        ran=st["done"],
-        failed=st["failed"],
+        ran=st.done,
+        failed=st.failed,
         not_started=not_started,
-        cost_usd=st["usd"],
-        tokens=st["tokens"],
+        cost_usd=st.usd,
+        tokens=st.tokens,
         wall_s=time.monotonic() - t_start,
         message=message,
         limiters={p: lim.stats() for p, lim in limiters.items()},

@@ -7,9 +7,10 @@ expected answer with a match rule that tolerates different phrasings across mode
 * ``"choice"`` (default when ``choices`` are given): of the candidate names, the one mentioned
   *first* in the answer must be ``expected`` ("Rome is warmer than Paris", "It is warmer in Rome").
 * ``"number"`` (default for a numeric ``expected``): some number in the answer equals ``expected``
-  (relative tolerance ``1e-4``; thousands separators allowed).
+  rounded to the decimals that number shows (``14.67`` answers ``14.6667``; ``15`` does not;
+  thousands separators allowed).
 * ``"contains"`` (default for a string ``expected``): case-insensitive, whitespace-collapsed
-  substring.
+  substring that does not start or end inside a word or number (``"9 C"`` is not in ``"19 C"``).
 * ``"exact"``: the whole answer, stripped and case-folded, equals ``expected``.
 
 A task without a checker is run and measured but scored ``<NA>`` (neither solved nor failed).
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +46,6 @@ Match = Literal["choice", "number", "contains", "exact"]
 _MATCHES = ("choice", "number", "contains", "exact")
 _FIELDS = {"id", "prompt", "expected", "match", "choices", "tags"}
 _NUM = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?")
-_REL_TOL = 1e-4
 
 
 def _norm(text: str) -> str:
@@ -56,6 +55,16 @@ def _norm(text: str) -> str:
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text`` (``2,148,000`` is one number)."""
     return [float(m.group(0).replace(",", "")) for m in _NUM.finditer(text)]
+
+
+def _number_matches(written: str, expected: float) -> bool:
+    """A written number matches when it is ``expected`` rounded to the decimals it shows; a
+    non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``)."""
+    value = float(written.replace(",", ""))
+    decimals = len(written.split(".", 1)[1]) if "." in written else 0
+    if expected != int(expected) and decimals == 0:
+        return False
+    return abs(value - expected) <= 0.5 * 10.0**-decimals + 1e-9 * abs(expected)
 
 
 @dataclass(frozen=True)
@@ -125,12 +134,12 @@ class Task:
         exp = self.expected
         if self.match == "number":
             assert isinstance(exp, int | float)
-            return any(math.isclose(x, exp, rel_tol=_REL_TOL, abs_tol=1e-9) for x in numbers_in(output))
+            return any(_number_matches(m.group(0), float(exp)) for m in _NUM.finditer(output))
         assert isinstance(exp, str)
         if self.match == "exact":
             return _norm(output).strip(" .") == _norm(exp).strip(" .")
         if self.match == "contains":
-            return _norm(exp) in _norm(output)
+            return re.search(r"(?<!\w)" + re.escape(_norm(exp)) + r"(?!\w)", _norm(output)) is not None
         text = _norm(output)
         first: tuple[int, str] | None = None
         for c in self.choices:
