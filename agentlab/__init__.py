@@ -83,6 +83,16 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "agentlab.comparison",
     "acompare": "agentlab.comparison",
     "compare": "agentlab.comparison",
+    # sweeps and continuity experiments (issue 9)
+    "Setting": "agentlab.sweeps.runner",
+    "SweepReport": "agentlab.sweeps.runner",
+    "Task": "agentlab.sweeps.tasks",
+    "asweep": "agentlab.sweeps.runner",
+    "continuity_settings": "agentlab.sweeps.runner",
+    "load_results": "agentlab.sweeps.analysis",
+    "load_tasks": "agentlab.sweeps.tasks",
+    "summarize_sweep": "agentlab.sweeps.analysis",
+    "sweep": "agentlab.sweeps.runner",
     # errors
     "AgentlabError": "agentlab.errors",
     "BudgetExceededError": "agentlab.errors",
