@@ -45,8 +45,12 @@ PALETTE: dict[str, str] = {
 }
 
 
-UI_FONT = "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif)"
-"""Widget HTML does not inherit the notebook's UI font everywhere (exported HTML falls back to serif)."""
+UI_FONT = (
+    "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif);"
+    "line-height:1.45"
+)
+"""Widget HTML does not inherit the notebook's UI font everywhere (exported HTML falls back to serif), and
+ipywidgets' ``HTML`` uses the 28 px control height as line height, which spreads wrapped text apart."""
 
 
 def fmt_int(v: Any) -> str:

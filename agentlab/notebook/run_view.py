@@ -359,7 +359,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             c.layout.min_width = "260px"
             c.layout.width = "auto"
         head = widgets.HTML(
-            value=f'<div style="font-size:13px"><b>Compare</b> · {len(titles)} models'
+            value=f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {len(titles)} models'
             + (f" · task: {html.escape(_clip(task, 200))}" if task else "")
             + "</div>"
         )
