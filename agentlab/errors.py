@@ -64,6 +64,10 @@ class AgentlabError(Exception):
 class UserError(AgentlabError):
     """The caller can fix this; the message says how."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: the message is the whole story."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 class ConfigError(UserError):
     """Misconfiguration: settings, pricing data, paths."""

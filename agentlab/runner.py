@@ -590,6 +590,10 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except block: errors carry no "no running event loop" context
         return asyncio.run(coro)
 
     box: dict[str, Any] = {}
