@@ -124,9 +124,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "in one session, which shows the provider switch dropping opaque items)",
     )
     d.add_argument("--scripted", action="store_true", help="use the ScriptedAdapter instead of the simulator")
+    d.add_argument(
+        "--no-report",
+        action="store_true",
+        help="skip the notebook report (by default the three notebooks are executed headless on the "
+        "simulated providers and an HTML report is written; its path is printed last)",
+    )
+    d.add_argument("--out", default="out/report", help="report directory (default: out/report)")
+    d.add_argument("--keep-reasoning", action="store_true", help="keep reasoning text in the report's panels")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo(args.model or ["openai:sim-reasoner", "anthropic:sim-thinker"], scripted=args.scripted)
+        code = demo(args.model or ["openai:sim-reasoner", "anthropic:sim-thinker"], scripted=args.scripted)
+        if args.no_report:
+            return code
+        from .notebook.report import main as report_main
+
+        print("== notebooks: executing notebooks/*.ipynb headless on the simulated providers")
+        sys.stdout.flush()
+        report_args = ["--out", args.out] + (["--keep-reasoning"] if args.keep_reasoning else [])
+        return report_main(report_args) or code
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

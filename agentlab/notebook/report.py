@@ -119,16 +119,21 @@ def _kernel_env(keep_reasoning: bool) -> dict[str, str]:
 def _execute(src: Path, env: dict[str, str], timeout: int) -> Any:
     import nbformat
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     nb = nbformat.read(src, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(src.parent)}},
-        store_widget_state=True,
-    )
-    client.execute(env=env)
+    with tempfile.TemporaryDirectory(prefix="agentlab-kernel-") as sockets:
+        # Local IPC sockets: nothing listens on TCP (and the kernel has nothing to warn about).
+        config = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}})
+        client = NotebookClient(
+            nb,
+            config=config,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(src.parent)}},
+            store_widget_state=True,
+        )
+        client.execute(env=env)
     return nb
 
 
