@@ -91,26 +91,26 @@ def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     p = Path(path)
     if not p.exists():
         return
-    with p.open("rb") as f:
-        lines = f.read().split(b"\n")
-    last = len(lines) - 1
-    for n, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        torn = n == last  # no newline after it: the write was interrupted
-        try:
-            row = json.loads(raw)
-            if not isinstance(row, dict) or "task_id" not in row:
-                raise ValueError("not a results row")
-        except ValueError:
-            if torn:
-                warnings.warn(f"{p}: ignoring a torn final line", TornLineWarning, stacklevel=2)
+    with p.open("rb") as f:  # line by line: a resume scan of a huge file stays small in memory
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
                 continue
-            raise ConfigError(f"{p}:{n + 1}: not a sweep results row; is this the right file?") from None
-        if torn:
-            warnings.warn(f"{p}: ignoring a final line without its newline", TornLineWarning, stacklevel=2)
-            continue
-        yield row
+            torn = not raw.endswith(b"\n")  # only the last line can lack it: the write was interrupted
+            try:
+                row = json.loads(raw)
+                if not isinstance(row, dict) or "task_id" not in row:
+                    raise ValueError("not a results row")
+            except ValueError:
+                if torn:
+                    warnings.warn(f"{p}: ignoring a torn final line", TornLineWarning, stacklevel=2)
+                    continue
+                raise ConfigError(f"{p}:{n}: not a sweep results row; is this the right file?") from None
+            if torn:
+                warnings.warn(
+                    f"{p}: ignoring a final line without its newline", TornLineWarning, stacklevel=2
+                )
+                continue
+            yield row
 
 
 class ResultsFile:

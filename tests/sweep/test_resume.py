@@ -114,3 +114,14 @@ def test_sigkill_mid_sweep_then_resume_with_a_torn_line(tmp_path: Path) -> None:
     assert len(df) == planned and not df.duplicated(KEY).any()
     assert set(df["run_id"]) >= {r["run_id"] for r in kept}
     assert len(out.read_bytes().splitlines()) == planned
+
+
+def test_corruption_in_the_middle_is_an_error_not_skipped(tmp_path: Path) -> None:
+    from agentlab.errors import ConfigError
+
+    out = tmp_path / "r.jsonl"
+    sweep(sim_tasks()[:2], ["openai:sim-reasoner"], results=out, tools=sim_tools(), progress=None)
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(lines[0] + b"garbage\n" + lines[1])
+    with pytest.raises(ConfigError, match=r"r\.jsonl:2: not a sweep results row"):
+        load_results(out)
