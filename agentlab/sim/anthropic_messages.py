@@ -36,6 +36,7 @@ validated and not billed (the real API strips them).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from . import errors as E
@@ -67,6 +68,15 @@ _EXPECTED_THINKING = (
     "requirement, disable `thinking`. Please consult our documentation at " + _DOCS
 )
 
+
+
+_TEXT_CALL = re.compile(r"^\[called tool ([A-Za-z0-9_-]+) with (.*)\]$", re.S)
+_TEXT_RESULT = re.compile(r"^\[(result of|error from) tool ([A-Za-z0-9_-]+): (.*)\]$", re.S)
+
+
+def uses_name(uses: list[tuple[str, str, dict[str, Any]]], call_id: str) -> str | None:
+    """The tool name of a call in ``uses`` by id."""
+    return next((n for c, n, _ in uses if c == call_id), None)
 
 def _bad(message: str) -> E.SimError:
     return E.SimError(400, "invalid_request_error", message)
@@ -153,13 +163,18 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     )
 
     # -- task and current loop --------------------------------------------------------------------
+    # A capable model also reads a tool exchange that was written out as text (agentlab's recovery
+    # for a tool-use turn whose thinking is gone): such user turns are results, not a new task.
     last_user = -1
     for i, m in enumerate(messages):
-        if m.get("role") == "user" and any(b.get("type") == "text" for b in _blocks(m.get("content"))):
+        texts = [b for b in _blocks(m.get("content")) if b.get("type") == "text"]
+        is_results = all(_TEXT_RESULT.match(str(b.get("text"))) for b in texts)
+        if m.get("role") == "user" and texts and not is_results:
             last_user = i
     task = _text(messages[last_user].get("content")) if last_user >= 0 else ""
     results: dict[str, str] = {}
     uses: list[tuple[str, str, dict[str, Any]]] = []
+    pending_text_calls: list[str] = []
     for m in messages[last_user + 1 :]:
         for b in _blocks(m.get("content")):
             if b.get("type") == "tool_use":
@@ -168,6 +183,21 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
             elif b.get("type") == "tool_result":
                 c = b.get("content")
                 results[str(b.get("tool_use_id"))] = c if isinstance(c, str) else _text(c)
+            elif b.get("type") == "text":
+                called, result = _TEXT_CALL.match(str(b.get("text"))), _TEXT_RESULT.match(str(b.get("text")))
+                if called and m.get("role") == "assistant":
+                    try:
+                        args = json.loads(called.group(2))
+                    except ValueError:
+                        args = {}
+                    cid = f"text_call_{len(uses)}"
+                    uses.append((cid, called.group(1), args if isinstance(args, dict) else {}))
+                    pending_text_calls.append(cid)
+                elif result and m.get("role") == "user":
+                    cid = next((c for c in pending_text_calls if uses_name(uses, c) == result.group(2)), None)
+                    if cid is not None:
+                        pending_text_calls.remove(cid)
+                        results[cid] = result.group(3)
     calls = tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in uses)
     choice = req.get("tool_choice") or {}
     parallel = not bool(choice.get("disable_parallel_tool_use"))
