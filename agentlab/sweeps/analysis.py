@@ -58,7 +58,10 @@ def wilson_interval(successes: int, n: int, *, z: float = 1.959964) -> tuple[flo
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # Clamp float noise at the ends (k = 0 gives exactly 0, k = n exactly 1).
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
