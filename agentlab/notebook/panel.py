@@ -281,13 +281,15 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                 body = f'<pre style="{_STYLE}">{html.escape(tail)}</pre>' if tail else ""
                 value = header + more + body
                 show_toggle = False
-        value = f'<div style="{UI_FONT}">{value}</div>'
-        if self._body.value != value:
-            self._body.value = value
-            self.flushes += 1
-        display = "" if show_toggle else "none"
-        if self._toggle.layout.display != display:
-            self._toggle.layout.display = display
+            # Set the traits while still holding the lock: a flush computed before ``collapse()`` must
+            # not land after it (that would put reasoning text back into the state a notebook saves).
+            value = f'<div style="{UI_FONT}">{value}</div>'
+            if self._body.value != value:
+                self._body.value = value
+                self.flushes += 1
+            display = "" if show_toggle else "none"
+            if self._toggle.layout.display != display:
+                self._toggle.layout.display = display
 
     def __repr__(self) -> str:
         state = "collapsed" if self._collapsed else ("streaming" if self._streaming else "idle")

@@ -317,20 +317,20 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         return "".join(parts)
 
     def _flush(self) -> None:
-        with self._lock:
+        with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
-        changed = False
-        for w, v in [(self._header, header), (self._footer, footer)] + [
-            pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
-        ]:
-            v = f'<div style="{UI_FONT}">{v}</div>' if v else ""
-            if w.value != v:
-                w.value = v
-                changed = True
-        if changed:
-            self.flushes += 1
+            changed = False
+            for w, v in [(self._header, header), (self._footer, footer)] + [
+                pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
+            ]:
+                v = f'<div style="{UI_FONT}">{v}</div>' if v else ""
+                if w.value != v:
+                    w.value = v
+                    changed = True
+            if changed:
+                self.flushes += 1
 
     # ------------------------------------------------------------------ reading back
 

@@ -150,3 +150,26 @@ def test_reported_usage_replaces_estimates(comm_messages: list[dict[str, Any]]) 
     panel.set_usage(CallUsage(input_tokens=10, output_tokens=1500, reasoning_tokens=1234))
     panel.end()
     assert "reasoning 1,234 tok" in panel._body.value and "text 266 tok" in panel._body.value
+
+
+def test_collapse_wins_against_a_concurrent_flush(comm_messages: list[dict[str, Any]]) -> None:
+    """Deltas still arriving from a worker thread while the cell ends: the last synced state is collapsed."""
+    import threading
+
+    for _ in range(20):
+        panel = ReasoningPanel("r", flush_interval=0.0)  # flush as often as possible: widen the race window
+        stop = threading.Event()
+
+        def stream(p: ReasoningPanel = panel, s: threading.Event = stop) -> None:
+            while not s.is_set():
+                p.append(f"{CANARY} ")
+
+        t = threading.Thread(target=stream)
+        t.start()
+        time.sleep(0.01)
+        panel.collapse()
+        time.sleep(0.01)
+        stop.set()
+        t.join()
+        time.sleep(0.05)  # let any pending flush land
+        assert CANARY not in panel._body.value
