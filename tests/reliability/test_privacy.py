@@ -344,3 +344,124 @@ def _raising_adapter(err: Exception) -> Any:
     from agentlab.testing import ScriptedAdapter, Step
 
     return ScriptedAdapter([Step(error=err)])
+
+
+# ---------------------------------------------------------------- a notebook, executed and exported
+
+
+def _notebook(side: Path, events: Path, memory: Path) -> Any:
+    import nbformat
+
+    setup = f"""
+import json, logging, os
+import agentlab as al
+from agentlab import sim
+from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
+from agentlab.events import ReasoningDeltaEvent
+from tests.reliability.support import RecordingTransport, get_weather, opaque_payloads_on_wire
+
+logging.basicConfig(level=logging.DEBUG)  # DEBUG lines land in the saved outputs
+for name in ("agentlab", "openai", "anthropic", "httpx", "httpx2"):
+    logging.getLogger(name).setLevel(logging.DEBUG)
+# keys assembled at run time, so that the notebook's *source* never holds them: any copy in the
+# saved file or the HTML is then a leak from an output
+os.environ["OPENAI_API_KEY"] = "sk-test-" + "CANARY" + "KEY" + {TOKEN!r} + "openai"
+os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-" + "CANARY" + "KEY" + {TOKEN!r} + "anthropic"
+rec = RecordingTransport()
+oa = OpenAIResponsesAdapter(
+    "sim-reasoner", client=sim.openai_client(transport=rec, api_key=os.environ["OPENAI_API_KEY"])
+)
+aa = AnthropicMessagesAdapter(
+    "sim-thinker", client=sim.anthropic_client(transport=rec, api_key=os.environ["ANTHROPIC_API_KEY"])
+)
+log = al.EventLog({str(events)!r})
+shown = []
+def keep(ev):
+    if isinstance(ev, ReasoningDeltaEvent):
+        shown.append(ev.text)
+oa, aa
+"""
+    cells = [
+        nbformat.v4.new_code_cell("%load_ext agentlab"),
+        nbformat.v4.new_code_cell(setup),
+        nbformat.v4.new_code_cell(
+            f"r1 = al.run('openai:sim-reasoner', {task('Paris', 'Rome')!r}, tools=[get_weather], adapter=oa,"
+            " event_log=log, on_event=keep)\nr1"
+        ),
+        nbformat.v4.new_code_cell(
+            f"r2 = al.run('anthropic:sim-thinker', {task('Oslo', 'Berlin') + ' ' + MAGIC_REDACTED!r},"
+            " tools=[get_weather], adapter=aa, event_log=log, on_event=keep)\nr2"
+        ),
+        nbformat.v4.new_code_cell(
+            f"cmp = al.compare({task('Rome', 'Oslo')!r},"
+            " models=['openai:sim-reasoner', 'anthropic:sim-thinker'],"
+            " tools=[get_weather], adapters=[oa, aa], event_log=log)\ncmp"
+        ),
+        nbformat.v4.new_code_cell(
+            "cmp.plot_costs()\nr1.usage_frame()",
+        ),
+        nbformat.v4.new_code_cell(
+            "bad = RecordingTransport(rec.inner, plan=lambda n, _p: '500' if n >= 1 else None)\n"
+            "ob = OpenAIResponsesAdapter('sim-reasoner', client=sim.openai_client(transport=bad,"
+            " api_key=os.environ['OPENAI_API_KEY']), max_retries=0)\n"
+            f"al.run('openai:sim-reasoner', {task('Berlin', 'Rome')!r}, tools=[get_weather], adapter=ob,"
+            " retries=0, event_log=log)",
+            metadata={"tags": ["raises-exception"]},
+        ),
+        nbformat.v4.new_code_cell(
+            f"mem = al.MemoryStore({str(memory)!r})\n"
+            "for r in (r1, r2, *cmp.results.values()):\n    mem.extend(r.history)\n"
+            f"with open({str(side)!r}, 'w') as f:\n"
+            "    json.dump({'opaque': opaque_payloads_on_wire(rec.exchanges + bad.exchanges),"
+            " 'reasoning': ''.join(shown)}, f)\n"
+            "len(mem)"
+        ),
+    ]
+    return nbformat.v4.new_notebook(cells=cells, metadata={"title": "canary"})
+
+
+@pytest.mark.kernel
+def test_canary_scan_of_an_executed_notebook_and_its_html(tmp_path: Path) -> None:
+    import nbformat
+
+    from agentlab.notebook.report import build_report
+
+    src = tmp_path / "src"
+    src.mkdir()
+    side, events, memory = tmp_path / "side.json", tmp_path / "events.jsonl", tmp_path / "memory.jsonl"
+    nbformat.write(_notebook(side, events, memory), src / "canary.ipynb")
+    report = build_report(tmp_path / "out", notebooks_dir=src, names=["canary"], timeout=120)
+
+    # --- positive controls, from inside the kernel
+    seen = json.loads(side.read_text())
+    assert f"The user asks: {task('Paris', 'Rome')}" in seen["reasoning"]
+    assert len(seen["opaque"]) >= 6
+    saved = report.notebooks[0].read_text()
+    nb = json.loads(saved)
+    assert "application/vnd.jupyter.widget-state+json" in nb["metadata"].get("widgets", {}), (
+        "widget state saved"
+    )
+    outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    assert "ProviderServerError" in outputs and "DEBUG" in outputs, "the error and DEBUG logs are in the file"
+    assert "Rome is warmer" in outputs, "results were displayed"
+
+    durable = Durable()
+    durable.add("saved notebook (outputs + widget state)", saved)
+    durable.add("html export", report.html[0].read_bytes())
+    durable.add("report index", report.index.read_bytes())
+    durable.add("event log file", events.read_bytes())
+    durable.add("memory file", memory.read_bytes())
+    needles: dict[str, str] = {
+        "reasoning marker": "The user asks:",
+        "openai key": OPENAI_KEY,
+        "anthropic key": ANTHROPIC_KEY,
+        "key fragment": f"CANARYKEY{TOKEN}",
+    }
+    blocks = [b for b in _reasoning_sentences(seen["reasoning"]) if len(b) >= 40]
+    assert len(blocks) >= 5
+    needles.update({f"reasoning sentence {i}": b for i, b in enumerate(blocks)})
+    needles.update({f"opaque {i}": p[:40] for i, p in enumerate(seen["opaque"])})
+    assert OPENAI_KEY not in json.dumps([c["source"] for c in nb["cells"]]), "the source never holds a key"
+    leaks = durable.leaks(needles)
+    assert not leaks, f"canaries found: {sorted(set(leaks))[:20]}"
