@@ -59,7 +59,7 @@ from ..logs import get_logger, redact_secrets
 from ..request import ModelRequest, ReasoningSettings
 from ..result import RunResult
 from ..runner import ContinuationPolicy, Run, run_sync
-from ..tools import Tool
+from ..tools import Tool, as_tools
 from .limiter import AdaptiveLimiter, LimiterStats
 from .progress import ProgressDisplay, SweepProgress, make_display
 from .store import ResultsFile, RunKey, read_rows, row_key
@@ -446,7 +446,10 @@ async def asweep(
         not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
     ):
         raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
     tool_list = list(tools)
+    as_tools(tool_list)  # a bad tool fails here, once, not in every run
     for ref in refs:
         for s in setting_list:
             if s.applies_to(ref.provider):
@@ -473,6 +476,9 @@ async def asweep(
                     plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
 
     display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
+
+    if not plan:
+        raise ConfigError("no (model, setting) combination applies: check each setting's providers=")
 
     # What the file already holds: last row per key, and the money spent so far.
     path = Path(results)

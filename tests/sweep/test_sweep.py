@@ -176,6 +176,14 @@ def test_changed_setting_under_the_same_name_is_refused(tmp_path: Path) -> None:
         ({"settings": {"a": {"nope": 1}}}, "setting 'a'"),
         ({"budget_usd": -1}, "budget_usd"),
         ({"results": "r.parquet"}, "JSONL"),
+        ({"retries": -1}, "retries"),
+        (
+            {
+                "settings": [Setting("drop", continuation_policy="drop", providers=("openai",))],
+                "models": ["anthropic:sim-thinker"],
+            },
+            "no \\(model, setting\\) combination",
+        ),
     ],
 )
 def test_bad_configuration_is_refused_before_anything_runs(
@@ -216,3 +224,20 @@ def test_unscored_tasks_and_text_progress(tmp_path: Path) -> None:
     assert [p.done for p in seen] == [1, 2, 3] and seen[-1].remaining == 0
     text = buf.getvalue()
     assert "\r" in text and "sweep 3/3 done" in text and text.endswith("\n")
+
+
+def test_a_bad_tool_is_refused_once_up_front(tmp_path: Path) -> None:
+    from agentlab.errors import ToolDefinitionError
+
+    def untyped(city):  # type: ignore[no-untyped-def]
+        return city
+
+    with pytest.raises(ToolDefinitionError):
+        sweep(
+            sim_tasks()[:1],
+            ["openai:sim-reasoner"],
+            results=tmp_path / "r.jsonl",
+            tools=[untyped],
+            progress=None,
+        )
+    assert not (tmp_path / "r.jsonl").exists()
