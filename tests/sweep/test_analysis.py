@@ -167,3 +167,13 @@ def test_sweeps_import_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_sweeps_namespace_is_complete_and_sorted() -> None:
+    import agentlab
+    import agentlab.sweeps as sw
+
+    assert sw.__all__ == sorted(sw.__all__)
+    for name in sw.__all__:
+        assert getattr(sw, name) is not None, name
+    assert agentlab.sweep is sw.sweep and agentlab.summarize_sweep is sw.summarize
