@@ -60,6 +60,14 @@ def _group_col(df: pd.DataFrame, by: str | None) -> tuple[pd.Series, str]:
     return df[by].astype(str), by
 
 
+def _xticks(ax: Axes, labels: list[str]) -> None:
+    """Category labels, slanted when they would collide (long model names, many bars)."""
+    crowded = len(labels) > 3 or sum(len(t) for t in labels) > 16 * len(labels)
+    ax.set_xticks(
+        list(range(len(labels))), labels, rotation=20 if crowded else 0, ha="right" if crowded else "center"
+    )
+
+
 def _usd(v: float, _pos: Any = None) -> str:
     if v == 0:
         return "$0"
@@ -149,10 +157,7 @@ def plot_cost_breakdown(
             va="bottom",
             fontsize=8,
         )
-    many = len(data) > 3
-    ax.set_xticks(
-        x, [str(i) for i in data.index], rotation=25 if many else 0, ha="right" if many else "center"
-    )
+    _xticks(ax, [str(i) for i in data.index])
     ax.set_ylabel("cost per run (USD)" if per_run else "cost (USD)")
     ax.set_xlabel("provider:model" if _group_col(df, by)[1] in ("model", "label") else str(by))
     ax.yaxis.set_major_formatter(FuncFormatter(_usd))
@@ -264,7 +269,7 @@ def plot_cost_per_solved(
             va="bottom",
             fontsize=8,
         )
-    ax.set_xticks(x, names, rotation=15 if len(names) > 3 else 0)
+    _xticks(ax, names)
     ax.set_xlabel("provider:model")
     ax.set_ylabel("cost per solved task (USD)")
     ax.yaxis.set_major_formatter(FuncFormatter(_usd))

@@ -199,7 +199,7 @@ def build_report(
         report.html.append(page)
         imgs = "".join(
             f'<img alt="chart from {html.escape(name)}" src="data:image/png;base64,{png.strip()}" '
-            'style="max-width:48%;margin:4px;border:1px solid #ddd">'
+            'style="max-width:100%;max-height:560px;margin:6px 0;border:1px solid #ddd;display:block">'
             for png in _images(nb)
         )
         sections.append(
