@@ -39,6 +39,7 @@ from typing import Any
 __all__ = ["NOTEBOOKS", "Report", "build_report", "fetch_widget_assets", "main"]
 
 NOTEBOOKS = ("01_quickstart", "02_compare_providers", "03_reasoning_costs")
+"""The notebooks of issue 6; the report runs every ``*.ipynb`` of the directory (these and any others)."""
 _NPM_PACKAGES = {"html-manager": "@jupyter-widgets/html-manager@^1.0", "requirejs": "requirejs@^2.3"}
 
 
@@ -171,11 +172,11 @@ def build_report(
     out_dir: str | Path = "out/report",
     *,
     notebooks_dir: str | Path | None = None,
-    names: tuple[str, ...] | list[str] = NOTEBOOKS,
+    names: tuple[str, ...] | list[str] | None = None,
     keep_reasoning: bool = False,
     timeout: int = 180,
 ) -> Report:
-    """Execute ``names`` on the simulated providers; write the report to ``out_dir``."""
+    """Execute ``names`` (default: every notebook in the directory) on the simulated providers."""
     out = Path(out_dir).resolve()
     src_dir = Path(notebooks_dir) if notebooks_dir is not None else _repo_root() / "notebooks"
     out.mkdir(parents=True, exist_ok=True)
@@ -187,6 +188,8 @@ def build_report(
     sections = []
     import nbformat
 
+    if names is None:
+        names = sorted(p.stem for p in src_dir.glob("*.ipynb"))
     for name in names:
         t0 = time.perf_counter()
         nb = _execute(src_dir / f"{name}.ipynb", env, timeout)
@@ -239,10 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--notebooks", default=None, help="directory of the notebooks (default: the repo's notebooks/)"
     )
-    p.add_argument("--only", nargs="*", default=None, help="notebook names to run (default: all three)")
+    p.add_argument("--only", nargs="*", default=None, help="notebook names to run (default: all)")
     p.add_argument("--keep-reasoning", action="store_true", help="keep reasoning text in the saved panels")
     args = p.parse_args(argv)
-    names = tuple(args.only) if args.only else NOTEBOOKS
+    names = tuple(args.only) if args.only else None
     t0 = time.perf_counter()
     report = build_report(
         args.out, notebooks_dir=args.notebooks, names=names, keep_reasoning=args.keep_reasoning

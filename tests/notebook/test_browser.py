@@ -88,6 +88,8 @@ def test_report_renders_panels_and_charts_without_reasoning(
         if page.stem.startswith("03"):  # the sweep runs with live=False: tables and charts only
             assert dom.count("data:image/png") >= 3 and "widget-html" not in dom
             continue
+        if not page.stem.startswith(("01", "02")):  # other notebooks (other issues): generic checks only
+            continue
         # Widgets were rendered by the (local) html-manager: their DOM exists, with our content.
         assert "widget-html" in dom, f"no widget rendered in {page.name}"
         assert "Reasoning · step 1" in dom and "not saved in the notebook" in dom
@@ -95,6 +97,7 @@ def test_report_renders_panels_and_charts_without_reasoning(
     for nb in rep.notebooks:
         assert _found(canaries, nb.read_text()) == [], f"reasoning text saved in {nb.name}"
 
+    assert [p.stem for p in rep.html[:3]] == ["01_quickstart", "02_compare_providers", "03_reasoning_costs"]
     compare_dom = _chromium(rep.html[1].as_uri())
     assert compare_dom.count("Reasoning · step 1") == 3  # one column per model
 
