@@ -39,7 +39,7 @@ from typing import Any, Literal, TypeVar
 from .adapters.base import Adapter, ModelRef, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
-from .errors import ConfigError, ModelBehaviorError, ProviderError, UserError
+from .errors import ConfigError, InvalidSettingsError, ModelBehaviorError, ProviderError, UserError
 from .eventlog import EventLog
 from .events import (
     DiagnosticEvent,
@@ -123,6 +123,19 @@ class Run:
         if continuation_policy not in ("verbatim", "drop"):
             raise ConfigError(
                 f"continuation_policy must be 'verbatim' or 'drop', got {continuation_policy!r}"
+            )
+        if (
+            continuation_policy == "drop"
+            and self.ref.provider == "anthropic"
+            and _reasoning(reasoning).enabled
+        ):
+            # Anthropic rejects a tool-use turn without its thinking blocks while thinking is on, so a
+            # "drop" ablation cannot be run there; rewriting turns as text would be a different
+            # experiment presented as this one. The honest Anthropic ablation is thinking off.
+            raise InvalidSettingsError(
+                "continuation_policy='drop' is not possible on Anthropic with thinking on: the API "
+                "requires the tool loop's thinking blocks back verbatim. For an Anthropic ablation turn "
+                "thinking off instead: reasoning={'enabled': False}."
             )
         if not isinstance(retries, int) or retries < 0:
             raise ConfigError(f"retries must be an int >= 0, got {retries!r}")

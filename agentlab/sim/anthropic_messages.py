@@ -194,10 +194,11 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
                     uses.append((cid, called.group(1), args if isinstance(args, dict) else {}))
                     pending_text_calls.append(cid)
                 elif result and m.get("role") == "user":
-                    cid = next((c for c in pending_text_calls if uses_name(uses, c) == result.group(2)), None)
-                    if cid is not None:
-                        pending_text_calls.remove(cid)
-                        results[cid] = result.group(3)
+                    name = result.group(2)
+                    match = next((c for c in pending_text_calls if uses_name(uses, c) == name), None)
+                    if match is not None:
+                        pending_text_calls.remove(match)
+                        results[match] = result.group(3)
     calls = tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in uses)
     choice = req.get("tool_choice") or {}
     parallel = not bool(choice.get("disable_parallel_tool_use"))

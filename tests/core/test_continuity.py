@@ -285,3 +285,20 @@ async def test_keyboard_interrupt_in_tool_releases() -> None:
     with pytest.raises(KeyboardInterrupt):
         await run.arun()
     assert run.result.status == "cancelled" and run.checkpoint.provider_continuation is None
+
+
+def test_drop_policy_is_refused_on_anthropic_with_thinking_on() -> None:
+    """Anthropic would reject the request (or the loop would be faked as text): refuse up front."""
+    import agentlab as al
+    from agentlab.errors import InvalidSettingsError
+
+    with pytest.raises(InvalidSettingsError, match="thinking off"):
+        al.Run("anthropic:sim-thinker", "Is it warmer in Paris or Rome?", continuation_policy="drop")
+    # The honest Anthropic ablation (thinking off) and OpenAI's drop are accepted.
+    al.Run(
+        "anthropic:sim-thinker",
+        "Is it warmer in Paris or Rome?",
+        continuation_policy="drop",
+        reasoning={"enabled": False},
+    )
+    al.Run("openai:sim-reasoner", "Is it warmer in Paris or Rome?", continuation_policy="drop")
