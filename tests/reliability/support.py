@@ -10,7 +10,9 @@ response streams opened and never closed (leaked connections), and (d) inject a 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,3 +219,37 @@ def check_log_ends_with_error(path: Path, run_id: str) -> list[Any]:
 
 def no_live_continuation(run_id: str) -> bool:
     return all(c.run_id != run_id for c in al.live_continuations())
+
+
+# ---------------------------------------------------------------- real sockets (loopback server)
+
+
+def socket_adapter(provider: str, url: str, *, timeout: float | None, fault: str | None) -> Any:
+    """A real adapter on a real SDK client over a real socket to the loopback simulator."""
+    import anthropic
+    import httpx2
+    import openai
+
+    from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
+    from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+
+    headers = {"x-sim-fault": fault} if fault else {}
+    if provider == "openai":
+        oc = openai.AsyncOpenAI(
+            base_url=f"{url}/v1", api_key="sk-loopback", max_retries=0, http_client=httpx2.AsyncClient()
+        )
+        return OpenAIResponsesAdapter(
+            MODELS[provider], client=oc, max_retries=0, timeout=timeout, extra_headers=headers
+        )
+    ac = anthropic.AsyncAnthropic(
+        base_url=url, api_key="sk-loopback", max_retries=0, timeout=timeout, http_client=httpx2.AsyncClient()
+    )
+    return AnthropicMessagesAdapter(MODELS[provider], client=ac, extra_headers=headers)
+
+
+def open_sockets() -> int:
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            n += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return n

@@ -33,6 +33,8 @@ from tests.reliability.support import (
     get_weather,
     make_adapter,
     no_live_continuation,
+    open_sockets,
+    socket_adapter,
 )
 
 SLOW = "slow:30"
@@ -262,3 +264,32 @@ async def test_consumer_leaving_events_early(provider: str, tmp_path: Path) -> N
     await gen.aclose()
     await close_adapter(adapter)
     _assert_cancelled_clean(run, rec, log, step=0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc to count sockets")
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_cancel_mid_stream_over_a_real_socket_closes_the_connection(provider: str, server: str) -> None:
+    """Over a real socket: cancelling mid-body must close that connection (it cannot go back to the
+    pool half-read); after the client closes, the process holds no more sockets than before."""
+    before = open_sockets()
+    adapter = socket_adapter(provider, server, timeout=10, fault=SLOW)
+    streaming = asyncio.Event()
+
+    def on_event(ev: Any) -> None:
+        if isinstance(ev, ReasoningDeltaEvent):
+            streaming.set()
+
+    run = al.Run(
+        f"{provider}:{MODELS[provider]}", TASK, tools=[get_weather], adapter=adapter, on_event=on_event
+    )
+    task = asyncio.create_task(run.arun())
+    await asyncio.wait_for(streaming.wait(), 5)
+    assert open_sockets() > before, "the stream holds a connection while it runs"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert open_sockets() <= before, "the half-read connection was closed at cancellation"
+    await close_adapter(adapter)
+    assert open_sockets() <= before
+    assert run.result is not None and run.result.status == "cancelled"
+    assert no_live_continuation(run.run_id)

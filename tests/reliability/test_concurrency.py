@@ -129,3 +129,83 @@ async def test_fifty_runs_at_once_end_defined_and_usage_adds_up(tmp_path: Path) 
         assert sum(isinstance(x, ModelCallCompletedEvent) for x in mine) == r.steps
         if r.status == "failed":
             assert isinstance(mine[-2], ErrorEvent) and mine[-2].provider == r.provider
+
+
+async def test_concurrent_runs_with_cancellations_end_defined(tmp_path: Path) -> None:
+    """Twenty runs at once; every third is cancelled at a random point of its loop (mid-stream at
+    step 1 or 2). Each ends ``completed`` or ``cancelled``; a cancelled run's usage is exactly the calls
+    it completed; nothing stays live or open."""
+    import asyncio
+    import random
+
+    from agentlab.events import ReasoningDeltaEvent
+
+    rnd = random.Random(8)
+    shared = SimTransport(retry_after_ms=1)
+    log = al.EventLog(tmp_path / "events.jsonl")
+    runs: list[al.Run] = []
+    transports: list[RecordingTransport] = []
+    adapters: list[Any] = []
+    cancel_at: dict[int, tuple[int, int]] = {}
+    tasks: list[asyncio.Task[Any]] = []
+
+    def hook(i: int) -> Any:
+        def on_event(ev: Any) -> None:
+            want = cancel_at.get(i)
+            if want is not None and isinstance(ev, ReasoningDeltaEvent) and ev.step == want[0]:
+                if want[1] <= 0:
+                    tasks[i].cancel()
+                    cancel_at.pop(i)
+                else:
+                    cancel_at[i] = (want[0], want[1] - 1)
+
+        return on_event
+
+    for i in range(20):
+        provider = PROVIDERS[i % 2]
+        rec = RecordingTransport(shared, plan=lambda _n, _p: "slow:1")
+        transports.append(rec)
+        adapters.append(make_adapter(provider, rec))
+        if i % 3 == 0:
+            cancel_at[i] = (rnd.choice((1, 2)), rnd.randrange(0, 5))
+        runs.append(
+            al.Run(
+                f"{provider}:{MODELS[provider]}",
+                TASK,
+                tools=[get_weather],
+                adapter=adapters[-1],
+                event_log=log,
+                on_event=hook(i),
+            )
+        )
+    planned = set(cancel_at)
+    tasks.extend(asyncio.create_task(r.arun()) for r in runs)
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    for a in adapters:
+        await close_adapter(a)
+
+    for i, (r, out, rec) in enumerate(zip(runs, outcomes, transports, strict=True)):
+        res = r.result
+        assert res is not None
+        if i in planned:
+            assert isinstance(out, asyncio.CancelledError) and res.status == "cancelled", (i, out)
+        else:
+            assert res.status == "completed" and res.output == ANSWER
+        assert res.usage.calls == res.steps == len(res.calls) == r.checkpoint.step
+        frame = res.usage_frame()
+        assert len(frame) == res.steps
+        if res.steps:
+            assert int(frame["output_tokens"].sum()) == res.usage.output_tokens
+            assert int(frame["input_tokens"].sum()) == res.usage.input_tokens
+        check_history_consistent(res.history)
+        assert not rec.unclosed and all(s == 200 for s in rec.statuses)
+        assert r.checkpoint.provider_continuation is None
+    cut_steps = {runs[i].result.steps for i in planned if runs[i].result is not None}
+    assert cut_steps == {0, 1}, "cancelled both in the first call and after a completed step"
+    ids = {r.run_id for r in runs}
+    assert not [c for c in al.live_continuations() if c.run_id in ids]
+    recs = al.EventLog.read(tmp_path / "events.jsonl")
+    for r in runs:
+        mine = [x for x in recs if x.run_id == r.run_id]
+        assert isinstance(mine[-1], RunCompletedEvent) and r.result is not None
+        assert mine[-1].status == r.result.status

@@ -10,14 +10,8 @@ loopback server.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +48,8 @@ from tests.reliability.support import (
     get_weather,
     make_adapter,
     no_live_continuation,
+    open_sockets,
+    socket_adapter,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -220,57 +216,6 @@ async def test_slow_stream_arrives_incrementally(provider: str, tmp_path: Path) 
 
 
 # ---------------------------------------------------------------- real sockets: timeouts
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentlab.sim", "serve", "--port", "0"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert proc.stdout is not None
-    m = re.search(r"http://127\.0\.0\.1:(\d+)", proc.stdout.readline())
-    assert m, "loopback simulator did not start"
-    try:
-        yield m.group(0)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=10)
-
-
-def socket_adapter(provider: str, url: str, *, timeout: float | None, fault: str | None) -> Any:
-    """A real adapter on a real SDK client over a real socket to the loopback simulator."""
-    import anthropic
-    import httpx2
-    import openai
-
-    from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
-    from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
-
-    headers = {"x-sim-fault": fault} if fault else {}
-    if provider == "openai":
-        oc = openai.AsyncOpenAI(
-            base_url=f"{url}/v1", api_key="sk-loopback", max_retries=0, http_client=httpx2.AsyncClient()
-        )
-        return OpenAIResponsesAdapter(
-            MODELS[provider], client=oc, max_retries=0, timeout=timeout, extra_headers=headers
-        )
-    ac = anthropic.AsyncAnthropic(
-        base_url=url, api_key="sk-loopback", max_retries=0, timeout=timeout, http_client=httpx2.AsyncClient()
-    )
-    return AnthropicMessagesAdapter(MODELS[provider], client=ac, extra_headers=headers)
-
-
-def open_sockets() -> int:
-    n = 0
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            n += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-    return n
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc to count sockets")
