@@ -133,6 +133,27 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+BEGIN, END = "<!-- bench:table -->", "<!-- /bench:table -->"
+
+
+def write_readme(results: dict[str, Any]) -> None:
+    """Put the table (and when/where it was measured) between the markers in README.md."""
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not (sep and sep2):
+        raise SystemExit(f"README.md has no {BEGIN} ... {END} markers")
+    m = results["machine"]
+    stamp = (
+        f"Measured {results['started_utc']} with `{results['command']}` on {m['cpus']} cores, Python "
+        f"{m['python']}; load average before/after {m['loadavg_before']} / {m['loadavg_after']}. Versions: "
+        + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
+        + "."
+    )
+    readme.write_text(f"{head}{BEGIN}\n{stamp}\n\n{table(results)}\n{END}{tail}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument(
@@ -142,11 +163,25 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=None, help=f"JSON output (default {DEFAULT_OUT.relative_to(ROOT)})"
     )
     p.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    p.add_argument(
+        "--table", type=Path, metavar="JSON", help="print the table of a stored results file and exit"
+    )
+    p.add_argument(
+        "--readme",
+        action="store_true",
+        help="with --table: also write that table into README.md's Performance section (between its markers)",
+    )
     p.add_argument("--section", choices=SECTIONS, help=argparse.SUPPRESS)
     p.add_argument("--section-out", type=Path, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.section:
         run_section(a.section, a.quick, a.section_out)
+        return 0
+    if a.table:
+        results = json.loads(a.table.read_text())
+        print(table(results))
+        if a.readme:
+            write_readme(results)
         return 0
     out = a.out or DEFAULT_OUT
     started = dt.datetime.now(dt.UTC)

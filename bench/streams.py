@@ -282,6 +282,7 @@ def anthropic_stream(n_reasoning: int = 5000, n_text: int = 2000) -> Stream:
     """A claude-sonnet-4-5-shaped Messages stream: thinking deltas + signature, text, one tool_use."""
     w = _Writer(openai=False)
     w.emit({"type": "message_start", "message": _ant_message("msg_01bench000000000000000000")})
+    w.emit({"type": "ping"})
     w.emit(
         {
             "type": "content_block_start",
