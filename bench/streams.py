@@ -97,14 +97,21 @@ def _oai_usage(n_out: int, n_reasoning: int) -> dict[str, Any]:
     }
 
 
-def openai_stream(n_reasoning: int = 5000, n_text: int = 2000) -> Stream:
-    """A gpt-5-shaped Responses stream: reasoning summary deltas, answer text, one function call."""
+def openai_stream(
+    n_reasoning: int = 5000, n_text: int = 2000, *, reasoning_deltas: list[str] | None = None
+) -> Stream:
+    """A gpt-5-shaped Responses stream: reasoning summary deltas, answer text, one function call.
+
+    ``reasoning_deltas`` replaces the generated reasoning words (e.g. with markers, to trace each
+    delta to the display).
+    """
+    r_deltas = reasoning_deltas if reasoning_deltas is not None else _words(n_reasoning)
     w = _Writer(openai=True)
     base = _oai_base()
     w.emit({"type": "response.created", "response": base})
     w.emit({"type": "response.in_progress", "response": base})
     enc = "gAAAAAB" + "x7Yq" * 600
-    summary = "".join(_words(n_reasoning))
+    summary = "".join(r_deltas)
     rs_done = {
         "id": RS,
         "type": "reasoning",
@@ -126,7 +133,7 @@ def openai_stream(n_reasoning: int = 5000, n_text: int = 2000) -> Stream:
             "part": {"type": "summary_text", "text": ""},
         }
     )
-    for d in _words(n_reasoning):
+    for d in r_deltas:
         w.emit(
             {"type": "response.reasoning_summary_text.delta", **part, "delta": d, "obfuscation": "aB3dE9fGh1"}
         )
@@ -206,7 +213,7 @@ def openai_stream(n_reasoning: int = 5000, n_text: int = 2000) -> Stream:
         **base,
         "status": "completed",
         "output": [rs_done, msg_done, fc_done],
-        "usage": _oai_usage(n_reasoning + n_text + 10, n_reasoning),
+        "usage": _oai_usage(len(r_deltas) + n_text + 10, len(r_deltas)),
     }
     w.emit({"type": "response.completed", "response": final})
     return w.done()
