@@ -195,7 +195,10 @@ class Run:
         return self.ref.model
 
     def release_continuation(self) -> int:
-        """Release this run's opaque items now; returns how many were held. A live loop then fails."""
+        """Release this run's opaque items now; returns how many were held.
+
+        A live loop then continues from portable items only (a ``continuation_released`` diagnostic).
+        """
         return self.checkpoint.release_continuation()
 
     async def arun(self) -> RunResult:
@@ -256,6 +259,31 @@ class Run:
             provider_options=self.provider_options,
         )
 
+    def _renew(self, adapter: Adapter) -> Continuation:
+        """A fresh continuation after the old one was released mid-loop (e.g. at a notebook cell's end).
+
+        The loop goes on from portable items only: the released opaque items are gone for good, and
+        the adapter takes its documented path for a tool-use turn without them (OpenAI: sent without
+        reasoning items; Anthropic: the exchange written out as text, thinking kept on).
+        """
+        ref = self.ref
+        cont = Continuation(
+            provider=ref.provider, api=ref.api, model=ref.model, base_url=adapter.base_url, run_id=self.run_id
+        )
+        self.checkpoint.attach(cont)
+        return cont
+
+    def _released_notice(self, step: int) -> DiagnosticEvent:
+        return DiagnosticEvent(
+            run_id=self.run_id,
+            step=step,
+            code="continuation_released",
+            message=(
+                "this tool loop's opaque reasoning items were released (its notebook cell ended); "
+                "it continues from portable items only"
+            ),
+        )
+
     async def events(self) -> AsyncGenerator[RunEvent, None]:
         """The event stream: adapter events (stamped) and the run's durable records, in order.
 
@@ -305,10 +333,15 @@ class Run:
                     status = "step_limit"
                     break
                 step += 1
-                request = self._request(cont)
                 yield self._emit(
                     ModelCallStartedEvent(run_id=rid, step=step, provider=ref.provider, model=ref.model)
                 )
+                # Built after that yield: a consumer may pause there (a notebook cell ends and releases
+                # the continuation); a request built before would still carry the released items.
+                if cont.released:
+                    cont = self._renew(adapter)
+                    yield self._emit(self._released_notice(step))
+                request = self._request(cont)
                 attempt = 0
                 while True:
                     completed: ResponseCompletedEvent | None = None
@@ -379,6 +412,9 @@ class Run:
                 extra_dropped = 0
                 if resp.reasoning:
                     if self.continuation_policy == "verbatim":
+                        if cont.released:  # released while this call streamed: a new segment owns them
+                            cont = self._renew(adapter)
+                            yield self._emit(self._released_notice(step))
                         refused = cont.add(resp.reasoning)
                     else:
                         refused = list(resp.reasoning)

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import agentlab as al
 from agentlab.continuation import generation, release_since
 from agentlab.errors import ContinuityError
-from agentlab.events import ToolCallEvent
+from agentlab.events import ModelCallStartedEvent, ToolCallEvent
 from agentlab.items import SummaryItem, UserItem
 from agentlab.sim.reasoner import MAGIC_REDACTED
 from tests.reliability.support import (
@@ -134,6 +134,8 @@ class World:
         kw: dict[str, Any] = {"continuation_policy": policy}
         if reasoning is not None and not (provider == "openai" and isinstance(reasoning, dict)):
             kw["reasoning"] = reasoning
+        if provider == "anthropic" and policy == "drop":  # the API needs thinking back: ablate it off
+            kw["reasoning"] = {"enabled": False}
         run = self.session.start(
             f"{provider}:{MODELS[provider]}", task, tools=[get_weather], adapter=self.adapters[provider], **kw
         )
@@ -151,17 +153,21 @@ async def op_run(w: World, provider: str, task: str, reasoning: Any, policy: str
 
 
 async def op_pause(
-    w: World, provider: str, task: str, reasoning: Any, policy: str, cell_ends_first: bool
+    w: World, provider: str, task: str, reasoning: Any, policy: str, cell_ends_first: bool, at: str
 ) -> None:
-    """A loop paused at its first tool call (a notebook cell interrupted), then resumed in the same
-    cell, or cut off by the cell's end and resumed afterwards (which must fail, sending nothing)."""
+    """A loop paused mid-way (a notebook cell interrupted) at its first tool call or at the start of
+    its second model call, then resumed in the same cell, or cut off by the cell's end (the extension
+    releases its continuation) and resumed afterwards. After the release no request may carry the
+    released items: the resumed loop fails with ``ContinuityError`` or goes on from portable items."""
     gen = generation()  # the cell starts
     loop = w.start(provider, task, reasoning, policy)
     a = len(w.rec.exchanges)
     events = loop.run.events()
     paused = False
     async for ev in events:
-        if isinstance(ev, ToolCallEvent):
+        if (at == "tool_call" and isinstance(ev, ToolCallEvent)) or (
+            at == "call_start" and isinstance(ev, ModelCallStartedEvent) and ev.step == 2
+        ):
             paused = True
             break  # suspended, not closed: the loop is live, its continuation held
     if not paused:  # no tool call in this task: the loop simply ended
@@ -179,11 +185,10 @@ async def op_pause(
         try:
             async for _ in events:
                 pass
-            raise AssertionError("a loop released at cell end must not continue")
         except ContinuityError:
-            pass
-        assert len(w.rec.exchanges) == loop.released_at, "nothing was sent after the release"
-        assert loop.run.result is not None and loop.run.result.status == "failed"
+            assert loop.run.result is not None and loop.run.result.status == "failed"
+        else:  # resumed from portable items only (also acceptable)
+            assert loop.run.result is not None and loop.run.result.status == "completed"
         w.count(f"cut_off_{provider}")
     else:
         async for _ in events:
@@ -237,7 +242,9 @@ def check_world(w: World) -> None:
     for loop in w.loops:
         a, b = loop.exchanges
         got: list[dict[str, Any]] = []
-        for ex in rec.exchanges[a:b]:
+        for n, ex in enumerate(rec.exchanges[a:b], start=a):
+            if n == loop.released_at:
+                got = []  # released at cell end: nothing received before may be sent again
             sent = sent_opaque(ex)
             if loop.policy == "drop":
                 assert sent == []
@@ -275,6 +282,7 @@ OPS = st.one_of(
         st.sampled_from(REASONING),
         st.just("verbatim"),
         st.booleans(),
+        st.sampled_from(("tool_call", "call_start")),
     ),
     st.tuples(st.just("compact")),
 )
@@ -311,11 +319,13 @@ def test_a_fixed_session_covering_every_operation() -> None:
     ops: list[tuple[Any, ...]] = [
         ("run", "anthropic", TASKS[4], {"interleaved": True}, "verbatim"),
         ("run", "openai", TASK, "high", "verbatim"),
-        ("pause", "anthropic", TASKS[1], None, "verbatim", True),
-        ("pause", "openai", TASKS[1], None, "verbatim", True),
+        ("pause", "anthropic", TASKS[1], None, "verbatim", True, "tool_call"),
+        ("pause", "openai", TASKS[1], None, "verbatim", True, "call_start"),
         ("compact",),
-        ("pause", "openai", TASKS[2], None, "verbatim", False),
-        ("pause", "anthropic", TASKS[2], "high", "verbatim", False),
+        ("pause", "openai", TASKS[2], None, "verbatim", False, "tool_call"),
+        ("pause", "anthropic", TASKS[2], "high", "verbatim", False, "call_start"),
+        ("pause", "anthropic", TASK, None, "verbatim", True, "call_start"),
+        ("pause", "openai", TASK, None, "verbatim", True, "tool_call"),
         ("run", "openai", TASKS[1], None, "drop"),
         ("run", "anthropic", TASK, None, "verbatim"),
     ]
@@ -323,5 +333,10 @@ def test_a_fixed_session_covering_every_operation() -> None:
     # the properties were exercised, not vacuously true
     for key in ("verbatim_openai", "verbatim_anthropic", "redacted_sent"):
         assert stats.get(key, 0) >= 1, stats
-    for key in ("cut_off_openai", "cut_off_anthropic", "resumed_openai", "resumed_anthropic"):
-        assert stats.get(key) == 1, stats
+    for key, n in (
+        ("cut_off_openai", 2),
+        ("cut_off_anthropic", 2),
+        ("resumed_openai", 1),
+        ("resumed_anthropic", 1),
+    ):
+        assert stats.get(key) == n, stats
