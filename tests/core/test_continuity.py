@@ -16,6 +16,7 @@ from agentlab.continuation import Continuation, generation, live_continuations, 
 from agentlab.errors import ContinuityError, PrivacyError
 from agentlab.events import DiagnosticEvent
 from agentlab.items import ProviderReasoningItem, ToolResultItem, UserItem
+from agentlab.request import ModelRequest
 from agentlab.testing import ScriptedAdapter, Step
 
 OA = "openai:sim-reasoner"
@@ -227,18 +228,29 @@ def test_registry_is_weak() -> None:
     assert live_continuations() == []
 
 
-async def test_released_mid_loop_fails_with_continuity_error() -> None:
+async def test_released_mid_loop_continues_from_portable_items_only() -> None:
     @al.tool
     def cell_ends() -> str:
         """Simulates the notebook extension releasing everything at cell end."""
         release_all()
         return "released"
 
-    ad = oa([Step(opaque=["a"], tool_calls=[("cell_ends", {})]), Step(text="never")])
+    def nothing_opaque(req: ModelRequest) -> None:
+        assert req.continuation == (), "a released continuation must never be sent"
+        assert any(isinstance(i, ToolResultItem) for i in req.items)  # portable history kept
+
+    ad = oa(
+        [
+            Step(opaque=["a"], tool_calls=[("cell_ends", {})]),
+            Step(opaque=["b"], text="done", expect=nothing_opaque),
+        ]
+    )
     run = al.Run(OA, "x", tools=[cell_ends], adapter=ad)
-    with pytest.raises(ContinuityError):
-        await run.arun()
-    assert ad.consumed == 1 and run.result.status == "failed"
+    r = await run.arun()
+    assert ad.consumed == 2 and r.status == "completed" and r.output == "done"
+    notices = [e for e in r.events if isinstance(e, DiagnosticEvent) and e.code == "continuation_released"]
+    assert len(notices) == 1 and notices[0].step == 2
+    assert live_continuations() == []  # the renewed continuation was released at loop end too
 
 
 async def test_cancellation_releases_and_keeps_checkpoint_consistent() -> None:

@@ -2,10 +2,8 @@
 
 The extension releases the loop's continuation at cell end (``release_all`` stands in for it here).
 What the resumed loop must do: send no opaque item after the release, and finish (no provider 400,
-no ContinuityError). Today the runner raises ``ContinuityError`` instead, and a loop paused right
-after ``ModelCallStartedEvent`` sends the request it built *before* the pause, opaque items
-included. Both are runner behaviour (agentlab/runner.py, not the notebook layer), so these tests are
-strict xfails: when the runner is fixed they XPASS, fail the suite, and the marks must go.
+no ContinuityError), also when the pause came right after ``ModelCallStartedEvent`` (the request is
+built after that point, so it cannot carry the released items).
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ import pytest
 
 import agentlab
 from agentlab.continuation import release_all
-from agentlab.errors import ContinuityError
 
 
 @agentlab.tool
@@ -48,9 +45,6 @@ class Recording:
         await self.inner.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True, raises=ContinuityError, reason="runner raises ContinuityError on a released loop (core)"
-)
 @pytest.mark.parametrize("pause_at", [("tool_result", 1), ("model_call_started", 2)])
 async def test_paused_loop_resumes_from_portable_items(pause_at: tuple[str, int]) -> None:
     adapter = Recording(agentlab.create_adapter("anthropic:sim-thinker"))
