@@ -133,6 +133,24 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def profile(name: str, quick: bool) -> int:
+    """Where a section's time goes: pyinstrument's call tree of one run of it, in this process."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        print("pyinstrument is not installed: .venv/bin/pip install -e '.[bench]'", file=sys.stderr)
+        return 2
+    import warnings
+
+    warnings.simplefilter("ignore", DeprecationWarning)
+    mod = importlib.import_module(f"bench.{name}")
+    prof = Profiler(interval=0.0005, async_mode="disabled")
+    with prof:
+        mod.run(quick)
+    print(prof.output_text(unicode=True, color=False, show_all=False))
+    return 0
+
+
 BEGIN, END = "<!-- bench:table -->", "<!-- /bench:table -->"
 
 
@@ -171,12 +189,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --table: also write that table into README.md's Performance section (between its markers)",
     )
+    p.add_argument(
+        "--profile",
+        choices=SECTIONS,
+        metavar="SECTION",
+        help="run one section under pyinstrument (bench extra) and print its call tree, no table",
+    )
     p.add_argument("--section", choices=SECTIONS, help=argparse.SUPPRESS)
     p.add_argument("--section-out", type=Path, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.section:
         run_section(a.section, a.quick, a.section_out)
         return 0
+    if a.profile:
+        return profile(a.profile, a.quick)
     if a.table:
         results = json.loads(a.table.read_text())
         print(table(results))

@@ -114,17 +114,17 @@ def run(quick: bool) -> Section:
     def cost_chart() -> None:
         ax = plot_cost_breakdown(df)
         ax.figure.canvas.draw()
-        plt.close(ax.figure)
+        plt.close("all")
 
     def per_run_chart() -> None:
         ax = plot_cost_breakdown(df, per_run=True)
         ax.figure.canvas.draw()
-        plt.close(ax.figure)
+        plt.close("all")
 
     def step_chart() -> None:
         ax = plot_reasoning_per_step(df.head(n // 10))
         ax.figure.canvas.draw()
-        plt.close(ax.figure)
+        plt.close("all")
 
     cost_chart()  # warm-up: matplotlib fonts
     chart_s, _ = _time(cost_chart, reps)

@@ -80,7 +80,7 @@ def run(quick: bool) -> Section:
     asyncio.run(warm_up())
     for n in (3, 10):
         rs = [asyncio.run(once(n, delay)) for _ in range(reps)]
-        fig = {
+        fig: dict[str, Any] = {
             k: median([r[k] for r in rs])
             for k in ("wall_s", "slowest_single_s", "sum_single_s", "wall_over_slowest", "wall_over_sum")
         }

@@ -161,7 +161,7 @@ def feed_run_view(n: int, rate: float) -> dict[str, Any]:
             adapter = OpenAIResponsesAdapter("gpt-5", client=client, max_retries=0)
             r = al.Run("openai:gpt-5", "hi", tools=[get_weather], adapter=adapter, max_steps=1, on_event=hook)
             res = await r.arun()
-            return res.status
+            return str(res.status)
 
         sent.clear()
         t0 = time.perf_counter()
