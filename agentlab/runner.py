@@ -39,7 +39,14 @@ from typing import Any, Literal, TypeVar
 from .adapters.base import Adapter, ModelRef, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
-from .errors import ConfigError, InvalidSettingsError, ModelBehaviorError, ProviderError, UserError
+from .errors import (
+    ConfigError,
+    InvalidSettingsError,
+    ModelBehaviorError,
+    ProviderAPIError,
+    ProviderError,
+    UserError,
+)
 from .eventlog import EventLog
 from .events import (
     DiagnosticEvent,
@@ -318,6 +325,8 @@ class Run:
             )
             cp.attach(cont)
             cp.status = "running"
+            sdk_retries = getattr(adapter, "max_retries", 0)
+            sdk_retries = sdk_retries if isinstance(sdk_retries, int) else 0
             log.debug("run %s started on %s", rid, ref)
             yield self._emit(
                 RunStartedEvent(
@@ -378,7 +387,12 @@ class Run:
                             )
                         break
                     except ProviderError as e:
-                        if not e.retryable or attempt >= self.retries:
+                        # HTTP status errors were already retried by the SDK (bounded, honouring
+                        # retry-after); retrying them here too would multiply the attempts. The run
+                        # retries what the SDK cannot (a stream broken mid-way, a reset) and status
+                        # errors only when the adapter's SDK retries are off (max_retries=0).
+                        sdk_retried = isinstance(e, ProviderAPIError) and sdk_retries > 0
+                        if not e.retryable or sdk_retried or attempt >= self.retries:
                             raise
                         attempt += 1
                         delay = self.retry_delay * (2 ** (attempt - 1))

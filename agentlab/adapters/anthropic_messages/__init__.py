@@ -111,6 +111,8 @@ class AnthropicMessagesAdapter:
             client = anthropic.AsyncAnthropic(**ckw)
         self._client: anthropic.AsyncAnthropic = client
         self.base_url: str | None = str(client.base_url).rstrip("/")
+        # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
+        self.max_retries: int = int(client.max_retries)
 
     def __repr__(self) -> str:
         return f"<AnthropicMessagesAdapter model={self.model!r} base_url={self.base_url!r}>"
