@@ -5,7 +5,13 @@ Two workloads, each ~1,000 model calls (tool-loop steps), alternating OpenAI and
 * ``loops``: independent runs whose results are dropped. Resident memory (``/proc/self/statm``)
   must stay flat: growth from 10% of the steps to the end is the figure.
 * ``session``: one ``Session`` carrying portable history from run to run. Its history and results are
-  kept on purpose, so its RSS grows with them; reported beside the pickled size of what it keeps.
+  kept on purpose, so its RSS grows with them (reported beside the pickled size of what it keeps);
+  once the session is dropped, the Python heap must come back to where it started
+  (``sys.getallocatedblocks()``; RSS does not fully, as pymalloc arenas stay pinned by a few
+  long-lived objects, so it is reported, not judged).
+
+RSS is read after ``gc.collect()`` and glibc's ``malloc_trim(0)``, so pages the allocator merely
+keeps (freed request bodies, which grow with a session's history) do not count as live memory.
 
 In both, every opaque reasoning item a loop received is watched through a weak reference, and the
 registry of live continuations is read after each loop: when loops end, the count of live
@@ -15,9 +21,13 @@ continuations and of surviving reasoning items must be 0.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import functools
 import gc
 import os
 import pickle
+import sys
 import weakref
 from typing import Any
 
@@ -28,7 +38,17 @@ TASK = "Is it warmer in Paris or Rome?"
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _trim() -> None:
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``), so RSS shows live memory."""
+    # Not glibc: nothing to trim, and RSS then includes what the allocator keeps.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def rss_mib() -> float:
+    """Resident memory after a full collection and a heap trim."""
+    gc.collect()
+    _trim()
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * _PAGE / 2**20
 
@@ -42,6 +62,14 @@ def get_weather(city: str) -> str:
     return {"paris": "18 C, rain", "rome": "24 C, sun"}.get(city.lower(), "no data")
 
 
+@functools.cache
+def weather_tool() -> Any:
+    """Decorated once, as a user's ``@al.tool`` is (a plain function would be wrapped per run)."""
+    import agentlab as al
+
+    return al.tool(get_weather)
+
+
 async def workload(steps: int, *, session: bool) -> dict[str, Any]:
     import agentlab as al
     from agentlab.continuation import live_continuations
@@ -53,6 +81,7 @@ async def workload(steps: int, *, session: bool) -> dict[str, Any]:
         if isinstance(ev, ResponseCompletedEvent):
             refs.extend(weakref.ref(item) for item in ev.response.reasoning)
 
+    start = rss_mib()
     s = al.Session() if session else None
     done = 0
     i = 0
@@ -62,16 +91,14 @@ async def workload(steps: int, *, session: bool) -> dict[str, Any]:
         model = MODELS[i % len(MODELS)]
         i += 1
         if s is not None:
-            r = await s.arun(model, TASK, tools=[get_weather], on_event=watch)
+            r = await s.arun(model, TASK, tools=[weather_tool()], on_event=watch)
         else:
-            r = await al.arun(model, TASK, tools=[get_weather], on_event=watch)
+            r = await al.arun(model, TASK, tools=[weather_tool()], on_event=watch)
         done += r.steps
         live_after_loop = max(live_after_loop, len(live_continuations()))
         del r
         if i % 10 == 0:
-            gc.collect()
             samples.append((done, rss_mib()))
-    gc.collect()
     samples.append((done, rss_mib()))
     alive = sum(1 for ref in refs if ref() is not None)
     base = next((m for n, m in samples if n >= steps // 10), samples[0][1])
@@ -90,6 +117,20 @@ async def workload(steps: int, *, session: bool) -> dict[str, Any]:
     if s is not None:
         out["kept_history_items"] = len(s.history)
         out["kept_pickled_mib"] = len(pickle.dumps((s.history, s.results))) / 2**20
+        del s
+        out["rss_mib_after_session_dropped"] = rss_mib()
+    out["rss_mib_start"] = start
+    out["rss_mib_left_after_end"] = out.get("rss_mib_after_session_dropped", samples[-1][1]) - start
+    return out
+
+
+def measured(steps: int, *, session: bool) -> dict[str, Any]:
+    """One workload in a fresh event loop, with the Python heap blocks it left once it returned."""
+    gc.collect()
+    before = sys.getallocatedblocks()
+    out = asyncio.run(workload(steps, session=session))
+    gc.collect()
+    out["python_blocks_left"] = sys.getallocatedblocks() - before
     return out
 
 
@@ -99,9 +140,9 @@ def run(quick: bool) -> Section:
     sec = Section("memory", "7. Memory over 1,000 tool-loop steps (simulator)")
     steps = 40 if quick else 1000
     warnings.simplefilter("ignore")
-    asyncio.run(workload(8, session=False))  # warm-up: SDK imports, schema caches, pools
-    loops = asyncio.run(workload(steps, session=False))
-    sess = asyncio.run(workload(steps, session=True))
+    asyncio.run(workload(20, session=False))  # warm-up: SDK imports, schema caches, pools
+    loops = measured(steps, session=False)
+    sess = measured(steps, session=True)
     sec.figures = {"loops": loops, "session": sess}
     sec.row(
         f"{loops['steps']:,} steps in {loops['loops']} independent loops",
@@ -113,13 +154,22 @@ def run(quick: bool) -> Section:
     sec.row(
         f"{sess['steps']:,} steps in one Session ({sess['loops']} loops)",
         f"RSS {sess['rss_mib_at_10pct']:.1f} → {sess['rss_mib_end']:.1f} MiB "
-        f"(+{sess['rss_growth_mib']:.1f}), keeps {sess['kept_history_items']:,} history items "
-        f"({sess['kept_pickled_mib']:.1f} MiB pickled with results); reasoning items alive after: "
+        f"(+{sess['rss_growth_mib']:.1f}) while it keeps {sess['kept_history_items']:,} history items "
+        f"and {sess['loops']} results ({sess['kept_pickled_mib']:.1f} MiB pickled); "
+        f"{sess['rss_mib_after_session_dropped']:.1f} MiB once the session is dropped "
+        f"(start {sess['rss_mib_start']:.1f}; Python heap blocks left: {sess['python_blocks_left']:,}); "
+        "reasoning items alive after: "
         f"{sess['reasoning_items_alive_after']} of {sess['reasoning_items_seen']}",
     )
     sec.targets += [
         Target(
             "independent loops: RSS growth from 10% of steps to the end", loops["rss_growth_mib"], 4.0, "MiB"
+        ),
+        Target(
+            "Python heap blocks left after the workloads ended, per step (max of both)",
+            max(loops["python_blocks_left"], sess["python_blocks_left"]) / steps,
+            1.0,
+            "blocks",
         ),
         Target(
             "reasoning items alive after their loops ended (both workloads)",
