@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -87,6 +88,20 @@ def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[An
     )
     out: dict[str, dict[str, Callable[[], Awaitable[Any]]]] = {}
 
+    floor_http = httpx2.AsyncClient()
+
+    async def floor(url: str) -> None:
+        async with floor_http.stream("POST", url, content=b"{}") as resp:
+            async for line in resp.aiter_lines():
+                if line.startswith("data: "):
+                    json.loads(line[6:])
+
+    async def oai_floor() -> None:
+        await floor(f"http://127.0.0.1:{port}/v1/responses")
+
+    async def ant_floor() -> None:
+        await floor(f"http://127.0.0.1:{port}/v1/messages")
+
     async def oai_sdk() -> None:
         s = await oai.responses.create(
             model="gpt-5", input=TASK, stream=True, reasoning={"effort": "high", "summary": "auto"}
@@ -128,8 +143,14 @@ def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[An
 
     oa, ol = adapter_pair("openai")
     aa, al_ = adapter_pair("anthropic")
-    out["openai"] = {"raw SDK typed stream": oai_sdk, "agentlab adapter": oa, "agentlab Run (tool loop)": ol}
+    out["openai"] = {
+        "floor (httpx2 lines + json.loads)": oai_floor,
+        "raw SDK typed stream": oai_sdk,
+        "agentlab adapter": oa,
+        "agentlab Run (tool loop)": ol,
+    }
     out["anthropic"] = {
+        "floor (httpx2 lines + json.loads)": ant_floor,
         "raw SDK typed stream": ant_sdk,
         "agentlab adapter": aa,
         "agentlab Run (tool loop)": al_,
