@@ -109,8 +109,11 @@ class ProviderError(AgentlabError):
         error_type: str | None = None,
         request_id: str | None = None,
         retryable: bool = False,
+        code: str | None = None,
     ) -> None:
         self.provider = provider
+        self.code = code
+        """The provider's finer error code when it gives one (OpenAI ``model_not_found``, ...)."""
         self.status = status
         self.error_type = error_type
         self.request_id = request_id

@@ -24,7 +24,15 @@ from ..errors import ModelBehaviorError, UnknownModelError
 from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from ..request import ModelRequest
 
-__all__ = ["PROVIDERS", "Adapter", "ModelRef", "complete", "create_adapter", "parse_model"]
+__all__ = [
+    "PROVIDERS",
+    "Adapter",
+    "ModelRef",
+    "complete",
+    "create_adapter",
+    "parse_model",
+    "retry_after_seconds",
+]
 
 ProviderName = Literal["openai", "anthropic"]
 
@@ -108,3 +116,21 @@ async def complete(adapter: Adapter, request: ModelRequest) -> ModelResponse:
     if final is None:
         raise ModelBehaviorError(f"{adapter.provider} adapter ended without a completed response")
     return final
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The server's retry hint in seconds: ``retry-after-ms`` first, then ``retry-after`` (seconds form).
+
+    Both providers send these headers on 429/529/5xx answers; an HTTP-date ``retry-after`` is ignored.
+    """
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) / scale
+        except (TypeError, ValueError):
+            continue
+    return None

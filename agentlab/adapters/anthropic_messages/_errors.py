@@ -24,6 +24,7 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
+from ..base import retry_after_seconds as retry_after
 
 __all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
 
@@ -46,19 +47,6 @@ def _body_error(body: object) -> tuple[str | None, str | None, str | None]:
     return etype, msg, rid if isinstance(rid, str) else None
 
 
-def retry_after(headers: Any) -> float | None:
-    """The server's retry hint in seconds (``retry-after-ms`` first, then ``retry-after`` seconds)."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) / scale
-        except (TypeError, ValueError):
-            continue
-    return None
 
 
 def translate(exc: BaseException) -> AgentlabError:

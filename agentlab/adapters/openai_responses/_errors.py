@@ -21,30 +21,18 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
+from ..base import retry_after_seconds as retry_after
 
 __all__ = ["in_stream_error", "retry_after", "translate"]
 
 PROVIDER = "openai"
 
 
-def retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds form), when the server gave one."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) / scale
-        except (TypeError, ValueError):
-            continue
-    return None
 
 
 def _with_code(err: ProviderError, code: str | None) -> ProviderError:
     # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
-    err.code = code  # type: ignore[attr-defined]
+    err.code = code
     return err
 
 
@@ -133,5 +121,5 @@ def in_stream_error(
         request_id=request_id,
         retryable=etype in ("server_error", "rate_limit_exceeded"),
     )
-    err.code = str(code) if code is not None else None  # type: ignore[attr-defined]
+    err.code = str(code) if code is not None else None
     return err
