@@ -41,13 +41,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["USAGE_COLUMNS", "usage_frame"]
+__all__ = ["TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_frame"]
 
-USAGE_COLUMNS: dict[str, str] = {
-    "run_id": "string",
-    "step": "Int64",
-    "provider": "string",
-    "model": "string",
+TOKEN_COST_COLUMNS: dict[str, str] = {
     "input_tokens": "Int64",
     "cache_read_tokens": "Int64",
     "cache_write_tokens": "Int64",
@@ -61,6 +57,15 @@ USAGE_COLUMNS: dict[str, str] = {
     "output_cost_usd": "float64",
     "reasoning_cost_usd": "float64",
     "total_cost_usd": "float64",
+}
+"""Token buckets and cost columns, shared by the usage frame and sweep results (same conventions)."""
+
+USAGE_COLUMNS: dict[str, str] = {
+    "run_id": "string",
+    "step": "Int64",
+    "provider": "string",
+    "model": "string",
+    **TOKEN_COST_COLUMNS,
     "latency_s": "float64",
     "first_reasoning_s": "float64",
     "first_text_s": "float64",

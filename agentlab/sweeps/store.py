@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..eventlog import TornLineWarning
+from ..frames import TOKEN_COST_COLUMNS
 
 __all__ = ["ROW_FIELDS", "SCHEMA_VERSION", "ResultsFile", "RunKey", "read_rows", "row_key"]
 
@@ -48,19 +49,7 @@ ROW_FIELDS: dict[str, str] = {
     "success": "boolean",
     "steps": "Int64",
     "tool_calls": "Int64",
-    "input_tokens": "Int64",
-    "cache_read_tokens": "Int64",
-    "cache_write_tokens": "Int64",
-    "output_tokens": "Int64",
-    "reasoning_tokens": "Int64",
-    "reasoning_source": "string",
-    "reasoning_items_dropped": "Int64",
-    "input_cost_usd": "float64",
-    "cache_read_cost_usd": "float64",
-    "cache_write_cost_usd": "float64",
-    "output_cost_usd": "float64",
-    "reasoning_cost_usd": "float64",
-    "total_cost_usd": "float64",
+    **TOKEN_COST_COLUMNS,
     "retries": "Int64",
     "rate_limited": "Int64",
     "latency_s": "float64",
