@@ -163,7 +163,10 @@ def write_readme(results: dict[str, Any]) -> None:
     if not (sep and sep2):
         raise SystemExit(f"README.md has no {BEGIN} ... {END} markers")
     m = results["machine"]
+    targets = [t for sec in results["sections"] for t in sec["targets"]]
+    met = sum(1 for t in targets if t["met"])
     stamp = (
+        f"**{met} of {len(targets)} targets met.** "
         f"Measured {results['started_utc']} with `{results['command']}` on {m['cpus']} cores, Python "
         f"{m['python']}; load average before/after {m['loadavg_before']} / {m['loadavg_after']}. Versions: "
         + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
