@@ -192,3 +192,34 @@ def run(quick: bool) -> Section:
             Target(f"{provider}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], 1.5, "x"),
         ]
     return sec
+
+
+def cli(provider: str, argv: list[str] | None = None, *, reasoning_flag: str = "--reasoning") -> int:
+    """One provider's section-1 figures from the command line (``bench/adapter_<provider>.py``).
+
+    Exit status 0 when the adapter meets its targets (OpenAI: <= 1/2 of the raw SDK typed stream;
+    Anthropic: <= the raw SDK typed stream; both: <= 2.5x the floor), 1 otherwise.
+    """
+    import argparse
+
+    p = argparse.ArgumentParser(
+        description=f"CPU per streamed event, {provider}: floor, raw SDK, adapter, run step"
+    )
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument(reasoning_flag, dest="reasoning", type=int, default=5000)
+    p.add_argument("--text", type=int, default=2000)
+    a = p.parse_args(argv)
+    m = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds))
+    print(
+        f"{provider}: {m['events']:,} events ({a.reasoning} reasoning deltas, {a.text} text deltas, "
+        f"1 tool call), {m['bytes'] / 1e6:.1f} MB; {a.rounds} rounds; CPU µs/event (median [min-max]):"
+    )
+    for k, v in m["samples_us_per_event"].items():
+        print(f"  {k:10s} {m['us_per_event'][k]:7.2f}  [{min(v):.2f}-{max(v):.2f}]")
+    us = m["us_per_event"]
+    limit = 0.5 if provider == "openai" else 1.0
+    print(f"  adapter / sdk   = {us['adapter'] / us['sdk']:.2f}  (target <= {limit:.2f})")
+    print(f"  adapter / floor = {us['adapter'] / us['floor']:.2f}  (target <= 2.50)")
+    print(f"  run step / sdk  = {us['run_step'] / us['sdk']:.2f}  (target <= 1.50)")
+    ok = us["adapter"] <= limit * us["sdk"] and us["adapter"] <= 2.5 * us["floor"]
+    return 0 if ok else 1
