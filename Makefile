@@ -18,6 +18,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 	# the notebooks, re-executed; only cells marked NBVAL_CHECK_OUTPUT must match their saved output
 	$(BIN)/python -m pytest --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
