@@ -33,3 +33,12 @@ def test_unknown_attribute_raises() -> None:
         assert "does_not_exist" in str(e)
     else:  # pragma: no cover
         raise AssertionError("expected AttributeError")
+
+
+def test_readme_names_every_public_name() -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    missing = [n for n in agentlab.__all__ if not re.search(rf"\b{re.escape(n)}\b", readme)]
+    assert not missing, f"README does not document: {missing}"
