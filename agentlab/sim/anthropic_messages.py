@@ -43,7 +43,7 @@ from . import errors as E
 from .caching import Breakpoint
 from .core import Ids, SimReply, Simulator, SSEEvent, sse
 from .reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
-from .signing import ThinkingVerdict
+from .signing import ThinkingVerdict, turn_layout
 from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -114,7 +114,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         budget = thinking.get("budget_tokens")
         if not isinstance(budget, int) or budget < 1024:
             raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
-        if budget >= max_tokens:
+        # With interleaved thinking the budget spans every thinking block of the turn and may exceed
+        # max_tokens (Anthropic's extended-thinking docs, "interleaved thinking").
+        if budget >= max_tokens and INTERLEAVED_BETA not in headers.get("anthropic-beta", ""):
             raise _bad(
                 "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
                 f"documentation at {_DOCS}#max-tokens-and-context-window-size"
@@ -295,16 +297,29 @@ def _validate(
             "latest assistant message cannot be modified. These blocks must remain as they were in the "
             "original response."
         )
+        present: list[tuple[int, str, str]] = []
+        layouts: list[tuple[int, bytes]] = []
         for j, b in enumerate(blocks):
             if b.get("type") == "thinking":
-                verdict = sim.signer.check_thinking(b.get("thinking"), b.get("signature"), j)
+                verdict, layout = sim.signer.check_thinking(b.get("thinking"), b.get("signature"), j)
                 if verdict == ThinkingVerdict.INVALID:
                     raise _bad(
                         f"messages.{last_assistant}.content.{j}: Invalid `signature` in `thinking` block"
                     )
-                if verdict == ThinkingVerdict.MODIFIED:
+                if verdict == ThinkingVerdict.MODIFIED or layout is None:
                     raise _bad(modified.format(j=j))
-            elif b.get("type") == "redacted_thinking" and sim.signer.open_redacted(b.get("data"), j) is None:
+                present.append((j, "thinking", str(b.get("thinking"))))
+                layouts.append((j, layout))
+            elif b.get("type") == "redacted_thinking":
+                opened = sim.signer.open_redacted(b.get("data"), j)
+                if opened is None:
+                    raise _bad(modified.format(j=j))
+                present.append((j, "redacted_thinking", opened[0]))
+                layouts.append((j, opened[1]))
+        # The turn as a whole: no sibling block missing, none from another response.
+        whole = turn_layout(present)
+        for j, layout in layouts:
+            if layout != whole:
                 raise _bad(modified.format(j=j))
     return bps
 
@@ -409,6 +424,7 @@ def _content(
     used = 0
     thinking_tokens = 0
     paras = list(step.reasoning)
+    signed: list[tuple[int, str, str]] = []  # (position, type, text) of each thinking block
 
     def thought(text: str) -> None:
         nonlocal used, thinking_tokens
@@ -418,16 +434,16 @@ def _content(
         thinking_tokens += n
         pos = len(blocks)
         shown = "" if display == "omitted" else text
-        blocks.append(
-            {"type": "thinking", "thinking": shown, "signature": sim.signer.sign_thinking(shown, pos)}
-        )
+        blocks.append({"type": "thinking", "thinking": shown, "signature": ""})  # signed at the end
+        signed.append((pos, "thinking", shown))
 
     def redacted(text: str) -> None:
         nonlocal used, thinking_tokens
         n = count_tokens(text)
         used += n
         thinking_tokens += n
-        blocks.append({"type": "redacted_thinking", "data": sim.signer.seal_redacted(text, len(blocks))})
+        signed.append((len(blocks), "redacted_thinking", text))
+        blocks.append({"type": "redacted_thinking", "data": ""})  # sealed at the end
 
     calls = list(step.tool_calls)
     if thinking_on:
@@ -475,6 +491,13 @@ def _content(
         used += count_tokens(text)
         if text:
             blocks.append({"type": "text", "text": text})
+    # Sign once the turn is complete: every block's signature binds it to its siblings.
+    layout = turn_layout(signed)
+    for pos, kind, text in signed:
+        if kind == "thinking":
+            blocks[pos]["signature"] = sim.signer.sign_thinking(text, pos, layout)
+        else:
+            blocks[pos]["data"] = sim.signer.seal_redacted(text, pos, layout)
     return blocks, stop, used, thinking_tokens
 
 

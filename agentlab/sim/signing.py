@@ -4,12 +4,14 @@ Why: the strictness rules (a modified thinking block gets a 400, a tampered ``en
 rejected) must be decided by cryptography, not by string comparison with something the server
 remembers, so the simulator stays stateless like the real stateless modes.
 
-* Anthropic ``thinking.signature``: base64 of ``version | block position (2 bytes) | sha256(text)[:16]
-  | HMAC-SHA256(key, "thinking" | position | digest)``. A bad MAC is an *invalid signature*; a good
-  MAC whose position or digest disagrees with the block it came with means the block was *modified*
-  or moved.
+* Anthropic ``thinking.signature``: base64 of ``version | block position (2 bytes) | turn layout
+  (9 bytes) | sha256(text)[:16] | HMAC-SHA256(key, "thinking" | head)``. A bad MAC is an *invalid
+  signature*; a good MAC whose position or digest disagrees with the block it came with means the
+  block was *modified* or moved. The turn layout (count of thinking/redacted blocks in the response +
+  a digest over all of them, :func:`turn_layout`) binds every block to its siblings: a turn sent back
+  with one of its thinking blocks missing, or with a block from another response, is *modified*.
 * Anthropic ``redacted_thinking.data``: the hidden thinking text, encrypted and authenticated, bound
-  to its position the same way.
+  to its position and turn layout the same way.
 * OpenAI ``encrypted_content``: a Fernet-shaped token (``0x80 | timestamp | iv | ciphertext | mac``,
   urlsafe base64, so it starts ``gAAAAA`` like the real one) whose plaintext is JSON carrying the
   model's plan for the current tool loop. The cipher is an HMAC-SHA256 counter keystream: stdlib only,
@@ -30,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_SECRET = b"agentlab-sim-default-secret-v1"
-_SIG_VERSION = 0x12
-_RED_VERSION = 0x1A
+_SIG_VERSION = 0x13
+_RED_VERSION = 0x1B
+LAYOUT_BYTES = 9
 _FERNET_VERSION = 0x80
 #: A fixed timestamp so identical requests give identical bytes.
 FIXED_TIMESTAMP = 1_767_225_600
@@ -63,6 +66,24 @@ def _b64decode(text: str, *, urlsafe: bool) -> bytes | None:
         return None
 
 
+def _layout(layout: bytes) -> bytes:
+    if len(layout) != LAYOUT_BYTES:
+        raise ValueError(f"a turn layout is {LAYOUT_BYTES} bytes")
+    return layout
+
+
+def turn_layout(blocks: list[tuple[int, str, str]]) -> bytes:
+    """Count + digest of one turn's thinking/redacted blocks, given as (position, type, text).
+
+    ``text`` is what the client sends back for thinking (shown text, ``""`` when omitted) and the
+    hidden text for redacted thinking, so the server can recompute it from a request.
+    """
+    h = hashlib.sha256()
+    for pos, kind, text in sorted(blocks):
+        h.update(struct.pack(">H", pos) + kind.encode() + b"\0" + hashlib.sha256(text.encode()).digest())
+    return struct.pack(">B", min(len(blocks), 255)) + h.digest()[:8]
+
+
 class ThinkingVerdict:
     """Outcome names of :meth:`Signer.check_thinking` (plain strings so callers can match)."""
 
@@ -78,55 +99,60 @@ class Signer:
     secret: bytes = field(default=DEFAULT_SECRET, repr=False)
 
     # -- Anthropic thinking --------------------------------------------------------------------
-    def sign_thinking(self, text: str, position: int) -> str:
-        """Signature for a thinking block showing ``text`` at content index ``position``."""
+    def sign_thinking(self, text: str, position: int, layout: bytes = bytes(LAYOUT_BYTES)) -> str:
+        """Signature for a thinking block showing ``text`` at content index ``position`` of a turn."""
         digest = hashlib.sha256(text.encode()).digest()[:16]
-        head = struct.pack(">BH", _SIG_VERSION, position) + digest
+        head = struct.pack(">BH", _SIG_VERSION, position) + _layout(layout) + digest
         tag = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
         return base64.b64encode(head + tag).decode()
 
-    def check_thinking(self, text: Any, signature: Any, position: int) -> str:
-        """``ok``, ``invalid_signature`` (not ours / tampered) or ``modified`` (text or place changed)."""
+    def check_thinking(self, text: Any, signature: Any, position: int) -> tuple[str, bytes | None]:
+        """(verdict, signed turn layout): ``ok``, ``invalid_signature`` or ``modified``."""
         if not isinstance(signature, str) or not isinstance(text, str):
-            return ThinkingVerdict.INVALID
+            return ThinkingVerdict.INVALID, None
         raw = _b64decode(signature, urlsafe=False)
-        if raw is None or len(raw) != 3 + 16 + 32 or raw[0] != _SIG_VERSION:
-            return ThinkingVerdict.INVALID
-        head, tag = raw[:19], raw[19:]
+        n_head = 3 + LAYOUT_BYTES + 16
+        if raw is None or len(raw) != n_head + 32 or raw[0] != _SIG_VERSION:
+            return ThinkingVerdict.INVALID, None
+        head, tag = raw[:n_head], raw[n_head:]
         want = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
         if not hmac.compare_digest(tag, want):
-            return ThinkingVerdict.INVALID
+            return ThinkingVerdict.INVALID, None
         (pos,) = struct.unpack(">H", head[1:3])
-        if pos != position or head[3:19] != hashlib.sha256(text.encode()).digest()[:16]:
-            return ThinkingVerdict.MODIFIED
-        return ThinkingVerdict.OK
+        layout = head[3 : 3 + LAYOUT_BYTES]
+        if pos != position or head[3 + LAYOUT_BYTES :] != hashlib.sha256(text.encode()).digest()[:16]:
+            return ThinkingVerdict.MODIFIED, layout
+        return ThinkingVerdict.OK, layout
 
     # -- Anthropic redacted_thinking ------------------------------------------------------------
-    def seal_redacted(self, hidden: str, position: int) -> str:
-        """``redacted_thinking.data`` hiding ``hidden`` at content index ``position``."""
+
+    def seal_redacted(self, hidden: str, position: int, layout: bytes = bytes(LAYOUT_BYTES)) -> str:
+        """``redacted_thinking.data`` hiding ``hidden`` at content index ``position`` of a turn."""
         plain = hidden.encode()
         key = _key(self.secret, "anthropic-redacted")
         iv = hmac.new(key, b"iv" + plain, hashlib.sha256).digest()[:12]
-        head = struct.pack(">BH", _RED_VERSION, position) + iv
+        head = struct.pack(">BH", _RED_VERSION, position) + _layout(layout) + iv
         body = _xor(plain, _keystream(key, iv, len(plain)))
         tag = hmac.new(key, head + body, hashlib.sha256).digest()
         return base64.b64encode(head + body + tag).decode()
 
-    def open_redacted(self, data: Any, position: int) -> str | None:
-        """The hidden text, or None when ``data`` is not ours, tampered or moved."""
+    def open_redacted(self, data: Any, position: int) -> tuple[str, bytes] | None:
+        """(hidden text, signed turn layout), or None when ``data`` is not ours, tampered or moved."""
         if not isinstance(data, str):
             return None
         raw = _b64decode(data, urlsafe=False)
-        if raw is None or len(raw) < 15 + 32 or raw[0] != _RED_VERSION:
+        n_head = 3 + LAYOUT_BYTES + 12
+        if raw is None or len(raw) < n_head + 32 or raw[0] != _RED_VERSION:
             return None
-        head, body, tag = raw[:15], raw[15:-32], raw[-32:]
+        head, body, tag = raw[:n_head], raw[n_head:-32], raw[-32:]
         key = _key(self.secret, "anthropic-redacted")
         if not hmac.compare_digest(tag, hmac.new(key, head + body, hashlib.sha256).digest()):
             return None
         (pos,) = struct.unpack(">H", head[1:3])
         if pos != position:
             return None
-        return _xor(body, _keystream(key, head[3:15], len(body))).decode(errors="replace")
+        iv = head[3 + LAYOUT_BYTES :]
+        return _xor(body, _keystream(key, iv, len(body))).decode(errors="replace"), head[3 : 3 + LAYOUT_BYTES]
 
     # -- OpenAI encrypted_content ---------------------------------------------------------------
     def encrypt_reasoning(self, payload: dict[str, Any]) -> str:

@@ -471,3 +471,16 @@ async def test_stream_cut_mid_loop_leaves_the_checkpoint_at_the_last_step() -> N
     assert isinstance(history[-1], ToolResultItem) and run.checkpoint.step == 1
     assert len(rec.requests) == 2  # step 1, step 2; a cut answer is not retried
     assert run.result is not None and run.result.status == "failed"
+
+
+async def test_interleaved_budget_above_max_tokens_is_accepted_end_to_end() -> None:
+    """The adapter lets an interleaved budget exceed max_tokens (it spans the turn); the strict
+    endpoint must agree, or the user gets a 400 the adapter promised to prevent."""
+    r = await Run(
+        "anthropic:sim-thinker",
+        "Is it warmer in Paris or Rome?",
+        tools=[get_weather],
+        reasoning=ReasoningSettings(budget_tokens=8192, interleaved=True),
+        max_output_tokens=4096,
+    ).arun()
+    assert r.status == "completed" and r.output and "Rome" in r.output

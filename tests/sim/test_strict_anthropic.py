@@ -271,3 +271,33 @@ def test_thinking_with_forced_tool_choice() -> None:
     body = _request([{"role": "user", "content": "hi"}], tool_choice={"type": "any"})
     status, _, message = _error(raw_post(sim.SimTransport(), "/v1/messages", body))
     assert status == 400 and message == "Thinking may not be enabled when tool_choice forces tool use."
+
+
+def test_interleaved_turn_must_come_back_whole() -> None:
+    """Every thinking block of the final tool-use turn, not just the first, must come back: a
+    sibling left out, tool calls regrouped, or a block taken from another response is a modification."""
+    t = sim.SimTransport()
+    beta = {"anthropic-beta": "interleaved-thinking-2025-05-14"}
+    msgs = _first_turn(t, headers=beta)
+    kinds = [b["type"] for b in msgs[1]["content"]]
+    assert kinds == ["thinking", "tool_use", "thinking", "tool_use"]
+    ok = raw_post(t, "/v1/messages", _request(copy.deepcopy(msgs)), beta)
+    assert ok.status_code == 200, ok.text
+
+    missing = copy.deepcopy(msgs)
+    del missing[1]["content"][2]  # the second thinking block: positions of the rest stay valid
+    status, etype, message = _error(raw_post(t, "/v1/messages", _request(missing), beta))
+    assert (status, etype) == (400, "invalid_request_error")
+    assert "blocks in the latest assistant message cannot be modified" in message
+
+    regrouped = copy.deepcopy(msgs)
+    c = regrouped[1]["content"]
+    regrouped[1]["content"] = [c[0], c[2], c[1], c[3]]  # thinking, thinking, tool_use, tool_use
+    status, _, message = _error(raw_post(t, "/v1/messages", _request(regrouped), beta))
+    assert status == 400 and "cannot be modified" in message
+
+    other = _first_turn(t, "Is it warmer in Oslo or Berlin?", headers=beta)
+    spliced = copy.deepcopy(msgs)
+    spliced[1]["content"][2] = copy.deepcopy(other[1]["content"][2])  # same position, other response
+    status, _, message = _error(raw_post(t, "/v1/messages", _request(spliced), beta))
+    assert status == 400 and "cannot be modified" in message
