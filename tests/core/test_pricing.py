@@ -173,3 +173,11 @@ def test_unknown_tokens_stay_unknown_in_sums() -> None:
     s = known + unknown
     assert s.reasoning_tokens is None and s.output_tokens == 4 and s.reasoning_source == "unknown"
     assert al.CallUsage is CallUsage
+
+
+def test_simulator_model_options_do_not_unprice_the_model() -> None:
+    from agentlab.pricing import get_price
+
+    assert get_price("anthropic", "sim-thinker+fault=429x1") == get_price("anthropic", "sim-thinker")
+    assert get_price("openai", "sim-reasoner+fault=slow:5") is not None
+    assert get_price("openai", "gpt-5+anything") is None  # real names are never rewritten

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,16 +21,29 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 
 
+_ABSENT = f"../shared/fixtures not present at {FIXTURES}: recorded-traffic tests need it"
+
+
+def _required() -> bool:
+    """CI has ../shared beside the clone: there a missing folder is a broken set-up, not a skip."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def fixtures_dir() -> Path:
-    """The fixtures folder, or skip the calling test with the reason."""
+    """The fixtures folder, or skip the calling test with the reason (fail under CI)."""
     if not FIXTURES.is_dir():
-        pytest.skip(f"../shared/fixtures not present at {FIXTURES}: recorded-traffic tests need it")
+        if _required():
+            pytest.fail(_ABSENT + " (CI=true: failing instead of skipping)")
+        pytest.skip(_ABSENT)
     return FIXTURES
 
 
 def fixture_files(provider: str, suffix: str = ".yaml") -> list[Path]:
-    """Recorded files of one folder (``anthropic``, ``openai``, ``errors``); [] when absent."""
+    """Recorded files of one folder (``anthropic``, ``openai``, ``errors``); [] when absent
+    (parametrized tests then skip), an error under CI."""
     folder = FIXTURES / provider
+    if not folder.is_dir() and _required():
+        raise RuntimeError(_ABSENT + " (CI=true)")
     return sorted(folder.glob(f"*{suffix}")) if folder.is_dir() else []
 
 
