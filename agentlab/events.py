@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
 from .usage import CallUsage
@@ -142,14 +142,48 @@ class ResponseCompletedEvent(Event):
 # ---------------------------------------------------------------- durable records
 
 
+# Keys and markers of opaque provider state: a durable record carrying them is refused at construction.
+_OPAQUE_KEYS = frozenset({"signature", "encrypted_content", "redacted_thinking", "thinking", "payload"})
+_OPAQUE_MARKERS = ('"encrypted_content"', '"signature"', '"redacted_thinking"')
+
+
+def _check_portable(value: Any, path: str) -> None:
+    if isinstance(value, ProviderReasoningItem | bytes | bytearray):
+        raise ValueError(f"{path}: opaque provider state ({type(value).__name__}) cannot be a durable record")
+    if isinstance(value, str):
+        if any(m in value for m in _OPAQUE_MARKERS):
+            raise ValueError(f"{path}: looks like a serialized opaque reasoning item; not recordable")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if str(k).lower() in _OPAQUE_KEYS:
+                raise ValueError(f"{path}.{k}: opaque reasoning fields cannot be a durable record")
+            _check_portable(v, f"{path}.{k}")
+    elif isinstance(value, list | tuple | set | frozenset):
+        for i, v in enumerate(value):
+            _check_portable(v, f"{path}[{i}]")
+    elif not (value is None or isinstance(value, bool | int | float)):
+        raise ValueError(f"{path}: diagnostic data holds JSON values only, not {type(value).__name__}")
+
+
 class DiagnosticEvent(Event):
-    """Something the user should be able to see later: e.g. a reasoning item dropped, a retry."""
+    """Something the user should be able to see later: e.g. a reasoning item dropped, a retry.
+
+    ``data`` holds plain JSON values only, and never opaque provider state (payload objects, bytes,
+    signature / encrypted_content fields, serialized reasoning items): such data is refused when the
+    event is built, so no durable record can carry it.
+    """
 
     durable: ClassVar[bool] = True
     kind: Literal["diagnostic"] = "diagnostic"
     code: str
     message: str
     data: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("data")
+    @classmethod
+    def _portable_data(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _check_portable(v, "data")
+        return v
 
 
 class RunStartedEvent(Event):

@@ -104,3 +104,34 @@ def test_in_memory_log_and_result_pickles() -> None:
     assert len(log) == len(r.events) and log.records == list(r.events)
     assert pickle.loads(pickle.dumps(r)) == r
     assert "memory" in repr(log)
+
+
+def test_diagnostic_data_cannot_carry_opaque_state(tmp_path: Path) -> None:
+    """Refused by construction: no durable record can be built around opaque provider state."""
+    import pydantic
+
+    from agentlab.events import DiagnosticEvent
+    from agentlab.items import ProviderReasoningItem
+
+    item = ProviderReasoningItem(
+        b'{"type":"thinking"}',
+        provider="anthropic",
+        api="messages",
+        model="m",
+        block_type="thinking",
+        turn_id="t",
+        index=0,
+    )
+    bad: list[dict[str, object]] = [
+        {"signature": "SECRETXYZ"},
+        {"raw": '{"type":"reasoning","encrypted_content":"gAAAA"}'},
+        {"nested": [{"item": item}]},
+        {"blob": b"abc"},
+        {"obj": object()},
+    ]
+    for data in bad:
+        with pytest.raises(pydantic.ValidationError):
+            DiagnosticEvent(code="x", message="m", data=data)
+    log = EventLog(tmp_path / "log.jsonl")
+    log.append(DiagnosticEvent(code="ok", message="m", data={"count": 2, "reason": "other_provider"}))
+    assert len(EventLog.read(tmp_path / "log.jsonl")) == 1

@@ -73,7 +73,7 @@ def test_usd_budget_needs_prices(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="budget_usd needs a price"):
         sweep(
             sim_tasks()[:1],
-            ["openai:sim-reasoner+fault=429x1"],
+            ["openai:gpt-unpriced-test-model"],
             results=tmp_path / "r.jsonl",
             tools=sim_tools(),
             budget_usd=1.0,
