@@ -449,3 +449,10 @@ def test_model_mismatch_and_bad_payload() -> None:
         req(UserItem(text="q"), call("r1", 1, "c1"), continuation=(bad,)), model="gpt-5", base_url=BASE
     )
     assert [d.data["reason"] for d in built.diagnostics] == ["malformed"]
+
+
+def test_fine_tunes_are_judged_by_their_base_model() -> None:
+    from agentlab.adapters.openai_responses._request import is_reasoning_model
+
+    assert is_reasoning_model("ft:gpt-5-mini-2025-08-07:org::abc123")
+    assert not is_reasoning_model("ft:gpt-4o-mini-2024-07-18:org::abc123")

@@ -70,8 +70,14 @@ _OWNED = frozenset(
 _VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
 
 
+def _base_model(model: str) -> str:
+    """The base model of a fine-tune (``ft:gpt-5-mini-2025-08-07:org::id`` -> ``gpt-5-mini-...``)."""
+    m = model.lower()
+    return m.split(":")[1] if m.startswith("ft:") and m.count(":") >= 1 else m
+
+
 def _gpt_version(model: str) -> tuple[int, int] | None:
-    m = _VERSION.match(model.lower())
+    m = _VERSION.match(_base_model(model))
     return (int(m.group(1)), int(m.group(2) or 0)) if m else None
 
 
@@ -79,10 +85,10 @@ def is_reasoning_model(model: str) -> bool:
     """Whether ``model`` takes ``reasoning`` / returns reasoning items (and rejects ``temperature``).
 
     gpt-5 and later (except the ``-chat`` variants), the o-series, codex models and the simulator's
-    ``sim-*`` models. Unknown names are treated as non-reasoning, so nothing is sent that an older
-    model would reject.
+    ``sim-*`` models; a fine-tune (``ft:<base>:...``) is judged by its base model. Unknown names are
+    treated as non-reasoning, so nothing is sent that an older model would reject.
     """
-    m = model.lower()
+    m = _base_model(model)
     if m.startswith("sim-"):
         return True
     if "chat" in m:
