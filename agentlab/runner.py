@@ -81,6 +81,10 @@ E = TypeVar("E", bound=Event)
 _CANCEL_TYPES = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
 
 
+MAX_RETRY_WAIT_S = 120.0
+"""A provider asking to wait longer than this (``retry-after``) fails the call instead of a silent wait."""
+
+
 def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
@@ -398,6 +402,8 @@ class Run:
                         delay = self.retry_delay * (2 ** (attempt - 1))
                         retry_after = getattr(e, "retry_after", None)
                         if isinstance(retry_after, int | float):
+                            if retry_after > MAX_RETRY_WAIT_S:
+                                raise  # an hour-long silent wait helps nobody: hand the typed error over
                             delay = max(delay, float(retry_after))
                         log.info(
                             "run %s step %d: retry %d on %s after %s",

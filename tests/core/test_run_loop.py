@@ -307,3 +307,15 @@ async def test_unpriced_model_costs_nan_with_warning() -> None:
     assert r.usage.output_tokens is not None and r.usage.output_tokens > 0
     mc = [e for e in r.events if isinstance(e, ModelCallCompletedEvent)]
     assert mc[0].cost_usd is None
+
+
+async def test_a_very_long_retry_after_fails_instead_of_waiting() -> None:
+    from agentlab.errors import RateLimitError
+
+    err = RateLimitError("slow down", provider="openai", status=429, retry_after=3600)
+    ad = ScriptedAdapter([Step(error=err)])
+    t0 = time.perf_counter()
+    with pytest.raises(RateLimitError) as info:
+        await al.arun(M, "x", adapter=ad, retries=2, retry_delay=0)
+    assert info.value.retry_after == 3600 and time.perf_counter() - t0 < 5
+    ad.assert_done()
