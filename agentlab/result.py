@@ -94,6 +94,31 @@ class RunUsage(BaseModel):
     def total_usd(self) -> float:
         return self.cost.total
 
+    def _repr_html_(self) -> str:
+        """Tokens and cost per bucket (renders without widgets: nbconvert, GitHub)."""
+        from .notebook.display import table_html
+
+        t, c = self.tokens, self.cost
+
+        def n(v: int | None) -> str:
+            return "<NA>" if v is None else f"{v:,}"
+
+        def usd(v: float) -> str:
+            return "NaN (unpriced)" if v != v else f"${v:,.6f}"
+
+        rows = [
+            ("input, uncached", n(t.uncached_input_tokens), usd(c.input)),
+            ("input, cache read", n(t.cache_read_tokens), usd(c.cache_read)),
+            ("input, cache write", n(t.cache_write_tokens), usd(c.cache_write)),
+            ("output (all)", n(t.output_tokens), usd(c.output)),
+            (f"  of which reasoning ({t.reasoning_source})", n(t.reasoning_tokens), usd(c.reasoning)),
+            ("total", n(t.total_tokens), usd(c.total)),
+        ]
+        cap = f"Usage over {self.calls} model call(s)"
+        if self.reasoning_items_dropped:
+            cap += f"; {self.reasoning_items_dropped} opaque reasoning item(s) dropped"
+        return table_html(("bucket", "tokens", "cost"), rows, caption=cap)
+
 
 def _fmt_int(v: int | None) -> str:
     return "&lt;NA&gt;" if v is None else f"{v:,}"

@@ -77,6 +77,22 @@ class CallUsage(BaseModel):
     def total_tokens(self) -> int | None:
         return _add(self.input_tokens, self.output_tokens)
 
+    def _repr_html_(self) -> str:
+        """Token buckets as a small table (renders without widgets: nbconvert, GitHub)."""
+        from .notebook.display import table_html
+
+        def f(v: int | None) -> str:
+            return "<NA>" if v is None else f"{v:,}"
+
+        rows = [
+            ("input (incl. cache)", f(self.input_tokens)),
+            ("  cache read", f(self.cache_read_tokens)),
+            ("  cache write", f(self.cache_write_tokens)),
+            ("output (incl. reasoning)", f(self.output_tokens)),
+            (f"  reasoning ({self.reasoning_source})", f(self.reasoning_tokens)),
+        ]
+        return table_html(("tokens", "count"), rows)
+
     def __add__(self, other: CallUsage) -> CallUsage:
         if not isinstance(other, CallUsage):
             return NotImplemented

@@ -59,3 +59,32 @@ def test_from_events_and_results_and_empty() -> None:
     assert list(empty.columns) == list(USAGE_COLUMNS) and len(empty) == 0
     with pytest.raises(TypeError):
         al.usage_frame([object()])
+
+
+def test_usage_values_render_as_html_without_widgets() -> None:
+    import agentlab as al
+    from agentlab.testing import ScriptedAdapter, Step
+
+    ad = ScriptedAdapter(
+        [
+            Step(
+                text="hi",
+                usage={
+                    "input_tokens": 2746,
+                    "cache_read_tokens": 2208,
+                    "cache_write_tokens": 0,
+                    "output_tokens": 482,
+                    "reasoning_tokens": 448,
+                    "reasoning_source": "reported",
+                },
+            )
+        ],
+        model="gpt-5.1",
+    )
+    r = al.run("openai:gpt-5.1", "x", adapter=ad)
+    page = r.usage._repr_html_()
+    # 538 uncached + 2,208 cached input, 482 output of which 448 reasoning (issue 2's worked example)
+    assert "<table" in page and ">538<" in page and "2,208" in page and ">448<" in page
+    assert "$0.00576" in page and "unpriced" not in page  # 538x1.25 + 2208x0.125 + 482x10 per 1M
+    call = r.calls[0].usage._repr_html_()
+    assert "<table" in call and "2,208" in call and "reported" in call
