@@ -52,9 +52,11 @@ class Replay:
     responses: Sequence[Served]
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    raw: list[bytes] = field(default_factory=list)  # the exact bytes each request sent
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         n = len(self.requests)
+        self.raw.append(bytes(request.content))
         self.requests.append(json.loads(request.content))
         self.headers.append({k.lower(): v for k, v in request.headers.items()})
         if n >= len(self.responses):
