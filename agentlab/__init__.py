@@ -76,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "price_call": "agentlab.pricing",
     "prices_override": "agentlab.pricing",
     "set_price": "agentlab.pricing",
+    "usage_by": "agentlab.frames",
     "usage_frame": "agentlab.frames",
     "usage_from_anthropic": "agentlab.usage",
     "usage_from_openai": "agentlab.usage",

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_frame"]
+__all__ = ["TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_by", "usage_frame"]
 
 TOKEN_COST_COLUMNS: dict[str, str] = {
     "input_tokens": "Int64",
@@ -135,3 +135,24 @@ def usage_frame(records: Any) -> pd.DataFrame:
     rows = list(_rows(records))
     data = {c: [row[c] for row in rows] for c in USAGE_COLUMNS}
     return pd.DataFrame({c: pd.array(v, dtype=USAGE_COLUMNS[c]) for c, v in data.items()})
+
+
+def usage_by(frame: pd.DataFrame, by: str | list[str] = "model") -> pd.DataFrame:
+    """Token and cost totals grouped by ``by`` (e.g. ``"provider"``, ``["model", "run_id"]``, ``"step"``).
+
+    Why not a bare ``groupby().sum()``: it would concatenate the string columns and turn unknown
+    reasoning (``<NA>``) into 0. Here only token/cost columns are summed, a group with any unknown
+    value stays unknown, and a ``calls`` column counts the model calls per group.
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    missing = [k for k in keys if k not in frame.columns]
+    if missing:
+        raise KeyError(f"usage_by: no column(s) {missing}; choose from {list(frame.columns)}")
+    cols = [c for c in TOKEN_COST_COLUMNS if c in frame.columns]
+    grouped = frame.groupby(keys, sort=False, dropna=False)
+    out = grouped[cols].sum(min_count=1)
+    # any unknown value in a group makes its total unknown (sum(min_count=1) would skip it)
+    unknown = grouped[cols].agg(lambda s: s.isna().any())
+    out = out.mask(unknown.astype(bool))
+    out.insert(0, "calls", grouped.size().astype("Int64"))
+    return out

@@ -88,3 +88,30 @@ def test_usage_values_render_as_html_without_widgets() -> None:
     assert "$0.00576" in page and "unpriced" not in page  # 538x1.25 + 2208x0.125 + 482x10 per 1M
     call = r.calls[0].usage._repr_html_()
     assert "<table" in call and "2,208" in call and "reported" in call
+
+
+def test_usage_by_groups_numbers_only_and_keeps_unknown_unknown() -> None:
+    import agentlab as al
+    from agentlab.testing import ScriptedAdapter, Step
+
+    def one(model: str, reasoning: int | None) -> al.RunResult:
+        usage = {
+            "input_tokens": 100,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+            "output_tokens": 50,
+            "reasoning_tokens": reasoning,
+            "reasoning_source": "reported" if reasoning is not None else "unknown",
+        }
+        ad = ScriptedAdapter([Step(text="ok", usage=usage)], provider="anthropic", model=model)
+        return al.run(f"anthropic:{model}", "x", adapter=ad)
+
+    runs = [one("sim-thinker", 30), one("sim-thinker", 20), one("sim-thinker-legacy", None)]
+    frame = al.usage_frame(runs)
+    g = al.usage_by(frame, "model")
+    assert list(g.index) == ["sim-thinker", "sim-thinker-legacy"]
+    assert g.loc["sim-thinker", "calls"] == 2 and g.loc["sim-thinker", "reasoning_tokens"] == 50
+    assert g.loc["sim-thinker", "input_tokens"] == 200 and "run_id" not in g.columns
+    assert g["reasoning_tokens"].isna().tolist() == [False, True]  # unknown stays <NA>, never 0
+    with pytest.raises(KeyError, match="no column"):
+        al.usage_by(frame, "nope")
