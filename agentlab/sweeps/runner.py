@@ -22,7 +22,8 @@ How a sweep behaves (the contract the tests hold it to):
 * **Budget guard**: before starting each run, the file's spend so far (every row, including earlier
   calls and superseded failed attempts: money actually spent) is compared with ``budget_usd`` and
   ``budget_tokens`` (input + output). Past a limit no new run starts; runs in flight finish and are
-  recorded, so the final spend can exceed the budget by at most those runs. The report then has
+  recorded. A run is also held back while the runs in flight, at this call's average cost, would
+  cross the limit, so the overshoot stays near one run's cost rather than ``concurrency`` runs. The report then has
   ``status="budget_exceeded"`` and a message; ``report.raise_for_status()`` raises
   ``BudgetExceededError``. A USD budget needs a price for every model (else ``ConfigError``).
 
@@ -542,6 +543,21 @@ async def asweep(
             return f"budget reached: {st.tokens:,} tokens used of budget_tokens={budget_tokens:,}"
         return None
 
+    def would_overshoot() -> bool:
+        """Starting one more run now would likely cross a budget once the runs in flight finish.
+
+        Projected from this call's average run (cost and tokens); with nothing in flight a run still
+        starts while the budget is not reached, so a sweep never stalls below its limit.
+        """
+        if st.running == 0 or st.done == 0:
+            return False
+        n = st.running + 1
+        if budget_usd is not None and st.usd + n * (st.usd - spent_usd) / st.done > budget_usd:
+            return True
+        return budget_tokens is not None and st.tokens + n * (st.tokens - spent_tokens) / st.done > (
+            budget_tokens
+        )
+
     def adapter_for(ref: ModelRef) -> Adapter:
         a = adapters.get(str(ref))
         if a is None:
@@ -605,6 +621,9 @@ async def asweep(
             while q:
                 if st.budget or provider in st.down:
                     return
+                if would_overshoot():
+                    await asyncio.sleep(0.01)  # let the runs in flight land, then decide again
+                    continue
                 await lim.acquire()
                 try:
                     if not q or st.budget or provider in st.down:

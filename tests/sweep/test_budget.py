@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from itertools import accumulate
 from pathlib import Path
 
@@ -79,3 +80,22 @@ def test_usd_budget_needs_prices(tmp_path: Path) -> None:
             budget_usd=1.0,
             progress=None,
         )
+
+
+def test_usd_budget_overshoot_stays_near_one_run(tmp_path: Path) -> None:
+    """With 4 runs in flight, the guard holds back runs whose projected cost would cross the limit."""
+    budget = 0.02
+    report = sweep(
+        sim_tasks()[:12],
+        ["openai:sim-reasoner"],
+        results=tmp_path / "r.jsonl",
+        tools=sim_tools(),
+        budget_usd=budget,
+        concurrency=4,
+        progress=None,
+    )
+    assert report.status == "budget_exceeded"
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    costs = [r["total_cost_usd"] for r in rows]
+    assert len(rows) < 12  # the guard stopped the sweep
+    assert sum(costs) <= budget + 2 * max(costs), (sum(costs), costs)
