@@ -23,8 +23,8 @@ How a sweep behaves (the contract the tests hold it to):
   calls and superseded failed attempts: money actually spent) is compared with ``budget_usd`` and
   ``budget_tokens`` (input + output). Past a limit no new run starts; runs in flight finish and are
   recorded. A run is also held back while the runs in flight, at this call's average cost, would
-  cross the limit, so the overshoot stays near one run's cost rather than ``concurrency`` runs. The report then has
-  ``status="budget_exceeded"`` and a message; ``report.raise_for_status()`` raises
+  cross the limit, so the overshoot stays near one run's cost rather than ``concurrency`` runs. The
+  report then has ``status="budget_exceeded"`` and a message; ``report.raise_for_status()`` raises
   ``BudgetExceededError``. A USD budget needs a price for every model (else ``ConfigError``).
 
 Continuity as a knob: ``Setting(continuation_policy="drop")`` is OpenAI's ablation (reasoning items
