@@ -14,6 +14,7 @@ receives half a response.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -182,7 +183,16 @@ class OpenAIResponsesAdapter:
                             pending.clear()
             except _TRANSPORT_ERRORS as e:
                 raise translate(e, request_id=request_id) from e
-            if buf is not None:  # a last event without its blank line
+            if buf is not None:  # a last event without its blank line: complete, or cut mid-event
+                try:
+                    json.loads(buf)
+                except ValueError:
+                    raise StreamInterruptedError(
+                        "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
+                        "call was kept",
+                        provider=PROVIDER,
+                        request_id=request_id,
+                    ) from None
                 last = feed(buf)
                 if last is not None:
                     yield last
