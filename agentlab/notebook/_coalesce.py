@@ -1,15 +1,33 @@
-"""One daemon thread that flushes dirty views at a bounded rate.
+"""One daemon thread that sends view updates to the frontend within one process-wide message budget.
 
-Deltas can arrive thousands of times a second (a fast stream, or a simulated one). A frontend that
-receives a comm message per delta stalls, and a saved notebook balloons. Views therefore only mark
-themselves dirty; this flusher calls their ``_flush()`` at most once per ``interval`` each (leading
-edge: the first change after a quiet period is shown at once), so the message rate is bounded by
-``1 / interval`` per view however fast deltas come, and nothing is lost because a flush always
-renders the view's *current* state (delta + snapshot, not a queue of deltas).
+Deltas can arrive thousands of times a second (a fast stream, or a simulated one), and a comparison
+streams several columns at once. A frontend that receives a comm message per delta stalls, and a
+saved notebook balloons. So the budget is per *frontend* (this process), not per view:
 
-One thread for all views (not a timer per view): a comparison streams several panels at once, and
-threads are not free in a kernel. Flushing sets traits from this thread, which ipywidgets allows
-(``with output:`` from a thread would not be safe; see DESIGN.md "Known pitfalls").
+* every synced widget of a view is *gated* (:func:`gate`): setting its traits changes the kernel-side
+  state at once but queues the sync (ipywidgets' ``hold_sync`` machinery, held permanently), so
+  rendering never sends anything by itself;
+* views only mark themselves dirty (:func:`mark_dirty`); this flusher owns every send. A token bucket
+  (``MAX_RATE`` tokens per second, burst of one) allows at most ``MAX_RATE`` comm messages per
+  second in total, i.e. at most ``MAX_RATE + 1`` in any 1 s window, however many panels, run views
+  or compare columns are streaming. A message is one widget's ``update`` carrying all of its changed
+  traits (one ``send_state`` per widget, never one per trait);
+* views take turns (round robin over dirty views, and over the pending widgets within a view), so no
+  compare column starves; a view due for a turn renders its *current* state (delta + snapshot, not a
+  queue of deltas), so skipped frames lose no text;
+* the first change after a quiet period goes out at once (leading edge): alone, a streaming panel
+  is shown every ``1 / MAX_RATE`` s (p99 latency ~50 ms); with ``n`` busy views latency grows about
+  linearly with ``n`` (still bounded).
+
+:func:`render_now` (a stream's or run's end) renders synchronously, so the kernel-side state is final
+at once, and queues the sends ahead of the stream's. :func:`flush_now` also *sends* synchronously,
+outside the budget (the next budgeted message then waits one slot): for the cell-end collapse,
+which must clear synced reasoning text immediately, and for explicit user actions; :func:`flush_all`
+does that for every pending view (cell end: the saved widget state must be complete).
+
+One thread for all views (not a timer per view): threads are not free in a kernel. Sending from this
+thread is what ipywidgets allows (``with output:`` from a thread would not be safe; see DESIGN.md
+"Known pitfalls").
 """
 
 from __future__ import annotations
@@ -17,79 +35,218 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Protocol
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-__all__ = ["DEFAULT_INTERVAL", "Flushable", "flush_now", "mark_dirty"]
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "MAX_RATE",
+    "Flushable",
+    "flush_all",
+    "flush_now",
+    "gate",
+    "mark_dirty",
+    "render_now",
+    "wait_idle",
+]
 
-DEFAULT_INTERVAL = 0.05
-"""Seconds between two flushes of one view: at most 20 frontend updates per second per view."""
+MAX_RATE = 20.0
+"""Comm messages per second the frontend receives from all live views together."""
+
+DEFAULT_INTERVAL = 1.0 / MAX_RATE
+"""Minimum seconds between two renders of one view (a view alone gets the whole budget)."""
 
 
 class Flushable(Protocol):
-    """A view whose ``_flush`` renders its current state into its synced traits."""
+    """A view: ``_flush`` renders its current state into the traits of its gated ``_synced`` widgets."""
 
     _flush_interval: float
+    _lock: Any
+    _synced: list[Any]
 
     def _flush(self) -> None: ...
+
+
+def gate(widget: Any) -> Any:
+    """Hold ``widget``'s syncs: trait changes are queued until the flusher sends them. Returns it."""
+    widget._holding_sync = True
+    return widget
+
+
+def _send_pending(widgets: Sequence[Any], start: int, limit: int | None) -> tuple[int, bool, int]:
+    """Send up to ``limit`` widgets' queued traits (one message each), from index ``start`` round robin.
+
+    Returns (messages sent, whether some widget still has queued traits, next start index).
+    """
+    n = len(widgets)
+    sent = 0
+    nxt = start
+    for k in range(n):
+        i = (start + k) % n
+        w = widgets[i]
+        keys = set(w._states_to_send)
+        if not keys:
+            continue
+        if limit is not None and sent >= limit:
+            return sent, True, i
+        w._states_to_send.clear()
+        if getattr(w, "comm", None) is not None:
+            w.send_state(keys)
+            sent += 1
+        nxt = (i + 1) % n
+    return sent, False, nxt
 
 
 class _Flusher:
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._dirty: dict[int, Flushable] = {}
-        self._last: dict[int, float] = {}
+        self._queue: OrderedDict[int, Flushable] = OrderedDict()  # views with something to render/send
+        self._render: set[int] = set()  # views whose traits are stale (need ``_flush``)
+        self._last: dict[int, float] = {}  # last render, per view
+        self._cursor: dict[int, int] = {}  # round robin over a view's widgets
+        self._busy: set[int] = set()  # views being synced by the flusher thread right now
+        self._tokens = 1.0
+        self._refilled = time.monotonic()
         self._thread: threading.Thread | None = None
+        self.rate = MAX_RATE
 
-    def mark(self, view: Flushable) -> None:
+    # --------------------------------------------------------------- callers (any thread)
+
+    def mark(self, view: Flushable, *, render: bool = True, first: bool = False) -> None:
+        key = id(view)
         with self._cond:
-            self._dirty[id(view)] = view
+            if render:
+                self._render.add(key)
+            if key not in self._queue:
+                self._queue[key] = view
+            if first:
+                self._queue.move_to_end(key, last=False)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="agentlab-view-flusher", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            self._cond.notify_all()
 
-    def flush_now(self, view: Flushable) -> None:
-        """Flush synchronously (cell end, run end): the final state must not wait for a tick."""
+    def render_now(self, view: Flushable) -> None:
+        key = id(view)
+        with view._lock:
+            with self._cond:
+                self._render.discard(key)
+                self._last[key] = time.monotonic()
+            view._flush()
+        self.mark(view, render=False, first=True)
+
+    def flush_now(self, view: Flushable) -> int:
+        key = id(view)
+        with view._lock:  # the flusher thread syncs under this lock too: no older state lands after this
+            with self._cond:
+                self._render.discard(key)
+                self._queue.pop(key, None)
+                self._last[key] = time.monotonic()
+            view._flush()
+            sent, _, _ = _send_pending(view._synced, 0, None)
         with self._cond:
-            self._dirty.pop(id(view), None)
-            self._last[id(view)] = time.monotonic()
-        view._flush()
+            self._refill()
+            # Charged, but as no debt: a cell-end burst must not silence the next cell's first stream.
+            self._tokens = min(self._tokens, 0.0) if sent else self._tokens
+        return sent
+
+    def flush_all(self) -> int:
+        with self._cond:
+            views = list(self._queue.values())
+        return sum(self.flush_now(v) for v in views)
+
+    def wait_idle(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._queue or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(timeout=min(left, 0.05))
+            return True
+
+    # --------------------------------------------------------------- the flusher thread
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(1.0, self._tokens + (now - self._refilled) * self.rate)
+        self._refilled = now
+
+    def _pick(self, now: float) -> tuple[Flushable | None, bool, float | None]:
+        """The first queued view that may go now (round robin), whether it needs a render, else a wait."""
+        wait: float | None = None
+        for key, view in self._queue.items():
+            render = key in self._render
+            if render:
+                next_at = self._last.get(key, 0.0) + view._flush_interval
+                if now < next_at:
+                    wait = next_at - now if wait is None else min(wait, next_at - now)
+                    continue
+            del self._queue[key]
+            self._render.discard(key)
+            return view, render, None
+        return None, False, wait
 
     def _loop(self) -> None:
         while True:
-            due: list[Flushable] = []
             with self._cond:
-                while not self._dirty:
-                    if not self._cond.wait(timeout=30.0) and not self._dirty:
+                while not self._queue:
+                    if not self._cond.wait(timeout=30.0) and not self._queue:
                         # Idle for a while: let the thread end; ``mark`` starts a new one.
                         self._thread = None
                         return
+                self._refill()
+                if self._tokens < 1.0:
+                    self._cond.wait(timeout=(1.0 - self._tokens) / self.rate)
+                    continue
                 now = time.monotonic()
-                wait = None
-                for key, view in list(self._dirty.items()):
-                    next_at = self._last.get(key, 0.0) + view._flush_interval
-                    if now >= next_at:
-                        due.append(view)
-                        del self._dirty[key]
-                        self._last[key] = now
-                    else:
-                        wait = next_at - now if wait is None else min(wait, next_at - now)
-                if not due and wait is not None:
+                view, render, wait = self._pick(now)
+                if view is None:
                     self._cond.wait(timeout=wait)
                     continue
-            for view in due:
-                with contextlib.suppress(Exception):  # a broken view must not stop the others
-                    view._flush()
+                key = id(view)
+                if render:
+                    self._last[key] = now
+                self._busy.add(key)
+            sent, more = 0, False
+            try:
+                with contextlib.suppress(Exception), view._lock:  # a broken view must not stop the others
+                    if render:
+                        view._flush()
+                    sent, more, self._cursor[key] = _send_pending(view._synced, self._cursor.get(key, 0), 1)
+            finally:
+                with self._cond:
+                    self._busy.discard(key)
+                    self._tokens -= sent
+                    if more and key not in self._queue:
+                        self._queue[key] = view  # the rest of its widgets: after the other views' turns
+                    self._cond.notify_all()
 
 
 _flusher = _Flusher()
 
 
 def mark_dirty(view: Flushable) -> None:
-    """Ask for ``view._flush()`` soon (now if the view was quiet, else at its next slot)."""
+    """Ask for ``view`` to be rendered and sent at its next turn within the frontend's message budget."""
     _flusher.mark(view)
 
 
-def flush_now(view: Flushable) -> None:
-    """Render ``view`` now, on this thread, and cancel any pending flush of it."""
-    _flusher.flush_now(view)
+def render_now(view: Flushable) -> None:
+    """Render ``view`` now (its kernel-side state is current on return); send it first, within budget."""
+    _flusher.render_now(view)
+
+
+def flush_now(view: Flushable) -> int:
+    """Render and send ``view`` now, on this thread, outside the budget; returns the messages sent."""
+    return _flusher.flush_now(view)
+
+
+def flush_all() -> int:
+    """:func:`flush_now` every view with pending updates (cell end); returns the messages sent."""
+    return _flusher.flush_all()
+
+
+def wait_idle(timeout: float = 5.0) -> bool:
+    """Wait until every pending update has been sent (tests, benchmarks); False on timeout."""
+    return _flusher.wait_idle(timeout)

@@ -4,9 +4,10 @@ Raw reasoning is display-only (architecture law 2). So the panel keeps the full 
 memory* and syncs to the frontend only what is on screen:
 
 * while streaming, one ``HTML`` widget shows live counters and the tail of the text; updates are
-  coalesced (:mod:`agentlab.notebook._coalesce`): at most one frontend message per
-  ``flush_interval`` (default 50 ms, i.e. <= 20/s) however fast deltas arrive, and each message
-  carries the current snapshot, so no text is lost by skipping frames;
+  coalesced (:mod:`agentlab.notebook._coalesce`) within one budget for the whole frontend: at most
+  ~20 comm messages per second from all live panels and views together, however fast deltas arrive
+  and however many panels stream, and each message carries the current snapshot, so no text is lost
+  by skipping frames;
 * when the cell ends (the IPython extension calls :func:`collapse_panels`) the panel collapses to a
   summary line and its synced text is cleared, so a saved notebook, including nbclient's or
   JupyterLab's saved widget state, holds no reasoning text. A "Show reasoning" toggle reads the text
@@ -32,7 +33,7 @@ import ipywidgets as widgets
 
 from ..events import ReasoningDeltaEvent, TextDeltaEvent
 from ..usage import CallUsage
-from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
+from ._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
 from .display import UI_FONT
 
 __all__ = ["PanelOptions", "ReasoningPanel", "collapse_panels", "live_panels", "options"]
@@ -49,7 +50,8 @@ class PanelOptions:
     live_chars: int = 4000
     """How much of the tail of the text a streaming panel shows (the rest stays in kernel memory)."""
     flush_interval: float = DEFAULT_INTERVAL
-    """Seconds between two frontend updates of one panel."""
+    """Minimum seconds between two renders of one panel. The frontend's total message rate is bounded
+    separately, across all panels and views (``agentlab.notebook._coalesce.MAX_RATE``, 20/s)."""
 
 
 options = PanelOptions()
@@ -65,11 +67,16 @@ def live_panels() -> list[ReasoningPanel]:
 
 
 def collapse_panels() -> int:
-    """Collapse every panel that is not collapsed yet (cell end); returns how many were collapsed."""
+    """Collapse every panel that is not collapsed yet (cell end); returns how many were collapsed.
+
+    Also sends every view's pending update at once (outside the message budget): the state a
+    notebook saves at the end of the cell is complete.
+    """
     n = 0
     for p in live_panels():
         if p.collapse():
             n += 1
+    flush_all()
     return n
 
 
@@ -120,7 +127,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
         self.flushes = 0
-        """How many times the synced view was re-rendered (one frontend message each)."""
+        """How many times the synced text was re-rendered (at most one frontend message each)."""
 
         self._body = widgets.HTML(
             value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
@@ -132,6 +139,8 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             layout=widgets.Layout(display="none", width="auto", height="24px"),
         )
         self._toggle.observe(self._on_toggle, names="value")
+        # Syncs of these are sent by the flusher only, within the frontend's message budget.
+        self._synced = [gate(self._body), gate(self._toggle.layout)]
         super().__init__(
             children=[self._body, self._toggle], layout=widgets.Layout(width="100%", align_items="flex-start")
         )
@@ -173,13 +182,16 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         mark_dirty(self)
 
     def end(self, status: str = "") -> None:
-        """The stream is over (text stays visible until the cell ends); renders now."""
+        """The stream is over (text stays visible until the cell ends); renders now.
+
+        The kernel-side state is final on return; its frontend update goes out next, within budget.
+        """
         with self._lock:
             self._streaming = False
             if self._t0 is not None and self._t_end is None:
                 self._t_end = time.monotonic()
             self._status = status
-        flush_now(self)
+        render_now(self)
 
     def collapse(self) -> bool:
         """Collapse to a summary line and clear the synced text (unless ``keep_text``).

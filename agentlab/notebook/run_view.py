@@ -2,10 +2,11 @@
 
 Views consume agentlab events only (never SDK types), from any thread: ``view.on_event`` is a plain
 callable to pass as a run's ``on_event``. State is kept in Python and rendered by the coalescing
-flusher (:mod:`agentlab.notebook._coalesce`), so a fast stream costs a bounded number of frontend
-messages. Reasoning goes to one :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared
-at cell end); everything else shown here is portable (tool calls and results, answers, usage) and
-may be saved with the notebook.
+flusher (:mod:`agentlab.notebook._coalesce`), which sends the updates of all live views within one
+budget for the whole frontend (~20 comm messages per second), so a fast stream, or a comparison of
+many columns, costs a bounded number of frontend messages. Reasoning goes to one
+:class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
+shown here is portable (tool calls and results, answers, usage) and may be saved with the notebook.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..events import (
     ToolResultEvent,
 )
 from ..usage import CallUsage
-from ._coalesce import DEFAULT_INTERVAL, flush_now, mark_dirty
+from ._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
 from .display import PALETTE, UI_FONT, fmt_seconds, usage_line
 from .panel import ReasoningPanel
 
@@ -117,10 +118,16 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._header = widgets.HTML(value=self._render_header())
         self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
         self._footer = widgets.HTML(value="")
+        # A compact view is a compare column: its layout is set at creation (setting it afterwards
+        # would cost a frontend message per trait per column).
+        column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
         super().__init__(
             children=[self._header, self._steps_box, self._footer],
-            layout=widgets.Layout(width="100%", border=f"1px solid {PALETTE['grey']}55", padding="4px"),
+            layout=widgets.Layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
         )
+        # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
+        # frontend's message budget; a step's reasoning panel is a view of its own.
+        self._synced: list[widgets.Widget] = [gate(self._header), gate(self._steps_box), gate(self._footer)]
 
     # ------------------------------------------------------------------ events (any thread)
 
@@ -200,10 +207,13 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         """Show a status before the run's first event (e.g. that the provider SDK is being imported)."""
         with self._lock:
             self._status = status
-        flush_now(self)
+        render_now(self)
 
     def finish(self, status: str | None = None) -> None:
-        """Render the final state now (called on run completion, failure or cancellation)."""
+        """Render the final state now (called on run completion, failure or cancellation).
+
+        The kernel-side state is final on return; the frontend updates go out next, within budget.
+        """
         with self._lock:
             if status is not None:
                 self._status = status
@@ -213,7 +223,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         for st in steps:
             if not st.done:
                 st.panel.end(self._status)
-        flush_now(self)
+        render_now(self)
 
     # ------------------------------------------------------------------ steps
 
@@ -224,22 +234,25 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if st is not None:
                 return st
             panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
-            title = widgets.HTML(value=f"<b>Step {n}</b> · running")
-            tools_html = widgets.HTML(value="")
+            title = gate(widgets.HTML(value=f"<b>Step {n}</b> · running"))
+            tools_html = gate(widgets.HTML(value=""))
             box = widgets.VBox(
                 children=[title, panel, tools_html],
                 layout=widgets.Layout(width="100%", margin="2px 0 2px 0"),
             )
             st = _Step(n, panel, title, tools_html, box)
             self._steps[n] = st
-            children = [s.box for _, s in sorted(self._steps.items())]
-        self._steps_box.children = children
+            self._synced[-1:-1] = [title, tools_html]  # before the footer
+            self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
+        mark_dirty(self)  # the new step's box must reach the frontend even while only reasoning streams
         return st
 
     # ------------------------------------------------------------------ rendering
 
     def _render_header(self) -> str:
-        elapsed = (self._t_end or time.monotonic()) - self._t0
+        # Elapsed time only once the run is over: a ticking clock would re-send the header at every
+        # turn and eat the frontend's message budget (the streaming panel shows its own clock).
+        elapsed = f" · {self._t_end - self._t0:.1f} s" if self._t_end is not None else ""
         colour = {
             "completed": PALETTE["green"],
             "failed": PALETTE["vermillion"],
@@ -250,7 +263,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         return (
             f'<div style="font-size:13px"><b>{html.escape(self.title or "run")}</b>{run} · '
             f'<span style="color:{colour}">{html.escape(self._status)}</span> · {len(self._steps)} '
-            f"step{'s' if len(self._steps) != 1 else ''} · {elapsed:.1f} s</div>"
+            f"step{'s' if len(self._steps) != 1 else ''}{elapsed}</div>"
         )
 
     def _render_step_title(self, st: _Step) -> str:
@@ -354,10 +367,6 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         self, titles: Sequence[str], *, task: str | None = None, keep_text: bool | None = None
     ) -> None:
         self.columns = [RunView(t, keep_text=keep_text, compact=True) for t in titles]
-        for c in self.columns:
-            c.layout.flex = "1 1 0"
-            c.layout.min_width = "260px"
-            c.layout.width = "auto"
         head = widgets.HTML(
             value=f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {len(titles)} models'
             + (f" · task: {html.escape(_clip(task, 200))}" if task else "")
