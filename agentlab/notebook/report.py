@@ -10,11 +10,14 @@ Offline by construction:
 * The kernel's environment drops ``*_API_KEY`` and ``AGENTLAB_*_MODEL``, so the notebooks pick the
   simulated providers (:func:`agentlab.notebook.choose_models`).
 * nbconvert's HTML loads the widget manager and require.js from CDNs by default, which are not
-  reachable here. The report serves local copies from ``<out>/_static/``, fetched once with
-  ``npm pack`` (the npm registry is reachable) into a cache directory (``AGENTLAB_CACHE_DIR``, default
-  ``~/.cache/agentlab``). Without npm the widgets are not rendered in the HTML (the static
-  ``_repr_html_`` results and charts still are), and the report says so. Other CDN scripts
-  (MathJax, mermaid) are removed: the notebooks use neither.
+  reachable here. The report serves local copies from ``<out>/_static/``, taken from a cache
+  directory (``AGENTLAB_CACHE_DIR``, default ``~/.cache/agentlab``). Filling the cache is an explicit
+  install step, ``python -m agentlab.notebook.report --fetch-assets`` (``npm pack``; the npm registry
+  is reachable), which ``.ci/run`` runs before the tests. ``build_report`` only reads the cache
+  unless ``fetch_assets=True``; the CLI (``make demo``) passes it, so users get the widgets fetched
+  on demand, while tests never touch the network. Without the assets the widgets are not rendered
+  in the HTML (the static ``_repr_html_`` results and charts still are), and the report says so.
+  Other CDN scripts (MathJax, mermaid) are removed: the notebooks use neither.
 
 Reasoning text is not in the report unless ``keep_reasoning=True`` (``--keep-reasoning``): panels
 clear their synced text at cell end, and what nbclient stores is what the panels last synced.
@@ -36,7 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NOTEBOOKS", "Report", "build_report", "fetch_widget_assets", "main"]
+__all__ = [
+    "NOTEBOOKS",
+    "Report",
+    "build_report",
+    "fetch_widget_assets",
+    "install_widget_assets",
+    "main",
+    "widget_assets_cache",
+    "widget_assets_cached",
+]
 
 NOTEBOOKS = ("01_quickstart", "02_compare_providers", "03_reasoning_costs")
 """The notebooks of issue 6; the report runs every ``*.ipynb`` of the directory (these and any others)."""
@@ -62,24 +74,41 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("AGENTLAB_CACHE_DIR") or Path.home() / ".cache" / "agentlab")
 
 
-def fetch_widget_assets(static_dir: Path) -> tuple[str, str] | None:
-    """Copy require.js and the html-manager bundle into ``static_dir``; return their relative URLs.
+def widget_assets_cache() -> Path:
+    """Where :func:`install_widget_assets` puts the widget JS (``$AGENTLAB_CACHE_DIR/npm``)."""
+    return _cache_dir() / "npm"
 
-    Fetched once per cache directory with ``npm pack``; None when npm is missing or fails (the
-    report then renders without live widget views).
-    """
-    cache = _cache_dir() / "npm"
-    wanted = {
+
+def _asset_files() -> dict[str, Path]:
+    cache = widget_assets_cache()
+    return {
         "html-manager": cache / "html-manager" / "package" / "dist" / "embed-amd.js",
         "requirejs": cache / "requirejs" / "package" / "require.js",
     }
+
+
+def widget_assets_cached() -> bool:
+    """True when the widget manager and require.js are in the cache (nothing to download)."""
+    return all(f.exists() for f in _asset_files().values())
+
+
+def install_widget_assets() -> Path:
+    """Fetch the widget manager and require.js with ``npm pack`` into the cache; return the cache.
+
+    The explicit install step (``python -m agentlab.notebook.report --fetch-assets``, run by
+    ``.ci/run``). Packages already cached are not fetched again. Raises RuntimeError, saying why,
+    when npm is missing or fails.
+    """
+    cache = widget_assets_cache()
     for name, spec in _NPM_PACKAGES.items():
-        if wanted[name].exists():
+        wanted = _asset_files()[name]
+        if wanted.exists():
             continue
         npm = shutil.which("npm")
         if npm is None:
-            return None
-        with tempfile.TemporaryDirectory() as tmp:
+            raise RuntimeError(f"npm not found: cannot fetch {spec} into {cache}")
+        cache.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
             try:
                 out = subprocess.run(
                     [npm, "pack", spec, "--silent", "--pack-destination", tmp],
@@ -88,20 +117,42 @@ def fetch_widget_assets(static_dir: Path) -> tuple[str, str] | None:
                     timeout=180,
                     check=True,
                 )
-            except (subprocess.SubprocessError, OSError):
-                return None
+            except subprocess.CalledProcessError as exc:
+                raise RuntimeError(f"npm pack {spec} failed: {exc.stderr.strip()[-500:]}") from exc
+            except (subprocess.SubprocessError, OSError) as exc:
+                raise RuntimeError(f"npm pack {spec} failed: {exc}") from exc
             tgz = Path(tmp) / out.stdout.strip().splitlines()[-1]
+            unpacked = Path(tmp) / "unpacked"
+            with tarfile.open(tgz) as tar:
+                tar.extractall(unpacked, filter="data")
             dest = cache / name
             shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir(parents=True)
-            with tarfile.open(tgz) as tar:
-                tar.extractall(dest, filter="data")
-        if not wanted[name].exists():
+            unpacked.rename(dest)  # whole or not at all: an interrupted fetch leaves no half package
+        if not wanted.exists():
+            raise RuntimeError(f"{spec} has no {wanted.relative_to(cache / name)}")
+    return cache
+
+
+def fetch_widget_assets(static_dir: Path, *, fetch: bool = False) -> tuple[str, str] | None:
+    """Copy require.js and the html-manager bundle into ``static_dir``; return their relative URLs.
+
+    Reads the cache only, unless ``fetch`` (then :func:`install_widget_assets` fills it first). None
+    when the assets are not cached (or could not be fetched): the report then renders without live
+    widget views.
+    """
+    if not widget_assets_cached():
+        if not fetch:
             return None
+        try:
+            install_widget_assets()
+        except RuntimeError as exc:
+            print(f"warning: {exc}; widget views will not render in the report", file=sys.stderr)
+            return None
+    files = _asset_files()
     target = static_dir / "html-manager"
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(wanted["html-manager"].parent, target, ignore=shutil.ignore_patterns("*.map"))
-    shutil.copy2(wanted["requirejs"], static_dir / "require.js")
+    shutil.copytree(files["html-manager"].parent, target, ignore=shutil.ignore_patterns("*.map"))
+    shutil.copy2(files["requirejs"], static_dir / "require.js")
     return "_static/require.js", "_static/html-manager/embed-amd.js"
 
 
@@ -175,14 +226,19 @@ def build_report(
     names: tuple[str, ...] | list[str] | None = None,
     keep_reasoning: bool = False,
     timeout: int = 180,
+    fetch_assets: bool = False,
 ) -> Report:
-    """Execute ``names`` (default: every notebook in the directory) on the simulated providers."""
+    """Execute ``names`` (default: every notebook in the directory) on the simulated providers.
+
+    The widget JS comes from the cache; ``fetch_assets=True`` (the CLI) fetches it with npm when it
+    is missing. The default never touches the network (what tests use).
+    """
     out = Path(out_dir).resolve()
     src_dir = Path(notebooks_dir) if notebooks_dir is not None else _repo_root() / "notebooks"
     out.mkdir(parents=True, exist_ok=True)
     static = out / "_static"
     static.mkdir(exist_ok=True)
-    assets = fetch_widget_assets(static)
+    assets = fetch_widget_assets(static, fetch=fetch_assets)
     env = _kernel_env(keep_reasoning)
     report = Report(index=out / "index.html", widgets_rendered=assets is not None)
     sections = []
@@ -214,7 +270,12 @@ def build_report(
     widgets_note = (
         "Widget views are rendered with a local copy of @jupyter-widgets/html-manager."
         if assets is not None
-        else "npm was not available: widget views are not rendered in these pages (results and charts are)."
+        else (
+            "The widget manager could not be fetched with npm"
+            if fetch_assets
+            else "The widget manager is not cached (python -m agentlab.notebook.report --fetch-assets)"
+        )
+        + ": widget views are not rendered in these pages (results and charts are)."
     )
     keep_note = (
         "Reasoning text was kept (keep option on)."
@@ -244,11 +305,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--only", nargs="*", default=None, help="notebook names to run (default: all)")
     p.add_argument("--keep-reasoning", action="store_true", help="keep reasoning text in the saved panels")
+    p.add_argument(
+        "--fetch-assets",
+        action="store_true",
+        help="only fetch the widget manager and require.js with npm into the cache "
+        "($AGENTLAB_CACHE_DIR/npm, default ~/.cache/agentlab/npm), print the cache and exit",
+    )
     args = p.parse_args(argv)
+    if args.fetch_assets:
+        try:
+            print(install_widget_assets())
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        return 0
     names = tuple(args.only) if args.only else None
     t0 = time.perf_counter()
     report = build_report(
-        args.out, notebooks_dir=args.notebooks, names=names, keep_reasoning=args.keep_reasoning
+        args.out,
+        notebooks_dir=args.notebooks,
+        names=names,
+        keep_reasoning=args.keep_reasoning,
+        fetch_assets=True,
     )
     for name, secs in report.seconds.items():
         print(f"  executed {name}.ipynb in {secs:.1f} s", file=sys.stderr)
