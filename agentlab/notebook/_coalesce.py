@@ -12,9 +12,12 @@ saved notebook balloons. So the budget is per *frontend* (this process), not per
   second in total, i.e. at most ``MAX_RATE + 1`` in any 1 s window, however many panels, run views
   or compare columns are streaming. A message is one widget's ``update`` carrying all of its changed
   traits (one ``send_state`` per widget, never one per trait);
-* views take turns (round robin over dirty views, and over the pending widgets within a view), so no
-  compare column starves; a view due for a turn renders its *current* state (delta + snapshot, not a
-  queue of deltas), so skipped frames lose no text;
+* views take turns (earliest deadline first: a view's deadline is when it became dirty plus its
+  ``_sync_slack``, so equal views go round robin; and round robin over the pending widgets within a
+  view), so no compare column starves. Streaming panels have no slack; a run view's status widgets
+  have some (its step structure, which makes a new panel visible, has none), so a burst of status
+  updates at a step's start does not hold up the text; a view due for a turn renders its *current*
+  state (delta + snapshot, not a queue of deltas), so skipped frames lose no text;
 * the first change after a quiet period goes out at once (leading edge): alone, a streaming panel
   is shown every ``1 / MAX_RATE`` s (p99 latency ~50 ms); with ``n`` busy views latency grows about
   linearly with ``n`` (still bounded).
@@ -103,6 +106,7 @@ class _Flusher:
         self._cond = threading.Condition()
         self._queue: OrderedDict[int, Flushable] = OrderedDict()  # views with something to render/send
         self._render: set[int] = set()  # views whose traits are stale (need ``_flush``)
+        self._deadline: dict[int, float] = {}  # queued views: when each should go (earliest first)
         self._last: dict[int, float] = {}  # last render, per view
         self._cursor: dict[int, int] = {}  # round robin over a view's widgets
         self._busy: set[int] = set()  # views being synced by the flusher thread right now
@@ -113,15 +117,22 @@ class _Flusher:
 
     # --------------------------------------------------------------- callers (any thread)
 
-    def mark(self, view: Flushable, *, render: bool = True, first: bool = False) -> None:
+    def mark(
+        self, view: Flushable, *, render: bool = True, first: bool = False, slack: float | None = None
+    ) -> None:
         key = id(view)
         with self._cond:
             if render:
                 self._render.add(key)
+            now = time.monotonic()
+            due = (
+                now - 1.0 if first else now + (getattr(view, "_sync_slack", 0.0) if slack is None else slack)
+            )
             if key not in self._queue:
                 self._queue[key] = view
-            if first:
-                self._queue.move_to_end(key, last=False)
+                self._deadline[key] = due
+            else:
+                self._deadline[key] = min(self._deadline.get(key, due), due)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="agentlab-view-flusher", daemon=True)
                 self._thread.start()
@@ -142,6 +153,7 @@ class _Flusher:
             with self._cond:
                 self._render.discard(key)
                 self._queue.pop(key, None)
+                self._deadline.pop(key, None)
                 self._last[key] = time.monotonic()
             view._flush()
             sent, _, _ = _send_pending(view._synced, 0, None)
@@ -174,19 +186,25 @@ class _Flusher:
         self._refilled = now
 
     def _pick(self, now: float) -> tuple[Flushable | None, bool, float | None]:
-        """The first queued view that may go now (round robin), whether it needs a render, else a wait."""
+        """The queued view that may go now with the earliest deadline, whether it needs a render; else
+        how long to wait for one."""
         wait: float | None = None
+        best: int | None = None
         for key, view in self._queue.items():
-            render = key in self._render
-            if render:
+            if key in self._render:
                 next_at = self._last.get(key, 0.0) + view._flush_interval
                 if now < next_at:
                     wait = next_at - now if wait is None else min(wait, next_at - now)
                     continue
-            del self._queue[key]
-            self._render.discard(key)
-            return view, render, None
-        return None, False, wait
+            if best is None or self._deadline.get(key, 0.0) < self._deadline.get(best, 0.0):
+                best = key
+        if best is None:
+            return None, False, wait
+        view = self._queue.pop(best)
+        self._deadline.pop(best, None)
+        render = best in self._render
+        self._render.discard(best)
+        return view, render, None
 
     def _loop(self) -> None:
         while True:
@@ -220,16 +238,21 @@ class _Flusher:
                     self._busy.discard(key)
                     self._tokens -= sent
                     if more and key not in self._queue:
-                        self._queue[key] = view  # the rest of its widgets: after the other views' turns
+                        # the rest of its widgets: after the other views' turns
+                        self._queue[key] = view
+                        self._deadline[key] = time.monotonic() + getattr(view, "_sync_slack", 0.0)
                     self._cond.notify_all()
 
 
 _flusher = _Flusher()
 
 
-def mark_dirty(view: Flushable) -> None:
-    """Ask for ``view`` to be rendered and sent at its next turn within the frontend's message budget."""
-    _flusher.mark(view)
+def mark_dirty(view: Flushable, *, slack: float | None = None) -> None:
+    """Ask for ``view`` to be rendered and sent at its next turn within the frontend's message budget.
+
+    ``slack``: how long this update may wait behind others (default: the view's ``_sync_slack``, 0).
+    """
+    _flusher.mark(view, slack=slack)
 
 
 def render_now(view: Flushable) -> None:

@@ -42,6 +42,8 @@ from .panel import ReasoningPanel
 __all__ = ["CompareView", "RunView"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
+_STATUS_SLACK = 0.5
+"""Seconds a run view's status update may wait behind streaming reasoning panels for a message slot."""
 
 
 def _clip(s: str, n: int = _MAX_CELL) -> str:
@@ -82,6 +84,14 @@ class _Step:
     done: bool = False
 
 
+def _step_title(n: int) -> str:
+    return f'<div style="font-size:12px"><b>Step {n}</b> · streaming…</div>'
+
+
+def _wrap(v: str) -> str:
+    return f'<div style="{UI_FONT}">{v}</div>' if v else ""
+
+
 class RunView(widgets.VBox):  # type: ignore[misc]
     """A run as it happens: header, one section per step (reasoning, text, tool calls), answer, usage.
 
@@ -99,6 +109,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     ) -> None:
         self._lock = threading.RLock()
         self._flush_interval = flush_interval
+        self._sync_slack = _STATUS_SLACK
         self._keep_text = keep_text
         self._compact = compact
         self.title = title
@@ -127,7 +138,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
         # frontend's message budget; a step's reasoning panel is a view of its own.
-        self._synced: list[widgets.Widget] = [gate(self._header), gate(self._steps_box), gate(self._footer)]
+        # The step structure comes first in each turn (it is what makes a new step's panel visible).
+        self._synced: list[widgets.Widget] = [gate(self._steps_box), gate(self._header), gate(self._footer)]
 
     # ------------------------------------------------------------------ events (any thread)
 
@@ -234,7 +246,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if st is not None:
                 return st
             panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
-            title = gate(widgets.HTML(value=f"<b>Step {n}</b> · running"))
+            title = gate(widgets.HTML(value=_wrap(_step_title(n))))
             tools_html = gate(widgets.HTML(value=""))
             box = widgets.VBox(
                 children=[title, panel, tools_html],
@@ -244,7 +256,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             self._steps[n] = st
             self._synced[-1:-1] = [title, tools_html]  # before the footer
             self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
-        mark_dirty(self)  # the new step's box must reach the frontend even while only reasoning streams
+        mark_dirty(self, slack=0.0)  # the new step's box must reach the frontend while reasoning streams
         return st
 
     # ------------------------------------------------------------------ rendering
@@ -267,14 +279,11 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         )
 
     def _render_step_title(self, st: _Step) -> str:
-        bits = [f"<b>Step {st.number}</b>"]
-        if st.done:
-            bits.append(html.escape(st.stop_reason or ""))
-            bits.append(fmt_seconds(st.latency_s))
-            if st.usage is not None:
-                bits.append(html.escape(usage_line(st.usage, st.cost_usd)))
-        else:
-            bits.append("streaming…")
+        if not st.done:
+            return _step_title(st.number)
+        bits = [f"<b>Step {st.number}</b>", html.escape(st.stop_reason or ""), fmt_seconds(st.latency_s)]
+        if st.usage is not None:
+            bits.append(html.escape(usage_line(st.usage, st.cost_usd)))
         return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}</div>'
 
     def _render_tools(self, st: _Step) -> str:
@@ -338,7 +347,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             for w, v in [(self._header, header), (self._footer, footer)] + [
                 pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
             ]:
-                v = f'<div style="{UI_FONT}">{v}</div>' if v else ""
+                v = _wrap(v)
                 if w.value != v:
                     w.value = v
                     changed = True

@@ -131,7 +131,7 @@ print("HELD", len(paused.checkpoint.provider_continuation or ()), len(live_conti
 
 
 def _step2_streaming(msg: dict[str, Any]) -> bool:
-    if msg["msg_type"] != "comm_msg":
+    if msg["msg_type"] not in ("comm_msg", "comm_open"):  # a step's title is created "streaming…"
         return False
     state = msg["content"].get("data", {}).get("state", {})
     return "Step 2" in str(state.get("value", "")) and "streaming" in str(state.get("value", ""))
