@@ -178,3 +178,31 @@ def test_end_renders_at_once_and_collapse_sends_at_once(sent: list[tuple[float, 
     assert "SECRET-REASONING" not in _last_value(sent, panel._body.comm.comm_id)
     assert wait_idle()
     assert "SECRET-REASONING" not in _last_value(sent, panel._body.comm.comm_id)
+
+
+def test_compare_of_six_simulated_models_stays_in_budget(sent: list[tuple[float, str, Any]]) -> None:
+    """The review's case: ``compare()`` over 6 simulated models streaming slowly, live view on."""
+    from agentlab.notebook.panel import collapse_panels
+
+    @agentlab.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"{city}: 15 C"
+
+    models = ["openai:sim-reasoner", "anthropic:sim-thinker"] * 3
+    adapters = [agentlab.create_adapter(m, extra_headers={"x-sim-fault": "slow:5"}) for m in models]
+    cmp = agentlab.compare(
+        "What is the total of the temperatures in Paris, Rome and Oslo?",
+        models,
+        tools=[get_weather],
+        adapters=adapters,
+        live=True,
+    )
+    assert wait_idle(10.0)
+    streamed = list(sent)
+    print(f"compare of 6: {len(streamed)} msgs, busiest 1 s {busiest_1s(streamed)}")
+    assert busiest_1s(streamed) <= LIMIT  # was 203 with a per-widget bound
+    assert all(a for a in cmp.answers.values())
+    collapse_panels()  # cell end: everything pending goes out at once, reasoning text cleared
+    saved = json.dumps([d for _, _, d in sent])
+    assert all(str(a)[:20] in saved for a in cmp.answers.values())
