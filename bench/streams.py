@@ -97,6 +97,45 @@ def _oai_usage(n_out: int, n_reasoning: int) -> dict[str, Any]:
     }
 
 
+def _oai_message(w: _Writer, item_id: str, output_index: int, n_text: int) -> dict[str, Any]:
+    """Emit one streamed assistant ``message`` item of ``n_text`` deltas; return the completed item."""
+    text = "".join(_words(n_text))
+    msg_done = {
+        "id": item_id,
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
+    }
+    w.emit(
+        {
+            "type": "response.output_item.added",
+            "output_index": output_index,
+            "item": {**msg_done, "status": "in_progress", "content": []},
+        }
+    )
+    cp = {"item_id": item_id, "output_index": output_index, "content_index": 0}
+    w.emit(
+        {
+            "type": "response.content_part.added",
+            **cp,
+            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
+        }
+    )
+    for d in _words(n_text):
+        w.emit({"type": "response.output_text.delta", **cp, "delta": d, "logprobs": [], "obfuscation": "Zx9"})
+    w.emit({"type": "response.output_text.done", **cp, "text": text, "logprobs": []})
+    w.emit(
+        {
+            "type": "response.content_part.done",
+            **cp,
+            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": text},
+        }
+    )
+    w.emit({"type": "response.output_item.done", "output_index": output_index, "item": msg_done})
+    return msg_done
+
+
 def openai_stream(
     n_reasoning: int = 5000, n_text: int = 2000, *, reasoning_deltas: list[str] | None = None
 ) -> Stream:
@@ -146,40 +185,7 @@ def openai_stream(
         }
     )
     w.emit({"type": "response.output_item.done", "output_index": 0, "item": rs_done})
-    text = "".join(_words(n_text))
-    msg_done = {
-        "id": MSG,
-        "type": "message",
-        "status": "completed",
-        "role": "assistant",
-        "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
-    }
-    w.emit(
-        {
-            "type": "response.output_item.added",
-            "output_index": 1,
-            "item": {**msg_done, "status": "in_progress", "content": []},
-        }
-    )
-    cp = {"item_id": MSG, "output_index": 1, "content_index": 0}
-    w.emit(
-        {
-            "type": "response.content_part.added",
-            **cp,
-            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
-        }
-    )
-    for d in _words(n_text):
-        w.emit({"type": "response.output_text.delta", **cp, "delta": d, "logprobs": [], "obfuscation": "Zx9"})
-    w.emit({"type": "response.output_text.done", **cp, "text": text, "logprobs": []})
-    w.emit(
-        {
-            "type": "response.content_part.done",
-            **cp,
-            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": text},
-        }
-    )
-    w.emit({"type": "response.output_item.done", "output_index": 1, "item": msg_done})
+    msg_done = _oai_message(w, MSG, 1, n_text)
     fc_done = {
         "id": FC,
         "type": "function_call",
@@ -224,40 +230,7 @@ def openai_final(n_text: int = 5) -> Stream:
     w = _Writer(openai=True)
     base = {**_oai_base(), "id": RID + "2"}
     w.emit({"type": "response.created", "response": base})
-    text = "".join(_words(n_text))
-    msg_done = {
-        "id": MSG + "2",
-        "type": "message",
-        "status": "completed",
-        "role": "assistant",
-        "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
-    }
-    w.emit(
-        {
-            "type": "response.output_item.added",
-            "output_index": 0,
-            "item": {**msg_done, "status": "in_progress", "content": []},
-        }
-    )
-    cp = {"item_id": MSG + "2", "output_index": 0, "content_index": 0}
-    w.emit(
-        {
-            "type": "response.content_part.added",
-            **cp,
-            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
-        }
-    )
-    for d in _words(n_text):
-        w.emit({"type": "response.output_text.delta", **cp, "delta": d, "logprobs": [], "obfuscation": "Zx9"})
-    w.emit({"type": "response.output_text.done", **cp, "text": text, "logprobs": []})
-    w.emit(
-        {
-            "type": "response.content_part.done",
-            **cp,
-            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": text},
-        }
-    )
-    w.emit({"type": "response.output_item.done", "output_index": 0, "item": msg_done})
+    msg_done = _oai_message(w, MSG + "2", 0, n_text)
     w.emit(
         {
             "type": "response.completed",
