@@ -7,8 +7,9 @@ name to the module that holds it; ``__all__`` is that list, sorted, and a test k
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -121,17 +122,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentlab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports("agentlab", _EXPORTS, globals())
 
 
 def load_ipython_extension(ipython: Any) -> None:
