@@ -4,15 +4,18 @@ Long-term memory outlives runs, sessions and notebooks, so it is the last place 
 reasoning text may reach. ``MemoryStore.add`` therefore accepts the portable item types by exact
 type (system, user, assistant text, tool call, tool result, summary) and raises ``PrivacyError`` for
 everything else: ``ProviderReasoningItem``, reasoning/text deltas, completed responses, raw dicts.
-With a path, items are appended as JSONL (one complete line per write).
+With a path, items are appended as JSONL through :class:`~agentlab.jsonl.AppendOnlyJsonl`: an item
+is remembered only once its line is on disk whole; a failed write (disk full) raises
+``StorageError`` and leaves both the file and the store as they were, so the store always reloads.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from pydantic import TypeAdapter
 
 from .errors import PrivacyError
 from .items import (
@@ -23,8 +26,8 @@ from .items import (
     ToolCallItem,
     ToolResultItem,
     UserItem,
-    history_adapter,
 )
+from .jsonl import AppendOnlyJsonl, read_records
 
 __all__ = ["MemoryStore"]
 
@@ -38,27 +41,22 @@ class MemoryStore:
         self.path = Path(path) if path is not None else None
         self._items: list[PortableItem] = []
         self._lock = threading.Lock()
-        if self.path is not None and self.path.exists():
-            for line in self.path.read_bytes().splitlines():
-                if line.strip():
-                    self._items.extend(history_adapter.validate_json(b"[" + line + b"]"))
+        self._file: AppendOnlyJsonl | None = None
+        if self.path is not None:
+            self._file = AppendOnlyJsonl(self.path, mode=0o600)  # cuts a torn last line first
+            self._items.extend(read_records(self.path, _parse_item, "a memory item"))
 
     def add(self, item: PortableItem) -> None:
-        """Remember one portable item; ``PrivacyError`` for anything else (nothing is stored then)."""
+        """Remember one portable item; ``PrivacyError`` for anything else, ``StorageError`` if the
+        file cannot take it (nothing is stored then)."""
         if type(item) not in _PORTABLE:
             raise PrivacyError(
                 f"long-term memory accepts portable items only, not {type(item).__name__}; "
                 "reasoning (text or opaque items) is never remembered"
             )
-        line = (item.model_dump_json() + "\n").encode("utf-8")
         with self._lock:
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(fd, line)
-                finally:
-                    os.close(fd)
+            if self._file is not None:
+                self._file.append(item)
             self._items.append(item)
 
     def extend(self, items: Iterable[PortableItem]) -> None:
@@ -88,3 +86,10 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"<MemoryStore {len(self._items)} items ({self.path or 'memory'})>"
+
+
+_item_adapter: TypeAdapter[PortableItem] = TypeAdapter(PortableItem)
+
+
+def _parse_item(line: bytes) -> PortableItem:
+    return _item_adapter.validate_json(line)

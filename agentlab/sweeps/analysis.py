@@ -69,7 +69,9 @@ def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
     :data:`agentlab.sweeps.store.ROW_FIELDS`; ``started_at`` is a UTC timestamp.
 
     ``superseded=True`` keeps every row (earlier failed attempts too), e.g. to account for all money
-    spent. A torn final line is skipped with a ``TornLineWarning``.
+    spent. A torn final line is skipped with a ``TornLineWarning``; a row that is not a valid results
+    row (:func:`~agentlab.sweeps.store.check_row`) raises ``ConfigError`` naming the file and line:
+    a frame built around a corrupt row would be silently wrong.
     """
     import pandas as pd
 
@@ -92,7 +94,7 @@ def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
         else:
             cols[name] = pd.array(data, dtype=dtype)
     df = pd.DataFrame(cols)
-    df["started_at"] = pd.to_datetime(df["started_at"], utc=True)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     return df
 
 

@@ -19,6 +19,10 @@ How a sweep behaves (the contract the tests hold it to):
 * **Outage isolation**: after ``max_consecutive_failures`` failed runs in a row on one provider, that
   provider starts no more runs in this call (they stay unrecorded, so a later resume runs them); the
   other providers are not affected.
+* **A results file that cannot be written stops the sweep**: when a row cannot be appended (disk
+  full, I/O error) no new run starts (no spending on results it cannot keep), the runs in flight
+  are cancelled, and the call raises ``StorageError`` naming the file, the errno and the counts. The
+  file holds whole rows only, so calling again once space is back resumes where it stopped.
 * **Budget guard**: before starting each run, the file's spend so far (every row, including earlier
   calls and superseded failed attempts: money actually spent) is compared with ``budget_usd`` and
   ``budget_tokens`` (input + output). Past a limit no new run starts; runs in flight finish and are
@@ -54,6 +58,7 @@ from ..errors import (
     InvalidSettingsError,
     OverloadedError,
     RateLimitError,
+    StorageError,
 )
 from ..events import AdapterEvent, DiagnosticEvent, ToolCallEvent
 from ..logs import get_logger, redact_secrets
@@ -392,6 +397,24 @@ class _State:
     budget: str | None = None
     down: dict[str, str] = field(default_factory=dict)
     consecutive: dict[str, int] = field(default_factory=dict)
+    storage: StorageError | None = None
+    """Set when a row could not be written: the sweep stops (see :func:`_stopped_on_storage`)."""
+
+    def stops(self, provider: str) -> bool:
+        """No new run of ``provider`` may start: budget reached, provider down, or file unwritable."""
+        return bool(self.budget) or provider in self.down or self.storage is not None
+
+
+def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started: int) -> StorageError:
+    """The error a sweep raises when its results file could not take a row, with what happened."""
+    return StorageError(
+        f"{e}\nsweep stopped: {st.done} run(s) recorded in this call; the row of 1 finished run could "
+        f"not be written, {cancelled} run(s) in flight were cancelled and {not_started} not started. "
+        "Call sweep again with the same results file to resume once it can be written: finished rows "
+        "are kept, the rest is run then.",
+        path=e.path,
+        errno=e.errno,
+    )
 
 
 async def asweep(
@@ -592,7 +615,11 @@ async def asweep(
         return _row(p, result, err, time.perf_counter() - t0, at, fingerprints[s.name])
 
     def record(p: _Plan, row: dict[str, Any]) -> None:
-        writer.append(row)
+        try:
+            writer.append(row)
+        except StorageError as e:  # the file is as it was; stop spending on rows it cannot keep
+            st.storage = st.storage or e
+            return
         c, t = _spend(row)
         st.usd += c
         st.tokens += t
@@ -619,14 +646,14 @@ async def asweep(
         lim, q = limiters[provider], queues[provider]
         try:
             while q:
-                if st.budget or provider in st.down:
+                if st.stops(provider):
                     return
                 if would_overshoot():
                     await asyncio.sleep(0.01)  # let the runs in flight land, then decide again
                     continue
                 await lim.acquire()
                 try:
-                    if not q or st.budget or provider in st.down:
+                    if not q or st.stops(provider):
                         return
                     p = q.popleft()
                     st.running += 1
@@ -652,10 +679,14 @@ async def asweep(
     ]
     alive = len(workers)
     finished_ok = False
+    cancelled = 0
     try:
         if display is not None:
             display.update(snapshot())
         while alive:
+            if st.storage is not None:
+                cancelled = st.running
+                break
             item = await events.get()
             if item is _DONE:
                 alive -= 1
@@ -664,9 +695,10 @@ async def asweep(
                 display.update(snapshot())
             if item is not None and on_progress is not None:
                 on_progress(item)
-        for w in workers:
-            w.result()  # a bug in the sweep itself surfaces here, not silently
-        finished_ok = True
+        if st.storage is None:
+            for w in workers:
+                w.result()  # a bug in the sweep itself surfaces here, not silently
+            finished_ok = True
     finally:
         for w in workers:
             w.cancel()
@@ -679,9 +711,12 @@ async def asweep(
             except Exception:  # pragma: no cover - closing must not mask the sweep's outcome
                 log.warning("closing an adapter failed", exc_info=True)
         if not finished_ok and display is not None:
-            display.update(snapshot("interrupted: finished runs are saved; call again to resume"), final=True)
+            why = "results file not writable" if st.storage else "interrupted"
+            display.update(snapshot(f"{why}: finished runs are saved; call again to resume"), final=True)
 
     not_started = sum(len(q) for q in queues.values())
+    if st.storage is not None:
+        raise _stopped_on_storage(st.storage, st, cancelled, not_started)
     status: SweepStatus = "completed"
     msgs: list[str] = []
     if st.budget:

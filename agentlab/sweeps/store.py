@@ -2,10 +2,15 @@
 
 Why this shape:
 
-* **Durable as runs finish.** Each row is serialized first, then written with one ``os.write`` on an
-  ``O_APPEND`` descriptor and ``fsync``ed, so a crash loses at most the runs in flight, never a
-  finished row. A crash *during* a write can leave a torn last line; opening the file again cuts it
-  (with a ``TornLineWarning``) so the next row starts on a line of its own, and readers skip it.
+* **Durable as runs finish.** Each row is appended through :class:`~agentlab.jsonl.AppendOnlyJsonl`
+  and ``fsync``ed, so a crash loses at most the runs in flight, never a finished row. A row lands
+  whole or not at all: a failed write (disk full) raises ``StorageError`` with the file as it was.
+  A crash *during* a write can leave a torn last line; opening the file again cuts it (with a
+  ``TornLineWarning``) so the next row starts on a line of its own, and readers skip it.
+* **Checked on the way back.** Every row read is checked against :data:`ROW_FIELDS` (key fields
+  present and typed, every other field of its column's type or null); a row that is not is
+  corruption, and the reader raises ``ConfigError`` naming the file and line rather than resuming
+  or loading wrongly.
 * **Resumable.** A row is keyed by ``(task_id, model, setting, repeat)``; a resumed sweep skips keys
   already present, so nothing finished is redone. When a key appears more than once (a failed run
   retried with ``retry_failed=True``), the last row is the run's result and earlier rows only count
@@ -20,17 +25,26 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import warnings
+import re
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..eventlog import TornLineWarning
 from ..frames import TOKEN_COST_COLUMNS
+from ..jsonl import AppendOnlyJsonl, read_records
 
-__all__ = ["ROW_FIELDS", "SCHEMA_VERSION", "ResultsFile", "RunKey", "read_rows", "row_key"]
+__all__ = [
+    "KEY_FIELDS",
+    "ROW_FIELDS",
+    "SCHEMA_VERSION",
+    "ResultsFile",
+    "RunKey",
+    "check_row",
+    "read_rows",
+    "row_key",
+]
 
 SCHEMA_VERSION = 1
 
@@ -63,8 +77,70 @@ ROW_FIELDS: dict[str, str] = {
 }
 
 
+KEY_FIELDS = ("task_id", "model", "setting", "repeat")
+"""The fields of :data:`RunKey`: every row must have them (the other fields may be missing or null)."""
+
+_INT64 = 2**63
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def row_key(row: dict[str, Any]) -> RunKey:
-    return (str(row["task_id"]), str(row["model"]), str(row["setting"]), int(row["repeat"]))
+    """The run key of a row that passed :func:`check_row` (every row :func:`read_rows` yields)."""
+    return (row["task_id"], row["model"], row["setting"], row["repeat"])
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int | float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return "a list" if isinstance(v, list) else "an object"
+
+
+def _fits(dtype: str, v: Any) -> bool:
+    if dtype == "string":
+        return isinstance(v, str)
+    if dtype == "Int64":
+        return isinstance(v, int) and not isinstance(v, bool) and -_INT64 < v < _INT64
+    if dtype == "float64":
+        return isinstance(v, int | float) and not isinstance(v, bool)
+    return isinstance(v, bool)  # "boolean"
+
+
+_EXPECTED = {"string": "a string", "Int64": "an integer", "float64": "a number", "boolean": "true or false"}
+
+
+def check_row(row: Any) -> dict[str, Any]:
+    """``row`` if it is a valid results row, else ``ValueError`` naming the field and what is wrong.
+
+    Key fields must be present and typed (``repeat`` an integer >= 0); any other known field is of
+    its column's type or null; unknown fields (a newer schema) are ignored. The message names the
+    field and the JSON type found, never the value (a row holds model output).
+    """
+    if not isinstance(row, dict):
+        raise ValueError(f"a row is a JSON object, this line holds {_json_type(row)}")
+    for name in KEY_FIELDS:
+        if name not in row:
+            raise ValueError(f"key field {name!r} is missing")
+    for name, value in row.items():
+        dtype = ROW_FIELDS.get(name)
+        if dtype is None or (value is None and name not in KEY_FIELDS):
+            continue
+        if not _fits(dtype, value):
+            raise ValueError(f"field {name!r} must be {_EXPECTED[dtype]}, got {_json_type(value)}")
+    if row["repeat"] < 0:
+        raise ValueError("field 'repeat' must be >= 0")
+    at = row.get("started_at")
+    if at is not None:
+        try:
+            datetime.fromisoformat(at)
+        except ValueError:
+            raise ValueError("field 'started_at' is not an ISO 8601 timestamp") from None
+    return row
 
 
 def _clean(v: Any) -> Any:
@@ -74,32 +150,15 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def _parse_row(line: bytes) -> dict[str, Any]:
+    return check_row(json.loads(line))
+
+
 def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Every complete row in file order. A torn *last* line is skipped with a ``TornLineWarning``;
+    """Every complete row in file order, each checked by :func:`check_row`, streamed (a resume scan
+    of a huge file stays small in memory). A torn *last* line is skipped with a ``TornLineWarning``;
     a bad line elsewhere is corruption and raises ``ConfigError`` with its line number."""
-    p = Path(path)
-    if not p.exists():
-        return
-    with p.open("rb") as f:  # line by line: a resume scan of a huge file stays small in memory
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            torn = not raw.endswith(b"\n")  # only the last line can lack it: the write was interrupted
-            try:
-                row = json.loads(raw)
-                if not isinstance(row, dict) or "task_id" not in row:
-                    raise ValueError("not a results row")
-            except ValueError:
-                if torn:
-                    warnings.warn(f"{p}: ignoring a torn final line", TornLineWarning, stacklevel=2)
-                    continue
-                raise ConfigError(f"{p}:{n}: not a sweep results row; is this the right file?") from None
-            if torn:
-                warnings.warn(
-                    f"{p}: ignoring a final line without its newline", TornLineWarning, stacklevel=2
-                )
-                continue
-            yield row
+    return read_records(path, _parse_row, "a sweep results row")
 
 
 class ResultsFile:
@@ -109,56 +168,30 @@ class ResultsFile:
         self.path = Path(path)
         if self.path.suffix in (".parquet", ".csv"):
             raise ConfigError(f"results are written as JSONL; got {self.path.name!r}, use a .jsonl path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
-        self._repair_tail()
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def _repair_tail(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with self.path.open("rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) == b"\n":
-                return
-            size = f.seek(0, os.SEEK_END)
-            # Scan back in blocks for the last newline; the file may be large.
-            pos, cut = size, 0
-            while pos > 0:
-                step = min(65536, pos)
-                pos -= step
-                f.seek(pos)
-                i = f.read(step).rfind(b"\n")
-                if i >= 0:
-                    cut = pos + i + 1
-                    break
-            f.truncate(cut)
-        warnings.warn(
-            f"{self.path}: removed a torn final line left by an interrupted write",
-            TornLineWarning,
-            stacklevel=3,
-        )
+        self._file: AppendOnlyJsonl | None = AppendOnlyJsonl(self.path, fsync=fsync, mode=0o644)
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one row (only :data:`ROW_FIELDS`, in order) as one line, then flush it to disk."""
-        if self._fd is None:
+        """Write one row (only :data:`ROW_FIELDS`, in order) as one line, then flush it to disk.
+
+        ``StorageError`` when the file cannot take it (the file is as it was). A lone surrogate in a
+        free-text field (model output, an error message) is replaced by U+FFFD: one unencodable
+        character must not cost a paid-for run, and the file stays strict UTF-8.
+        """
+        if self._file is None:
             raise ConfigError(f"{self.path}: results file already closed")
         extra = set(row) - set(ROW_FIELDS)
         if extra:
             raise ValueError(f"not results fields: {sorted(extra)}")
         data = {k: _clean(row.get(k)) for k in ROW_FIELDS}
         data["v"] = SCHEMA_VERSION
-        line = (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        n = os.write(self._fd, line)
-        while n < len(line):  # a short write on a regular file is rare; finish the same line
-            n += os.write(self._fd, line[n:])
-        if self.fsync:
-            os.fsync(self._fd)
+        for k, v in data.items():
+            if isinstance(v, str) and k not in KEY_FIELDS:
+                data[k] = _LONE_SURROGATE.sub("\ufffd", v)
+        self._file.append(data)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._file = None
 
     def __enter__(self) -> ResultsFile:
         return self
