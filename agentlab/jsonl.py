@@ -183,6 +183,16 @@ class AppendOnlyJsonl:
         """``(line number, line)`` of every complete line; see :func:`iter_lines`."""
         return iter_lines(self.path)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Plain data (the lock is per process): a copy appends to the same file."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def __repr__(self) -> str:
         return f"<AppendOnlyJsonl {self.path}>"
 

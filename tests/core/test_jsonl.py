@@ -7,14 +7,13 @@ that skipped the roll-back, the full-write loop or the typed error would fail he
 from __future__ import annotations
 
 import errno
-import io
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentlab import jsonl
 from agentlab.errors import ConfigError, StorageError
@@ -24,62 +23,12 @@ from agentlab.items import AssistantTextItem, UserItem
 from agentlab.jsonl import AppendOnlyJsonl, TornLineWarning, read_records
 from agentlab.memory import MemoryStore
 from agentlab.sweeps.store import ResultsFile, read_rows
-
-
-class FailingFile(io.FileIO):
-    """A real append-mode file that writes at most ``budget`` more bytes, then fails with ``err``.
-
-    Writes are also cut into short chunks of ``chunk`` bytes, as a kernel may do: a writer without a
-    full-write loop loses the rest of the line.
-    """
-
-    def __init__(self, path: Path, mode: int, *, budget: int, chunk: int, err: int, at: str) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
-        super().__init__(fd, "ab", closefd=True)
-        self.budget, self.chunk, self.err, self.at = budget, chunk, err, at
-
-    def write(self, data: Any, /) -> int:
-        if self.at == "write" and self.budget <= 0:
-            raise OSError(self.err, os.strerror(self.err))
-        n = min(len(data), self.chunk, self.budget if self.at == "write" else len(data))
-        written = super().write(bytes(data[:n]))
-        self.budget -= written or 0
-        return written or 0
-
-    def flush(self) -> None:
-        if self.at == "flush":
-            raise OSError(self.err, os.strerror(self.err))
-
-
-class Faults:
-    """Installs ``FailingFile`` as the opener of every ``AppendOnlyJsonl`` created afterwards."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.armed: dict[str, Any] | None = None
-        real_init = AppendOnlyJsonl.__init__
-
-        def init(obj: AppendOnlyJsonl, path: Any, **kw: Any) -> None:
-            real_init(obj, path, **kw, opener=self._open)
-
-        monkeypatch.setattr(AppendOnlyJsonl, "__init__", init)
-
-    def _open(self, path: Path, mode: int) -> Any:
-        if self.armed is None:
-            return jsonl.open_append(path, mode)
-        return FailingFile(path, mode, **self.armed)
-
-    def fail(
-        self, *, after: int = 0, chunk: int = 1 << 20, err: int = errno.ENOSPC, at: str = "write"
-    ) -> None:
-        self.armed = {"budget": after, "chunk": chunk, "err": err, "at": at}
-
-    def heal(self) -> None:
-        self.armed = None
+from tests.support.faulty_files import Faults
 
 
 @pytest.fixture
-def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[Faults]:
-    yield Faults(monkeypatch)
+def faults(monkeypatch: pytest.MonkeyPatch) -> Faults:
+    return Faults(monkeypatch)
 
 
 # ------------------------------------------------------------------ the writer itself
@@ -265,3 +214,46 @@ def test_results_file_failed_append_then_recovery(tmp_path: Path, faults: Faults
         faults.heal()
         f.append(row(2))
     assert [r["task_id"] for r in read_rows(p)] == ["t0", "t2"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    plan=st.lists(
+        st.tuples(st.integers(0, 300), st.one_of(st.none(), st.integers(0, 320)), st.integers(1, 64)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_any_sequence_of_failures_leaves_exactly_the_successful_lines(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, plan: list[Any]
+) -> None:
+    """Appends of random sizes, each failing after a random number of bytes (or not at all), cut
+    into random short writes: the file is always the successful lines, in order, nothing else."""
+    with monkeypatch.context() as mp:
+        faults = Faults(mp)
+        p = tmp_path_factory.mktemp("prop") / "f.jsonl"
+        f = AppendOnlyJsonl(p)
+        expected = b""
+        for i, (size, fail_after, chunk) in enumerate(plan):
+            line = json.dumps({"i": i, "pad": "p" * size}).encode() + b"\n"
+            if fail_after is None:
+                faults.fail(after=1 << 30, chunk=chunk)
+            else:
+                faults.fail(after=fail_after, chunk=chunk)
+            try:
+                f.append_line(line)
+            except StorageError:
+                assert fail_after is not None and fail_after < len(line)
+            else:
+                expected += line
+            assert p.read_bytes() == expected
+
+
+def test_the_writer_is_plain_data(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    f = AppendOnlyJsonl(tmp_path / "f.jsonl")
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f)):
+        g.append({"n": 1})
+    assert len(list(f.lines())) == 2
