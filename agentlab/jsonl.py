@@ -156,8 +156,11 @@ class AppendOnlyJsonl:
                     f.close()
 
     def _write(self, f: AppendFile, line: bytes) -> None:
-        fd = f.fileno()
-        start = os.fstat(fd).st_size
+        try:
+            fd = f.fileno()
+            start = os.fstat(fd).st_size  # O_APPEND: this append begins exactly here
+        except OSError as e:
+            raise _os_error(self.path, "append a record", e) from None
         try:
             view = memoryview(line)
             while view:
@@ -171,6 +174,9 @@ class AppendOnlyJsonl:
         except OSError as e:
             self._roll_back(fd, start)
             raise _os_error(self.path, "append a record", e) from None
+        except BaseException:  # Ctrl-C between two partial writes: no half line either
+            self._roll_back(fd, start)
+            raise
 
     def _roll_back(self, fd: int, start: int) -> None:
         """Cut what this append wrote, so the file is as it was; remember to retry if that fails."""

@@ -257,3 +257,23 @@ def test_the_writer_is_plain_data(tmp_path: Path) -> None:
     for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f)):
         g.append({"n": 1})
     assert len(list(f.lines())) == 2
+
+
+def test_an_interrupt_between_partial_writes_leaves_no_half_line(tmp_path: Path) -> None:
+    """Ctrl-C can land between two short writes of one line: that append is rolled back too."""
+    from tests.support.faulty_files import FailingFile
+
+    class Interrupted(FailingFile):
+        def write(self, data: Any, /) -> int:
+            if self.budget <= 0:
+                raise KeyboardInterrupt
+            return super().write(data)
+
+    p = tmp_path / "f.jsonl"
+    AppendOnlyJsonl(p).append({"n": 0})
+    f = AppendOnlyJsonl(
+        p, opener=lambda path, mode: Interrupted(path, mode, budget=6, chunk=3, err=0, at="write")
+    )
+    with pytest.raises(KeyboardInterrupt):
+        f.append({"n": 1, "pad": "x" * 50})
+    assert p.read_bytes() == b'{"n":0}\n'
