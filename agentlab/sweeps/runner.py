@@ -399,6 +399,7 @@ class _State:
     consecutive: dict[str, int] = field(default_factory=dict)
     storage: StorageError | None = None
     """Set when a row could not be written: the sweep stops (see :func:`_stopped_on_storage`)."""
+    unwritten: int = 0
 
     def stops(self, provider: str) -> bool:
         """No new run of ``provider`` may start: budget reached, provider down, or file unwritable."""
@@ -408,8 +409,8 @@ class _State:
 def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started: int) -> StorageError:
     """The error a sweep raises when its results file could not take a row, with what happened."""
     return StorageError(
-        f"{e}\nsweep stopped: {st.done} run(s) recorded in this call; the row of 1 finished run could "
-        f"not be written, {cancelled} run(s) in flight were cancelled and {not_started} not started. "
+        f"{e}\nsweep stopped: {st.done} run(s) recorded in this call; {st.unwritten} finished run(s) "
+        f"could not be recorded, {cancelled} in flight were cancelled and {not_started} not started. "
         "Call sweep again with the same results file to resume once it can be written: finished rows "
         "are kept, the rest is run then.",
         path=e.path,
@@ -619,6 +620,7 @@ async def asweep(
             writer.append(row)
         except StorageError as e:  # the file is as it was; stop spending on rows it cannot keep
             st.storage = st.storage or e
+            st.unwritten += 1
             return
         c, t = _spend(row)
         st.usd += c
