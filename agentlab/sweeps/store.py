@@ -174,7 +174,8 @@ class ResultsFile:
     def append(self, row: dict[str, Any]) -> None:
         """Write one row (only :data:`ROW_FIELDS`, in order) as one line, then flush it to disk.
 
-        ``StorageError`` when the file cannot take it (the file is as it was). A lone surrogate in a
+        ``ValueError`` for a row :func:`check_row` refuses (a bug in the caller), before anything is
+        written; ``StorageError`` when the file cannot take it (the file is as it was). A lone surrogate in a
         free-text field (model output, an error message) is replaced by U+FFFD: one unencodable
         character must not cost a paid-for run, and the file stays strict UTF-8.
         """
@@ -188,6 +189,7 @@ class ResultsFile:
         for k, v in data.items():
             if isinstance(v, str) and k not in KEY_FIELDS:
                 data[k] = _LONE_SURROGATE.sub("\ufffd", v)
+        check_row(data)  # never write a row that resume and load_results would refuse
         self._file.append(data)
 
     def close(self) -> None:

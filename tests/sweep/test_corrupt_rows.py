@@ -102,3 +102,13 @@ def test_unencodable_text_in_a_row_does_not_lose_the_row(tmp_path: Path) -> None
         f.append({"task_id": "a", "model": MODEL, "setting": "default", "repeat": 0, "output": "x\ud800y"})
     out.read_bytes().decode("utf-8")  # strict
     assert [r["output"] for r in read_rows(out)] == ["x\ufffdy"]
+
+
+def test_the_writer_never_writes_a_row_the_readers_would_refuse(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    with ResultsFile(out, fsync=False) as f:
+        with pytest.raises(ValueError, match="'repeat' must be an integer"):
+            f.append({"task_id": "a", "model": MODEL, "setting": "default", "repeat": "0"})
+        with pytest.raises(ValueError, match="'task_id' must be a string, got null"):
+            f.append({"model": MODEL, "setting": "default", "repeat": 0})
+    assert not out.exists() or out.read_bytes() == b""
