@@ -199,3 +199,45 @@ class PrivacyError(AgentlabError):
 
 class ToolExecutionError(AgentlabError):
     """Raised only when a caller runs a tool directly; inside a run a failing tool is an error result."""
+
+
+def detach_frames(exc: BaseException) -> BaseException:
+    """Let ``exc`` leave a run (or an adapter) carrying no payload in frame locals; returns ``exc``.
+
+    Called at the one boundary where an error leaves agentlab's loop. Every frame below the boundary
+    has finished (the error unwound it), yet a traceback keeps its locals alive and on show: request
+    bodies, raw SSE lines, assembler state, opaque items. Formatters that print locals (IPython
+    ``%xmode Verbose``, ``rich.traceback(show_locals=True)``, ``traceback`` with
+    ``capture_locals``) would print them, and a held error would keep the items alive. So the locals
+    of those finished frames are cleared (lines and line numbers stay, so the traceback still says
+    where it failed). Chained exceptions caught inside the same frames get the same treatment, and a
+    context suppressed with ``raise ... from None`` is cut: it was declared irrelevant, and its own
+    frames hold the raw text that failed to parse. Exceptions chained from outside the boundary (a
+    caller's) are left alone. The boundary frame itself is still running and cannot be cleared; its
+    locals are the caller's handles (the run, a generator), whose reprs are safe.
+    """
+    inside: set[int] = set()
+    tb = exc.__traceback__
+    while tb is not None:
+        inside.add(id(tb.tb_frame))
+        tb = tb.tb_next
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        tb = e.__traceback__
+        if e is not exc and (tb is None or id(tb.tb_frame) not in inside):
+            continue  # chained from outside the boundary: the caller's, not ours to touch
+        if e.__suppress_context__:
+            e.__context__ = None
+        while tb is not None:
+            try:
+                tb.tb_frame.clear()
+            except RuntimeError:  # the boundary frame (still executing)
+                pass
+            tb = tb.tb_next
+        todo.extend(c for c in (e.__cause__, e.__context__) if c is not None)
+    return exc
