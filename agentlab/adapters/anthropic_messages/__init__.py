@@ -31,6 +31,7 @@ import httpx2
 
 from ...errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
+from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
 from ._errors import PROVIDER, in_stream_error, translate
 from ._request import BuiltRequest, build_request
@@ -110,6 +111,7 @@ class AnthropicMessagesAdapter:
                 ckw["timeout"] = timeout
             client = anthropic.AsyncAnthropic(**ckw)
         self._client: anthropic.AsyncAnthropic = client
+        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
         self.base_url: str | None = str(client.base_url).rstrip("/")
         # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
         self.max_retries: int = int(client.max_retries)

@@ -25,6 +25,7 @@ import openai
 
 from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError, StreamInterruptedError
 from ...events import AdapterEvent
+from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
 from ._errors import translate
 from ._request import API, PROVIDER, BuiltRequest, build_request, is_reasoning_model, strict_schema_ok
@@ -88,6 +89,7 @@ class OpenAIResponsesAdapter:
                 raise MissingApiKeyError("openai", "OPENAI_API_KEY")
             client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
         self._client: openai.AsyncOpenAI = client
+        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
         self.base_url: str | None = str(client.base_url).rstrip("/")
         self._options: dict[str, Any] = {
             "max_retries": max_retries,
