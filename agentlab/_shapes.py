@@ -71,7 +71,7 @@ def shape(value: Any) -> Any:
         return Shape(f"<{type(value).__name__}, {len(value)} keys>")
     if isinstance(value, list | tuple | set | frozenset):
         if not value:
-            return Shape(f"<0 items>")
+            return Shape("<0 items>")
         if all(getattr(type(v), "_opaque", False) for v in value):
             return Shape(f"<{len(value)} opaque items>")
         return Shape(f"<{len(value)} items: {_kinds(value)}>")

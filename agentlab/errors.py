@@ -32,6 +32,8 @@ directly.
 
 from __future__ import annotations
 
+import contextlib
+
 __all__ = [
     "AgentlabError",
     "BudgetExceededError",
@@ -234,10 +236,8 @@ def detach_frames(exc: BaseException) -> BaseException:
         if e.__suppress_context__:
             e.__context__ = None
         while tb is not None:
-            try:
+            with contextlib.suppress(RuntimeError):  # the boundary frame (still executing)
                 tb.tb_frame.clear()
-            except RuntimeError:  # the boundary frame (still executing)
-                pass
             tb = tb.tb_next
         todo.extend(c for c in (e.__cause__, e.__context__) if c is not None)
     return exc

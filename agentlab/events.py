@@ -114,7 +114,16 @@ class ModelResponse(ShapedRepr, BaseModel):
     """
 
     _repr_shown = frozenset(
-        {"provider", "api", "model", "response_id", "request_id", "stop_reason", "usage", "reasoning_items_dropped"}
+        {
+            "provider",
+            "api",
+            "model",
+            "response_id",
+            "request_id",
+            "stop_reason",
+            "usage",
+            "reasoning_items_dropped",
+        }
     )
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 

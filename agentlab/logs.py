@@ -16,8 +16,8 @@ client, that client's transport and connection pool; e.g. ``httpx2`` and ``httpc
 * the text of an attached exception (``exc_info``) is formatted once and redacted.
 
 The same applies to ``asyncio`` (the loop a run runs on reports failed tasks with their exceptions).
-Records of every other logger (a user's own, say) get the first two rules only: a key or a reasoning object is never wanted in any log, while key-based rewriting of a
-user's own dicts would surprise.
+Records of every other logger (a user's own, say) get the first two rules only: a key or a reasoning
+object is never wanted in any log, while key-based rewriting of a user's own dicts would surprise.
 
 Records keep structured fields under ``record.agentlab`` (a dict) when passed as
 ``extra={"agentlab": {...}}``; those are sanitized the same way.

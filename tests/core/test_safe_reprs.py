@@ -48,10 +48,17 @@ def _rich(obj: object) -> str:
     return console.export_text()
 
 
-FORMATTERS: dict[str, Callable[[object], str]] = {"repr": repr, "str": str, "ipython": _ipython, "rich": _rich}
+FORMATTERS: dict[str, Callable[[object], str]] = {
+    "repr": repr,
+    "str": str,
+    "ipython": _ipython,
+    "rich": _rich,
+}
 
 
-def _item(provider: str, api: str, model: str, block_type: str, payload: dict[str, Any]) -> ProviderReasoningItem:
+def _item(
+    provider: str, api: str, model: str, block_type: str, payload: dict[str, Any]
+) -> ProviderReasoningItem:
     return ProviderReasoningItem(
         json.dumps(payload).encode(), provider=provider, api=api, model=model, block_type=block_type,
         turn_id="t1", index=0,
@@ -70,7 +77,9 @@ def _holders() -> dict[str, object]:
         ToolCallItem(call_id="c1", name="f", arguments=json.dumps({"q": C}), turn_id="t1", index=2),
         ToolResultItem(call_id="c1", name="f", output=C),
     )
-    oreq = ModelRequest(model="sim-reasoner", items=items, continuation=(oi,), provider_options={"openai_x": C})
+    oreq = ModelRequest(
+        model="sim-reasoner", items=items, continuation=(oi,), provider_options={"openai_x": C}
+    )
     areq = ModelRequest(model="sim-thinker", items=items, continuation=(ai,))
     resp = ModelResponse(
         provider="openai", api="responses", model="sim-reasoner", response_id="resp_1",
@@ -82,9 +91,13 @@ def _holders() -> dict[str, object]:
                           "item": {"type": "reasoning", "id": "rs_1", "encrypted_content": C}}))  # fmt: skip
     aasm = MessageAssembler(model="sim-thinker", base_url=None)
     aasm.feed({"type": "message_start", "message": {"id": "msg_1", "usage": {}}})
-    aasm.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": C}})
+    aasm.feed(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": C}}
+    )
     aasm.feed({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": C}})
-    aasm.feed({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": C}})
+    aasm.feed(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": C}}
+    )
     cont = Continuation(provider="openai", api="responses", model="sim-reasoner")
     cont.add([oi])
     cp = Checkpoint(run_id="r1", provider="openai", model="sim-reasoner", history=items)

@@ -76,7 +76,9 @@ def _socket_adapter(provider: str, url: str) -> Any:
     return AnthropicMessagesAdapter(MODELS[provider], client=ac)
 
 
-def test_every_logger_a_debug_run_uses_is_redacted(server: str, debug_root: tuple[io.StringIO, _Names]) -> None:
+def test_every_logger_a_debug_run_uses_is_redacted(
+    server: str, debug_root: tuple[io.StringIO, _Names]
+) -> None:
     buf, handler = debug_root
     shown: list[str] = []
 
@@ -100,12 +102,14 @@ def test_every_logger_a_debug_run_uses_is_redacted(server: str, debug_root: tupl
 
     # every logger that emitted redacts what it is given
     leaked: list[str] = []
+    item = {"type": "reasoning", "encrypted_content": REASONING, "summary": [{"text": REASONING}]}
+    body = {"input": [item]}
     for name in sorted(emitted):
         before = len(buf.getvalue())
         logging.getLogger(name).debug(
             "headers Authorization: Bearer %s x-api-key: %s event %s body %s",
             KEYS["openai"], KEYS["anthropic"], ReasoningDeltaEvent(text=REASONING),
-            {"input": [{"type": "reasoning", "encrypted_content": REASONING, "summary": [{"text": REASONING}]}]},
+            body,
         )  # fmt: skip
         line = buf.getvalue()[before:]
         assert line.startswith(name), "the probe record was written"

@@ -33,7 +33,13 @@ from agentlab import sim
 from agentlab.errors import ProviderError
 from agentlab.events import ReasoningDeltaEvent
 from agentlab.items import ProviderReasoningItem
-from tests.reliability.support import MODELS, PROVIDERS, RecordingTransport, get_weather, opaque_payloads_on_wire
+from tests.reliability.support import (
+    MODELS,
+    PROVIDERS,
+    RecordingTransport,
+    get_weather,
+    opaque_payloads_on_wire,
+)
 
 TOKEN = uuid.uuid4().hex[:12]
 KEYS = {"openai": f"sk-test-CANARYKEY{TOKEN}openai", "anthropic": f"sk-ant-test-CANARYKEY{TOKEN}anth"}
@@ -116,7 +122,9 @@ def _leaks(text: str, needles: dict[str, str]) -> list[str]:
     return [name for name, n in needles.items() if n in text or json.dumps(n)[1:-1] in text]
 
 
-@pytest.fixture(scope="module", params=[(p, f) for p in PROVIDERS for f in FAULTS], ids=lambda x: f"{x[0]}-{x[1]}")
+@pytest.fixture(
+    scope="module", params=[(p, f) for p in PROVIDERS for f in FAULTS], ids=lambda x: f"{x[0]}-{x[1]}"
+)
 def failure(request: pytest.FixtureRequest) -> Failure:
     provider, fault = request.param
     return fail_at_second_call(provider, fault)
@@ -215,7 +223,9 @@ def test_the_raised_error_reaches_no_key_or_payload(failure: Failure) -> None:
     assert e.provider in PROVIDERS and e.message
     for x in _chain(e)[1:]:
         assert isinstance(x, al.errors.AgentlabError), f"the chain holds a foreign {type(x).__name__}"
-    found = {n for t in reachable_texts(e, (failure.run, failure.adapter)) for n in _leaks(t, failure.needles)}
+    found = {
+        n for t in reachable_texts(e, (failure.run, failure.adapter)) for n in _leaks(t, failure.needles)
+    }
     assert not found, sorted(found)
 
 
