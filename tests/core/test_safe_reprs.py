@@ -153,3 +153,16 @@ def test_shapes_name_kinds_and_ids() -> None:
     assert "resp_1" in text and "sim-reasoner" in text
     assert "assistant_text" in text and "tool_call" in text
     assert "1 opaque" in text
+
+
+def test_on_event_print_prints_no_reasoning(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's ``on_event=print``: cell output shows each delta's length, not its text."""
+    import agentlab as al
+    from agentlab.testing import ScriptedAdapter, Step
+
+    adapter = ScriptedAdapter([Step(reasoning=[f"thinking {C}", f"more {C}"], text="The answer is 4.")])
+    result = al.run("openai:sim-reasoner", "What is 2+2?", adapter=adapter, on_event=print)
+    out = capsys.readouterr().out
+    assert result.output == "The answer is 4."
+    assert "reasoning_delta" in out and f"<{len(C) + 9} chars>" in out
+    assert C not in out

@@ -267,3 +267,37 @@ def test_held_errors_keep_no_opaque_item_alive() -> None:
     gc.collect()
     assert len(errors) == 60
     assert _live_reasoning_items() - before == 0
+
+
+# ---------------------------------------------------------------- the notebook path: sync run in a running loop
+
+
+def _fail_sync(run: al.Run) -> BaseException:
+    try:
+        run.run_sync()  # a loop is running: the run goes to a worker thread's loop (as in Jupyter)
+    except ProviderError as e:
+        return e
+    raise AssertionError("the run did not fail")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_sync_run_inside_a_running_loop(provider: str) -> None:
+    from IPython.core.ultratb import VerboseTB
+
+    rec = RecordingTransport(plan=lambda n, _p: "500" if n >= 1 else None)
+    run = al.Run(
+        f"{provider}:{MODELS[provider]}", f"Is it warmer in Paris or Rome for trip canary-{TOKEN}?",
+        tools=[get_weather], adapter=_adapter(provider, rec), retries=0,
+    )  # fmt: skip
+
+    async def in_a_cell() -> BaseException:
+        return _fail_sync(run)
+
+    e = asyncio.run(in_a_cell())
+    assert len(rec.exchanges) == 2
+    needles = {"reasoning marker": "The user asks:", "key fragment": f"CANARYKEY{TOKEN}"}
+    needles.update({f"opaque {i}": p[:40] for i, p in enumerate(opaque_payloads_on_wire(rec.exchanges))})
+    text = "".join(traceback.TracebackException.from_exception(e, capture_locals=True).format())
+    text += VerboseTB(theme_name="nocolor").text(type(e), e, e.__traceback__)
+    assert "run_sync" in text
+    assert not _leaks(text, needles)
