@@ -100,7 +100,14 @@ class ToolDefinitionError(UserError):
 
 
 class ProviderError(AgentlabError):
-    """The provider, or the network to it, failed. Always names the provider."""
+    """The provider, or the network to it, failed. Always names the provider.
+
+    What debugging needs is kept as plain attributes: ``status``, ``error_type`` (the provider's
+    error type), ``code`` (its finer code), ``request_id``, ``retryable`` and ``retry_after`` (the
+    server's hint in seconds, when it gave one). Adapters raise it with no ``__cause__`` or
+    ``__context__``: the SDK exception it replaces holds the request (auth header, body with opaque
+    items) and is not reachable from it.
+    """
 
     def __init__(
         self,
@@ -112,8 +119,10 @@ class ProviderError(AgentlabError):
         request_id: str | None = None,
         retryable: bool = False,
         code: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
+        self.retry_after = retry_after
         self.code = code
         """The provider's finer error code when it gives one (OpenAI ``model_not_found``, ...)."""
         self.status = status
@@ -142,8 +151,7 @@ class RateLimitError(ProviderAPIError):
     """429. ``retry_after`` holds the server's hint in seconds, when it gave one."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kw: object) -> None:
-        self.retry_after = retry_after
-        super().__init__(message, retryable=True, **kw)  # type: ignore[arg-type]
+        super().__init__(message, retryable=True, retry_after=retry_after, **kw)  # type: ignore[arg-type]
 
 
 class OverloadedError(ProviderAPIError):

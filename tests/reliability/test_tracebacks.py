@@ -237,9 +237,12 @@ def test_http_error_keeps_what_debugging_needs(provider: str) -> None:
     assert e.status == 429 and e.request_id and e.error_type
     assert e.retry_after is not None
     assert e.__cause__ is None and e.__context__ is None
+    assert e.code is None or isinstance(e.code, str)
     f5 = fail_at_second_call(provider, "500")
     assert isinstance(f5.error, al.errors.ProviderServerError) and f5.error.status == 500
     assert f5.error.request_id and f5.error.error_type
+    assert f5.error.retry_after is None or f5.error.retry_after >= 0  # an attribute on every error
+    assert f5.error.__cause__ is None and f5.error.__context__ is None
 
 
 # ---------------------------------------------------------------- keep-alive
@@ -269,7 +272,7 @@ def test_held_errors_keep_no_opaque_item_alive() -> None:
     assert _live_reasoning_items() - before == 0
 
 
-# ---------------------------------------------------------------- the notebook path: sync run in a running loop
+# ---------------------------------------------------------------- notebook path: sync run in a loop
 
 
 def _fail_sync(run: al.Run) -> BaseException:
