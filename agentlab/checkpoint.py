@@ -13,19 +13,23 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from ._shapes import ShapedRepr
 from .continuation import Continuation
 from .items import PortableItem
 
 __all__ = ["Checkpoint"]
 
 
-class Checkpoint(BaseModel):
+class Checkpoint(ShapedRepr, BaseModel):
     """Where a run stands after its last *completed* step.
 
     Updated only at step boundaries (a model call that failed mid-stream adds nothing), so a saved
     checkpoint is always consistent: every tool call in ``history`` has its result, or the run is
-    about to produce them in the step recorded by ``step``.
+    about to produce them in the step recorded by ``step``. The repr shows the history as a count and
+    kinds (``checkpoint.history`` holds it).
     """
+
+    _repr_shown = frozenset({"run_id", "provider", "api", "model", "step", "status"})
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -79,5 +83,4 @@ class Checkpoint(BaseModel):
 
     def __repr_args__(self) -> Any:
         yield from super().__repr_args__()
-        c = self.provider_continuation
-        yield "provider_continuation", (f"<{len(c)} opaque items>" if c is not None else None)
+        yield "provider_continuation", self.provider_continuation

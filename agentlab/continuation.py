@@ -16,7 +16,7 @@ import itertools
 import threading
 import weakref
 from collections.abc import Iterable
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from .errors import ContinuityError, PrivacyError
 from .items import ProviderReasoningItem
@@ -48,6 +48,8 @@ class Continuation:
         "run_id",
         "serial",
     )
+
+    _shaped_repr: ClassVar[bool] = True  # its repr shows counts only (see ``agentlab._shapes``)
 
     def __init__(
         self, *, provider: str, api: str, model: str, base_url: str | None = None, run_id: str | None = None

@@ -33,6 +33,8 @@ directly.
 
 from __future__ import annotations
 
+import contextlib
+
 __all__ = [
     "AgentlabError",
     "BudgetExceededError",
@@ -100,7 +102,14 @@ class ToolDefinitionError(UserError):
 
 
 class ProviderError(AgentlabError):
-    """The provider, or the network to it, failed. Always names the provider."""
+    """The provider, or the network to it, failed. Always names the provider.
+
+    What debugging needs is kept as plain attributes: ``status``, ``error_type`` (the provider's
+    error type), ``code`` (its finer code), ``request_id``, ``retryable`` and ``retry_after`` (the
+    server's hint in seconds, when it gave one). Adapters raise it with no ``__cause__`` or
+    ``__context__``: the SDK exception it replaces holds the request (auth header, body with opaque
+    items) and is not reachable from it.
+    """
 
     def __init__(
         self,
@@ -112,8 +121,10 @@ class ProviderError(AgentlabError):
         request_id: str | None = None,
         retryable: bool = False,
         code: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
+        self.retry_after = retry_after
         self.code = code
         """The provider's finer error code when it gives one (OpenAI ``model_not_found``, ...)."""
         self.status = status
@@ -142,8 +153,7 @@ class RateLimitError(ProviderAPIError):
     """429. ``retry_after`` holds the server's hint in seconds, when it gave one."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kw: object) -> None:
-        self.retry_after = retry_after
-        super().__init__(message, retryable=True, **kw)  # type: ignore[arg-type]
+        super().__init__(message, retryable=True, retry_after=retry_after, **kw)  # type: ignore[arg-type]
 
 
 class OverloadedError(ProviderAPIError):
@@ -223,3 +233,43 @@ class StorageError(AgentlabError):
 
 class ToolExecutionError(AgentlabError):
     """Raised only when a caller runs a tool directly; inside a run a failing tool is an error result."""
+
+
+def detach_frames(exc: BaseException) -> BaseException:
+    """Let ``exc`` leave a run (or an adapter) carrying no payload in frame locals; returns ``exc``.
+
+    Called at the one boundary where an error leaves agentlab's loop. Every frame below the boundary
+    has finished (the error unwound it), yet a traceback keeps its locals alive and on show: request
+    bodies, raw SSE lines, assembler state, opaque items. Formatters that print locals (IPython
+    ``%xmode Verbose``, ``rich.traceback(show_locals=True)``, ``traceback`` with
+    ``capture_locals``) would print them, and a held error would keep the items alive. So the locals
+    of those finished frames are cleared (lines and line numbers stay, so the traceback still says
+    where it failed). Chained exceptions caught inside the same frames get the same treatment, and a
+    context suppressed with ``raise ... from None`` is cut: it was declared irrelevant, and its own
+    frames hold the raw text that failed to parse. Exceptions chained from outside the boundary (a
+    caller's) are left alone. The boundary frame itself is still running and cannot be cleared; its
+    locals are the caller's handles (the run, a generator), whose reprs are safe.
+    """
+    inside: set[int] = set()
+    tb = exc.__traceback__
+    while tb is not None:
+        inside.add(id(tb.tb_frame))
+        tb = tb.tb_next
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        tb = e.__traceback__
+        if e is not exc and (tb is None or id(tb.tb_frame) not in inside):
+            continue  # chained from outside the boundary: the caller's, not ours to touch
+        if e.__suppress_context__:
+            e.__context__ = None
+        while tb is not None:
+            with contextlib.suppress(RuntimeError):  # the boundary frame (still executing)
+                tb.tb_frame.clear()
+            tb = tb.tb_next
+        todo.extend(c for c in (e.__cause__, e.__context__) if c is not None)
+    return exc

@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._shapes import ShapedRepr
 from .items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
 from .usage import CallUsage
 
@@ -62,33 +63,41 @@ class Event(BaseModel):
     step: int | None = None
 
 
+_EVENT_IDS = frozenset({"run_id", "step", "kind"})
+
+
 # ---------------------------------------------------------------- transient (display / live only)
 
 
-class ReasoningDeltaEvent(Event):
+class ReasoningDeltaEvent(ShapedRepr, Event):
     """A piece of reasoning text to *display* (OpenAI summary/reasoning text, Anthropic thinking).
 
     ``block`` separates blocks (Anthropic content-block index, OpenAI ``item_id:summary_index``) so a
-    panel can show interleaved thinking as separate paragraphs. Never used for continuity.
+    panel can show interleaved thinking as separate paragraphs. Never used for continuity. Its repr
+    and ``str`` show the text's length, not the text (``on_event=print`` prints no reasoning);
+    ``ev.text`` is the explicit way to show it.
     """
 
+    _repr_shown = _EVENT_IDS | {"block"}
     durable: ClassVar[bool] = False
     kind: Literal["reasoning_delta"] = "reasoning_delta"
     text: str
     block: str = "0"
 
 
-class TextDeltaEvent(Event):
-    """A piece of answer text as it streams."""
+class TextDeltaEvent(ShapedRepr, Event):
+    """A piece of answer text as it streams (repr: its length; ``ev.text``: the text)."""
 
+    _repr_shown = _EVENT_IDS
     durable: ClassVar[bool] = False
     kind: Literal["text_delta"] = "text_delta"
     text: str
 
 
-class ToolCallDeltaEvent(Event):
-    """Partial tool-call arguments as they stream (progress display only)."""
+class ToolCallDeltaEvent(ShapedRepr, Event):
+    """Partial tool-call arguments as they stream (progress display only; repr: their length)."""
 
+    _repr_shown = _EVENT_IDS | {"call_id", "name"}
     durable: ClassVar[bool] = False
     kind: Literal["tool_call_delta"] = "tool_call_delta"
     call_id: str
@@ -96,13 +105,26 @@ class ToolCallDeltaEvent(Event):
     arguments_delta: str
 
 
-class ModelResponse(BaseModel):
+class ModelResponse(ShapedRepr, BaseModel):
     """One completed model call, as the adapter assembled it.
 
     ``items`` are the portable output parts (assistant text, tool calls) in output order.
     ``reasoning`` holds the opaque items for this tool loop's continuation; excluded from dumps.
+    The repr shows ids, counts and kinds (``response.text`` and ``response.items`` hold the content).
     """
 
+    _repr_shown = frozenset(
+        {
+            "provider",
+            "api",
+            "model",
+            "response_id",
+            "request_id",
+            "stop_reason",
+            "usage",
+            "reasoning_items_dropped",
+        }
+    )
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     provider: str
@@ -111,7 +133,7 @@ class ModelResponse(BaseModel):
     response_id: str | None = None
     request_id: str | None = None
     items: tuple[AssistantTextItem | ToolCallItem, ...] = ()
-    reasoning: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True, repr=False)
+    reasoning: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True)
     stop_reason: StopReason = "end_turn"
     stop_detail: str | None = None
     usage: CallUsage = Field(default_factory=CallUsage)
@@ -127,9 +149,10 @@ class ModelResponse(BaseModel):
         return [i for i in self.items if isinstance(i, ToolCallItem)]
 
 
-class ResponseCompletedEvent(Event):
+class ResponseCompletedEvent(ShapedRepr, Event):
     """The adapter's last event for a call. Transient: it carries the opaque continuation."""
 
+    _repr_shown = _EVENT_IDS | {"response", "latency_s", "first_reasoning_s", "first_text_s"}
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
     durable: ClassVar[bool] = False
     kind: Literal["response_completed"] = "response_completed"
@@ -202,9 +225,16 @@ class ModelCallStartedEvent(Event):
     model: str
 
 
-class ModelCallCompletedEvent(Event):
-    """A model call's record: stop reason, usage, cost, timings. No reasoning, no opaque data."""
+class ModelCallCompletedEvent(ShapedRepr, Event):
+    """A model call's record: stop reason, usage, cost, timings. No reasoning, no opaque data.
 
+    ``items`` (the call's portable output) show as a count and kinds in the repr.
+    """
+
+    _repr_shown = _EVENT_IDS | {
+        "provider", "model", "response_id", "request_id", "stop_reason", "usage", "cost_usd",
+        "latency_s", "first_reasoning_s", "first_text_s", "reasoning_items_dropped",
+    }  # fmt: skip
     durable: ClassVar[bool] = True
     kind: Literal["model_call_completed"] = "model_call_completed"
     provider: str

@@ -21,7 +21,7 @@ position in that response's output, so an adapter can put opaque items back exac
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -132,6 +132,8 @@ class ProviderReasoningItem:
         "turn_id",
     )
 
+    _shaped_repr: ClassVar[bool] = True  # its repr shows no payload (see ``agentlab._shapes``)
+    _opaque: ClassVar[bool] = True
     provider: str
     api: str
     model: str

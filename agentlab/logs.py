@@ -2,15 +2,22 @@
 
 agentlab never logs reasoning text or opaque payloads on purpose (and never logs per-delta: that
 path must stay cheap). ``RedactionFilter`` is the second line of defence, on every ``agentlab.*``
-logger and on the provider SDK loggers (``openai``, ``anthropic``, ``httpx``, ``httpx2``), whose
-DEBUG output can include request bodies:
+logger and on the loggers of the provider stack, whose DEBUG output can include request bodies.
+That stack is not a fixed list of names: besides the known ones (``SDK_LOGGERS``), each adapter
+registers the packages its SDK client is actually built on (``stack_loggers``: the SDK, its HTTP
+client, that client's transport and connection pool; e.g. ``httpx2`` and ``httpcore2``). On them:
 
 * API-key-looking strings (``sk-...``, ``sk-ant-...``, ``Bearer ...``) become ``[REDACTED]``;
 * arguments that *are* reasoning (``ReasoningDeltaEvent``, ``ProviderReasoningItem``, a
   ``Continuation``, a ``ModelResponse``) are replaced by a type placeholder;
 * in dict/list arguments, values under reasoning/secret keys (``encrypted_content``, ``signature``,
   ``thinking``, ``reasoning``, ``summary``, ``data`` of redacted thinking, ``api_key``,
-  ``authorization``, ``x-api-key``) are replaced.
+  ``authorization``, ``x-api-key``) are replaced;
+* the text of an attached exception (``exc_info``) is formatted once and redacted.
+
+The same applies to ``asyncio`` (the loop a run runs on reports failed tasks with their exceptions).
+Records of every other logger (a user's own, say) get the first two rules only: a key or a reasoning
+object is never wanted in any log, while key-based rewriting of a user's own dicts would surprise.
 
 Records keep structured fields under ``record.agentlab`` (a dict) when passed as
 ``extra={"agentlab": {...}}``; those are sanitized the same way.
@@ -22,10 +29,19 @@ import logging
 import re
 from typing import Any
 
-__all__ = ["SDK_LOGGERS", "RedactionFilter", "get_logger", "install_redaction", "redact", "redact_secrets"]
+__all__ = [
+    "SDK_LOGGERS",
+    "RedactionFilter",
+    "get_logger",
+    "install_redaction",
+    "redact",
+    "redact_secrets",
+    "stack_loggers",
+]
 
 REDACTED = "[REDACTED]"
-SDK_LOGGERS = ("openai", "anthropic", "httpx", "httpx2", "httpcore")
+SDK_LOGGERS = ("openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2")
+"""Known provider-stack loggers; adapters add what their client is really built on (``stack_loggers``)."""
 
 _SECRET_RE = re.compile(
     r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
@@ -61,13 +77,23 @@ def redact_secrets(text: str) -> str:
     return _SECRET_RE.sub(REDACTED, text) if text else text
 
 
-def redact(value: Any, _depth: int = 0) -> Any:
-    """A log-safe version of ``value`` (see the module docstring for what is replaced)."""
+def redact(value: Any, _depth: int = 0, *, wire: bool = True) -> Any:
+    """A log-safe version of ``value`` (see the module docstring for what is replaced).
+
+    ``wire=False``: keys and reasoning objects only, no rewriting of dict values by key name.
+    """
     if isinstance(value, str):
         return redact_secrets(value)
     if type(value).__name__ in _OPAQUE_TYPES:
         return f"<{type(value).__name__} redacted>"
     if _depth > 6:
+        return value
+    if not wire:
+        if isinstance(value, dict):
+            return {k: redact(v, _depth + 1, wire=False) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            items = [redact(v, _depth + 1, wire=False) for v in value]
+            return type(value)(items) if isinstance(value, tuple) else items
         return value
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
@@ -91,25 +117,35 @@ def redact(value: Any, _depth: int = 0) -> Any:
 
 
 class RedactionFilter(logging.Filter):
-    """Sanitizes a record's message, arguments and ``agentlab`` extra in place; never drops records."""
+    """Sanitizes a record's message, arguments, exception text and ``agentlab`` extra in place;
+    never drops records. ``wire=False`` applies the key and reasoning-object rules only."""
+
+    def __init__(self, name: str = "", *, wire: bool = True) -> None:
+        super().__init__(name)
+        self.wire = wire
 
     def filter(self, record: logging.LogRecord) -> bool:
+        wire = self.wire
         if isinstance(record.msg, str):
             record.msg = redact_secrets(record.msg)
         else:
-            record.msg = redact(record.msg)
+            record.msg = redact(record.msg, wire=wire)
         if record.args:
             if isinstance(record.args, dict):
-                record.args = redact(record.args)
+                record.args = redact(record.args, wire=wire)
             else:
-                record.args = tuple(redact(a) for a in record.args)
+                record.args = tuple(redact(a, wire=wire) for a in record.args)
+        if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
+            # Formatters reuse ``exc_text`` when it is set: format it once, redacted.
+            record.exc_text = redact_secrets(logging.Formatter().formatException(record.exc_info))
         extra = getattr(record, "agentlab", None)
         if extra is not None:
-            record.agentlab = redact(extra)
+            record.agentlab = redact(extra, wire=wire)
         return True
 
 
 _FILTER = RedactionFilter()
+_OTHERS = RedactionFilter(wire=False)
 
 
 def _ensure(logger: logging.Logger) -> logging.Logger:
@@ -118,14 +154,16 @@ def _ensure(logger: logging.Logger) -> logging.Logger:
     return logger
 
 
-_PREFIXES: tuple[str, ...] = ("agentlab", *SDK_LOGGERS)
+# ``asyncio``: the event loop that runs every run logs its failed tasks (with their exceptions).
+_PREFIXES: tuple[str, ...] = ("agentlab", "asyncio", *SDK_LOGGERS)
 _factory_installed = False
 
 
 def _install_factory() -> None:
     """Wrap the log-record factory so records from agentlab and SDK loggers (children included:
-    ``openai._base_client`` logs request bodies at DEBUG) are redacted however handlers are set up.
-    The factory runs only for records that pass the level check, so disabled DEBUG costs nothing."""
+    ``openai._base_client`` logs request bodies at DEBUG) are redacted however handlers are set up,
+    and every other record gets the key and reasoning-object rules. The factory runs only for records
+    that pass the level check, so disabled DEBUG costs nothing."""
     global _factory_installed
     if _factory_installed:
         return
@@ -136,6 +174,8 @@ def _install_factory() -> None:
         name = record.name
         if name.startswith(_PREFIXES) and any(name == p or name.startswith(p + ".") for p in _PREFIXES):
             _FILTER.filter(record)
+        else:
+            _OTHERS.filter(record)
         return record
 
     logging.setLogRecordFactory(factory)
@@ -151,7 +191,7 @@ def install_redaction(*extra_loggers: str) -> None:
     global _PREFIXES
     if extra_loggers:
         _PREFIXES = tuple(dict.fromkeys((*_PREFIXES, *extra_loggers)))
-    for name in ("agentlab", *SDK_LOGGERS, *extra_loggers):
+    for name in _PREFIXES:
         _ensure(logging.getLogger(name))
     _install_factory()
 
@@ -160,3 +200,23 @@ def get_logger(name: str) -> logging.Logger:
     """A logger under ``agentlab`` with the redaction filter attached."""
     install_redaction()
     return _ensure(logging.getLogger(name))
+
+
+def stack_loggers(client: object) -> tuple[str, ...]:
+    """The logger names (top-level packages) of an SDK client and the HTTP objects under it.
+
+    Follows the SDK client to its HTTP client (``_client``), that client's transport (``_transport``)
+    and the transport's connection pool (``_pool``), whatever libraries those are: a request sent
+    through this client can only be logged by them. Adapters pass the result to
+    ``install_redaction``, so a renamed or swapped HTTP library is covered without a list to update.
+    """
+    names: list[str] = []
+    obj: object | None = client
+    for attr in ("_client", "_transport", "_pool", None):
+        if obj is None:
+            break
+        top = type(obj).__module__.partition(".")[0]
+        if top and top != "builtins":
+            names.append(top)
+        obj = getattr(obj, attr, None) if attr else None
+    return tuple(dict.fromkeys(names))

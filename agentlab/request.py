@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ._shapes import ShapedRepr
 from .items import PortableItem, ProviderReasoningItem
 
 __all__ = ["CacheHints", "ModelRequest", "ReasoningSettings", "ToolSpec"]
@@ -69,18 +70,25 @@ class ToolSpec(_Value):
     strict: bool = True
 
 
-class ModelRequest(BaseModel):
+class ModelRequest(ShapedRepr, BaseModel):
     """One model call: portable history, this loop's continuation, tools and settings.
 
     ``model`` is the provider's model name (without the ``provider:`` prefix). ``continuation`` holds
-    the opaque reasoning items of the *current* tool loop only; it is excluded from every dump.
+    the opaque reasoning items of the *current* tool loop only; it is excluded from every dump. The
+    repr shows settings and counts (history, continuation, tools, options), never their content:
+    a request is a local of every frame a failing call passes through.
     """
+
+    _repr_shown = frozenset(
+        {"model", "reasoning", "max_output_tokens", "temperature", "cache", "tool_choice",
+         "parallel_tool_calls", "stream"}
+    )  # fmt: skip
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     model: str
     items: tuple[PortableItem, ...]
-    continuation: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True, repr=False)
+    continuation: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True)
     tools: tuple[ToolSpec, ...] = ()
     reasoning: ReasoningSettings | None = Field(default_factory=ReasoningSettings)
     max_output_tokens: int | None = Field(default=None, gt=0)

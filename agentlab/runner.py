@@ -46,6 +46,7 @@ from .errors import (
     ProviderAPIError,
     ProviderError,
     UserError,
+    detach_frames,
 )
 from .eventlog import EventLog
 from .events import (
@@ -214,10 +215,16 @@ class Run:
 
     async def arun(self) -> RunResult:
         """Run to the end; return the result (raises the typed error if the run failed)."""
-        gen = self.events()
+        gen = self._events()
+        step = gen.__anext__
         try:
-            async for _ in gen:
-                pass
+            while True:
+                await step()  # no local keeps the last event: a held error keeps nothing alive
+        except StopAsyncIteration:
+            pass
+        except BaseException as e:
+            detach_frames(e)  # the boundary: see ``events``
+            raise
         finally:
             await gen.aclose()
         assert self.result is not None
@@ -300,7 +307,27 @@ class Run:
 
         Leave early with ``contextlib.aclosing`` (or ``await gen.aclose()``): the run is then
         recorded as cancelled and its continuation released.
+
+        This is the boundary where an error leaves the run: the loop's frames (and the adapter's and
+        SDK's below them) have finished by then, and ``detach_frames`` clears their locals, so the
+        raised error carries no request body, raw event or opaque item into a traceback formatter
+        that prints locals, and keeps none alive while it is held.
         """
+        gen = self._events()
+        step = gen.__anext__
+        try:
+            while True:
+                yield await step()
+        except StopAsyncIteration:
+            return
+        except BaseException as e:
+            detach_frames(e)
+            raise
+        finally:
+            await gen.aclose()
+
+    async def _events(self) -> AsyncGenerator[RunEvent, None]:
+        """The loop behind ``events`` (and ``arun``, which drains it without the extra hop per event)."""
         if self._started:
             raise UserError("a Run runs once; create a new Run (or use a Session for follow-ups)")
         self._started = True

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ModelBehaviorError, UnknownModelError
+from ..errors import ModelBehaviorError, UnknownModelError, detach_frames
 from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from ..request import ModelRequest
 
@@ -108,11 +108,20 @@ def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
 
 
 async def complete(adapter: Adapter, request: ModelRequest) -> ModelResponse:
-    """Consume a stream to its ``ModelResponse`` (for callers that do not display deltas)."""
+    """Consume a stream to its ``ModelResponse`` (for callers that do not display deltas).
+
+    Like a run, this is a boundary: an error leaving it carries no locals of the adapter's frames.
+    """
     final: ModelResponse | None = None
-    async for event in adapter.stream(request):
-        if isinstance(event, ResponseCompletedEvent):
-            final = event.response
+    event: AdapterEvent | None = None
+    try:
+        async for event in adapter.stream(request):
+            if isinstance(event, ResponseCompletedEvent):
+                final = event.response
+    except BaseException as e:
+        final = event = None  # this frame stays on the traceback: it keeps no response or delta
+        detach_frames(e)
+        raise
     if final is None:
         raise ModelBehaviorError(f"{adapter.provider} adapter ended without a completed response")
     return final

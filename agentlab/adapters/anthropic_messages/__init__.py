@@ -29,8 +29,9 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ...errors import ConfigError, MissingApiKeyError, StreamInterruptedError
+from ...errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
+from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
 from ._errors import PROVIDER, in_stream_error, translate
 from ._request import BuiltRequest, build_request
@@ -110,6 +111,7 @@ class AnthropicMessagesAdapter:
                 ckw["timeout"] = timeout
             client = anthropic.AsyncAnthropic(**ckw)
         self._client: anthropic.AsyncAnthropic = client
+        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
         self.base_url: str | None = str(client.base_url).rstrip("/")
         # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
         self.max_retries: int = int(client.max_retries)
@@ -149,6 +151,10 @@ class AnthropicMessagesAdapter:
         first_reasoning: float | None = None
         first_text: float | None = None
         request_id: str | None = None
+        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
+        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
+        # holds the x-api-key header and the body (thinking blocks included), nor to its frames.
+        failure: AgentlabError | None = None
         if request.stream:
             try:
                 cm = self._client.messages.with_streaming_response.create(
@@ -156,7 +162,9 @@ class AnthropicMessagesAdapter:
                 )
                 resp = await cm.__aenter__()
             except Exception as exc:
-                raise translate(exc) from exc
+                failure = translate(exc)
+            if failure is not None:
+                raise failure
             # The hot loop: one level of generator, one json.loads and one dict dispatch per event.
             request_id = asm.request_id = resp.request_id
             feed = asm.feed
@@ -221,7 +229,9 @@ class AnthropicMessagesAdapter:
                 request_id = raw.request_id
                 body = await raw.read()
             except Exception as exc:
-                raise translate(exc) from exc
+                failure = translate(exc)
+            if failure is not None:
+                raise failure
             try:
                 msg = json.loads(body)
             except ValueError:

@@ -63,9 +63,10 @@ def translate(exc: BaseException) -> AgentlabError:
             "status": status,
             "error_type": etype or exc.type,
             "request_id": request_id,
+            "retry_after": retry_after(exc.response.headers),
         }
         if status == 429:
-            return RateLimitError(message, retry_after=retry_after(exc.response.headers), **kw)
+            return RateLimitError(message, **kw)
         if status in (503, 529) or etype == "overloaded_error":
             return OverloadedError(message, **kw)
         if status >= 500:

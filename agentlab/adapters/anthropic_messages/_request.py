@@ -30,6 +30,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._shapes import ShapedDataclass, shaped_repr
 from ...errors import InvalidSettingsError
 from ...events import DiagnosticEvent
 from ...items import (
@@ -79,9 +80,11 @@ _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 _TTL_RANK = {"5m": 0, "1h": 1}
 
 
-@dataclass
-class BuiltRequest:
+@dataclass(repr=False)
+class BuiltRequest(ShapedDataclass):
     """The body parts for ``messages.create`` and what building it noticed."""
+
+    _repr_shown = frozenset({"dropped", "thinking_type"})
 
     body: dict[str, Any]
     """The full JSON body except ``stream`` (kwargs the SDK knows and extras alike)."""
@@ -179,8 +182,13 @@ def _add_beta(headers: dict[str, str], beta: str) -> None:
 class _Messages:
     """Builds the ``messages`` list, merging consecutive same-role turns as the API requires."""
 
+    _shaped_repr = True
+
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
+
+    def __repr__(self) -> str:
+        return shaped_repr(self, messages=self.messages)
 
     def push(self, role: str, block: dict[str, Any]) -> None:
         msgs = self.messages

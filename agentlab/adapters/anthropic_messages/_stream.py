@@ -25,6 +25,7 @@ import json
 import logging
 from typing import Any
 
+from ..._shapes import shaped_repr
 from ...errors import ModelBehaviorError
 from ...events import (
     AdapterEvent,
@@ -69,6 +70,7 @@ class _Block:
     """One content block being assembled. ``parts`` holds text/thinking/partial-JSON pieces."""
 
     __slots__ = ("index", "key", "kind", "parts", "sig_parts", "start", "stopped")
+    _shaped_repr = True
 
     def __init__(self, index: int, kind: str, start: dict[str, Any]) -> None:
         self.index = index
@@ -79,13 +81,25 @@ class _Block:
         self.sig_parts: list[str] = []
         self.stopped = False
 
+    def __repr__(self) -> str:
+        # A local of every frame that assembles a stream: thinking text and signatures stay out.
+        return shaped_repr(
+            self, ("index", "kind", "stopped"), index=self.index, kind=self.kind, stopped=self.stopped,
+            parts=self.parts, sig_parts=self.sig_parts,
+        )  # fmt: skip
+
 
 def _dumps(block: dict[str, Any]) -> bytes:
     return json.dumps(block, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class MessageAssembler:
-    """Accumulates one Messages API response from raw events (streaming) or blocks (non-streaming)."""
+    """Accumulates one Messages API response from raw events (streaming) or blocks (non-streaming).
+
+    Its repr shows ids, counts and state, never block content (it is a local of the adapter's frames).
+    """
+
+    _shaped_repr = True
 
     def __init__(self, *, model: str, base_url: str | None, provider: str = "anthropic") -> None:
         self.provider = provider
@@ -102,6 +116,13 @@ class MessageAssembler:
         self.error: dict[str, Any] | None = None
         self.request_id: str | None = None
         self._unknown_deltas: set[str] = set()
+
+    def __repr__(self) -> str:
+        return shaped_repr(
+            self, ("model", "message_id", "request_id", "stop_reason", "completed"), model=self.model,
+            message_id=self.message_id, request_id=self.request_id, stop_reason=self.stop_reason,
+            completed=self.completed, blocks=list(self.blocks.values()),
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ streaming
 

@@ -23,8 +23,9 @@ from typing import Any
 import httpx2
 import openai
 
-from ...errors import InvalidSettingsError, MissingApiKeyError, StreamInterruptedError
+from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError, StreamInterruptedError
 from ...events import AdapterEvent
+from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
 from ._errors import translate
 from ._request import API, PROVIDER, BuiltRequest, build_request, is_reasoning_model, strict_schema_ok
@@ -88,6 +89,7 @@ class OpenAIResponsesAdapter:
                 raise MissingApiKeyError("openai", "OPENAI_API_KEY")
             client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
         self._client: openai.AsyncOpenAI = client
+        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
         self.base_url: str | None = str(client.base_url).rstrip("/")
         self._options: dict[str, Any] = {
             "max_retries": max_retries,
@@ -121,6 +123,10 @@ class OpenAIResponsesAdapter:
         for diag in built.diagnostics:
             yield diag
         started = time.perf_counter()
+        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
+        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
+        # holds the auth header and the body (opaque items included), nor to its frames.
+        failure: ProviderError | None = None
         try:
             # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
             # streaming) after its own status checks and retries; the overloads cannot express that.
@@ -133,18 +139,23 @@ class OpenAIResponsesAdapter:
                 stream=request.stream,
             )
         except _TRANSPORT_ERRORS as e:
-            raise translate(e) from e
+            failure = translate(e)
+        if failure is not None:
+            raise failure
         request_id = resp.headers.get("x-request-id")
         try:
             if not request.stream or "event-stream" not in resp.headers.get("content-type", ""):
+                text = ""
                 try:
                     text = (await resp.aread()).decode("utf-8")
                 except _TRANSPORT_ERRORS as e:
-                    raise translate(e, request_id=request_id) from e
+                    failure = translate(e, request_id=request_id)
                 except UnicodeDecodeError:
-                    raise StreamInterruptedError(
+                    failure = StreamInterruptedError(
                         "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
-                    ) from None
+                    )
+                if failure is not None:
+                    raise failure
                 events, completed = assemble_body(
                     text,
                     model=self.model,
@@ -182,17 +193,21 @@ class OpenAIResponsesAdapter:
                                 yield p
                             pending.clear()
             except _TRANSPORT_ERRORS as e:
-                raise translate(e, request_id=request_id) from e
+                failure = translate(e, request_id=request_id)
+            if failure is not None:
+                raise failure
             if buf is not None:  # a last event without its blank line: complete, or cut mid-event
                 try:
                     json.loads(buf)
                 except ValueError:
-                    raise StreamInterruptedError(
+                    failure = StreamInterruptedError(
                         "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
                         "call was kept",
                         provider=PROVIDER,
                         request_id=request_id,
-                    ) from None
+                    )
+                if failure is not None:
+                    raise failure
                 last = feed(buf)
                 if last is not None:
                     yield last

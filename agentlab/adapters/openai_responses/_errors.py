@@ -61,10 +61,11 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
             "status": status,
             "error_type": etype,
             "request_id": exc.request_id,
+            "retry_after": retry_after(exc.response.headers),
         }
         err: ProviderError
         if status == 429:
-            err = RateLimitError(message, retry_after=retry_after(exc.response.headers), **kw)
+            err = RateLimitError(message, **kw)
         elif status in (503, 529) or etype in ("overloaded_error", "server_is_overloaded"):
             err = OverloadedError(message, **kw)
         elif status >= 500:

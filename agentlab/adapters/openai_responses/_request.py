@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._shapes import ShapedDataclass, shaped_repr
 from ...errors import InvalidSettingsError
 from ...events import DiagnosticEvent
 from ...items import (
@@ -176,9 +177,11 @@ def prompt_cache_key(model: str, system: str, tools: list[dict[str, Any]], hints
     return "agentlab-" + h.hexdigest()[:32]
 
 
-@dataclass
-class BuiltRequest:
+@dataclass(repr=False)
+class BuiltRequest(ShapedDataclass):
     """The wire body plus what was dropped on the way (reported to the caller as diagnostics)."""
+
+    _repr_shown = frozenset({"reasoning_sent", "reasoning_dropped"})
 
     body: bytes
     diagnostics: list[DiagnosticEvent] = field(default_factory=list)
@@ -195,9 +198,13 @@ class _Raw:
     """A piece of ``input`` that is already JSON text (a verbatim reasoning item)."""
 
     __slots__ = ("text",)
+    _shaped_repr = True
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+    def __repr__(self) -> str:
+        return shaped_repr(self, text=self.text)
 
 
 def _drop(diags: list[DiagnosticEvent], item: ProviderReasoningItem, reason: str, message: str) -> None:

@@ -17,6 +17,7 @@ import logging
 import time
 from typing import Any
 
+from ..._shapes import shaped_repr
 from ...errors import StreamInterruptedError
 from ...events import (
     AdapterEvent,
@@ -71,7 +72,10 @@ class ResponseAssembler:
     ``feed`` returns the display event for a delta (or ``None``) and queues rarer events
     (diagnostics) in ``pending``; ``finish`` returns the ``ResponseCompletedEvent`` or raises when
     the call did not complete. Nothing half-built ever leaves: items exist only in ``finish``'s result.
+    Its repr shows ids and counts only (it is a local of the adapter's frames).
     """
+
+    _shaped_repr = True
 
     def __init__(
         self,
@@ -102,6 +106,13 @@ class ResponseAssembler:
         self._dropped = reasoning_dropped
         self.first_reasoning_s: float | None = None
         self.first_text_s: float | None = None
+
+    def __repr__(self) -> str:
+        return shaped_repr(
+            self, ("model", "response_id", "request_id"), model=self.model, response_id=self.response_id,
+            request_id=self.request_id, items=list(self._items.values()),
+            reasoning=list(self._reasoning.values()), pending=self.pending,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ streaming
 
