@@ -29,6 +29,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ...error_text import wire_error_text
 from ...errors import ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
 from ...request import ModelRequest
@@ -163,6 +164,7 @@ class AnthropicMessagesAdapter:
             loads = json.loads
             data: str | None = None
             waiting = True  # for the first reasoning / text delta (timings)
+            bad: str | None = None  # a value-free text for a line that could not be read
             try:
                 async for line in resp.http_response.aiter_lines():
                     if line:
@@ -191,11 +193,7 @@ class AnthropicMessagesAdapter:
                     if ev is not None:
                         yield ev
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise StreamInterruptedError(
-                    f"malformed stream event ({type(exc).__name__}: {exc}); nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                ) from None
+                bad = wire_error_text(exc)  # raised below, outside the handler: exc holds the line
             except httpx2.HTTPError as exc:
                 raise StreamInterruptedError(
                     f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
@@ -205,6 +203,12 @@ class AnthropicMessagesAdapter:
                 ) from None
             finally:
                 await cm.__aexit__(None, None, None)
+            if bad is not None:
+                raise StreamInterruptedError(
+                    f"malformed stream event ({bad}); nothing from this call was kept",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                )
             if not asm.completed:
                 # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
                 # broken connection (below, httpx2 errors) is worth a new call.
@@ -218,16 +222,22 @@ class AnthropicMessagesAdapter:
                 raw = await self._client.messages.with_raw_response.create(
                     **self._call_kwargs(built, stream=False)
                 )
-                request_id = raw.request_id
+                request_id = asm.request_id = raw.request_id
                 body = await raw.read()
             except Exception as exc:
                 raise translate(exc) from exc
             try:
                 msg = json.loads(body)
-            except ValueError:
+            except ValueError as exc:
+                bad = wire_error_text(exc)
+            else:
+                bad = None
+            if bad is not None:  # outside the handler: the decode error holds the whole body
                 raise StreamInterruptedError(
-                    "the response body is not JSON (cut short?)", provider=PROVIDER, request_id=request_id
-                ) from None
+                    f"the response body is not JSON (cut short?): {bad}",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                )
             if not isinstance(msg, dict) or msg.get("type") == "error":
                 raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=request_id)
             for ev in asm.add_message(msg):

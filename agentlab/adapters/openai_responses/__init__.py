@@ -138,13 +138,18 @@ class OpenAIResponsesAdapter:
         try:
             if not request.stream or "event-stream" not in resp.headers.get("content-type", ""):
                 try:
-                    text = (await resp.aread()).decode("utf-8")
+                    raw = await resp.aread()
                 except _TRANSPORT_ERRORS as e:
                     raise translate(e, request_id=request_id) from e
+                text: str | None
+                try:
+                    text = raw.decode("utf-8")
                 except UnicodeDecodeError:
+                    text = None
+                if text is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
                     raise StreamInterruptedError(
                         "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
-                    ) from None
+                    )
                 events, completed = assemble_body(
                     text,
                     model=self.model,
@@ -186,13 +191,16 @@ class OpenAIResponsesAdapter:
             if buf is not None:  # a last event without its blank line: complete, or cut mid-event
                 try:
                     json.loads(buf)
+                    cut = False
                 except ValueError:
+                    cut = True
+                if cut:  # outside the handler: the decode error's ``doc`` is the partial event
                     raise StreamInterruptedError(
                         "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
                         "call was kept",
                         provider=PROVIDER,
                         request_id=request_id,
-                    ) from None
+                    )
                 last = feed(buf)
                 if last is not None:
                     yield last

@@ -17,7 +17,8 @@ import logging
 import time
 from typing import Any
 
-from ...errors import StreamInterruptedError
+from ...error_text import WireFieldError, safe_name, wire_error_text
+from ...errors import AgentlabError, StreamInterruptedError
 from ...events import (
     AdapterEvent,
     DiagnosticEvent,
@@ -112,15 +113,17 @@ class ResponseAssembler:
             ev = _loads(data)
             etype = ev["type"]
             return self._dispatch(ev, etype, data)
-        except StreamInterruptedError:
+        except AgentlabError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            # Not JSON, no ``type``, or a known event missing a field it always carries.
-            raise StreamInterruptedError(
-                f"malformed event in the OpenAI stream ({etype or 'no type'}: {type(e).__name__})",
-                provider=PROVIDER,
-                request_id=self.request_id,
-            ) from None
+        except Exception as e:
+            # Not JSON, no ``type``, or a known event missing a field (or of a type) it always has.
+            bad = wire_error_text(e)
+        # Raised outside the handler: the original holds the event's values (``JSONDecodeError.doc``).
+        raise StreamInterruptedError(
+            f"malformed event in the OpenAI stream ({safe_name(etype) if etype else 'no type'}: {bad})",
+            provider=PROVIDER,
+            request_id=self.request_id,
+        )
 
     def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
@@ -226,7 +229,7 @@ class ResponseAssembler:
                 self.pending.append(
                     DiagnosticEvent(
                         code="invalid_tool_arguments",
-                        message=f"tool call {item.get('name')!r} arguments are not a JSON object",
+                        message=f"tool call {safe_name(item.get('name'))} arguments are not a JSON object",
                         data={"call_id": item.get("call_id"), "name": item.get("name")},
                     )
                 )
@@ -244,7 +247,7 @@ class ResponseAssembler:
             self.pending.append(
                 DiagnosticEvent(
                     code="output_item_not_kept",
-                    message=f"OpenAI output item of type {itype!r} is not kept in history",
+                    message=f"OpenAI output item of type {safe_name(itype)} is not kept in history",
                     data={"type": itype, "id": item.get("id"), "index": index},
                 )
             )
@@ -255,7 +258,24 @@ class ResponseAssembler:
     # ------------------------------------------------------------------ end
 
     def finish(self, *, streamed: bool = True) -> ResponseCompletedEvent:
-        """The one completed event, or the error that says why there is none."""
+        """The one completed event, or the error that says why there is none.
+
+        Only agentlab errors leave: a final response of the wrong shape (usage, status, output) is a
+        value-free ``StreamInterruptedError``, like a malformed event.
+        """
+        try:
+            return self._finish(streamed)
+        except AgentlabError:
+            raise
+        except Exception as e:
+            bad = wire_error_text(e)
+        raise StreamInterruptedError(
+            f"malformed final OpenAI response ({bad}); nothing of this call was kept",
+            provider=PROVIDER,
+            request_id=self.request_id,
+        )
+
+    def _finish(self, streamed: bool) -> ResponseCompletedEvent:
         if self._error is not None or self._failed:
             error = self._error
             if error is None and self._final is not None:
@@ -287,7 +307,7 @@ class ResponseAssembler:
                 stop = "end_turn"
         else:
             raise StreamInterruptedError(
-                f"OpenAI response ended with status {status!r}",
+                f"OpenAI response ended with status {safe_name(status)}",
                 provider=PROVIDER,
                 request_id=self.request_id,
             )
@@ -361,17 +381,35 @@ def assemble_body(
     started: float | None = None,
     reasoning_dropped: int = 0,
 ) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
-    """A non-streaming response body -> (display events, completed event); same mapping as streams."""
+    """A non-streaming response body -> (display events, completed event); same mapping as streams.
+
+    Raises only agentlab errors; a body of the wrong shape is a value-free ``StreamInterruptedError``.
+    """
     try:
-        body = _loads(text)
-        if not isinstance(body, dict):
-            raise ValueError("not an object")
-        raw_out = raw_member(text, "output")
-        raws = raw_array_elements(raw_out) if raw_out else []
-    except ValueError:
-        raise StreamInterruptedError(
-            "malformed OpenAI response body (not a JSON object)", provider=PROVIDER, request_id=request_id
-        ) from None
+        return _assemble_body(text, model, base_url, request_id, started, reasoning_dropped)
+    except AgentlabError:
+        raise
+    except Exception as e:
+        bad = wire_error_text(e)
+    # Outside the handler: a JSONDecodeError's ``doc`` is the whole body, reasoning included.
+    raise StreamInterruptedError(
+        f"malformed OpenAI response body ({bad})", provider=PROVIDER, request_id=request_id
+    )
+
+
+def _assemble_body(
+    text: str,
+    model: str,
+    base_url: str | None,
+    request_id: str | None,
+    started: float | None,
+    reasoning_dropped: int,
+) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
+    body = _loads(text)
+    if not isinstance(body, dict):
+        raise WireFieldError("<root>", "object", body)
+    raw_out = raw_member(text, "output")
+    raws = raw_array_elements(raw_out) if raw_out else []
     asm = ResponseAssembler(
         model=model,
         base_url=base_url,
