@@ -66,6 +66,11 @@ _INCOMPLETE: dict[str, StopReason] = {
 }
 
 
+def _str_or_none(value: object) -> str | None:
+    """A wire id or name for a durable diagnostic: a string as is, anything else is not recorded."""
+    return value if isinstance(value, str) else None
+
+
 class ResponseAssembler:
     """The state of one Responses call, fed one event at a time.
 
@@ -230,7 +235,10 @@ class ResponseAssembler:
                     DiagnosticEvent(
                         code="invalid_tool_arguments",
                         message=f"tool call {safe_name(item.get('name'))} arguments are not a JSON object",
-                        data={"call_id": item.get("call_id"), "name": item.get("name")},
+                        data={
+                            "call_id": _str_or_none(item.get("call_id")),
+                            "name": _str_or_none(item.get("name")),
+                        },
                     )
                 )
             self._items[index] = ToolCallItem(
@@ -248,7 +256,7 @@ class ResponseAssembler:
                 DiagnosticEvent(
                     code="output_item_not_kept",
                     message=f"OpenAI output item of type {safe_name(itype)} is not kept in history",
-                    data={"type": itype, "id": item.get("id"), "index": index},
+                    data={"type": safe_name(itype), "id": _str_or_none(item.get("id")), "index": index},
                 )
             )
             self._items.pop(index, None)
