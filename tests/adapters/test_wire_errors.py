@@ -220,3 +220,69 @@ def test_translate_fallback_describes_foreign_exceptions_without_their_text(tran
         ReasoningDeltaEvent(text={"t": CANARY}, block="0")  # type: ignore[arg-type]
     err = translate(info.value)
     assert isinstance(err, ProviderError) and "ValidationError" in str(err) and CANARY not in str(err)
+
+
+# ---------------------------------------------------------------- Anthropic block order
+
+
+def _a_events(*middle: dict[str, Any]) -> bytes:
+    from tests.support.cassettes import to_sse
+
+    start = {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 1}}}
+    end = [
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+    return to_sse([start, *middle, *end])
+
+
+def _start(index: int, kind: str) -> dict[str, Any]:
+    block: dict[str, Any] = (
+        {"type": kind, "thinking": "", "signature": ""} if kind == "thinking" else {"type": kind, "text": ""}
+    )
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _d(index: int, **delta: Any) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def _stop(index: int) -> dict[str, Any]:
+    return {"type": "content_block_stop", "index": index}
+
+
+@pytest.mark.parametrize(
+    ("events", "field"),
+    [
+        # reasoning into a text block would make it durable assistant text
+        ((_start(0, "text"), _d(0, type="thinking_delta", thinking=CANARY)), "delta.thinking"),
+        ((_start(0, "thinking"), _d(0, type="text_delta", text=CANARY)), "delta.text"),
+        ((_start(0, "text"), _d(0, type="signature_delta", signature=CANARY)), "delta.signature"),
+        ((_start(0, "thinking"), _stop(0), _d(0, type="thinking_delta", thinking=CANARY)), "delta.thinking"),
+        ((_d(0, type="thinking_delta", thinking=CANARY),), "field index"),
+        ((_start(0, "text"), _start(0, "thinking")), "field index"),
+        (({"type": "content_block_start", "index": "0", "content_block": {"type": "text"}},), "field index"),
+    ],
+    ids=[
+        "thinking_in_text",
+        "text_in_thinking",
+        "signature_in_text",
+        "after_stop",
+        "never_started",
+        "started_twice",
+        "index_str",
+    ],
+)
+async def test_anthropic_deltas_out_of_order_are_malformed(
+    events: tuple[dict[str, Any], ...], field: str
+) -> None:
+    adapter: AnthropicMessagesAdapter = adapter_for(
+        "sim-thinker", Replay([Served(200, _a_events(*events), "text/event-stream")])
+    )
+    request = ModelRequest(model="sim-thinker", items=(UserItem(text="hi"),), cache=None)
+    seen: list[Any] = []
+    with pytest.raises(StreamInterruptedError, match="malformed stream event") as info:
+        async for ev in adapter.stream(request):
+            seen.append(ev)
+    assert field in str(info.value)
+    assert_error_text_clean(info.value, CANARY)

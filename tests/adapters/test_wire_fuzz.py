@@ -41,7 +41,7 @@ OTHER = "said OTHERCANARY z3"
 A_MODEL, O_MODEL = "sim-thinker", "sim-reasoner"
 
 FUZZ = settings(
-    max_examples=80,
+    max_examples=100,
     derandomize=True,
     database=None,
     deadline=None,

@@ -184,7 +184,7 @@ class ResponseAssembler:
                 # are tolerated on purpose; their items still arrive as output_item.done.
                 if etype not in self._unknown:
                     self._unknown.add(etype)
-                    log.debug("ignoring OpenAI stream event type %s", etype)
+                    log.debug("ignoring OpenAI stream event type %s", safe_name(etype))
                 return None
 
     # ------------------------------------------------------------------ items
