@@ -33,7 +33,7 @@ from ...error_text import wire_error_text
 from ...errors import ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
 from ...request import ModelRequest
-from ._errors import PROVIDER, in_stream_error, translate
+from ._errors import PROVIDER, translate
 from ._request import BuiltRequest, build_request
 from ._stream import MessageAssembler
 
@@ -226,21 +226,7 @@ class AnthropicMessagesAdapter:
                 body = await raw.read()
             except Exception as exc:
                 raise translate(exc) from exc
-            try:
-                msg = json.loads(body)
-            except ValueError as exc:
-                bad = wire_error_text(exc)
-            else:
-                bad = None
-            if bad is not None:  # outside the handler: the decode error holds the whole body
-                raise StreamInterruptedError(
-                    f"the response body is not JSON (cut short?): {bad}",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                )
-            if not isinstance(msg, dict) or msg.get("type") == "error":
-                raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=request_id)
-            for ev in asm.add_message(msg):
+            for ev in asm.add_body(body):
                 if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
                     first_reasoning = time.perf_counter() - t0
                 elif first_text is None and ev.__class__ is TextDeltaEvent:

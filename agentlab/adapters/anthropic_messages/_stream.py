@@ -256,6 +256,27 @@ class MessageAssembler:
 
     # ------------------------------------------------------------------ non-streaming
 
+    def add_body(self, body: bytes | str) -> list[AdapterEvent]:
+        """Take a raw non-streaming response body (JSON text); return the display events it implies.
+
+        A body that is not JSON is a ``StreamInterruptedError`` naming the position only (the decode
+        error, which holds the whole body, is not chained); an error envelope is typed as in a stream.
+        """
+        try:
+            msg = json.loads(body)
+            bad = None
+        except ValueError as exc:
+            bad = wire_error_text(exc)
+        if bad is not None:
+            raise StreamInterruptedError(
+                f"the response body is not JSON (cut short?): {bad}",
+                provider=self.provider,
+                request_id=self.request_id,
+            )
+        if not isinstance(msg, dict) or msg.get("type") == "error":
+            raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=self.request_id)
+        return self.add_message(msg)
+
     def add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:
         """Take a complete (non-streaming) message body; return the display events it implies.
 

@@ -14,7 +14,6 @@ receives half a response.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -23,7 +22,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ...errors import InvalidSettingsError, MissingApiKeyError, StreamInterruptedError
+from ...errors import InvalidSettingsError, MissingApiKeyError
 from ...events import AdapterEvent
 from ...request import ModelRequest
 from ._errors import translate
@@ -141,17 +140,8 @@ class OpenAIResponsesAdapter:
                     raw = await resp.aread()
                 except _TRANSPORT_ERRORS as e:
                     raise translate(e, request_id=request_id) from e
-                text: str | None
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = None
-                if text is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
-                    raise StreamInterruptedError(
-                        "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
-                    )
                 events, completed = assemble_body(
-                    text,
+                    raw,
                     model=self.model,
                     base_url=self.base_url,
                     request_id=request_id,
@@ -189,19 +179,7 @@ class OpenAIResponsesAdapter:
             except _TRANSPORT_ERRORS as e:
                 raise translate(e, request_id=request_id) from e
             if buf is not None:  # a last event without its blank line: complete, or cut mid-event
-                try:
-                    json.loads(buf)
-                    cut = False
-                except ValueError:
-                    cut = True
-                if cut:  # outside the handler: the decode error's ``doc`` is the partial event
-                    raise StreamInterruptedError(
-                        "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
-                        "call was kept",
-                        provider=PROVIDER,
-                        request_id=request_id,
-                    )
-                last = feed(buf)
+                last = asm.feed_last(buf)
                 if last is not None:
                     yield last
             for p in pending:

@@ -130,6 +130,24 @@ class ResponseAssembler:
             request_id=self.request_id,
         )
 
+    def feed_last(self, data: str) -> AdapterEvent | None:
+        """The stream's last ``data`` payload, which had no blank line after it: a complete event is
+        fed; a cut one means the stream ended mid-event (raised without chaining the decode error,
+        whose ``doc`` is the partial event)."""
+        try:
+            _loads(data)
+            cut = False
+        except ValueError:
+            cut = True
+        if cut:
+            raise StreamInterruptedError(
+                "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
+                "call was kept",
+                provider=PROVIDER,
+                request_id=self.request_id,
+            )
+        return self.feed(data)
+
     def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
@@ -381,7 +399,7 @@ class ResponseAssembler:
 
 
 def assemble_body(
-    text: str,
+    text: str | bytes,
     *,
     model: str,
     base_url: str | None,
@@ -391,8 +409,19 @@ def assemble_body(
 ) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
     """A non-streaming response body -> (display events, completed event); same mapping as streams.
 
-    Raises only agentlab errors; a body of the wrong shape is a value-free ``StreamInterruptedError``.
+    Raises only agentlab errors; a body of the wrong shape (or not UTF-8) is a value-free
+    ``StreamInterruptedError``.
     """
+    if isinstance(text, bytes):
+        try:
+            decoded: str | None = text.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = None
+        if decoded is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
+            raise StreamInterruptedError(
+                "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
+            )
+        text = decoded
     try:
         return _assemble_body(text, model, base_url, request_id, started, reasoning_dropped)
     except AgentlabError:
