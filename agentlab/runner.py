@@ -39,6 +39,7 @@ from typing import Any, Literal, TypeVar
 from .adapters.base import Adapter, ModelRef, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
+from .error_text import durable_error_text
 from .errors import (
     ConfigError,
     InvalidSettingsError,
@@ -563,7 +564,13 @@ class Run:
     def _finish(
         self, status: RunStatus, output: str | None, stop_reason: Any, *, error: BaseException | None = None
     ) -> RunCompletedEvent:
-        """Release the continuation, write the closing records, build the result. Must not raise."""
+        """Release the continuation, write the closing records, build the result. Must not raise.
+
+        The recorded error text (``RunResult.error``, the ``ErrorEvent``) follows one rule, owned by
+        :func:`agentlab.error_text.durable_error_text`: an agentlab error's own text (built value-free
+        where it was raised), else the exception's type and a value-free description, never the text
+        of an arbitrary exception (an ``on_event`` callback's may quote a reasoning delta).
+        """
         cp = self.checkpoint
         held = cp.release_continuation()
         cp.status = status
@@ -571,7 +578,7 @@ class Run:
         err_text = err_type = None
         if error is not None and status == "failed":
             err_type = type(error).__name__
-            err_text = redact_secrets(str(error))
+            err_text = redact_secrets(durable_error_text(error))
             self._emit_safely(
                 ErrorEvent(
                     run_id=rid,

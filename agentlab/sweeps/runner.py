@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from ..error_text import durable_error_text
 from ..errors import (
     BudgetExceededError,
     ConfigError,
@@ -328,7 +329,8 @@ def _row(
     if result is None:
         row.update(status="failed", steps=0, tool_calls=0, success=None)
         if err is not None:
-            row.update(error_type=type(err).__name__, error=redact_secrets(str(err))[:_ERROR_CHARS])
+            text = durable_error_text(err)  # the run's own rule: no arbitrary exception's text
+            row.update(error_type=type(err).__name__, error=redact_secrets(text)[:_ERROR_CHARS])
         return row
     u, cost = result.usage.tokens, result.usage.cost
     tool_calls = retries = rate_limited = 0

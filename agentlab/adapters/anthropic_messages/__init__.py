@@ -29,11 +29,12 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ...error_text import wire_error_text
 from ...errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
 from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
-from ._errors import PROVIDER, in_stream_error, translate
+from ._errors import PROVIDER, translate
 from ._request import BuiltRequest, build_request
 from ._stream import MessageAssembler
 
@@ -171,6 +172,7 @@ class AnthropicMessagesAdapter:
             loads = json.loads
             data: str | None = None
             waiting = True  # for the first reasoning / text delta (timings)
+            bad: str | None = None  # a value-free text for a line that could not be read
             try:
                 async for line in resp.http_response.aiter_lines():
                     if line:
@@ -199,11 +201,7 @@ class AnthropicMessagesAdapter:
                     if ev is not None:
                         yield ev
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise StreamInterruptedError(
-                    f"malformed stream event ({type(exc).__name__}: {exc}); nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                ) from None
+                bad = wire_error_text(exc)  # raised below, outside the handler: exc holds the line
             except httpx2.HTTPError as exc:
                 raise StreamInterruptedError(
                     f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
@@ -213,6 +211,12 @@ class AnthropicMessagesAdapter:
                 ) from None
             finally:
                 await cm.__aexit__(None, None, None)
+            if bad is not None:
+                raise StreamInterruptedError(
+                    f"malformed stream event ({bad}); nothing from this call was kept",
+                    provider=PROVIDER,
+                    request_id=request_id,
+                )
             if not asm.completed:
                 # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
                 # broken connection (below, httpx2 errors) is worth a new call.
@@ -226,21 +230,13 @@ class AnthropicMessagesAdapter:
                 raw = await self._client.messages.with_raw_response.create(
                     **self._call_kwargs(built, stream=False)
                 )
-                request_id = raw.request_id
+                request_id = asm.request_id = raw.request_id
                 body = await raw.read()
             except Exception as exc:
                 failure = translate(exc)
             if failure is not None:
                 raise failure
-            try:
-                msg = json.loads(body)
-            except ValueError:
-                raise StreamInterruptedError(
-                    "the response body is not JSON (cut short?)", provider=PROVIDER, request_id=request_id
-                ) from None
-            if not isinstance(msg, dict) or msg.get("type") == "error":
-                raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=request_id)
-            for ev in asm.add_message(msg):
+            for ev in asm.add_body(body):
                 if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
                     first_reasoning = time.perf_counter() - t0
                 elif first_text is None and ev.__class__ is TextDeltaEvent:

@@ -3,7 +3,9 @@
 Why one place: user code catches ``agentlab.errors`` types only and never imports the SDK; retries are
 decided by the SDK (``max_retries``, honouring ``retry-after``/``retry-after-ms``) *before* anything
 reaches here, so what arrives is final. Messages carry the provider's own error text, status, error
-type and request id, never request headers (which hold the key).
+type and request id, never request headers (which hold the key). The provider's own message is kept
+(it is the API speaking, not the model) with key-looking substrings redacted; an exception that is
+not the SDK's is described by type and position only (:mod:`agentlab.error_text`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import anthropic
 
+from ...error_text import wire_error_text
 from ...errors import (
     AgentlabError,
     InvalidSettingsError,
@@ -24,6 +27,7 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
+from ...logs import redact_secrets
 from ..base import retry_after_seconds as retry_after
 
 __all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
@@ -57,7 +61,7 @@ def translate(exc: BaseException) -> AgentlabError:
         etype, msg, body_rid = _body_error(exc.body)
         status = exc.status_code
         request_id = exc.request_id or body_rid
-        message = msg or exc.api_message or f"HTTP {status}"
+        message = redact_secrets(msg or exc.api_message or f"HTTP {status}")
         kw: dict[str, Any] = {
             "provider": PROVIDER,
             "status": status,
@@ -91,15 +95,17 @@ def translate(exc: BaseException) -> AgentlabError:
     if isinstance(exc, TypeError) and "Could not resolve authentication method" in str(exc):
         return MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
     if isinstance(exc, anthropic.AnthropicError):
-        return ProviderError(f"{type(exc).__name__}: {exc}", provider=PROVIDER)
-    return ProviderError(f"unexpected {type(exc).__name__}: {exc}", provider=PROVIDER)
+        return ProviderError(f"{type(exc).__name__}: {redact_secrets(str(exc))}", provider=PROVIDER)
+    # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
+    # body it touched: described by type and position only.
+    return ProviderError(f"unexpected {type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
 
 
 def in_stream_error(obj: dict[str, Any], *, request_id: str | None) -> StreamInterruptedError:
     """An SSE ``error`` event (HTTP status was 200): typed by its ``error.type``, never retried here."""
     etype, msg, body_rid = _body_error(obj)
     return StreamInterruptedError(
-        f"the stream reported an error: {msg or 'no message'}",
+        f"the stream reported an error: {redact_secrets(msg) if msg else 'no message'}",
         provider=PROVIDER,
         error_type=etype,
         request_id=request_id or body_rid,

@@ -26,7 +26,8 @@ import logging
 from typing import Any
 
 from ..._shapes import shaped_repr
-from ...errors import ModelBehaviorError
+from ...error_text import WireFieldError, safe_name, type_name, wire_error_text
+from ...errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
 from ...events import (
     AdapterEvent,
     DiagnosticEvent,
@@ -127,40 +128,35 @@ class MessageAssembler:
     # ------------------------------------------------------------------ streaming
 
     def feed(self, ev: dict[str, Any]) -> AdapterEvent | None:
-        """Apply one raw stream event; return the display event it produces, if any."""
+        """Apply one raw stream event; return the display event it produces, if any.
+
+        Raises only agentlab errors: a malformed event (wrong types, missing fields, a delta for a
+        block never started or already stopped) is a ``StreamInterruptedError`` whose text names the
+        event type, field and block index, never a value (see :mod:`agentlab.error_text`).
+        """
+        try:
+            return self._apply(ev)
+        except AgentlabError:
+            raise
+        except Exception as exc:  # any reading error: the event did not have the documented shape
+            bad = wire_error_text(exc)
+        # Raised here, outside the handler: the original (which holds the value) is not chained.
+        raise self._malformed(ev, bad)
+
+    def _malformed(self, ev: object, bad: str) -> StreamInterruptedError:
+        where = safe_name(ev.get("type")) if isinstance(ev, dict) else f"<{type_name(ev)}>"
+        index = ev.get("index") if isinstance(ev, dict) else None
+        at = f" at block {index}" if index.__class__ is int else ""
+        return StreamInterruptedError(
+            f"malformed stream event ({where}{at}: {bad}); nothing from this call was kept",
+            provider=self.provider,
+            request_id=self.request_id,
+        )
+
+    def _apply(self, ev: dict[str, Any]) -> AdapterEvent | None:
         t = ev.get("type")
         if t == "content_block_delta":
-            block = self.blocks.get(ev["index"])
-            if block is None:
-                raise ModelBehaviorError(f"anthropic: delta for unknown content block {ev.get('index')}")
-            d = ev["delta"]
-            dt = d.get("type")
-            if dt == "thinking_delta":
-                text = d["thinking"]
-                if text:
-                    block.parts.append(text)
-                    return _new_reasoning(text=text, block=block.key)
-                return None
-            if dt == "text_delta":
-                text = d["text"]
-                if text:
-                    block.parts.append(text)
-                    return _new_text(text=text)
-                return None
-            if dt == "input_json_delta":
-                part = d["partial_json"]
-                if part:
-                    block.parts.append(part)
-                    return _new_tool_delta(
-                        call_id=block.start.get("id", ""),
-                        name=block.start.get("name", ""),
-                        arguments_delta=part,
-                    )
-                return None
-            if dt == "signature_delta":
-                block.sig_parts.append(d["signature"])
-                return None
-            return self._unknown_delta(dt, block)
+            return self._delta(ev["index"], ev["delta"])
         if t == "content_block_start":
             return self._start_block(ev["index"], ev["content_block"])
         if t == "content_block_stop":
@@ -194,10 +190,55 @@ class MessageAssembler:
             self.error = ev
             raise in_stream_error(ev, request_id=self.request_id)
         # Unknown future event types are tolerated on purpose (the API adds them over time).
-        log.debug("anthropic: ignoring unknown stream event type %r", t)
+        log.debug("anthropic: ignoring unknown stream event type %s", safe_name(t))
         return None
 
+    def _delta(self, index: Any, d: dict[str, Any]) -> AdapterEvent | None:
+        """One ``content_block_delta``. A content delta must belong to a started, open block of its
+        kind: anything else is a malformed stream (a thinking delta in a text block would otherwise
+        turn reasoning into durable assistant text). Unknown delta types stay tolerated."""
+        block = self.blocks.get(index) if index.__class__ is int else None
+        if block is None:
+            raise WireFieldError("index", "the index of a started block", index)
+        if d.__class__ is not dict:
+            raise WireFieldError("delta", "object", d)
+        dt = d.get("type")
+        if dt == "thinking_delta":
+            return self._piece(block, d, "thinking", _THINKING)
+        if dt == "text_delta":
+            return self._piece(block, d, "text", _TEXT)
+        if dt == "input_json_delta":
+            return self._piece(block, d, "partial_json", _TOOL)
+        if dt == "signature_delta":
+            sig = d["signature"]
+            if sig.__class__ is not str or block.kind != _THINKING or block.stopped:
+                raise WireFieldError("delta.signature", "a string in an open thinking block", sig)
+            block.sig_parts.append(sig)
+            return None
+        return self._unknown_delta(dt, block)
+
+    def _piece(self, block: _Block, d: dict[str, Any], field: str, kind: str) -> AdapterEvent | None:
+        text = d[field]
+        if text.__class__ is not str:
+            raise WireFieldError(f"delta.{field}", "string", text)
+        if block.kind != kind or block.stopped:
+            raise WireFieldError(f"delta.{field}", f"a delta of an open {kind} block", text)
+        if not text:
+            return None
+        block.parts.append(text)
+        if kind == _THINKING:
+            return _new_reasoning(text=text, block=block.key)
+        if kind == _TEXT:
+            return _new_text(text=text)
+        return _new_tool_delta(
+            call_id=block.start.get("id", ""), name=block.start.get("name", ""), arguments_delta=text
+        )
+
     def _start_block(self, index: int, cb: dict[str, Any]) -> AdapterEvent | None:
+        if index.__class__ is not int or index in self.blocks:
+            raise WireFieldError("index", "the int index of a new block", index)
+        if cb.__class__ is not dict:
+            raise WireFieldError("content_block", "object", cb)
         kind = cb.get("type", "")
         block = _Block(index, kind, cb)
         self.blocks[index] = block
@@ -216,27 +257,65 @@ class MessageAssembler:
             return None
         if kind in (_TOOL, _REDACTED):
             return None
+        name = safe_name(kind)
         return DiagnosticEvent(
             code="anthropic_unsupported_block",
-            message=f"content block of type {kind!r} is not supported by agentlab and was not kept",
-            data={"type": kind, "index": index},
+            message=f"content block of type {name} is not supported by agentlab and was not kept",
+            data={"type": name, "index": index},
         )
 
-    def _unknown_delta(self, dt: str | None, block: _Block) -> AdapterEvent | None:
-        key = str(dt)
+    def _unknown_delta(self, dt: object, block: _Block) -> AdapterEvent | None:
+        key = safe_name(dt)
         if key in self._unknown_deltas:
             return None
         self._unknown_deltas.add(key)
         return DiagnosticEvent(
             code="anthropic_unsupported_delta",
-            message=f"delta of type {dt!r} in a {block.kind!r} block is not supported and was ignored",
+            message=f"delta of type {key} in a {safe_name(block.kind)} block is not supported; ignored",
             data={"type": key, "index": block.index},
         )
 
     # ------------------------------------------------------------------ non-streaming
 
+    def add_body(self, body: bytes | str) -> list[AdapterEvent]:
+        """Take a raw non-streaming response body (JSON text); return the display events it implies.
+
+        A body that is not JSON is a ``StreamInterruptedError`` naming the position only (the decode
+        error, which holds the whole body, is not chained); an error envelope is typed as in a stream.
+        """
+        try:
+            msg = json.loads(body)
+            bad = None
+        except ValueError as exc:
+            bad = wire_error_text(exc)
+        if bad is not None:
+            raise StreamInterruptedError(
+                f"the response body is not JSON (cut short?): {bad}",
+                provider=self.provider,
+                request_id=self.request_id,
+            )
+        if not isinstance(msg, dict) or msg.get("type") == "error":
+            raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=self.request_id)
+        return self.add_message(msg)
+
     def add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:
-        """Take a complete (non-streaming) message body; return the display events it implies."""
+        """Take a complete (non-streaming) message body; return the display events it implies.
+
+        Raises ``StreamInterruptedError`` (value-free, as ``feed``) for a body of the wrong shape.
+        """
+        try:
+            return self._add_message(msg)
+        except AgentlabError:
+            raise
+        except Exception as exc:
+            bad = wire_error_text(exc)
+        raise StreamInterruptedError(
+            f"malformed response body ({bad}); nothing from this call was kept",
+            provider=self.provider,
+            request_id=self.request_id,
+        )
+
+    def _add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:
         self.started = True
         self.completed = True
         self.message_id = msg.get("id")
@@ -277,7 +356,21 @@ class MessageAssembler:
         return _dumps(block.start)
 
     def response(self, *, request_id: str | None, dropped: int = 0) -> ModelResponse:
-        """The assembled response. Raises ``ModelBehaviorError`` for tool input that is not a JSON object."""
+        """The assembled response. Raises ``ModelBehaviorError`` for tool input that is not a JSON object,
+        ``StreamInterruptedError`` (value-free) for blocks, usage or stop fields of the wrong type."""
+        try:
+            return self._response(request_id, dropped)
+        except AgentlabError:
+            raise
+        except Exception as exc:
+            bad = wire_error_text(exc)
+        raise StreamInterruptedError(
+            f"malformed message ({bad}); nothing from this call was kept",
+            provider=self.provider,
+            request_id=request_id or self.request_id,
+        )
+
+    def _response(self, request_id: str | None, dropped: int) -> ModelResponse:
         turn_id = self.message_id or ""
         items: list[AssistantTextItem | ToolCallItem] = []
         reasoning: list[ProviderReasoningItem] = []
@@ -325,15 +418,17 @@ class MessageAssembler:
         text = "".join(block.parts)
         if not text.strip():
             text = "{}"
+        what = f"anthropic: tool_use block {block.index} ({safe_name(name)})"
+        bad: str | None = None
         try:
             parsed = json.loads(text)
         except ValueError as exc:
+            bad = wire_error_text(exc)
+        if bad is not None:  # raised outside the handler: the decode error holds the arguments
             hint = " (the response hit max_tokens)" if self.stop_reason == "max_tokens" else ""
-            raise ModelBehaviorError(
-                f"anthropic: tool_use {call_id} ({name}) input is not valid JSON{hint}: {exc}"
-            ) from None
+            raise ModelBehaviorError(f"{what} input is not valid JSON{hint}: {bad}")
         if not isinstance(parsed, dict):
-            raise ModelBehaviorError(f"anthropic: tool_use {call_id} ({name}) input is not a JSON object")
+            raise ModelBehaviorError(f"{what} input is not a JSON object")
         return ToolCallItem(
             call_id=call_id,
             name=name,

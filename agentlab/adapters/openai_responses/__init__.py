@@ -14,7 +14,6 @@ receives half a response.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -23,7 +22,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError, StreamInterruptedError
+from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError
 from ...events import AdapterEvent
 from ...logs import install_redaction, stack_loggers
 from ...request import ModelRequest
@@ -145,19 +144,14 @@ class OpenAIResponsesAdapter:
         request_id = resp.headers.get("x-request-id")
         try:
             if not request.stream or "event-stream" not in resp.headers.get("content-type", ""):
-                text = ""
                 try:
-                    text = (await resp.aread()).decode("utf-8")
+                    raw = await resp.aread()
                 except _TRANSPORT_ERRORS as e:
                     failure = translate(e, request_id=request_id)
-                except UnicodeDecodeError:
-                    failure = StreamInterruptedError(
-                        "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
-                    )
                 if failure is not None:
                     raise failure
                 events, completed = assemble_body(
-                    text,
+                    raw,
                     model=self.model,
                     base_url=self.base_url,
                     request_id=request_id,
@@ -197,18 +191,7 @@ class OpenAIResponsesAdapter:
             if failure is not None:
                 raise failure
             if buf is not None:  # a last event without its blank line: complete, or cut mid-event
-                try:
-                    json.loads(buf)
-                except ValueError:
-                    failure = StreamInterruptedError(
-                        "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
-                        "call was kept",
-                        provider=PROVIDER,
-                        request_id=request_id,
-                    )
-                if failure is not None:
-                    raise failure
-                last = feed(buf)
+                last = asm.feed_last(buf)
                 if last is not None:
                     yield last
             for p in pending:

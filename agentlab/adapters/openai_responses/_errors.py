@@ -2,7 +2,9 @@
 
 Every translated error carries the provider, HTTP status, the provider's error ``type`` (as
 ``error_type``) and ``code`` (as the extra attribute ``code``), the message and the ``x-request-id``.
-Keys never appear: the SDK's messages quote only what the API returned, and the API masks keys.
+Keys never appear: the SDK's messages quote only what the API returned, and the API masks keys (and
+key-looking substrings are redacted here too). An exception that is not the SDK's is described by type
+and position only (:mod:`agentlab.error_text`): its text may quote a body.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import httpx2
 import openai
 
+from ...error_text import wire_error_text
 from ...errors import (
     OverloadedError,
     ProviderAPIError,
@@ -21,6 +24,7 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
+from ...logs import redact_secrets
 from ..base import retry_after_seconds as retry_after
 
 __all__ = ["in_stream_error", "retry_after", "translate"]
@@ -54,7 +58,7 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         info = _body_error(exc.body)
-        message = str(info.get("message") or exc.message)
+        message = redact_secrets(str(info.get("message") or exc.message))
         etype = exc.type or (str(info["type"]) if info.get("type") else None)
         kw: dict[str, Any] = {
             "provider": PROVIDER,
@@ -98,8 +102,10 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
             f"stream broke ({type(exc).__name__}: {exc})", provider=PROVIDER, request_id=request_id
         )
     if isinstance(exc, openai.OpenAIError):
-        return ProviderError(str(exc), provider=PROVIDER)
-    return ProviderError(f"{type(exc).__name__}: {exc}", provider=PROVIDER)
+        return ProviderError(redact_secrets(str(exc)), provider=PROVIDER)
+    # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
+    # body it touched: described by type and position only.
+    return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
 
 
 def in_stream_error(
@@ -110,17 +116,23 @@ def in_stream_error(
     It is a ``StreamInterruptedError`` (nothing of the call is kept) that still says what the
     provider said: ``error_type`` and ``code`` from the event (e.g. ``insufficient_quota``).
     """
-    error = error or {}
-    etype = error.get("type") or error.get("code")
-    code = error.get("code")
-    message = str(error.get("message") or ("response.failed" if failed else "error event in stream"))
+    error = error if isinstance(error, dict) else {}
+    etype = _str(error.get("type")) or _str(error.get("code"))
+    code = _str(error.get("code"))
+    text = _str(error.get("message"))
+    message = redact_secrets(text) if text else ("response.failed" if failed else "error event in stream")
     err = StreamInterruptedError(
         message,
         provider=PROVIDER,
         status=None,
-        error_type=str(etype) if etype else None,
+        error_type=etype,
         request_id=request_id,
         retryable=etype in ("server_error", "rate_limit_exceeded"),
     )
-    err.code = str(code) if code is not None else None
+    err.code = code
     return err
+
+
+def _str(value: object) -> str | None:
+    """A provider-given string field, or None (a non-string there is not shown: it could be anything)."""
+    return value if isinstance(value, str) and value else None

@@ -18,7 +18,8 @@ import time
 from typing import Any
 
 from ..._shapes import shaped_repr
-from ...errors import StreamInterruptedError
+from ...error_text import WireFieldError, safe_name, wire_error_text
+from ...errors import AgentlabError, StreamInterruptedError
 from ...events import (
     AdapterEvent,
     DiagnosticEvent,
@@ -64,6 +65,11 @@ _INCOMPLETE: dict[str, StopReason] = {
     "max_output_tokens": "max_tokens",
     "content_filter": "content_filter",
 }
+
+
+def _str_or_none(value: object) -> str | None:
+    """A wire id or name for a durable diagnostic: a string as is, anything else is not recorded."""
+    return value if isinstance(value, str) else None
 
 
 class ResponseAssembler:
@@ -123,15 +129,35 @@ class ResponseAssembler:
             ev = _loads(data)
             etype = ev["type"]
             return self._dispatch(ev, etype, data)
-        except StreamInterruptedError:
+        except AgentlabError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            # Not JSON, no ``type``, or a known event missing a field it always carries.
+        except Exception as e:
+            # Not JSON, no ``type``, or a known event missing a field (or of a type) it always has.
+            bad = wire_error_text(e)
+        # Raised outside the handler: the original holds the event's values (``JSONDecodeError.doc``).
+        raise StreamInterruptedError(
+            f"malformed event in the OpenAI stream ({safe_name(etype) if etype else 'no type'}: {bad})",
+            provider=PROVIDER,
+            request_id=self.request_id,
+        )
+
+    def feed_last(self, data: str) -> AdapterEvent | None:
+        """The stream's last ``data`` payload, which had no blank line after it: a complete event is
+        fed; a cut one means the stream ended mid-event (raised without chaining the decode error,
+        whose ``doc`` is the partial event)."""
+        try:
+            _loads(data)
+            cut = False
+        except ValueError:
+            cut = True
+        if cut:
             raise StreamInterruptedError(
-                f"malformed event in the OpenAI stream ({etype or 'no type'}: {type(e).__name__})",
+                "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
+                "call was kept",
                 provider=PROVIDER,
                 request_id=self.request_id,
-            ) from None
+            )
+        return self.feed(data)
 
     def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
@@ -187,7 +213,7 @@ class ResponseAssembler:
                 # are tolerated on purpose; their items still arrive as output_item.done.
                 if etype not in self._unknown:
                     self._unknown.add(etype)
-                    log.debug("ignoring OpenAI stream event type %s", etype)
+                    log.debug("ignoring OpenAI stream event type %s", safe_name(etype))
                 return None
 
     # ------------------------------------------------------------------ items
@@ -237,8 +263,11 @@ class ResponseAssembler:
                 self.pending.append(
                     DiagnosticEvent(
                         code="invalid_tool_arguments",
-                        message=f"tool call {item.get('name')!r} arguments are not a JSON object",
-                        data={"call_id": item.get("call_id"), "name": item.get("name")},
+                        message=f"tool call {safe_name(item.get('name'))} arguments are not a JSON object",
+                        data={
+                            "call_id": _str_or_none(item.get("call_id")),
+                            "name": _str_or_none(item.get("name")),
+                        },
                     )
                 )
             self._items[index] = ToolCallItem(
@@ -255,8 +284,8 @@ class ResponseAssembler:
             self.pending.append(
                 DiagnosticEvent(
                     code="output_item_not_kept",
-                    message=f"OpenAI output item of type {itype!r} is not kept in history",
-                    data={"type": itype, "id": item.get("id"), "index": index},
+                    message=f"OpenAI output item of type {safe_name(itype)} is not kept in history",
+                    data={"type": safe_name(itype), "id": _str_or_none(item.get("id")), "index": index},
                 )
             )
             self._items.pop(index, None)
@@ -266,7 +295,24 @@ class ResponseAssembler:
     # ------------------------------------------------------------------ end
 
     def finish(self, *, streamed: bool = True) -> ResponseCompletedEvent:
-        """The one completed event, or the error that says why there is none."""
+        """The one completed event, or the error that says why there is none.
+
+        Only agentlab errors leave: a final response of the wrong shape (usage, status, output) is a
+        value-free ``StreamInterruptedError``, like a malformed event.
+        """
+        try:
+            return self._finish(streamed)
+        except AgentlabError:
+            raise
+        except Exception as e:
+            bad = wire_error_text(e)
+        raise StreamInterruptedError(
+            f"malformed final OpenAI response ({bad}); nothing of this call was kept",
+            provider=PROVIDER,
+            request_id=self.request_id,
+        )
+
+    def _finish(self, streamed: bool) -> ResponseCompletedEvent:
         if self._error is not None or self._failed:
             error = self._error
             if error is None and self._final is not None:
@@ -298,7 +344,7 @@ class ResponseAssembler:
                 stop = "end_turn"
         else:
             raise StreamInterruptedError(
-                f"OpenAI response ended with status {status!r}",
+                f"OpenAI response ended with status {safe_name(status)}",
                 provider=PROVIDER,
                 request_id=self.request_id,
             )
@@ -364,7 +410,7 @@ class ResponseAssembler:
 
 
 def assemble_body(
-    text: str,
+    text: str | bytes,
     *,
     model: str,
     base_url: str | None,
@@ -372,17 +418,46 @@ def assemble_body(
     started: float | None = None,
     reasoning_dropped: int = 0,
 ) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
-    """A non-streaming response body -> (display events, completed event); same mapping as streams."""
+    """A non-streaming response body -> (display events, completed event); same mapping as streams.
+
+    Raises only agentlab errors; a body of the wrong shape (or not UTF-8) is a value-free
+    ``StreamInterruptedError``.
+    """
+    if isinstance(text, bytes):
+        try:
+            decoded: str | None = text.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = None
+        if decoded is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
+            raise StreamInterruptedError(
+                "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
+            )
+        text = decoded
     try:
-        body = _loads(text)
-        if not isinstance(body, dict):
-            raise ValueError("not an object")
-        raw_out = raw_member(text, "output")
-        raws = raw_array_elements(raw_out) if raw_out else []
-    except ValueError:
-        raise StreamInterruptedError(
-            "malformed OpenAI response body (not a JSON object)", provider=PROVIDER, request_id=request_id
-        ) from None
+        return _assemble_body(text, model, base_url, request_id, started, reasoning_dropped)
+    except AgentlabError:
+        raise
+    except Exception as e:
+        bad = wire_error_text(e)
+    # Outside the handler: a JSONDecodeError's ``doc`` is the whole body, reasoning included.
+    raise StreamInterruptedError(
+        f"malformed OpenAI response body ({bad})", provider=PROVIDER, request_id=request_id
+    )
+
+
+def _assemble_body(
+    text: str,
+    model: str,
+    base_url: str | None,
+    request_id: str | None,
+    started: float | None,
+    reasoning_dropped: int,
+) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
+    body = _loads(text)
+    if not isinstance(body, dict):
+        raise WireFieldError("<root>", "object", body)
+    raw_out = raw_member(text, "output")
+    raws = raw_array_elements(raw_out) if raw_out else []
     asm = ResponseAssembler(
         model=model,
         base_url=base_url,
