@@ -22,6 +22,7 @@ import ipywidgets
 import pytest
 
 import agentlab
+import agentlab.notebook.panel
 from agentlab.notebook._coalesce import wait_idle
 from agentlab.notebook.panel import ReasoningPanel, collapse_panels
 from agentlab.notebook.run_view import CompareView, RunView
@@ -222,3 +223,22 @@ def test_keep_option_does_put_the_text_in_the_saved_state(frontend: Frontend, ca
     assert canary in places["frontend widget state (JupyterLab save)"]
     assert canary in places["every state sent (nbclient store_widget_state)"]
     assert canary in places["kernel Widget.get_manager_state()"]
+
+
+def test_compare_live_and_its_result_reprs_never_save_reasoning(frontend: Frontend, canary: str) -> None:
+    """``agentlab.compare(live=True)`` as a notebook cell runs it, and the reprs its result displays."""
+    before = {id(p) for p in agentlab.notebook.panel.live_panels()}
+    models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
+    cmp = agentlab.compare(
+        "Paris?", models, tools=[get_weather], adapters=[_adapter(canary, m) for m in models], live=True
+    )
+    panels = [p for p in agentlab.notebook.panel.live_panels() if id(p) not in before]
+    assert len(panels) == 4 and all(canary in p.text for p in panels)
+    assert wait_idle()
+    assert_not_saved(canary, frontend, cmp, *cmp.results.values(), *panels)
+    collapse_panels()
+    for p in panels:
+        click_show(frontend, p)
+    assert wait_idle()
+    assert reached_the_page(canary, frontend)
+    assert_not_saved(canary, frontend, cmp, *cmp.results.values(), *panels)
