@@ -53,6 +53,17 @@ class Frontend:
         self.comms: list[CountingComm] = []
         self.user: dict[str, dict[str, Any]] = {}
 
+    def stored_by_nbclient(self) -> dict[str, dict[str, Any]]:
+        """comm id -> state as nbclient's ``store_widget_state`` keeps it: closed models included."""
+        state: dict[str, dict[str, Any]] = {}
+        for c in self.comms:
+            state[c.comm_id] = dict((c.open_data or {}).get("state") or {})
+        for m in self.messages:
+            data = m["data"]
+            if isinstance(data, dict) and "state" in data and m["comm_id"] in state:
+                state[m["comm_id"]].update(data["state"])
+        return state
+
     def models(self) -> dict[str, dict[str, Any]]:
         """comm id -> the frontend's state of that model, for every model not closed."""
         state: dict[str, dict[str, Any]] = {}

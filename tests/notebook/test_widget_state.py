@@ -242,3 +242,25 @@ def test_compare_live_and_its_result_reprs_never_save_reasoning(frontend: Fronte
     assert wait_idle()
     assert reached_the_page(canary, frontend)
     assert_not_saved(canary, frontend, cmp, *cmp.results.values(), *panels)
+
+
+def test_stored_state_after_the_cell_loads_in_a_static_widget_manager(
+    frontend: Frontend, canary: str
+) -> None:
+    """nbclient keeps closed models; the static HTML manager (nbconvert, the report) must load every
+    model of that state, and it knows only the standard modules: the closed live texts must be those."""
+    view = RunView()
+    agentlab.run(
+        "openai:sim-reasoner", "Paris?", tools=[get_weather], adapter=_adapter(canary), on_event=view.on_event
+    )
+    assert any(
+        s.get("_model_module") == "anywidget" for s in frontend.models().values()
+    )  # live while it runs
+    collapse_panels()
+    stored = frontend.stored_by_nbclient()
+    assert {s["_model_module"] for s in stored.values()} <= {
+        "@jupyter-widgets/base",
+        "@jupyter-widgets/controls",
+    }
+    assert all(s.get("_model_module") != "anywidget" for s in frontend.models().values())
+    assert canary not in json.dumps(stored)
