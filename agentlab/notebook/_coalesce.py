@@ -25,7 +25,7 @@ saved notebook balloons. So the budget is per *frontend* (this process), not per
 :func:`render_now` (a stream's or run's end) renders synchronously, so the kernel-side state is final
 at once, and queues the sends ahead of the stream's. :func:`flush_now` also *sends* synchronously,
 outside the budget (the next budgeted message then waits one slot): for the cell-end collapse,
-which must clear synced reasoning text immediately, and for explicit user actions; :func:`flush_all`
+which must close the live reasoning text immediately, and for explicit user actions; :func:`flush_all`
 does that for every pending view (cell end: the saved widget state must be complete).
 
 One thread for all views (not a timer per view): threads are not free in a kernel. Sending from this

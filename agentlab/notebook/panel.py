@@ -125,7 +125,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
         self.flushes = 0
-        """How many times the synced text was re-rendered (at most one frontend message each)."""
+        """How many times the header or the live text was re-rendered (at most one frontend message each)."""
 
         self._body = widgets.HTML(
             value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
