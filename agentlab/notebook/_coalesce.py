@@ -25,7 +25,7 @@ saved notebook balloons. So the budget is per *frontend* (this process), not per
 :func:`render_now` (a stream's or run's end) renders synchronously, so the kernel-side state is final
 at once, and queues the sends ahead of the stream's. :func:`flush_now` also *sends* synchronously,
 outside the budget (the next budgeted message then waits one slot): for the cell-end collapse,
-which must clear synced reasoning text immediately, and for explicit user actions; :func:`flush_all`
+which must close the live reasoning text immediately, and for explicit user actions; :func:`flush_all`
 does that for every pending view (cell end: the saved widget state must be complete).
 
 One thread for all views (not a timer per view): threads are not free in a kernel. Sending from this
@@ -80,6 +80,9 @@ def gate(widget: Any) -> Any:
 def _send_pending(widgets: Sequence[Any], start: int, limit: int | None) -> tuple[int, bool, int]:
     """Send up to ``limit`` widgets' queued traits (one message each), from index ``start`` round robin.
 
+    A widget with a queued custom snapshot (:class:`~agentlab.notebook._live_text.LiveText`) sends it
+    as its message: text that is shown but never becomes model state.
+
     Returns (messages sent, whether some widget still has queued traits, next start index).
     """
     n = len(widgets)
@@ -89,14 +92,21 @@ def _send_pending(widgets: Sequence[Any], start: int, limit: int | None) -> tupl
         i = (start + k) % n
         w = widgets[i]
         keys = set(w._states_to_send)
-        if not keys:
+        custom = getattr(w, "_custom_pending", None)  # a LiveText's snapshot: a custom message
+        if not keys and custom is None:
             continue
         if limit is not None and sent >= limit:
             return sent, True, i
         w._states_to_send.clear()
+        if custom is not None:
+            custom = w.take_pending()
         if getattr(w, "comm", None) is not None:
-            w.send_state(keys)
-            sent += 1
+            if keys:
+                w.send_state(keys)
+                sent += 1
+            if custom is not None:
+                w.send(custom)
+                sent += 1
         nxt = (i + 1) % n
     return sent, False, nxt
 

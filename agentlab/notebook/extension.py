@@ -2,7 +2,7 @@
 
 Before every cell the extension records :func:`agentlab.continuation.generation`; after it
 (``post_run_cell`` fires also when the cell raised or was interrupted) it releases every provider
-continuation created since, and collapses every reasoning panel (clearing its synced text). A run
+continuation created since, and collapses every reasoning panel (closing its live text). A run
 paused or interrupted in one cell and resumed in a later one therefore continues from portable items
 only: no opaque reasoning crosses a cell boundary, and none is left in widget state to be saved.
 

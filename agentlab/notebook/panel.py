@@ -1,19 +1,23 @@
 """The reasoning panel: streams reasoning text while a model thinks, then forgets it on screen.
 
 Raw reasoning is display-only (architecture law 2). So the panel keeps the full text in *kernel
-memory* and syncs to the frontend only what is on screen:
+memory*, and the text never becomes synced widget state (which a save keeps: JupyterLab's "Save
+Widget State", nbclient's ``store_widget_state``): it reaches the page only as custom messages to a
+:class:`~agentlab.notebook._live_text.LiveText` view, which no save stores. Synced state (the
+``HTML`` header, the toggle) holds titles and counters only.
 
-* while streaming, one ``HTML`` widget shows live counters and the tail of the text; updates are
+* while streaming, the live text shows live counters and the tail of the text; updates are
   coalesced (:mod:`agentlab.notebook._coalesce`) within one budget for the whole frontend: at most
   ~20 comm messages per second from all live panels and views together, however fast deltas arrive
   and however many panels stream, and each message carries the current snapshot, so no text is lost
   by skipping frames;
 * when the cell ends (the IPython extension calls :func:`collapse_panels`) the panel collapses to a
-  summary line and its synced text is cleared, so a saved notebook, including nbclient's or
-  JupyterLab's saved widget state, holds no reasoning text. A "Show reasoning" toggle reads the text
-  back from kernel memory while the kernel lives.
+  summary line and its live text is closed. A "Show reasoning" toggle opens a new one and sends it
+  the text from kernel memory while the kernel lives; the next cell end closes it again. A save in
+  between, while the text is on screen, still finds none.
 * ``keep_text=True`` (or ``options.keep_reasoning = True``, or ``AGENTLAB_KEEP_REASONING=1``) keeps
-  the text in the collapsed panel, inside a ``<details>`` element: for users who *want* it saved.
+  the text in the collapsed panel's header, inside a ``<details>`` element: the explicit opt-in for
+  users who *want* it saved.
 
 ``__repr__`` is cheap and text-free on purpose: ipywidgets puts ``repr(widget)`` into the
 ``text/plain`` part of every display, which is saved with the notebook.
@@ -34,6 +38,7 @@ import ipywidgets as widgets
 from ..events import ReasoningDeltaEvent, TextDeltaEvent
 from ..usage import CallUsage
 from ._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
+from ._live_text import TEXT_STYLE, LiveText, Snapshot
 from .display import UI_FONT
 
 __all__ = ["PanelOptions", "ReasoningPanel", "collapse_panels", "live_panels", "options"]
@@ -80,16 +85,9 @@ def collapse_panels() -> int:
     return n
 
 
-_STYLE = (
-    "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.35;"
-    "white-space:pre-wrap;word-break:break-word;max-height:14em;overflow-y:auto;margin:2px 0 0 0;"
-    "padding:4px 6px;border-left:3px solid #0072B2;background:rgba(0,114,178,0.06);color:inherit"
-)
-
-
 def _fmt_tokens(n: int | None, *, estimated: bool = False) -> str:
     if n is None:
-        return "&lt;NA&gt;"
+        return "<NA>"
     return f"~{n:,}" if estimated else f"{n:,}"
 
 
@@ -127,7 +125,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
         self.flushes = 0
-        """How many times the synced text was re-rendered (at most one frontend message each)."""
+        """How many times the header or the live text was re-rendered (at most one frontend message each)."""
 
         self._body = widgets.HTML(
             value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
@@ -135,14 +133,17 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._toggle = widgets.ToggleButton(
             value=False,
             description="Show reasoning",
-            tooltip="Reasoning text is kept in kernel memory only; showing it puts it in the widget state",
+            tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
             layout=widgets.Layout(display="none", width="auto", height="24px"),
         )
         self._toggle.observe(self._on_toggle, names="value")
-        # Syncs of these are sent by the flusher only, within the frontend's message budget.
-        self._synced = [gate(self._body), gate(self._toggle.layout)]
+        self._live: LiveText | None = LiveText(self._live_snapshot)
+        self._pushed: Snapshot | None = None
+        # Syncs (and snapshots) of these are sent by the flusher only, within the frontend's budget.
+        self._synced: list[Any] = [gate(self._body), gate(self._toggle.layout), self._live]
         super().__init__(
-            children=[self._body, self._toggle], layout=widgets.Layout(width="100%", align_items="flex-start")
+            children=[self._body, self._toggle, self._live],
+            layout=widgets.Layout(width="100%", align_items="flex-start"),
         )
         with _panels_lock:
             _panels.add(self)
@@ -194,12 +195,12 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         render_now(self)
 
     def collapse(self) -> bool:
-        """Collapse to a summary line and clear the synced text (unless ``keep_text``).
+        """Collapse to a summary line and close the live text (kept in the header with ``keep_text``).
 
         Returns False when it was already collapsed. Called by the extension at cell end.
         """
         with self._lock:
-            if self._collapsed and not self._toggle.value:
+            if self._collapsed and not self._toggle.value and self._live is None:
                 return False
             self._collapsed = True
             self._streaming = False
@@ -207,8 +208,26 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                 self._t_end = time.monotonic()
         if self._toggle.value:
             self._toggle.value = False  # re-hide text the user revealed in an earlier cell
+        self._close_live()
         flush_now(self)
         return True
+
+    def _open_live(self) -> None:
+        with self._lock:
+            if self._live is None:
+                self._live = LiveText(self._live_snapshot)
+                self._pushed = None
+                self._synced.append(self._live)
+                self.children = [self._body, self._toggle, self._live]
+
+    def _close_live(self) -> None:
+        with self._lock:  # the flusher sends under this lock: it cannot be using the widget meanwhile
+            live, self._live = self._live, None
+            if live is None:
+                return
+            self._synced.remove(live)
+            self.children = [self._body, self._toggle]
+        live.close()
 
     def _start(self) -> None:
         if self._t0 is None:
@@ -229,10 +248,14 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         return self._collapsed
 
     def show(self) -> None:
-        """Put the full text on screen (and so into the widget state) until the next cell ends."""
+        """Put the full text on screen until the next cell ends (sent to the page, not synced state)."""
         self._toggle.value = True
 
     def _on_toggle(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            self._open_live()
+        elif self._collapsed:
+            self._close_live()
         flush_now(self)
 
     # ------------------------------------------------------------------ rendering
@@ -249,52 +272,36 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         if self._t0 is not None:
             elapsed = (self._t_end or time.monotonic()) - self._t0
         step = f" · step {self._step}" if self._step is not None and "step" not in self.title else ""
-        status = f" · {html.escape(self._status)}" if self._status else ""
+        status = f" · {self._status}" if self._status else ""
         return f"reasoning {r} tok · text {t} tok · {elapsed:.1f} s{step}{status}"
 
     def _render_header(self, *, collapsed: bool = False) -> str:
         icon = "▸" if collapsed else ("●" if self._streaming else "○")
+        # While streaming, the counters tick in the live text (one message per frame, not two).
+        counters = "streaming…" if self._streaming and not collapsed else html.escape(self._counters())
         return (
             f'<div style="font-size:12px;opacity:0.85"><b>{icon} {html.escape(self.title)}</b> · '
-            f"{self._counters()}</div>"
+            f"{counters}</div>"
         )
+
+    def _live_snapshot(self) -> Snapshot:
+        """What the live text shows now: the streaming tail with counters, or the whole text on demand."""
+        with self._lock:
+            text = "".join(self._parts)
+            if self._collapsed:
+                return {"type": "snapshot", "meta": "", "text": text, "streaming": False}
+            tail = text[-self._live_chars :] if text else ""
+            skipped = len(text) - len(tail)
+            meta = self._counters() if self._streaming else ""
+            if skipped > 0:
+                meta += f"{' · ' if meta else ''}… {skipped:,} earlier chars in kernel memory"
+            return {"type": "snapshot", "meta": meta, "text": tail, "streaming": self._streaming}
 
     def _flush(self) -> None:
         with self._lock:
-            collapsed = self._collapsed
-            header = self._render_header(collapsed=collapsed)
-            chars = self._chars
-            if collapsed:
-                note = f"{chars:,} chars of reasoning"
-                if self.keep_text or self._toggle.value:
-                    full = html.escape("".join(self._parts))
-                    if self._toggle.value:
-                        value = f'{header}<pre style="{_STYLE};max-height:30em">{full}</pre>'
-                    else:
-                        value = (
-                            f"{header}<details><summary style='font-size:12px'>{note} (kept in this "
-                            f'notebook)</summary><pre style="{_STYLE};max-height:30em">{full}</pre></details>'
-                        )
-                else:
-                    value = (
-                        f'{header}<div style="font-size:11px;opacity:0.65">{note}: not saved in the notebook '
-                        "(kernel memory only)</div>"
-                    )
-                show_toggle = chars > 0 and not self.keep_text
-            else:
-                tail = "".join(self._parts)[-self._live_chars :] if chars else ""
-                skipped = chars - len(tail)
-                more = (
-                    f'<div style="font-size:11px;opacity:0.6">… {skipped:,} earlier chars '
-                    "in kernel memory</div>"
-                    if skipped > 0
-                    else ""
-                )
-                body = f'<pre style="{_STYLE}">{html.escape(tail)}</pre>' if tail else ""
-                value = header + more + body
-                show_toggle = False
+            value, show_toggle = self._render_body()
             # Set the traits while still holding the lock: a flush computed before ``collapse()`` must
-            # not land after it (that would put reasoning text back into the state a notebook saves).
+            # not land after it.
             value = f'<div style="{UI_FONT}">{value}</div>'
             if self._body.value != value:
                 self._body.value = value
@@ -302,6 +309,32 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             display = "" if show_toggle else "none"
             if self._toggle.layout.display != display:
                 self._toggle.layout.display = display
+            if self._live is not None:
+                snap = self._live_snapshot()
+                if snap != self._pushed:
+                    self._live.push(snap)
+                    self._pushed = snap
+                    self.flushes += 1
+
+    def _render_body(self) -> tuple[str, bool]:
+        """The synced header (no reasoning text, except in a collapsed ``keep_text`` panel) and
+        whether the "Show reasoning" toggle is on screen."""
+        header = self._render_header(collapsed=self._collapsed)
+        chars = self._chars
+        if not self._collapsed:
+            return header, False
+        note = f"{chars:,} chars of reasoning"
+        if self.keep_text:
+            full = html.escape("".join(self._parts))
+            return (
+                f"{header}<details><summary style='font-size:12px'>{note} (kept in this "
+                f'notebook)</summary><pre style="{TEXT_STYLE};max-height:30em">{full}</pre></details>'
+            ), False
+        where = "shown below from kernel memory" if self._toggle.value else "kernel memory only"
+        return (
+            f'{header}<div style="font-size:11px;opacity:0.65">{note}: not saved in the notebook '
+            f"({where})</div>"
+        ), chars > 0
 
     def __repr__(self) -> str:
         state = "collapsed" if self._collapsed else ("streaming" if self._streaming else "idle")

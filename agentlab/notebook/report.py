@@ -20,7 +20,7 @@ Offline by construction:
   Other CDN scripts (MathJax, mermaid) are removed: the notebooks use neither.
 
 Reasoning text is not in the report unless ``keep_reasoning=True`` (``--keep-reasoning``): panels
-clear their synced text at cell end, and what nbclient stores is what the panels last synced.
+send it to the page as custom messages only, which nbclient does not store (it stores synced state).
 """
 
 from __future__ import annotations

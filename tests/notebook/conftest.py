@@ -15,11 +15,16 @@ _ids = itertools.count()
 class CountingComm:
     """Stands in for a kernel comm: records every message a widget would send to the frontend."""
 
-    def __init__(self, sink: list[dict[str, Any]], **kwargs: Any) -> None:
+    def __init__(
+        self, sink: list[dict[str, Any]], opened: list[CountingComm] | None = None, **kwargs: Any
+    ) -> None:
         self.comm_id = f"comm-{next(_ids)}"
         self.kernel = object()
         self.sink = sink
         self.open_data = kwargs.get("data")
+        self.closed = False
+        if opened is not None:
+            opened.append(self)
 
     def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
         self.sink.append({"comm_id": self.comm_id, "data": data})
@@ -31,17 +36,108 @@ class CountingComm:
         pass
 
     def close(self, *args: Any, **kwargs: Any) -> None:
-        pass
+        self.closed = True
+
+
+class Frontend:
+    """What a frontend's widget manager holds, replayed from the comm traffic of the kernel's widgets.
+
+    JupyterLab's "Save Widget State" writes the frontend's copy of every live model's state: the state
+    each comm opened with, updated by every ``update``/``echo_update`` message since and by what the user
+    changed in the page, for the models whose comm is still open. Custom messages (``Widget.send``)
+    change no model state: they are kept apart, in :attr:`custom`.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.comms: list[CountingComm] = []
+        self.user: dict[str, dict[str, Any]] = {}
+
+    def stored_by_nbclient(self) -> dict[str, dict[str, Any]]:
+        """comm id -> state as nbclient's ``store_widget_state`` keeps it: closed models included."""
+        state: dict[str, dict[str, Any]] = {}
+        for c in self.comms:
+            state[c.comm_id] = dict((c.open_data or {}).get("state") or {})
+        for m in self.messages:
+            data = m["data"]
+            if isinstance(data, dict) and "state" in data and m["comm_id"] in state:
+                state[m["comm_id"]].update(data["state"])
+        return state
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """comm id -> the frontend's state of that model, for every model not closed."""
+        state: dict[str, dict[str, Any]] = {}
+        for c in self.comms:
+            state[c.comm_id] = dict((c.open_data or {}).get("state") or {})
+        for m in self.messages:
+            data = m["data"]
+            if (
+                isinstance(data, dict)
+                and data.get("method") in ("update", "echo_update")
+                and m["comm_id"] in state
+            ):
+                state[m["comm_id"]].update(data.get("state") or {})
+        for comm_id, changed in self.user.items():
+            if comm_id in state:
+                state[comm_id].update(changed)
+        closed = {c.comm_id for c in self.comms if c.closed}
+        return {k: v for k, v in state.items() if k not in closed}
+
+    def saved_state(self) -> str:
+        """The widget state a save would write now (JupyterLab's format), as JSON text."""
+        import json
+
+        return json.dumps(
+            {
+                "version_major": 2,
+                "version_minor": 0,
+                "state": {k: {"state": v} for k, v in self.models().items()},
+            },
+            ensure_ascii=False,
+        )
+
+    def every_state_ever_sent(self) -> str:
+        """Every state the kernel ever sent (nbclient's ``store_widget_state`` keeps closed models too)."""
+        import json
+
+        opens = [(c.open_data or {}).get("state") for c in self.comms]
+        updates = [m["data"].get("state") for m in self.messages if isinstance(m["data"], dict)]
+        return json.dumps([s for s in opens + updates if s], ensure_ascii=False)
+
+    def custom(self) -> list[Any]:
+        """The custom messages sent to the frontend (not part of any model state)."""
+        return [
+            m["data"]["content"]
+            for m in self.messages
+            if isinstance(m["data"], dict) and m["data"].get("method") == "custom"
+        ]
+
+    def set(self, widget: Any, **state: Any) -> None:
+        """The user changes ``widget`` in the page: the frontend model changes, then tells the kernel."""
+        self.user.setdefault(widget.comm.comm_id, {}).update(state)
+        widget._handle_msg({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
+
+    def send(self, widget: Any, content: Any) -> None:
+        """The frontend's view sends a custom message to ``widget`` (``model.send`` in JS)."""
+        widget._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
 
 
 @pytest.fixture
-def comm_messages(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    """Every comm message widgets created in the test send, in order (``data`` as sent)."""
+def frontend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Frontend]:
+    """A frontend replayed from the comm traffic of the widgets created in the test."""
     from ipywidgets.widgets import widget
 
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(widget.comm, "create_comm", lambda *a, **kw: CountingComm(sent, **kw))
-    yield sent
+    fe = Frontend()
+    monkeypatch.setattr(
+        widget.comm, "create_comm", lambda *a, **kw: CountingComm(fe.messages, fe.comms, **kw)
+    )
+    yield fe
+
+
+@pytest.fixture
+def comm_messages(frontend: Frontend) -> list[dict[str, Any]]:
+    """Every comm message widgets created in the test send, in order (``data`` as sent)."""
+    return frontend.messages
 
 
 @pytest.fixture(autouse=True)

@@ -220,7 +220,57 @@ print("ELAPSED", time.monotonic() - t0, "TEXT", len(p.text))
     print(f"real kernel: 5,000 deltas over {elapsed:.2f} s -> {len(cell.comm_msgs)} comm messages")
     assert text_len == sum(len(f"tok{i} ") for i in range(5000))
     # One budget for the whole frontend: <= 20 msgs/s (+1 burst) from every widget together while
-    # streaming, +1 for the final render after p.end(), + the cell-end collapse (body and toggle
-    # layout, sent at once outside the budget so no reasoning text stays in the saved state).
-    assert len(cell.comm_msgs) <= 20 * elapsed + 1 + 1 + 2
+    # streaming, +1 for the final render after p.end(), + the cell-end collapse (sent at once, outside
+    # the budget: the header, the toggle's layout, the panel's children and the closing live text).
+    assert len(cell.comm_msgs) <= 20 * elapsed + 1 + 1 + 4
     assert len(cell.comm_msgs) >= 5
+
+
+def _frontend_sends(
+    kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 30
+) -> list[dict[str, Any]]:
+    """Send a comm message as a frontend does (shell channel); return the iopub messages it caused."""
+    msg = kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    kernel.kc.shell_channel.send(msg)
+    out: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        m = kernel.kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if m["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return out
+        out.append(m)
+
+
+def test_show_reasoning_in_a_real_kernel_keeps_it_out_of_widget_state(kernel: Kernel) -> None:
+    """The click arrives as a comm message; the text comes back as custom messages only."""
+    c1 = kernel.ok(
+        """
+import json, uuid
+import agentlab
+import ipywidgets
+from agentlab.testing import ScriptedAdapter, Step
+from agentlab.notebook.panel import live_panels
+CANARY = f"CANARY-{uuid.uuid4().hex}"
+steps = [Step(reasoning=[f"think {CANARY}"], text="ok")]
+r = agentlab.run("openai:sim-reasoner", "q", adapter=ScriptedAdapter(steps))
+(shown,) = [p for p in live_panels() if CANARY in p.text]
+print("IDS", CANARY, shown._toggle.model_id)
+"""
+    )
+    canary, toggle = c1.stdout.split("IDS ")[1].split()
+    assert canary not in json.dumps([m.get("data", {}).get("state") for m in c1.comm_msgs])
+    replies = _frontend_sends(
+        kernel, toggle, {"method": "update", "state": {"value": True}, "buffer_paths": []}
+    )
+    custom = [
+        m for m in replies if m["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "custom"
+    ]
+    assert any(canary in json.dumps(m["content"]) for m in custom), "the text did not reach the page"
+    states = [
+        m["content"]["data"].get("state") for m in replies if m["msg_type"] in ("comm_open", "comm_msg")
+    ]
+    assert canary not in json.dumps(states)
+    c2 = kernel.ok("print('STATE', json.dumps(ipywidgets.Widget.get_manager_state(), default=str))")
+    assert "STATE" in c2.stdout and canary not in c2.stdout

@@ -80,6 +80,14 @@ def _last_value(msgs: list[tuple[float, str, Any]], comm_id: str) -> str:
     return str(values[-1]) if values else ""
 
 
+def _last_text(msgs: list[tuple[float, str, Any]], panel: ReasoningPanel) -> str:
+    """The text of the last snapshot the panel's live text was sent (custom messages, not state)."""
+    assert panel._live is not None
+    comm_id = panel._live.comm.comm_id
+    texts = [d["content"]["text"] for _, c, d in msgs if c == comm_id and d.get("method") == "custom"]
+    return str(texts[-1]) if texts else ""
+
+
 def test_one_panel_5000_deltas_over_1s(sent: list[tuple[float, str, Any]]) -> None:
     panel = ReasoningPanel("r", live_chars=10**9)
     pieces = [f"tok{i} " for i in range(5000)]
@@ -90,7 +98,7 @@ def test_one_panel_5000_deltas_over_1s(sent: list[tuple[float, str, Any]]) -> No
     assert busiest_1s(sent) <= LIMIT
     assert len(sent) >= 10  # it streamed, not only at the end
     assert panel.text == "".join(pieces)
-    last = _last_value(sent, panel._body.comm.comm_id)
+    last = _last_text(sent, panel)
     assert "tok0 " in last and "tok4999 " in last
 
 
@@ -125,7 +133,7 @@ def test_run_view_stream_stays_in_budget(sent: list[tuple[float, str, Any]]) -> 
     # (the scripted adapter streams each entry as its own block: the panel separates blocks by a blank line)
     assert "".join(p.text.replace("\n\n", "") for p in view.panels) == "".join(reasoning)
     assert "Paris is mild." in _last_value(sent, view._footer.comm.comm_id)
-    assert "r2999 " in _last_value(sent, view.panels[1]._body.comm.comm_id)
+    assert "r2999 " in _last_text(sent, view.panels[1])
 
 
 def test_six_columns_streaming_at_once_share_one_budget(sent: list[tuple[float, str, Any]]) -> None:
@@ -158,8 +166,9 @@ def test_six_columns_streaming_at_once_share_one_budget(sent: list[tuple[float, 
     for k, col in enumerate(cmp.columns):
         (panel,) = col.panels
         assert panel.text == "".join(texts[k])
-        body = panel._body.comm.comm_id
-        assert f"c{k}d1999 " in _last_value(sent, body)
+        assert panel._live is not None
+        body = panel._live.comm.comm_id
+        assert f"c{k}d1999 " in _last_text(sent, panel)
         # no column starved: each one streamed while the others did, not only once at the end
         assert sum(1 for t, c, _ in sent if c == body and t < min(fed)) >= 3
         assert "completed" in _last_value(sent, col._header.comm.comm_id)
@@ -170,14 +179,16 @@ def test_end_renders_at_once_and_collapse_sends_at_once(sent: list[tuple[float, 
     panel = ReasoningPanel("r")
     panel.append("SECRET-REASONING ")
     panel.end()
-    assert "SECRET-REASONING" in panel._body.value  # kernel-side state is final without waiting
+    assert "reasoning ~5 tok" in panel._body.value  # kernel-side state is final without waiting
+    assert panel._pushed is not None and "SECRET-REASONING" in panel._pushed["text"]  # queued for the page
     before = len(sent)
     assert panel.collapse()
-    # The collapse is sent synchronously (outside the budget): nothing can save the text after this.
+    # The collapse is sent synchronously (outside the budget): the header and the closed live text.
     assert len(sent) > before
-    assert "SECRET-REASONING" not in _last_value(sent, panel._body.comm.comm_id)
+    assert "not saved in the notebook" in _last_value(sent, panel._body.comm.comm_id)
+    assert panel._live is None
     assert wait_idle()
-    assert "SECRET-REASONING" not in _last_value(sent, panel._body.comm.comm_id)
+    assert "SECRET-REASONING" not in json.dumps([d.get("state") for _, _, d in sent if isinstance(d, dict)])
 
 
 def test_compare_of_six_simulated_models_stays_in_budget(sent: list[tuple[float, str, Any]]) -> None:
