@@ -1,0 +1,258 @@
+"""Interrupts that work: tool timeouts, one Ctrl-C that returns at once, Ctrl-C inside ``asyncio.run``.
+
+The Ctrl-C cases run in a real subprocess and get a real SIGINT (as a terminal sends it), because
+the behaviour under test is the process's: whether control comes back to the caller, how fast, and
+whether the run's record says ``cancelled`` with the abandoned tool named. The model is a
+``ScriptedAdapter`` with spare steps, so a run that wrongly goes on is seen calling it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentlab as al
+from agentlab.errors import ConfigError, ToolDefinitionError
+from agentlab.events import DiagnosticEvent, RunCompletedEvent, ToolResultEvent
+from agentlab.testing import ScriptedAdapter, Step
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, sys, time
+    import agentlab as al
+    from agentlab.testing import ScriptedAdapter, Step
+
+    mode, hang_s, log = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+
+    @al.tool
+    def hang(city: str) -> str:
+        \"\"\"Blocks like a stuck network call.\"\"\"
+        print("TOOL_STARTED", flush=True)
+        time.sleep(hang_s)
+        return "late"
+
+    adapter = ScriptedAdapter(
+        [Step(tool_calls=[("hang", {"city": "Paris"})])] + [Step(text="answer")] * 5
+    )
+    run = al.Run("openai:sim-reasoner", "Weather?", tools=[hang], adapter=adapter, event_log=log)
+
+    def report(how):
+        r = run.result
+        print("RETURNED", json.dumps({
+            "how": how, "t": time.monotonic(), "status": r.status if r else None,
+            "requests": adapter.consumed,
+        }), flush=True)
+
+    try:
+        if mode == "plain":
+            run.run_sync()
+        else:
+            async def main():
+                return run.run_sync()
+            asyncio.run(main())
+        report("returned")
+    except KeyboardInterrupt:
+        report("KeyboardInterrupt")
+    """
+)
+
+
+def _spawn(tmp_path: Path, mode: str, hang_s: float) -> tuple[subprocess.Popen[str], Path]:
+    script = tmp_path / "hang.py"
+    script.write_text(SCRIPT)
+    log = tmp_path / "events.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode, str(hang_s), str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    return proc, log
+
+
+def _interrupt_when_tool_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
+    """SIGINT once the tool runs; (seconds until the caller got control back, report, seconds to exit)."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "TOOL_STARTED", line + (proc.stderr.read() if proc.stderr else "")
+    time.sleep(0.2)  # the tool is inside time.sleep now
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"one Ctrl-C did not end the call within 15 s\n{out}\n{err}") from None
+    exited = time.monotonic() - t_sig
+    lines = [ln for ln in out.splitlines() if ln.startswith("RETURNED ")]
+    assert lines, f"control never came back to the caller\n{out}\n{err}"
+    rep = json.loads(lines[0].split(" ", 1)[1])
+    return rep["t"] - t_sig, rep, exited
+
+
+def _abandoned(log: Path) -> list[DiagnosticEvent]:
+    return [r for r in al.EventLog.read(log) if isinstance(r, DiagnosticEvent) and r.code == "tool_abandoned"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
+def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path: Path) -> None:
+    """The tool sleeps 60 s; one SIGINT gives control back within ~2 s, the run is ``cancelled``, the
+    model is not called again, and the abandoned tool is named in a durable diagnostic."""
+    proc, log = _spawn(tmp_path, mode, 60)
+    back_s, rep, exited_s = _interrupt_when_tool_started(proc)
+    assert rep["how"] == "KeyboardInterrupt", rep
+    assert back_s < 2.0, f"control came back {back_s:.2f} s after Ctrl-C"
+    assert exited_s < 4.0, f"the process took {exited_s:.2f} s to exit (a hung thread was joined?)"
+    assert rep["status"] == "cancelled" and rep["requests"] == 1, rep
+    recs = al.EventLog.read(log)
+    assert isinstance(recs[-1], RunCompletedEvent) and recs[-1].status == "cancelled"
+    notes = _abandoned(log)
+    assert len(notes) == 1 and "hang" in notes[0].message, [n.message for n in notes]
+    assert notes[0].data["tool"] == "hang"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> None:
+    """Sync ``run`` inside ``asyncio.run``: a Ctrl-C during a 3 s tool cancels the run; it does not
+    wait the tool out, call the model again and end ``completed``."""
+    proc, log = _spawn(tmp_path, "inside_asyncio_run", 3)
+    back_s, rep, _ = _interrupt_when_tool_started(proc)
+    assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": 1}, rep
+    assert back_s < 2.0
+
+
+# ---------------------------------------------------------------------- tool timeouts (in process)
+
+
+def _slow_sync(seconds: float, **opts: Any) -> al.Tool:
+    @al.tool(name="slow", **opts)
+    def slow(city: str) -> str:
+        """Slow lookup."""
+        time.sleep(seconds)
+        return "ok"
+
+    return slow
+
+
+def _script() -> ScriptedAdapter:
+    return ScriptedAdapter([Step(tool_calls=[("slow", {"city": "Paris"})]), Step(text="gave up")])
+
+
+def _timeout_checks(result: al.RunResult, seconds: float) -> None:
+    assert result.status == "completed" and result.output == "gave up"
+    res = [e for e in result.events if isinstance(e, ToolResultEvent)]
+    assert len(res) == 1 and res[0].result.is_error
+    assert "slow" in res[0].result.output and "timed out" in res[0].result.output
+    notes = [e for e in result.events if isinstance(e, DiagnosticEvent) and e.code == "tool_timeout"]
+    assert len(notes) == 1 and notes[0].data == {"tool": "slow", "timeout_s": seconds, "call_id": notes[0].data["call_id"]}
+
+
+def test_per_tool_timeout_becomes_an_error_result(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    result = al.run("openai:sim-reasoner", "t", tools=[_slow_sync(5, timeout=0.3)], adapter=_script())
+    assert time.monotonic() - t0 < 2.0
+    _timeout_checks(result, 0.3)
+
+
+def test_per_run_timeout_applies_to_tools_without_their_own(tmp_path: Path) -> None:
+    log = tmp_path / "ev.jsonl"
+    t0 = time.monotonic()
+    result = al.run(
+        "openai:sim-reasoner", "t", tools=[_slow_sync(5)], adapter=_script(), tool_timeout=0.3, event_log=log
+    )
+    assert time.monotonic() - t0 < 2.0
+    _timeout_checks(result, 0.3)
+    assert any(isinstance(r, DiagnosticEvent) and r.code == "tool_timeout" for r in al.EventLog.read(log))
+
+
+def test_tool_timeout_wins_over_the_run_timeout() -> None:
+    result = al.run(
+        "openai:sim-reasoner", "t", tools=[_slow_sync(0.5, timeout=5)], adapter=ScriptedAdapter(
+            [Step(tool_calls=[("slow", {"city": "Paris"})]), Step(text="fine")]
+        ), tool_timeout=0.1,
+    )  # fmt: skip
+    res = [e for e in result.events if isinstance(e, ToolResultEvent)]
+    assert res[0].result.output == "ok" and not res[0].result.is_error
+
+
+def test_no_timeout_when_none() -> None:
+    from agentlab.tools import DEFAULT_TOOL_TIMEOUT_S
+
+    run = al.Run("openai:sim-reasoner", "t", tools=[_slow_sync(0.01)], tool_timeout=None)
+    assert run.tool_timeout is None
+    assert al.Run("openai:sim-reasoner", "t").tool_timeout == DEFAULT_TOOL_TIMEOUT_S == 120.0
+
+
+async def test_async_tool_timeout_even_if_it_ignores_cancellation() -> None:
+    """An async tool that swallows ``CancelledError`` cannot hold the run past its timeout."""
+
+    @al.tool(name="slow", timeout=0.2)
+    async def stubborn(city: str) -> str:
+        """Ignores cancellation."""
+        for _ in range(50):
+            try:
+                await asyncio.sleep(0.1)
+            except asyncio.CancelledError:
+                pass
+        return "late"
+
+    t0 = time.monotonic()
+    result = await al.arun("openai:sim-reasoner", "t", tools=[stubborn], adapter=_script())
+    assert time.monotonic() - t0 < 2.5
+    _timeout_checks(result, 0.2)
+
+
+async def test_cancelling_arun_with_a_tool_that_ignores_cancellation() -> None:
+    """``task.cancel()`` on ``arun`` ends the run ``cancelled`` promptly even when the tool swallows
+    the ``CancelledError`` (it would otherwise return a value and the loop would call the model again)."""
+    entered = asyncio.Event()
+
+    @al.tool(name="slow")
+    async def stubborn(city: str) -> str:
+        """Swallows cancellation and returns."""
+        entered.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "swallowed"
+        return "late"
+
+    adapter = ScriptedAdapter([Step(tool_calls=[("slow", {"city": "Paris"})])] + [Step(text="more")] * 3)
+    run = al.Run("openai:sim-reasoner", "t", tools=[stubborn], adapter=adapter)
+    task = asyncio.create_task(run.arun())
+    await asyncio.wait_for(entered.wait(), 5)
+    t0 = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - t0 < 1.5
+    assert run.result is not None and run.result.status == "cancelled"
+    assert adapter.consumed == 1, "no model call after the cancellation"
+
+
+@pytest.mark.parametrize("bad", [0, -1, "5", True, float("nan")])
+def test_bad_timeouts_are_typed_errors(bad: Any) -> None:
+    def f(city: str) -> str:
+        return city
+
+    with pytest.raises(ToolDefinitionError, match="timeout"):
+        al.tool(timeout=bad)(f)
+    with pytest.raises(ConfigError, match="tool_timeout"):
+        al.Run("openai:sim-reasoner", "t", tool_timeout=bad)
