@@ -883,6 +883,10 @@ class Session:
     ``reasoning_items_dropped`` diagnostic and the count on the new run's first call). On the same
     provider the new loop simply starts without the old continuation (a ``continuation_not_carried``
     diagnostic says so).
+
+    A session is plain data (system prompt, portable history, results): it pickles and copies. A
+    copy never carries a live run (``_active``) and so never a continuation: a copy taken mid-run is
+    the session as of its last finished run, idle, with a lock of its own.
     """
 
     def __init__(self, *, system: str | None = None, history: Iterable[PortableItem] = ()) -> None:
@@ -892,6 +896,17 @@ class Session:
         self._last: tuple[str, str, str] | None = None
         self._last_opaque = 0
         self._active: Run | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Settings and history only: no lock, no active run (its continuation stays with it)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_active")}
+        state["results"] = list(self.results)  # a shallow copy must not share the list it appends to
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._active = None
         self._lock = threading.Lock()
 
     def _begin(self, r: Run) -> int:

@@ -256,3 +256,60 @@ def test_bad_timeouts_are_typed_errors(bad: Any) -> None:
         al.tool(timeout=bad)(f)
     with pytest.raises(ConfigError, match="tool_timeout"):
         al.Run("openai:sim-reasoner", "t", tool_timeout=bad)
+
+
+# ---------------------------------------------------------------------- Session as plain data
+
+CANARY = b"OPAQUE-CANARY-7f3a"
+
+
+def _opaque_script() -> ScriptedAdapter:
+    return ScriptedAdapter(
+        [
+            Step(reasoning=["thinking"], opaque=[CANARY], tool_calls=[("slow", {"city": "Paris"})]),
+            Step(text="done", expect_continuation_from=[0]),
+        ]
+    )
+
+
+def _no_opaque(blob: bytes) -> None:
+    assert CANARY not in blob and b"ProviderReasoningItem" not in blob and b"Continuation" not in blob
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_session_copies_as_plain_data(how: str) -> None:
+    import copy
+    import pickle
+
+    s = al.Session(system="Be brief.")
+    s.run("openai:sim-reasoner", "t", tools=[_slow_sync(0)], adapter=_opaque_script())
+    _no_opaque(pickle.dumps(s))
+    c = {"pickle": lambda x: pickle.loads(pickle.dumps(x)), "deepcopy": copy.deepcopy, "copy": copy.copy}[how](s)
+    assert c is not s and c.history == s.history and c.system == s.system
+    assert [r.run_id for r in c.results] == [r.run_id for r in s.results]
+    assert repr(c) == repr(s)
+    # The copy is a working session of its own (its own lock, no active run).
+    r2 = c.run("openai:sim-reasoner", "again", adapter=ScriptedAdapter([Step(text="ok")]))
+    assert r2.status == "completed" and len(c.results) == 2 and len(s.results) == 1
+
+
+async def test_session_copied_mid_run_carries_no_run_or_continuation() -> None:
+    import copy
+    import pickle
+
+    s = al.Session()
+    run = s.start("openai:sim-reasoner", "t", tools=[_slow_sync(0)], adapter=_opaque_script())
+    gen = run.events()
+    async for ev in gen:
+        if type(ev).__name__ == "ToolCallEvent":
+            break
+    assert run.checkpoint.provider_continuation, "the live loop holds the opaque item now"
+    blob = pickle.dumps(s)
+    _no_opaque(blob)
+    for c in (pickle.loads(blob), copy.deepcopy(s)):
+        assert c._active is None and c.history == s.history
+        r = await c.arun("openai:sim-reasoner", "other", adapter=ScriptedAdapter([Step(text="ok")]))
+        assert r.status == "completed"
+    async for _ in gen:
+        pass
+    assert run.result is not None and run.result.status == "completed" and len(s.results) == 1
