@@ -32,35 +32,78 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys, time
     import agentlab as al
+    from agentlab.errors import ProviderError
     from agentlab.testing import ScriptedAdapter, Step
 
-    mode, hang_s, log = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    mode, scenario, hang_s, log = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+
+    def started():
+        print("STARTED", flush=True)
 
     @al.tool
     def hang(city: str) -> str:
         \"\"\"Blocks like a stuck network call.\"\"\"
-        print("TOOL_STARTED", flush=True)
+        started()
         time.sleep(hang_s)
         return "late"
 
-    adapter = ScriptedAdapter(
-        [Step(tool_calls=[("hang", {"city": "Paris"})])] + [Step(text="answer")] * 5
-    )
-    run = al.Run("openai:sim-reasoner", "Weather?", tools=[hang], adapter=adapter, event_log=log)
+    class Counting:
+        \"\"\"Counts model calls on any adapter.\"\"\"
+        def __init__(self, inner):
+            self.inner, self.consumed = inner, 0
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+        def stream(self, request):
+            self.consumed += 1
+            if scenario == "compare" and all(a.consumed for a in adapters):
+                started()  # every column is streaming (slowly) now
+            return self.inner.stream(request)
+        async def aclose(self):
+            await self.inner.aclose()
+
+    def slow(model):
+        return Counting(al.create_adapter(model, extra_headers={"x-sim-fault": "slow:40"}))
+
+    def on_event(ev):
+        name = type(ev).__name__
+        if (scenario == "stream" and name == "ReasoningDeltaEvent") or (
+            scenario == "backoff" and getattr(ev, "code", None) == "retry"
+        ):
+            if not getattr(on_event, "done", False):
+                on_event.done = True
+                started()
+
+    adapters = []
+    if scenario == "tool":
+        adapters = [ScriptedAdapter([Step(tool_calls=[("hang", {"city": "Paris"})])] + [Step(text="a")] * 5)]
+    elif scenario == "backoff":
+        flaky = ProviderError("overloaded", provider="openai", status=529, retryable=True)
+        adapters = [ScriptedAdapter([Step(error=flaky)] + [Step(text="a")] * 5)]
+    elif scenario == "stream":
+        adapters = [slow("openai:sim-reasoner")]
+    models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
+    kw = dict(tools=[hang], event_log=log, on_event=on_event, retry_delay=hang_s)
+    run = None if scenario == "compare" else al.Run("openai:sim-reasoner", "Weather in Paris?", adapter=adapters[0], **kw)
+
+    def call():
+        if run is not None:
+            return run.run_sync()
+        adapters.extend(slow(m) for m in models)
+        kw.pop("on_event")
+        return al.compare("Weather in Paris and Rome?", models, adapters=adapters, live=False, **kw)
 
     def report(how):
-        r = run.result
         print("RETURNED", json.dumps({
-            "how": how, "t": time.monotonic(), "status": r.status if r else None,
-            "requests": adapter.consumed,
+            "how": how, "t": time.monotonic(), "status": run.result.status if run and run.result else None,
+            "requests": [a.consumed for a in adapters],
         }), flush=True)
 
     try:
         if mode == "plain":
-            run.run_sync()
+            call()
         else:
             async def main():
-                return run.run_sync()
+                return call()
             asyncio.run(main())
         report("returned")
     except KeyboardInterrupt:
@@ -69,13 +112,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _spawn(tmp_path: Path, mode: str, hang_s: float) -> tuple[subprocess.Popen[str], Path]:
+def _spawn(tmp_path: Path, mode: str, hang_s: float, scenario: str = "tool") -> tuple[subprocess.Popen[str], Path]:
     script = tmp_path / "hang.py"
     script.write_text(SCRIPT)
     log = tmp_path / "events.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
     proc = subprocess.Popen(
-        [sys.executable, str(script), mode, str(hang_s), str(log)],
+        [sys.executable, str(script), mode, scenario, str(hang_s), str(log)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -85,12 +128,12 @@ def _spawn(tmp_path: Path, mode: str, hang_s: float) -> tuple[subprocess.Popen[s
     return proc, log
 
 
-def _interrupt_when_tool_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
-    """SIGINT once the tool runs; (seconds until the caller got control back, report, seconds to exit)."""
+def _interrupt_when_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
+    """SIGINT once the slow part runs; (seconds until the caller got control back, report, seconds to exit)."""
     assert proc.stdout is not None
     line = proc.stdout.readline()
-    assert line.strip() == "TOOL_STARTED", line + (proc.stderr.read() if proc.stderr else "")
-    time.sleep(0.2)  # the tool is inside time.sleep now
+    assert line.strip() == "STARTED", line + (proc.stderr.read() if proc.stderr else "")
+    time.sleep(0.2)  # well inside the sleep / the stream now
     t_sig = time.monotonic()
     proc.send_signal(signal.SIGINT)
     try:
@@ -116,11 +159,11 @@ def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path:
     """The tool sleeps 60 s; one SIGINT gives control back within ~2 s, the run is ``cancelled``, the
     model is not called again, and the abandoned tool is named in a durable diagnostic."""
     proc, log = _spawn(tmp_path, mode, 60)
-    back_s, rep, exited_s = _interrupt_when_tool_started(proc)
+    back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
     assert back_s < 2.0, f"control came back {back_s:.2f} s after Ctrl-C"
     assert exited_s < 4.0, f"the process took {exited_s:.2f} s to exit (a hung thread was joined?)"
-    assert rep["status"] == "cancelled" and rep["requests"] == 1, rep
+    assert rep["status"] == "cancelled" and rep["requests"] == [1], rep
     recs = al.EventLog.read(log)
     assert isinstance(recs[-1], RunCompletedEvent) and recs[-1].status == "cancelled"
     notes = _abandoned(log)
@@ -133,9 +176,34 @@ def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> No
     """Sync ``run`` inside ``asyncio.run``: a Ctrl-C during a 3 s tool cancels the run; it does not
     wait the tool out, call the model again and end ``completed``."""
     proc, log = _spawn(tmp_path, "inside_asyncio_run", 3)
-    back_s, rep, _ = _interrupt_when_tool_started(proc)
-    assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": 1}, rep
+    back_s, rep, _ = _interrupt_when_started(proc)
+    assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
     assert back_s < 2.0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
+@pytest.mark.parametrize("scenario", ["stream", "backoff"])
+def test_one_ctrl_c_mid_stream_or_mid_backoff(mode: str, scenario: str, tmp_path: Path) -> None:
+    """Ctrl-C while the model streams slowly, or while the run sleeps 60 s before a retry: control
+    comes back at once, the run is ``cancelled``, no further model call is made."""
+    proc, log = _spawn(tmp_path, mode, 60, scenario)
+    back_s, rep, exited_s = _interrupt_when_started(proc)
+    assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
+    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    recs = al.EventLog.read(log)
+    assert isinstance(recs[-1], RunCompletedEvent) and recs[-1].status == "cancelled"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
+def test_one_ctrl_c_cancels_every_column_of_a_comparison(mode: str, tmp_path: Path) -> None:
+    proc, log = _spawn(tmp_path, mode, 60, "compare")
+    back_s, rep, exited_s = _interrupt_when_started(proc)
+    assert rep["how"] == "KeyboardInterrupt" and rep["requests"] == [1, 1], rep
+    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    done = [r for r in al.EventLog.read(log) if isinstance(r, RunCompletedEvent)]
+    assert sorted(r.status for r in done) == ["cancelled", "cancelled"], done
 
 
 # ---------------------------------------------------------------------- tool timeouts (in process)
