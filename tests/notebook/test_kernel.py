@@ -141,6 +141,15 @@ def _step2_streaming(msg: dict[str, Any]) -> bool:
     return "Step 2" in str(state.get("value", "")) and "streaming" in str(state.get("value", ""))
 
 
+def _prompt_and_one_line(cell: Cell) -> None:
+    """The interrupted cell ended within ~2 s and shows one line, not agentlab's frames."""
+    assert cell.interrupted_at is not None and cell.idle_at is not None
+    assert cell.idle_at - cell.interrupted_at < 2.5, f"{cell.idle_at - cell.interrupted_at:.2f} s"
+    assert cell.error is not None
+    shown = "\n".join(cell.error["traceback"]).splitlines()
+    assert len(shown) == 1 and shown[0].startswith("KeyboardInterrupt: "), shown
+
+
 def test_interrupt_pause_and_resume_across_cells(kernel: Kernel) -> None:
     c1 = kernel.ok(SETUP)
     assert "R1 completed 2 0" in c1.stdout  # loop ended: nothing left held
@@ -149,10 +158,12 @@ def test_interrupt_pause_and_resume_across_cells(kernel: Kernel) -> None:
 
     c2 = kernel.run(INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
     assert c2.error is not None and c2.error["ename"] == "KeyboardInterrupt", c2.stdout
+    _prompt_and_one_line(c2)
 
     # An interrupted comparison: Ctrl-C cancels every run (their worker thread ends).
     c2b = kernel.run(COMPARE_INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
     assert c2b.error is not None and c2b.error["ename"] == "KeyboardInterrupt", c2b.stdout
+    _prompt_and_one_line(c2b)
     c2c = kernel.ok(
         "import threading; print('THREADS', sum(t.name == 'agentlab-run' for t in threading.enumerate()))"
     )
@@ -257,11 +268,9 @@ def test_interrupt_during_a_hung_sync_tool_is_prompt_and_one_line(kernel: Kernel
     is one line (no frames of agentlab's plumbing), the run is ``cancelled`` with the tool reported
     abandoned, and the model is not called again."""
     cell = kernel.run(HUNG_TOOL, on_iopub=_tool_started, timeout=90)
-    assert cell.interrupted_at is not None and cell.idle_at is not None, (cell.stdout, cell.error)
-    assert cell.idle_at - cell.interrupted_at < 2.5, f"{cell.idle_at - cell.interrupted_at:.2f} s"
+    assert cell.interrupted_at is not None, (cell.stdout, cell.error)
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
-    shown = "\n".join(cell.error["traceback"]).splitlines()
-    assert len(shown) == 1 and shown[0].startswith("KeyboardInterrupt: "), shown
+    _prompt_and_one_line(cell)
     after = kernel.ok(
         """
 print("STATE", hang_run.result.status, hang_adapter.consumed,

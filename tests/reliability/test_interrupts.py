@@ -381,3 +381,77 @@ async def test_session_copied_mid_run_carries_no_run_or_continuation() -> None:
     async for _ in gen:
         pass
     assert run.result is not None and run.result.status == "completed" and len(s.results) == 1
+
+
+# ---------------------------------------------------------------------- sweeps
+
+SWEEP_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, sys, time
+    import agentlab as al
+
+    mode, results = sys.argv[1], sys.argv[2]
+    starts = []
+
+    def factory(ref):
+        inner = al.create_adapter(ref, max_retries=0, extra_headers={"x-sim-fault": "slow:40"})
+        class Counting:
+            def __getattr__(self, name):
+                return getattr(inner, name)
+            def stream(self, request):
+                starts.append(time.monotonic())
+                return inner.stream(request)
+            async def aclose(self):
+                await inner.aclose()
+        return Counting()
+
+    def on_progress(p):
+        if p.done == 1:
+            print("STARTED", flush=True)
+
+    tasks = [f"What is {i} + {i}?" for i in range(6)]
+
+    def call():
+        return al.sweep(tasks, ["openai:sim-reasoner"], results=results, concurrency=1,
+                        adapter_factory=factory, on_progress=on_progress, progress=None)
+
+    try:
+        if mode == "plain":
+            call()
+        else:
+            async def main():
+                return call()
+            asyncio.run(main())
+        how = "returned"
+    except KeyboardInterrupt:
+        how = "KeyboardInterrupt"
+    print("RETURNED", json.dumps({"how": how, "t": time.monotonic(), "starts": starts}), flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
+def test_one_ctrl_c_stops_a_sweep_and_leaves_a_resumable_file(mode: str, tmp_path: Path) -> None:
+    """Ctrl-C after the first run of six was recorded: control comes back at once, no model call
+    starts after the interrupt, every row in the file is whole, and calling again completes it."""
+    script = tmp_path / "sweep.py"
+    script.write_text(SWEEP_SCRIPT)
+    results = tmp_path / "results.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode, str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(tmp_path),
+    )  # fmt: skip
+    back_s, rep, exited_s = _interrupt_when_started(proc)
+    assert rep["how"] == "KeyboardInterrupt", rep
+    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    t_sig = rep["t"] - back_s
+    assert all(t < t_sig for t in rep["starts"]), "no model call started after the Ctrl-C"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert 1 <= len(rows) < 6 and all(r["status"] == "completed" for r in rows)
+    report = al.sweep(
+        [f"What is {i} + {i}?" for i in range(6)], ["openai:sim-reasoner"], results=results, progress=None
+    )
+    assert report.status == "completed" and report.from_file == len(rows) and report.ran == 6 - len(rows)
+    assert len(al.load_results(results)) == 6
