@@ -664,7 +664,9 @@ class Run:
             )
             if outcome.timed_out:
                 notes.append(self._timeout_notice(c, step, limit))
-            res = ToolResultItem(call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error)
+            res = ToolResultItem(
+                call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
+            )
             return res, time.perf_counter() - t0
 
         if len(calls) == 1:
@@ -793,7 +795,9 @@ class _Worker:
         if self.settled.wait(CANCEL_WAIT_S) and self.done.wait(CANCEL_WAIT_S):
             self.thread.join()
         else:
-            log.warning("the run's worker thread did not stop within %.1f s after Ctrl-C; left behind", CANCEL_WAIT_S)
+            log.warning(
+                "the run's worker thread did not stop %.1f s after Ctrl-C; left behind", CANCEL_WAIT_S
+            )
 
 
 def _run_on_worker(coro: Coroutine[Any, Any, T]) -> T:

@@ -180,11 +180,11 @@ def check_timeout(value: object, what: str, error: type[Exception]) -> float | N
     One rule for ``@tool(timeout=...)`` and ``Run(tool_timeout=...)``, so that ``0``/``-1``/``"5"``
     fail where they are written instead of silently meaning "no limit" or failing mid-run.
     """
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and not math.isnan(value)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    ok = number and value > 0 and not math.isnan(value)  # type: ignore[operator, arg-type]
     if value is not None and not ok:
         raise error(
-            f"{what} must be a number of seconds > 0 (or None for no limit), got {value!r}; "
-            f"e.g. {what}=30"
+            f"{what} must be a number of seconds > 0 (or None for no limit), got {value!r}; e.g. {what}=30"
         )
     return None if value is None else float(value)  # type: ignore[arg-type]
 

@@ -19,7 +19,9 @@ from typing import Any
 
 __all__ = ["autoload", "is_loaded", "load_ipython_extension", "shorten_interrupt", "unload_ipython_extension"]
 
-INTERRUPT_LINE = "KeyboardInterrupt: interrupted; agentlab cancelled the run(s) in this cell (status 'cancelled')"
+INTERRUPT_LINE = (
+    "KeyboardInterrupt: interrupted; agentlab cancelled the run(s) in this cell (status 'cancelled')"
+)
 """What a Kernel > Interrupt of a sync agentlab call shows in the cell: one line, no internals."""
 
 _lock = threading.Lock()

@@ -9,6 +9,7 @@ whether the run's record says ``cancelled`` with the abandoned tool named. The m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -83,7 +84,9 @@ SCRIPT = textwrap.dedent(
         adapters = [slow("openai:sim-reasoner")]
     models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
     kw = dict(tools=[hang], event_log=log, on_event=on_event, retry_delay=hang_s)
-    run = None if scenario == "compare" else al.Run("openai:sim-reasoner", "Weather in Paris?", adapter=adapters[0], **kw)
+    run = None
+    if scenario != "compare":
+        run = al.Run("openai:sim-reasoner", "Weather in Paris?", adapter=adapters[0], **kw)
 
     def call():
         if run is not None:
@@ -112,7 +115,9 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _spawn(tmp_path: Path, mode: str, hang_s: float, scenario: str = "tool") -> tuple[subprocess.Popen[str], Path]:
+def _spawn(
+    tmp_path: Path, mode: str, hang_s: float, scenario: str = "tool"
+) -> tuple[subprocess.Popen[str], Path]:
     script = tmp_path / "hang.py"
     script.write_text(SCRIPT)
     log = tmp_path / "events.jsonl"
@@ -129,7 +134,8 @@ def _spawn(tmp_path: Path, mode: str, hang_s: float, scenario: str = "tool") -> 
 
 
 def _interrupt_when_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
-    """SIGINT once the slow part runs; (seconds until the caller got control back, report, seconds to exit)."""
+    """SIGINT once the slow part runs: (seconds until the caller had control back, its report,
+    seconds until the process exited)."""
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == "STARTED", line + (proc.stderr.read() if proc.stderr else "")
@@ -175,7 +181,7 @@ def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path:
 def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> None:
     """Sync ``run`` inside ``asyncio.run``: a Ctrl-C during a 3 s tool cancels the run; it does not
     wait the tool out, call the model again and end ``completed``."""
-    proc, log = _spawn(tmp_path, "inside_asyncio_run", 3)
+    proc, _ = _spawn(tmp_path, "inside_asyncio_run", 3)
     back_s, rep, _ = _interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
     assert back_s < 2.0
@@ -229,7 +235,8 @@ def _timeout_checks(result: al.RunResult, seconds: float) -> None:
     assert len(res) == 1 and res[0].result.is_error
     assert "slow" in res[0].result.output and "timed out" in res[0].result.output
     notes = [e for e in result.events if isinstance(e, DiagnosticEvent) and e.code == "tool_timeout"]
-    assert len(notes) == 1 and notes[0].data == {"tool": "slow", "timeout_s": seconds, "call_id": notes[0].data["call_id"]}
+    assert len(notes) == 1 and "slow" in notes[0].message
+    assert notes[0].data == {"tool": "slow", "timeout_s": seconds, "call_id": res[0].result.call_id}
 
 
 def test_per_tool_timeout_becomes_an_error_result(tmp_path: Path) -> None:
@@ -275,10 +282,8 @@ async def test_async_tool_timeout_even_if_it_ignores_cancellation() -> None:
     async def stubborn(city: str) -> str:
         """Ignores cancellation."""
         for _ in range(50):
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(0.1)
-            except asyncio.CancelledError:
-                pass
         return "late"
 
     t0 = time.monotonic()
@@ -352,7 +357,8 @@ def test_session_copies_as_plain_data(how: str) -> None:
     s = al.Session(system="Be brief.")
     s.run("openai:sim-reasoner", "t", tools=[_slow_sync(0)], adapter=_opaque_script())
     _no_opaque(pickle.dumps(s))
-    c = {"pickle": lambda x: pickle.loads(pickle.dumps(x)), "deepcopy": copy.deepcopy, "copy": copy.copy}[how](s)
+    dup = {"pickle": lambda x: pickle.loads(pickle.dumps(x)), "deepcopy": copy.deepcopy, "copy": copy.copy}
+    c = dup[how](s)
     assert c is not s and c.history == s.history and c.system == s.system
     assert [r.run_id for r in c.results] == [r.run_id for r in s.results]
     assert repr(c) == repr(s)
