@@ -745,10 +745,81 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         running = True
     if not running:  # outside the except block: errors carry no "no running event loop" context
         try:
-            return asyncio.run(coro)
+            return _run_here(coro)
         except KeyboardInterrupt as e:
             raise _short_interrupt(e) from None
     return _run_on_worker(coro)
+
+
+def _run_here(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, with the clean-up after the main task bounded.
+
+    Same Ctrl-C contract as ``asyncio.run`` (the first SIGINT cancels the main task and
+    ``KeyboardInterrupt`` is raised once it has ended; a second one raises at once), but a task left
+    behind that ignores its cancellation (an async tool swallowing ``CancelledError``) is waited for
+    at most ``CANCEL_WAIT_S`` instead of forever: ``asyncio.run`` would need a second Ctrl-C.
+    """
+    loop = asyncio.new_event_loop()
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        asyncio.set_event_loop(loop)
+    task = loop.create_task(coro)
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1 and not task.done():
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake a select() waiting on a long timeout
+            return
+        raise KeyboardInterrupt
+
+    install = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if install:
+        signal.signal(signal.SIGINT, on_sigint)
+    try:
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupts and task.uncancel() == 0:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            if install and signal.getsignal(signal.SIGINT) is on_sigint:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+    finally:
+        try:
+            _close_bounded(loop)
+        finally:
+            if main:
+                asyncio.set_event_loop(None)
+
+
+def _close_bounded(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on ``loop``, wait for it at most ``CANCEL_WAIT_S``, then close the loop."""
+    try:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for t in pending:
+            t.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=CANCEL_WAIT_S))
+            stuck = [t.get_name() for t in pending if not t.done()]
+            if stuck:
+                log.warning("left %d task(s) that ignored cancellation: %s", len(stuck), ", ".join(stuck))
+            for t in pending:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    loop.call_exception_handler(
+                        {
+                            "message": "unhandled exception during run_sync() shutdown",
+                            "exception": t.exception(),
+                            "task": t,
+                        }
+                    )
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
 
 
 class _Worker:

@@ -221,6 +221,34 @@ def _start_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) 
     return fut
 
 
+class _Raised:
+    """A ``KeyboardInterrupt``/``SystemExit`` from an async tool, carried out of its task as a value."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _capture(coro: Awaitable[Any]) -> Any:
+    """Run an async tool's coroutine as its own task without letting Ctrl-C escape the loop.
+
+    Raised inside a task, ``KeyboardInterrupt`` and ``SystemExit`` propagate out of the event loop
+    itself, not to the awaiting run; carried out as a value they are re-raised in the run, as they
+    were when the tool ran inline.
+    """
+    try:
+        return await coro
+    except (KeyboardInterrupt, SystemExit) as e:
+        return _Raised(e)
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, _Raised):
+        raise value.exc
+    return value
+
+
 async def _cancel_within(task: asyncio.Future[Any], grace: float) -> bool:
     """Cancel ``task`` and wait at most ``grace`` seconds for it; whether it finished.
 
@@ -259,7 +287,7 @@ async def _await_bounded(
             on_abandon("cancelled")
         raise
     if done:
-        return True, fut.result()
+        return True, _unwrap(fut.result())
     if not await _cancel_within(fut, CANCEL_GRACE_S) and on_abandon is not None:
         on_abandon("timed out")
     return False, None
@@ -433,12 +461,14 @@ class Tool:
     ) -> tuple[bool, Any]:
         """Call the function within ``timeout``: ``(True, value)`` or ``(False, None)`` if it timed out."""
         if self.is_async:
-            fut: asyncio.Future[Any] = asyncio.ensure_future(self.fn(**kwargs))
+            fut: asyncio.Future[Any] = asyncio.ensure_future(_capture(self.fn(**kwargs)))
         else:
             fut = _start_in_thread(self.fn, kwargs, self.name)
         finished, value = await _await_bounded(fut, timeout, on_abandon)
         if finished and inspect.isawaitable(value):  # a sync wrapper returning a coroutine
-            finished, value = await _await_bounded(asyncio.ensure_future(value), timeout, on_abandon)
+            finished, value = await _await_bounded(
+                asyncio.ensure_future(_capture(value)), timeout, on_abandon
+            )
         return finished, value
 
     async def run_call(self, call: ToolCallItem) -> ToolResultItem:

@@ -48,6 +48,16 @@ SCRIPT = textwrap.dedent(
         time.sleep(hang_s)
         return "late"
 
+    @al.tool(name="hang")
+    async def stubborn(city: str) -> str:
+        \"\"\"A polling loop that swallows every cancellation.\"\"\"
+        started()
+        while True:
+            try:
+                await asyncio.sleep(hang_s)
+            except asyncio.CancelledError:
+                pass
+
     class Counting:
         \"\"\"Counts model calls on any adapter.\"\"\"
         def __init__(self, inner):
@@ -75,7 +85,7 @@ SCRIPT = textwrap.dedent(
                 started()
 
     adapters = []
-    if scenario == "tool":
+    if scenario in ("tool", "stubborn"):
         adapters = [ScriptedAdapter([Step(tool_calls=[("hang", {"city": "Paris"})])] + [Step(text="a")] * 5)]
     elif scenario == "backoff":
         flaky = ProviderError("overloaded", provider="openai", status=529, retryable=True)
@@ -83,7 +93,8 @@ SCRIPT = textwrap.dedent(
     elif scenario == "stream":
         adapters = [slow("openai:sim-reasoner")]
     models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
-    kw = dict(tools=[hang], event_log=log, on_event=on_event, retry_delay=hang_s)
+    tool = stubborn if scenario == "stubborn" else hang
+    kw = dict(tools=[tool], event_log=log, on_event=on_event, retry_delay=hang_s)
     run = None
     if scenario != "compare":
         run = al.Run("openai:sim-reasoner", "Weather in Paris?", adapter=adapters[0], **kw)
@@ -155,6 +166,11 @@ def _interrupt_when_started(proc: subprocess.Popen[str]) -> tuple[float, dict[st
     return rep["t"] - t_sig, rep, exited
 
 
+EXIT_S = 10.0
+"""Process exit bound after the Ctrl-C: far below the 60 s a joined hung thread would take, above the
+interpreter's own teardown (pandas, after compare/sweep) on a loaded 2-core machine."""
+
+
 def _abandoned(log: Path) -> list[DiagnosticEvent]:
     return [r for r in al.EventLog.read(log) if isinstance(r, DiagnosticEvent) and r.code == "tool_abandoned"]
 
@@ -168,13 +184,26 @@ def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path:
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
     assert back_s < 2.0, f"control came back {back_s:.2f} s after Ctrl-C"
-    assert exited_s < 4.0, f"the process took {exited_s:.2f} s to exit (a hung thread was joined?)"
+    assert exited_s < EXIT_S, f"the process took {exited_s:.2f} s to exit (a hung thread was joined?)"
     assert rep["status"] == "cancelled" and rep["requests"] == [1], rep
     recs = al.EventLog.read(log)
     assert isinstance(recs[-1], RunCompletedEvent) and recs[-1].status == "cancelled"
     notes = _abandoned(log)
     assert len(notes) == 1 and "hang" in notes[0].message, [n.message for n in notes]
     assert notes[0].data["tool"] == "hang"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
+def test_one_ctrl_c_with_an_async_tool_that_swallows_cancellation(mode: str, tmp_path: Path) -> None:
+    """An async tool whose retry loop swallows every ``CancelledError``: one Ctrl-C still ends the
+    call at once (the tool is abandoned after a short grace, and named), and the process exits."""
+    proc, log = _spawn(tmp_path, mode, 60, "stubborn")
+    back_s, rep, exited_s = _interrupt_when_started(proc)
+    assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
+    assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
+    notes = _abandoned(log)
+    assert len(notes) == 1 and notes[0].data["tool"] == "hang"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -196,7 +225,7 @@ def test_one_ctrl_c_mid_stream_or_mid_backoff(mode: str, scenario: str, tmp_path
     proc, log = _spawn(tmp_path, mode, 60, scenario)
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
-    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     recs = al.EventLog.read(log)
     assert isinstance(recs[-1], RunCompletedEvent) and recs[-1].status == "cancelled"
 
@@ -207,7 +236,7 @@ def test_one_ctrl_c_cancels_every_column_of_a_comparison(mode: str, tmp_path: Pa
     proc, log = _spawn(tmp_path, mode, 60, "compare")
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt" and rep["requests"] == [1, 1], rep
-    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     done = [r for r in al.EventLog.read(log) if isinstance(r, RunCompletedEvent)]
     assert sorted(r.status for r in done) == ["cancelled", "cancelled"], done
 
@@ -451,7 +480,7 @@ def test_one_ctrl_c_stops_a_sweep_and_leaves_a_resumable_file(mode: str, tmp_pat
     )  # fmt: skip
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
-    assert back_s < 2.0 and exited_s < 4.0, (back_s, exited_s)
+    assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     t_sig = rep["t"] - back_s
     assert all(t < t_sig for t in rep["starts"]), "no model call started after the Ctrl-C"
     rows = [json.loads(line) for line in results.read_text().splitlines()]
