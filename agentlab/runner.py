@@ -107,6 +107,12 @@ class Run:
     ``adapter`` is for tests and custom transports (e.g. ``agentlab.testing.ScriptedAdapter``); it
     must serve the same provider/API as ``model``. Without it the adapter is created from ``model``
     on first use (that is when the provider SDK is imported).
+
+    ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
+    each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
+    the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
+    tool and the seconds. A call still running when the run is cancelled is abandoned too (a
+    ``tool_abandoned`` diagnostic), so one Ctrl-C returns at once even while a sync tool hangs.
     """
 
     def __init__(
