@@ -27,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import signal
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -70,7 +71,7 @@ from .logs import get_logger, redact_secrets
 from .pricing import price_call
 from .request import CacheHints, ModelRequest, ReasoningSettings
 from .result import CallRecord, RunResult, RunStatus, RunUsage
-from .tools import Tool, as_tools
+from .tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 
 __all__ = ["ContinuationPolicy", "Run", "Session", "arun", "run", "run_sync"]
 
@@ -107,6 +108,12 @@ class Run:
     ``adapter`` is for tests and custom transports (e.g. ``agentlab.testing.ScriptedAdapter``); it
     must serve the same provider/API as ``model``. Without it the adapter is created from ``model``
     on first use (that is when the provider SDK is imported).
+
+    ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
+    each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
+    the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
+    tool and the seconds. A call still running when the run is cancelled is abandoned too (a
+    ``tool_abandoned`` diagnostic), so one Ctrl-C returns at once even while a sync tool hangs.
     """
 
     def __init__(
@@ -129,6 +136,7 @@ class Run:
         retries: int = 2,
         retry_delay: float = 0.5,
         provider_options: Mapping[str, Any] | None = None,
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
         self.ref = parse_model(model)
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -160,6 +168,7 @@ class Run:
                 f"{self.ref.provider}/{self.ref.api} by model {str(self.ref)!r}"
             )
         self.tools: dict[str, Tool] = as_tools(tools)
+        self.tool_timeout = check_timeout(tool_timeout, "tool_timeout", ConfigError)
         self.reasoning = _reasoning(reasoning)
         self.cache = cache
         self.max_steps = max_steps
@@ -535,9 +544,11 @@ class Run:
                 if calls:
                     for c in calls:
                         yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))
-                    results = await self._run_tools(calls)
+                    results, notes = await self._run_tools(calls, step)
                     for res, dur in results:
                         yield self._emit(ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur))
+                    for note in notes:
+                        yield self._emit(note)
                     # One assignment: the call and its results enter history together.
                     cp.history = (*cp.history, *resp.items, *(r for r, _ in results))
                     cp.step = step
@@ -627,15 +638,21 @@ class Run:
         except Exception:
             log.warning("run %s: recording %s failed", self.run_id, type(ev).__name__, exc_info=True)
 
-    async def _run_tools(self, calls: list[ToolCallItem]) -> list[tuple[ToolResultItem, float | None]]:
+    async def _run_tools(
+        self, calls: list[ToolCallItem], step: int
+    ) -> tuple[list[tuple[ToolResultItem, float | None]], list[DiagnosticEvent]]:
         """Run a response's tool calls concurrently; every call gets exactly one result, in order.
 
         Calls whose id repeats within the response, or reuses an id from earlier history, are not run:
-        they get one error result each id (two results with one id would be ambiguous).
+        they get one error result each id (two results with one id would be ambiguous). A call past
+        its timeout becomes an error result plus a ``tool_timeout`` diagnostic (returned, emitted
+        after the results). A call still running when the run is cancelled is abandoned, not waited
+        for, and recorded at once as a ``tool_abandoned`` diagnostic (the run is ending).
         """
         earlier = {i.call_id for i in self.checkpoint.history if isinstance(i, ToolCallItem)}
         counts = Counter(c.call_id for c in calls)
         answered: set[str] = set()
+        notes: list[DiagnosticEvent] = []
 
         async def one(c: ToolCallItem) -> tuple[ToolResultItem, float | None] | None:
             if counts[c.call_id] > 1:
@@ -653,15 +670,48 @@ class Run:
             if t is None:
                 avail = ", ".join(sorted(self.tools)) or "none"
                 return _err(c, f"unknown tool {c.name!r}; available tools: {avail}"), None
+            limit = t.timeout if t.timeout is not None else self.tool_timeout
             t0 = time.perf_counter()
-            res = await t.run_call(c)
+            outcome = await t.run(
+                c.arguments, timeout=limit, on_abandon=lambda why: self._abandoned(c, step, why)
+            )
+            if outcome.timed_out:
+                notes.append(self._timeout_notice(c, step, limit))
+            res = ToolResultItem(
+                call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
+            )
             return res, time.perf_counter() - t0
 
         if len(calls) == 1:
             out = [await one(calls[0])]
         else:
             out = await asyncio.gather(*(one(c) for c in calls))
-        return [r for r in out if r is not None]
+        return [r for r in out if r is not None], notes
+
+    def _timeout_notice(self, c: ToolCallItem, step: int, limit: float | None) -> DiagnosticEvent:
+        return DiagnosticEvent(
+            run_id=self.run_id,
+            step=step,
+            code="tool_timeout",
+            message=f"tool {c.name!r} timed out after {limit:g} s (call {c.call_id}); abandoned, and "
+            "the model was given an error result",
+            data={"tool": c.name, "timeout_s": limit, "call_id": c.call_id},
+        )
+
+    def _abandoned(self, c: ToolCallItem, step: int, why: str) -> None:
+        """A call left running because the run was cancelled: record it now (the run is ending)."""
+        if why != "cancelled":
+            return  # a timeout is reported with its result
+        self._emit_safely(
+            DiagnosticEvent(
+                run_id=self.run_id,
+                step=step,
+                code="tool_abandoned",
+                message=f"tool {c.name!r} (call {c.call_id}) was still running when the run was "
+                "cancelled; it was abandoned, not waited for (a sync tool's thread ends on its own)",
+                data={"tool": c.name, "call_id": c.call_id},
+            )
+        )
 
 
 @contextlib.asynccontextmanager
@@ -682,13 +732,23 @@ def _err(c: ToolCallItem, msg: str) -> ToolResultItem:
 # ---------------------------------------------------------------------- sync bridge
 
 
+CANCEL_WAIT_S = 1.0
+"""After Ctrl-C, how long ``run_sync`` waits for the run to record itself ``cancelled`` (and again
+for its worker loop to close) before leaving the worker thread behind and re-raising."""
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code.
 
-    Without a running loop this is ``asyncio.run``. With one (Jupyter), ``asyncio.run`` would fail,
-    so the coroutine runs on a fresh loop in a worker thread while this thread waits; Ctrl-C cancels
-    the worker's task (so the run records ``cancelled`` and releases its continuation) and re-raises.
+    Without a running loop this is ``asyncio.run``. With one (Jupyter, or sync code called inside
+    ``asyncio.run``), ``asyncio.run`` would fail, so the coroutine runs on a fresh loop in a worker
+    thread while this thread waits; Ctrl-C cancels the worker's task (so the run records
+    ``cancelled``, calls no model again and releases its continuation) and re-raises at once: the
+    waits after it are bounded, a worker still busy after them is left behind (a daemon thread).
     Context variables (e.g. ``prices_override``) are carried over.
+
+    In IPython the re-raised ``KeyboardInterrupt`` renders as one line (no frames of agentlab's
+    internals); it is still a plain ``KeyboardInterrupt`` to ``except`` clauses.
     """
     try:
         asyncio.get_running_loop()
@@ -697,51 +757,182 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     else:
         running = True
     if not running:  # outside the except block: errors carry no "no running event loop" context
-        return asyncio.run(coro)
+        try:
+            return _run_here(coro)
+        except KeyboardInterrupt as e:
+            raise _short_interrupt(e) from None
+    return _run_on_worker(coro)
 
-    box: dict[str, Any] = {}
-    ready = threading.Event()
-    done = threading.Event()
 
-    def target() -> None:
+def _run_here(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, with the clean-up after the main task bounded.
+
+    Same Ctrl-C contract as ``asyncio.run`` (the first SIGINT cancels the main task and
+    ``KeyboardInterrupt`` is raised once it has ended; a second one raises at once), but a task left
+    behind that ignores its cancellation (an async tool swallowing ``CancelledError``) is waited for
+    at most ``CANCEL_WAIT_S`` instead of forever: ``asyncio.run`` would need a second Ctrl-C.
+    """
+    loop = asyncio.new_event_loop()
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        asyncio.set_event_loop(loop)
+    task = loop.create_task(coro)
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1 and not task.done():
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake a select() waiting on a long timeout
+            return
+        raise KeyboardInterrupt
+
+    install = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if install:
+        signal.signal(signal.SIGINT, on_sigint)
+    try:
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupts and task.uncancel() == 0:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            if install and signal.getsignal(signal.SIGINT) is on_sigint:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+    finally:
+        try:
+            _close_bounded(loop)
+        finally:
+            if main:
+                asyncio.set_event_loop(None)
+
+
+def _close_bounded(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on ``loop``, wait for it at most ``CANCEL_WAIT_S``, then close the loop."""
+    try:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for t in pending:
+            t.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=CANCEL_WAIT_S))
+            stuck = [t.get_name() for t in pending if not t.done()]
+            if stuck:
+                log.warning("left %d task(s) that ignored cancellation: %s", len(stuck), ", ".join(stuck))
+            for t in pending:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    loop.call_exception_handler(
+                        {
+                            "message": "unhandled exception during run_sync() shutdown",
+                            "exception": t.exception(),
+                            "task": t,
+                        }
+                    )
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+
+
+class _Worker:
+    """A fresh event loop on a daemon thread running one coroutine; its outcome in ``result``/``error``."""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.coro = coro
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.ready = threading.Event()  # the task exists (or could not be made)
+        self.settled = threading.Event()  # the task has finished
+        self.done = threading.Event()  # the loop is closed
+        ctx = contextvars.copy_context()
+        self.thread = threading.Thread(target=ctx.run, args=(self._target,), name="agentlab-run", daemon=True)
+
+    def _target(self) -> None:
         loop = asyncio.new_event_loop()
         try:
-            task = loop.create_task(coro)
-            box["loop"], box["task"] = loop, task
-            ready.set()
-            box["result"] = loop.run_until_complete(task)
+            task = loop.create_task(self.coro)
+            self.loop, self.task = loop, task
+            self.ready.set()
+            self.result = loop.run_until_complete(task)
         except BaseException as e:
-            box["error"] = e
+            self.error = e
         finally:
-            ready.set()
+            self.ready.set()
+            self.settled.set()
             try:
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.run_until_complete(loop.shutdown_default_executor())
             finally:
                 loop.close()
-                done.set()
+                self.done.set()
 
-    ctx = contextvars.copy_context()
-    th = threading.Thread(target=ctx.run, args=(target,), name="agentlab-run", daemon=True)
-    th.start()
-    # Wait on an Event, not Thread.join: on Python 3.11 a KeyboardInterrupt inside join() marks the
-    # still-running thread as stopped, so a later join() would return before the run recorded itself.
-    try:
-        while not done.wait(0.05):
-            pass
-        th.join()
-    except KeyboardInterrupt:
-        ready.wait()
-        loop, task = box.get("loop"), box.get("task")
+    def cancel(self) -> None:
+        """Cancel the task from another thread and wait (bounded) for it to record itself."""
+        self.ready.wait(CANCEL_WAIT_S)
+        loop, task = self.loop, self.task
         if loop is not None and task is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(task.cancel)
-        done.wait()
-        th.join()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["result"]  # type: ignore[no-any-return]
+        if self.settled.wait(CANCEL_WAIT_S) and self.done.wait(CANCEL_WAIT_S):
+            self.thread.join()
+        else:
+            log.warning(
+                "the run's worker thread did not stop %.1f s after Ctrl-C; left behind", CANCEL_WAIT_S
+            )
+
+
+def _run_on_worker(coro: Coroutine[Any, Any, T]) -> T:
+    w = _Worker(coro)
+    w.thread.start()
+    # Wait on an Event, not Thread.join: on Python 3.11 a KeyboardInterrupt inside join() marks the
+    # still-running thread as stopped, so a later join() would return before the run recorded itself.
+    try:
+        with _ctrl_c_raises():
+            while not w.done.wait(0.05):
+                pass
+        w.thread.join()
+    except KeyboardInterrupt as e:
+        w.cancel()
+        raise _short_interrupt(e) from None
+    if w.error is not None:
+        raise w.error
+    return w.result  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def _ctrl_c_raises() -> Iterator[None]:
+    """While this thread blocks on a worker, let SIGINT raise ``KeyboardInterrupt`` here.
+
+    Inside ``asyncio.run`` the SIGINT handler only cancels the main task, which cannot happen while
+    this (the loop's) thread is blocked waiting: the run would go on calling the model and the
+    interrupt land only after it completed. So asyncio's handler is swapped for the default one
+    for the wait; any other handler (a kernel's, the user's own, SIG_IGN) is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    current = signal.getsignal(signal.SIGINT)
+    owner = getattr(getattr(current, "func", current), "__self__", None)
+    if not isinstance(owner, asyncio.Runner):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, current)
+
+
+def _short_interrupt(e: KeyboardInterrupt) -> KeyboardInterrupt:
+    """The interrupt to re-raise: one line in IPython (see ``agentlab.notebook.extension``)."""
+    if "IPython" in sys.modules:
+        from .notebook.extension import shorten_interrupt
+
+        return shorten_interrupt(e)
+    return e
 
 
 async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
@@ -780,6 +971,10 @@ class Session:
     ``reasoning_items_dropped`` diagnostic and the count on the new run's first call). On the same
     provider the new loop simply starts without the old continuation (a ``continuation_not_carried``
     diagnostic says so).
+
+    A session is plain data (system prompt, portable history, results): it pickles and copies. A
+    copy never carries a live run (``_active``) and so never a continuation: a copy taken mid-run is
+    the session as of its last finished run, idle, with a lock of its own.
     """
 
     def __init__(self, *, system: str | None = None, history: Iterable[PortableItem] = ()) -> None:
@@ -789,6 +984,17 @@ class Session:
         self._last: tuple[str, str, str] | None = None
         self._last_opaque = 0
         self._active: Run | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Settings and history only: no lock, no active run (its continuation stays with it)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_active")}
+        state["results"] = list(self.results)  # a shallow copy must not share the list it appends to
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._active = None
         self._lock = threading.Lock()
 
     def _begin(self, r: Run) -> int:

@@ -13,9 +13,13 @@ on. Huge outputs are truncated with a visible marker (models pay per token for w
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import json
+import math
 import re
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, get_type_hints, overload
 
@@ -26,10 +30,36 @@ from .errors import ToolDefinitionError, ToolExecutionError
 from .items import ToolCallItem, ToolResultItem
 from .request import ToolSpec
 
-__all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "Tool", "ToolOutcome", "as_tool", "as_tools", "tool"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "Tool",
+    "ToolOutcome",
+    "as_tool",
+    "as_tools",
+    "tool",
+]
 
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
 """Tool outputs longer than this are cut (head kept) and end with a truncation marker."""
+
+DEFAULT_TOOL_TIMEOUT_S = 120.0
+"""A tool call still running after this many seconds is abandoned and becomes an error result.
+
+The run's default (``Run(tool_timeout=...)``); ``@tool(timeout=...)`` overrides it per tool. Long
+enough for a slow API or a short computation, short enough that a stuck call cannot hold a run (and
+its spend) indefinitely. ``tool_timeout=None`` means no limit.
+"""
+
+CANCEL_GRACE_S = 0.5
+"""How long a cancelled async tool may take to clean up before the run stops waiting for it.
+
+Kept well under a second so that one Ctrl-C gives control back at once even when a tool ignores
+its cancellation.
+"""
+
+AbandonHook = Callable[[str], None]
+"""Called with a reason (``"timed out"``/``"cancelled"``) when a still-running tool call is left behind."""
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -41,6 +71,7 @@ class ToolOutcome(BaseModel):
     output: str
     is_error: bool = False
     truncated: bool = False
+    timed_out: bool = False
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -143,6 +174,125 @@ def _truncate(text: str, limit: int) -> tuple[str, bool]:
     return f"{text[:limit]}\n…[truncated {cut} of {len(text)} characters]", True
 
 
+def check_timeout(value: object, what: str, error: type[Exception]) -> float | None:
+    """A timeout in seconds: a positive finite number (``inf`` allowed for "never"), or None.
+
+    One rule for ``@tool(timeout=...)`` and ``Run(tool_timeout=...)``, so that ``0``/``-1``/``"5"``
+    fail where they are written instead of silently meaning "no limit" or failing mid-run.
+    """
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    ok = number and value > 0 and not math.isnan(value)  # type: ignore[operator, arg-type]
+    if value is not None and not ok:
+        raise error(
+            f"{what} must be a number of seconds > 0 (or None for no limit), got {value!r}; e.g. {what}=30"
+        )
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _start_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> asyncio.Future[Any]:
+    """Call a sync tool in its own daemon thread; a future on the running loop gets its outcome.
+
+    Not ``asyncio.to_thread``: a pool thread is joined when its loop shuts down (``asyncio.run``'s
+    exit) and at interpreter exit, so one stuck tool would hold the caller after a timeout or a
+    Ctrl-C. A daemon thread can be abandoned: nothing ever waits for it. Its late outcome is dropped
+    (the future is cancelled when the call is abandoned; a closed loop is ignored).
+    """
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if fut.done():
+            return
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+    def target() -> None:
+        try:
+            out: tuple[bool, Any] = (True, fn(**kwargs))
+        except BaseException as e:  # delivered to the awaiting coroutine, like to_thread does
+            out = (False, e)
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *out)
+
+    ctx = contextvars.copy_context()
+    threading.Thread(target=ctx.run, args=(target,), name=f"agentlab-tool-{name}", daemon=True).start()
+    return fut
+
+
+class _Raised:
+    """A ``KeyboardInterrupt``/``SystemExit`` from an async tool, carried out of its task as a value."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _capture(coro: Awaitable[Any]) -> Any:
+    """Run an async tool's coroutine as its own task without letting Ctrl-C escape the loop.
+
+    Raised inside a task, ``KeyboardInterrupt`` and ``SystemExit`` propagate out of the event loop
+    itself, not to the awaiting run; carried out as a value they are re-raised in the run, as they
+    were when the tool ran inline.
+    """
+    try:
+        return await coro
+    except (KeyboardInterrupt, SystemExit) as e:
+        return _Raised(e)
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, _Raised):
+        raise value.exc
+    return value
+
+
+async def _cancel_within(task: asyncio.Future[Any], grace: float) -> bool:
+    """Cancel ``task`` and wait at most ``grace`` seconds for it; whether it finished.
+
+    A thread's future (not a ``Task``) is only marked cancelled, so its late outcome is dropped: the
+    thread itself cannot be stopped, and it finished only if it had already.
+    """
+    if not isinstance(task, asyncio.Task):
+        running = not task.done()
+        task.cancel()
+        return not running
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=grace)
+    if done:
+        with contextlib.suppress(BaseException):
+            task.result()  # retrieved, so no "exception was never retrieved" at GC
+        return True
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return False
+
+
+async def _await_bounded(
+    fut: asyncio.Future[Any], timeout: float | None, on_abandon: AbandonHook | None
+) -> tuple[bool, Any]:
+    """Wait for a tool's future: ``(True, value)``, or ``(False, None)`` when it timed out.
+
+    The wait, not the tool, receives an outer cancellation: the tool is then cancelled with a short
+    grace and the ``CancelledError`` always goes on up, even when the tool swallows its own (a tool
+    that returned a value instead would otherwise make the run carry on). Still-running calls are
+    reported through ``on_abandon``.
+    """
+    limit = None if timeout is None or math.isinf(timeout) else timeout
+    try:
+        done, _ = await asyncio.wait({fut}, timeout=limit)
+    except asyncio.CancelledError:
+        if not await _cancel_within(fut, CANCEL_GRACE_S) and on_abandon is not None:
+            on_abandon("cancelled")
+        raise
+    if done:
+        return True, _unwrap(fut.result())
+    if not await _cancel_within(fut, CANCEL_GRACE_S) and on_abandon is not None:
+        on_abandon("timed out")
+    return False, None
+
+
 class Tool:
     """A callable the model may use: its ``ToolSpec`` plus validated execution.
 
@@ -150,7 +300,16 @@ class Tool:
     unchanged, so decorated functions stay usable (and testable) as plain Python.
     """
 
-    __slots__ = ("__dict__", "_args_model", "description", "fn", "is_async", "max_output_chars", "name")
+    __slots__ = (
+        "__dict__",
+        "_args_model",
+        "description",
+        "fn",
+        "is_async",
+        "max_output_chars",
+        "name",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -159,6 +318,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
@@ -174,6 +334,7 @@ class Tool:
         doc_desc, arg_docs = _parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_desc
         self.max_output_chars = max_output_chars
+        self.timeout = check_timeout(timeout, "timeout", ToolDefinitionError)
         self._args_model = self._build_model(fn, arg_docs)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -245,25 +406,42 @@ class Tool:
             return self._args_model.model_validate_json(arguments or "{}")
         return self._args_model.model_validate(arguments)
 
-    async def run(self, arguments: str | dict[str, Any]) -> ToolOutcome:
-        """Validate, call (sync tools in a worker thread) and serialize. Never raises for tool faults."""
+    async def run(
+        self,
+        arguments: str | dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_abandon: AbandonHook | None = None,
+    ) -> ToolOutcome:
+        """Validate, call (sync tools in a daemon thread) and serialize. Never raises for tool faults.
+
+        ``timeout`` applies when the tool has none of its own (``@tool(timeout=...)`` wins); a call
+        past it is abandoned and returns an error outcome with ``timed_out=True``. ``on_abandon`` is
+        told when a call is left running (timed out, or cancelled and not finished within a short
+        grace): its thread or task is never waited for.
+        """
         try:
             args = self.validate(arguments)
         except ValidationError as e:
             return ToolOutcome(output=_format_validation_error(self.name, e), is_error=True)
         kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        limit = self.timeout if self.timeout is not None else timeout
         try:
-            if self.is_async:
-                value = await self.fn(**kwargs)
-            else:
-                value = await asyncio.to_thread(self.fn, **kwargs)
-                if inspect.isawaitable(value):  # a sync wrapper returning a coroutine
-                    value = await value
+            finished, value = await self._call(kwargs, limit, on_abandon)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             return ToolOutcome(
                 output=f"Error: tool {self.name!r} raised {type(e).__name__}: {e}", is_error=True
+            )
+        if not finished:
+            return ToolOutcome(
+                output=(
+                    f"Error: tool {self.name!r} timed out: no result within {limit:g} s, the call was "
+                    "abandoned. Try again with a smaller request, or do without this tool."
+                ),
+                is_error=True,
+                timed_out=True,
             )
         try:
             text = _serialize(value)
@@ -277,6 +455,21 @@ class Tool:
             )
         out, truncated = _truncate(text, self.max_output_chars)
         return ToolOutcome(output=out, truncated=truncated)
+
+    async def _call(
+        self, kwargs: dict[str, Any], timeout: float | None, on_abandon: AbandonHook | None
+    ) -> tuple[bool, Any]:
+        """Call the function within ``timeout``: ``(True, value)`` or ``(False, None)`` if it timed out."""
+        if self.is_async:
+            fut: asyncio.Future[Any] = asyncio.ensure_future(_capture(self.fn(**kwargs)))
+        else:
+            fut = _start_in_thread(self.fn, kwargs, self.name)
+        finished, value = await _await_bounded(fut, timeout, on_abandon)
+        if finished and inspect.isawaitable(value):  # a sync wrapper returning a coroutine
+            finished, value = await _await_bounded(
+                asyncio.ensure_future(_capture(value)), timeout, on_abandon
+            )
+        return finished, value
 
     async def run_call(self, call: ToolCallItem) -> ToolResultItem:
         """Run a model's tool call and package the result for history."""
@@ -308,7 +501,11 @@ def _format_validation_error(name: str, e: ValidationError) -> str:
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, max_output_chars: int = ...
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    max_output_chars: int = ...,
+    timeout: float | None = ...,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -317,16 +514,22 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or ``async def``) into a ``Tool``.
 
     Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``).
     Definition problems (untyped parameters, ``*args``, bad names) raise ``ToolDefinitionError`` at
     decoration time, not when the model first calls the tool.
+
+    ``timeout`` (seconds) bounds each call of this tool and overrides the run's ``tool_timeout``
+    (default ``DEFAULT_TOOL_TIMEOUT_S``); ``float("inf")`` means no limit for this tool. A call past
+    it is abandoned (a sync tool's thread is left to finish on its own) and the model gets an error
+    result saying so.
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name=name, description=description, max_output_chars=max_output_chars)
+        return Tool(f, name=name, description=description, max_output_chars=max_output_chars, timeout=timeout)
 
     return wrap(fn) if fn is not None else wrap
 

@@ -17,7 +17,12 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["autoload", "is_loaded", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["autoload", "is_loaded", "load_ipython_extension", "shorten_interrupt", "unload_ipython_extension"]
+
+INTERRUPT_LINE = (
+    "KeyboardInterrupt: interrupted; agentlab cancelled the run(s) in this cell (status 'cancelled')"
+)
+"""What a Kernel > Interrupt of a sync agentlab call shows in the cell: one line, no internals."""
 
 _lock = threading.Lock()
 
@@ -90,6 +95,19 @@ def _shell() -> Any:
     from IPython import get_ipython
 
     return get_ipython()
+
+
+def shorten_interrupt(e: KeyboardInterrupt) -> KeyboardInterrupt:
+    """Make IPython render this interrupt as :data:`INTERRUPT_LINE` instead of a traceback.
+
+    The frames of an interrupt caught and re-raised by ``run_sync`` are agentlab's plumbing (the
+    wait on the worker thread), not the user's code: a traceback through them says nothing useful.
+    IPython's ``_render_traceback_`` hook replaces the rendering only; the exception stays a plain
+    ``KeyboardInterrupt`` (``ename`` in the kernel's error message, ``except`` clauses).
+    """
+    line = INTERRUPT_LINE if not e.args else f"{INTERRUPT_LINE}: {e}"
+    e._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
+    return e
 
 
 def autoload() -> bool:

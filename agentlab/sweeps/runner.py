@@ -66,7 +66,7 @@ from ..logs import get_logger, redact_secrets
 from ..request import ModelRequest, ReasoningSettings
 from ..result import RunResult
 from ..runner import ContinuationPolicy, Run, run_sync
-from ..tools import Tool, as_tools
+from ..tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from .limiter import AdaptiveLimiter, LimiterStats
 from .progress import ProgressDisplay, SweepProgress, make_display
 from .store import ResultsFile, RunKey, read_rows, row_key
@@ -439,6 +439,7 @@ async def asweep(
     on_progress: Callable[[SweepProgress], Any] | None = None,
     adapter_factory: Callable[[ModelRef], Adapter] | None = None,
     fsync: bool = True,
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
@@ -448,7 +449,8 @@ async def asweep(
     ``on_progress`` gets a :class:`SweepProgress` after each finished run; an exception it raises
     stops the sweep (runs in flight are cancelled and not recorded). ``adapter_factory(ref)`` builds
     the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
-    closes what it builds. The whole configuration is validated before anything runs.
+    closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``). The
+    whole configuration is validated before anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -477,6 +479,7 @@ async def asweep(
         raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
     tool_list = list(tools)
     as_tools(tool_list)  # a bad tool fails here, once, not in every run
+    check_timeout(tool_timeout, "tool_timeout", ConfigError)
     for ref in refs:
         for s in setting_list:
             if s.applies_to(ref.provider):
@@ -610,6 +613,7 @@ async def asweep(
                 adapter=gated,
                 retries=retries,
                 retry_delay=retry_delay,
+                tool_timeout=tool_timeout,
             )
             await run.arun()
         except Exception as e:  # the run's own record says what failed; keep the sweep going

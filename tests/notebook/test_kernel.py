@@ -27,6 +27,8 @@ class Cell:
         self.error: dict[str, Any] | None = None
         self.comm_msgs: list[dict[str, Any]] = []
         self.displays: list[dict[str, Any]] = []
+        self.interrupted_at: float | None = None
+        self.idle_at: float | None = None
 
 
 class Kernel:
@@ -62,7 +64,9 @@ class Kernel:
             if on_iopub is not None and not interrupted and on_iopub(msg):
                 self.km.interrupt_kernel()
                 interrupted = True
+                cell.interrupted_at = time.monotonic()
             if t == "status" and content["execution_state"] == "idle":
+                cell.idle_at = time.monotonic()
                 return cell
 
     def ok(self, code: str, **kw: Any) -> Cell:
@@ -137,6 +141,15 @@ def _step2_streaming(msg: dict[str, Any]) -> bool:
     return "Step 2" in str(state.get("value", "")) and "streaming" in str(state.get("value", ""))
 
 
+def _prompt_and_one_line(cell: Cell) -> None:
+    """The interrupted cell ended within ~2 s and shows one line, not agentlab's frames."""
+    assert cell.interrupted_at is not None and cell.idle_at is not None
+    assert cell.idle_at - cell.interrupted_at < 2.5, f"{cell.idle_at - cell.interrupted_at:.2f} s"
+    assert cell.error is not None
+    shown = "\n".join(cell.error["traceback"]).splitlines()
+    assert len(shown) == 1 and shown[0].startswith("KeyboardInterrupt: "), shown
+
+
 def test_interrupt_pause_and_resume_across_cells(kernel: Kernel) -> None:
     c1 = kernel.ok(SETUP)
     assert "R1 completed 2 0" in c1.stdout  # loop ended: nothing left held
@@ -145,10 +158,12 @@ def test_interrupt_pause_and_resume_across_cells(kernel: Kernel) -> None:
 
     c2 = kernel.run(INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
     assert c2.error is not None and c2.error["ename"] == "KeyboardInterrupt", c2.stdout
+    _prompt_and_one_line(c2)
 
     # An interrupted comparison: Ctrl-C cancels every run (their worker thread ends).
     c2b = kernel.run(COMPARE_INTERRUPTED, on_iopub=_step2_streaming, timeout=90)
     assert c2b.error is not None and c2b.error["ename"] == "KeyboardInterrupt", c2b.stdout
+    _prompt_and_one_line(c2b)
     c2c = kernel.ok(
         "import threading; print('THREADS', sum(t.name == 'agentlab-run' for t in threading.enumerate()))"
     )
@@ -274,3 +289,42 @@ print("IDS", CANARY, shown._toggle.model_id)
     assert canary not in json.dumps(states)
     c2 = kernel.ok("print('STATE', json.dumps(ipywidgets.Widget.get_manager_state(), default=str))")
     assert "STATE" in c2.stdout and canary not in c2.stdout
+
+
+HUNG_TOOL = """
+import time
+import agentlab
+from agentlab.testing import ScriptedAdapter, Step
+
+@agentlab.tool
+def hang(city: str) -> str:
+    \"\"\"Blocks like a stuck network call.\"\"\"
+    print("TOOL_STARTED", flush=True)
+    time.sleep(60)
+    return "late"
+
+hang_adapter = ScriptedAdapter([Step(tool_calls=[("hang", {"city": "Paris"})])] + [Step(text="x")] * 5)
+hang_run = agentlab.Run("openai:sim-reasoner", "Weather?", tools=[hang], adapter=hang_adapter)
+hang_run.run_sync()
+"""
+
+
+def _tool_started(msg: dict[str, Any]) -> bool:
+    return msg["msg_type"] == "stream" and "TOOL_STARTED" in msg["content"].get("text", "")
+
+
+def test_interrupt_during_a_hung_sync_tool_is_prompt_and_one_line(kernel: Kernel) -> None:
+    """Kernel > Interrupt while a sync tool sleeps 60 s: the cell ends within ~2 s, its error output
+    is one line (no frames of agentlab's plumbing), the run is ``cancelled`` with the tool reported
+    abandoned, and the model is not called again."""
+    cell = kernel.run(HUNG_TOOL, on_iopub=_tool_started, timeout=90)
+    assert cell.interrupted_at is not None, (cell.stdout, cell.error)
+    assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"
+    _prompt_and_one_line(cell)
+    after = kernel.ok(
+        """
+print("STATE", hang_run.result.status, hang_adapter.consumed,
+      [e.data.get("tool") for e in hang_run.result.events if getattr(e, "code", None) == "tool_abandoned"])
+"""
+    )
+    assert "STATE cancelled 1 ['hang']" in after.stdout, after.stdout
