@@ -23,7 +23,8 @@ to catch an error::
     │   ├── StepLimitError             the tool loop hit ``max_steps``
     │   └── BudgetExceededError        a cost or token budget was reached
     ├── ContinuityError                opaque reasoning state used outside the loop/provider that owns it
-    └── PrivacyError                   something tried to persist transient or opaque data
+    ├── PrivacyError                   something tried to persist transient or opaque data
+    └── StorageError                   a durable file could not take a record (disk full, I/O error)
 
 Tool failures are not exceptions of the loop: a tool that raises becomes an error *result* the model
 sees (``ToolResultItem(is_error=True)``). ``ToolExecutionError`` exists for callers who run a tool
@@ -49,6 +50,7 @@ __all__ = [
     "ProviderServerError",
     "RateLimitError",
     "StepLimitError",
+    "StorageError",
     "StreamInterruptedError",
     "ToolDefinitionError",
     "ToolExecutionError",
@@ -195,6 +197,28 @@ class ContinuityError(AgentlabError):
 
 class PrivacyError(AgentlabError):
     """Something tried to persist transient or opaque data (reasoning text, continuations)."""
+
+
+class StorageError(AgentlabError):
+    """A durable file (event log, long-term memory, sweep results) could not take a record.
+
+    Raised for an OS error while appending (``ENOSPC`` disk full, ``EDQUOT``, ``EIO``) and for a
+    record that cannot be encoded as JSON. Either way the file is byte for byte as it was before the
+    append, and the next append starts on a clean line. ``path`` names the file and ``errno`` the OS
+    error (``None`` for an encoding failure); the message never holds the record itself.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None) -> None:
+        self.path = path
+        self.errno = errno
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (str(self),), {"path": self.path, "errno": self.errno})
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: which file, which OS error, what to do."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 class ToolExecutionError(AgentlabError):
