@@ -112,7 +112,6 @@ _EXPORTS: dict[str, str] = {
     "ProviderServerError": "agentlab.errors",
     "RateLimitError": "agentlab.errors",
     "StepLimitError": "agentlab.errors",
-    "StorageError": "agentlab.errors",
     "StreamInterruptedError": "agentlab.errors",
     "ToolDefinitionError": "agentlab.errors",
     "ToolExecutionError": "agentlab.errors",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .adapters.base import Adapter, ModelRef, parse_model
 from .runner import Run, run_sync
+from .tools import as_tools
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,8 +239,12 @@ def _prepare(
     Displaying from the caller, not from ``run_sync``'s worker thread, keeps the view's output in
     the cell that asked for it; the worker thread then only sets traits.
     """
+    from ._inputs import check_kwargs
     from .errors import UserError
 
+    check_kwargs(run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters"))
+    if isinstance(models, str | ModelRef):
+        raise UserError(f"models must be a list, e.g. models=[{str(models)!r}]; got one model")
     model_list = [str(parse_model(m)) for m in models]
     if not model_list:
         raise UserError(
@@ -249,7 +254,7 @@ def _prepare(
         if bad in run_kw:
             raise UserError(f"compare sets {bad!r} itself for each run; do not pass it")
     labels = _labels(model_list)
-    tool_list = list(tools)
+    tool_list = list(as_tools(tools).values())  # a bare tool (not a list) is refused in one line
     if adapters is not None and len(adapters) != len(model_list):
         raise UserError(
             f"adapters has {len(adapters)} entries for {len(model_list)} models; give one per model"

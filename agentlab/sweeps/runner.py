@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import _inputs
 from ..adapters.base import Adapter, ModelRef, create_adapter, parse_model
 from ..errors import (
     BudgetExceededError,
@@ -77,12 +78,11 @@ SweepStatus = Literal["completed", "budget_exceeded", "provider_down"]
 _ERROR_CHARS = 500
 
 
-def _reasoning(value: ReasoningSettings | Mapping[str, Any] | str | None) -> ReasoningSettings | None:
-    if value is None or isinstance(value, ReasoningSettings):
-        return value
-    if isinstance(value, str):
-        return ReasoningSettings(effort=value)  # type: ignore[arg-type]
-    return ReasoningSettings.model_validate(dict(value))
+def _reasoning(
+    value: ReasoningSettings | Mapping[str, Any] | str | None, name: str
+) -> ReasoningSettings | None:
+    """Same rules as ``Run(reasoning=...)`` (one helper owns them); ``None`` stays "the default"."""
+    return None if value is None else _inputs.reasoning_settings(value, f"setting {name!r}: reasoning")
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,15 @@ class Setting:
                 f"setting {self.name!r}: continuation_policy must be 'verbatim' or 'drop', "
                 f"got {self.continuation_policy!r}"
             )
-        object.__setattr__(self, "reasoning", _reasoning(self.reasoning))
-        if not isinstance(self.max_steps, int) or self.max_steps < 1:
-            raise ConfigError(f"setting {self.name!r}: max_steps must be a positive int")
+        object.__setattr__(self, "reasoning", _reasoning(self.reasoning, self.name))
+        where = f"setting {self.name!r}:"
+        _inputs.positive_int(self.max_steps, f"{where} max_steps")
+        if self.max_output_tokens is not None:
+            _inputs.positive_int(
+                self.max_output_tokens, f"{where} max_output_tokens", error=InvalidSettingsError
+            )
+        if self.system is not None:
+            _inputs.check_text(self.system, f"{where} system")
         if self.providers is not None:
             object.__setattr__(self, "providers", tuple(self.providers))
 
@@ -726,5 +732,6 @@ def sweep(
     The progress display is created here, in the caller's thread, so a notebook bar appears in the
     calling cell.
     """
+    _inputs.check_kwargs(kw, asweep, "sweep")
     display = make_display(progress) if isinstance(progress, str) else progress
     return run_sync(asweep(tasks, models, results=results, progress=display, **kw))
