@@ -233,6 +233,7 @@ def _prepare(
     live: bool | None,
     adapters: Sequence[Adapter | None] | None,
     run_kw: dict[str, Any],
+    check: object = None,
 ) -> tuple[list[str], list[str], list[Run], Any]:
     """Build the runs and (in a kernel) display the compare view, on the *calling* thread.
 
@@ -243,6 +244,10 @@ def _prepare(
     from .errors import UserError
 
     check_kwargs(run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters"))
+    if check is not None and not callable(check):
+        raise UserError(
+            f"check must be a function of the answer (str | None) -> bool, got {type(check).__name__}"
+        )
     if isinstance(models, str | ModelRef):
         raise UserError(f"models must be a list, e.g. models=[{str(models)!r}]; got one model")
     model_list = [str(parse_model(m)) for m in models]
@@ -346,7 +351,7 @@ async def acompare(
     it, for tests). ``adapters`` (one per model, None for the default) is for tests and custom
     transports, like ``Run(adapter=...)``.
     """
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
     return await _execute(task, labels, model_list, runs, view, check)
 
 
@@ -361,5 +366,5 @@ def compare(
     **run_kw: Any,
 ) -> Comparison:
     """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
     return run_sync(_execute(task, labels, model_list, runs, view, check))

@@ -53,6 +53,7 @@ from .errors import (
 )
 from .eventlog import EventLog
 from .events import (
+    AdapterEvent,
     DiagnosticEvent,
     ErrorEvent,
     Event,
@@ -400,8 +401,7 @@ class Run:
             )
             cp.attach(cont)
             cp.status = "running"
-            sdk_retries = getattr(adapter, "max_retries", 0)
-            sdk_retries = sdk_retries if isinstance(sdk_retries, int) else 0
+            sdk_retries = _sdk_retries(adapter)
             log.debug("run %s started on %s", rid, ref)
             yield self._emit(
                 RunStartedEvent(
@@ -435,7 +435,7 @@ class Run:
                     try:
                         # aclosing: a consumer leaving events() early (GeneratorExit at our yield)
                         # must close the adapter's stream, and with it the HTTP response, now.
-                        async with _closing(adapter.stream(request)) as stream:
+                        async with _closing(_encodable(adapter.stream(request))) as stream:
                             async for ev in stream:
                                 d = ev.__dict__  # stamp in place: the adapter handed this event over
                                 d["run_id"] = rid
@@ -497,9 +497,7 @@ class Run:
                         if delay > 0:
                             await asyncio.sleep(delay)
 
-                resp, fixed = _scrubbed(completed.response)
-                if fixed:
-                    yield self._emit(_unencodable_notice(rid, step, fixed))
+                resp = completed.response
                 elapsed = time.perf_counter() - t0
                 dropped = resp.reasoning_items_dropped + extra_dropped
                 extra_dropped = 0
@@ -703,6 +701,12 @@ class Run:
         return [r for r in out if r is not None]
 
 
+def _sdk_retries(adapter: Adapter) -> int:
+    """How often the adapter's SDK retries an HTTP status error itself (0 when it does not say)."""
+    n = getattr(adapter, "max_retries", 0)
+    return n if isinstance(n, int) else 0
+
+
 def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
     """The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
 
@@ -719,15 +723,29 @@ def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
     return (resp.model_copy(update={"items": tuple(items)}), fixed) if fixed else (resp, 0)
 
 
-def _unencodable_notice(run_id: str, step: int, count: int) -> DiagnosticEvent:
-    return DiagnosticEvent(
-        run_id=run_id,
-        step=step,
-        code="unencodable_text",
-        message=f"{count} character(s) in the model's output could not be encoded as UTF-8 (lone "
-        "surrogates) and were replaced with U+FFFD",
-        data={"count": count},
-    )
+async def _encodable(stream: AsyncIterator[AdapterEvent]) -> AsyncGenerator[AdapterEvent, None]:
+    """An adapter's stream with its completed response made encodable (see ``_scrubbed``).
+
+    A response that needed it is preceded by an ``unencodable_text`` diagnostic, so the run records
+    that the model's text was changed. Deltas pass through untouched (display only, never written).
+    """
+    try:
+        async for ev in stream:
+            if type(ev) is ResponseCompletedEvent:
+                resp, fixed = _scrubbed(ev.response)
+                if fixed:
+                    yield DiagnosticEvent(
+                        code="unencodable_text",
+                        message=f"{fixed} character(s) in the model's output could not be encoded as "
+                        "UTF-8 (lone surrogates) and were replaced with U+FFFD",
+                        data={"count": fixed},
+                    )
+                    ev = ev.model_copy(update={"response": resp})
+            yield ev
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 @contextlib.asynccontextmanager

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _inputs
-from ..adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from ..adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from ..errors import (
     BudgetExceededError,
     ConfigError,
@@ -120,6 +120,8 @@ class Setting:
         if self.system is not None:
             _inputs.check_text(self.system, f"{where} system")
         if self.providers is not None:
+            if isinstance(self.providers, str):  # tuple("openai") would be six one-letter providers
+                raise ConfigError(f"{where} providers must be a list, e.g. providers=({self.providers!r},)")
             object.__setattr__(self, "providers", tuple(self.providers))
 
     def applies_to(self, provider: str) -> bool:
@@ -400,6 +402,33 @@ class _State:
     consecutive: dict[str, int] = field(default_factory=dict)
 
 
+def _check_limits(
+    repeats: object,
+    budget_usd: object,
+    budget_tokens: object,
+    max_consecutive_failures: object,
+    retries: object,
+) -> None:
+    """The sweep's counts and budgets (bools are not counts; a NaN budget would never stop anything)."""
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
+    if budget_usd is not None and (
+        isinstance(budget_usd, bool)
+        or not isinstance(budget_usd, int | float)
+        or not math.isfinite(budget_usd)
+        or budget_usd < 0
+    ):
+        raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
+    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
+        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
+    if max_consecutive_failures is not None and (
+        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
+    ):
+        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+
+
 async def asweep(
     tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
     models: Sequence[str | ModelRef],
@@ -439,24 +468,16 @@ async def asweep(
     refs = [parse_model(m) for m in models]
     if not refs:
         raise ConfigError("no models to run")
+    for ref in refs if adapter_factory is None else ():
+        check_simulated(ref)  # a simulated-model typo fails here with the nearest name, not in every run
     dup = sorted({str(r) for r in refs if sum(str(x) == str(r) for x in refs) > 1})
     if dup:
         raise ConfigError(f"duplicate models {dup}")
     setting_list = _settings(settings)
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
-    if budget_usd is not None and (not isinstance(budget_usd, int | float) or budget_usd < 0):
-        raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
-    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
-        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
-    if max_consecutive_failures is not None and (
-        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
-    ):
-        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-    tool_list = list(tools)
-    as_tools(tool_list)  # a bad tool fails here, once, not in every run
+    _check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
+    tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
+    _inputs.callable_or_none(on_progress, "on_progress")
+    _inputs.callable_or_none(adapter_factory, "adapter_factory")
     for ref in refs:
         for s in setting_list:
             if s.applies_to(ref.provider):

@@ -421,3 +421,43 @@ def test_ipython_prints_one_line_for_the_common_mistakes() -> None:
         lines = [ln for ln in block.splitlines() if ln.strip()]
         assert len(lines) == 1, (cell, block)
         assert "Error: " in lines[0], (cell, block)
+
+
+# ---------------------------------------------------------------- sweeps and compare: same family
+
+SWEEP_BAD: list[tuple[str, dict[str, Any], type[AgentlabError], str]] = [
+    ("unknown-kw", {"repeat": 2}, UserError, "did you mean 'repeats'"),
+    (
+        "model-typo",
+        {"models": ["openai:sim-reasonr"]},
+        UnknownModelError,
+        "did you mean 'openai:sim-reasoner'",
+    ),
+    ("budget-nan", {"budget_usd": math.nan}, ConfigError, "budget_usd"),
+    ("on-progress", {"on_progress": 3}, ConfigError, "on_progress"),
+    ("tools-not-list", {"tools": get_weather}, UserError, "list"),
+    ("setting-reasoning", {"settings": {"a": {"reasoning": "extreme"}}}, InvalidSettingsError, "effort"),
+    ("setting-providers", {"settings": {"a": {"providers": "openai"}}}, ConfigError, "providers"),
+]
+
+
+@pytest.mark.parametrize(("kw", "err", "word"), [c[1:] for c in SWEEP_BAD], ids=[c[0] for c in SWEEP_BAD])
+def test_sweep_refuses_bad_configuration_before_any_run(
+    kw: dict[str, Any], err: type[AgentlabError], word: str, tmp_path: Path
+) -> None:
+    from agentlab.sweeps import sweep
+
+    kw = dict(kw)
+    models = kw.pop("models", [M])
+    results = tmp_path / "r.jsonl"
+    with pytest.raises(err) as info:
+        sweep(["What is 2+2?"], models, results=results, progress=None, **kw)
+    assert word in str(info.value), str(info.value)
+    _one_line(info.value)
+    assert not results.exists() or results.read_text() == ""
+
+
+def test_compare_check_must_be_callable() -> None:
+    with pytest.raises(UserError, match="check") as info:
+        al.compare("hi", [M], check=3, live=False)  # type: ignore[arg-type]
+    _one_line(info.value)
