@@ -94,10 +94,12 @@ def check_simulated(ref: ModelRef) -> None:
     from ..sim import ANTHROPIC_MODELS, OPENAI_MODELS
 
     known = {"openai": OPENAI_MODELS, "anthropic": ANTHROPIC_MODELS}[ref.provider]
-    if ref.model not in known:
+    base = ref.model.partition("+")[0]  # "sim-reasoner+fault=429x1": options after "+"
+    if base not in known:
         names = [f"{ref.provider}:{m}" for m in known]
+        asked = f"{ref.provider}:{base}"
         raise UnknownModelError(
-            f"the simulator has no model {str(ref)!r}{did_you_mean(str(ref), names)}; "
+            f"the simulator has no model {asked!r}{did_you_mean(asked, names)}; "
             f"simulated {ref.provider} models: {', '.join(names)}"
         )
 

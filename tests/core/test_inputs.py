@@ -174,6 +174,9 @@ def test_simulated_model_typo_says_did_you_mean() -> None:
     _one_line(info.value)
     with pytest.raises(UnknownModelError, match="sim-thinker"):
         al.Run("anthropic:sim-thinkr", "hi")
+    with pytest.raises(UnknownModelError, match="did you mean"):
+        al.Run("openai:sim-reasonr+fault=429x1", "hi")
+    al.Run("openai:sim-reasoner+fault=429x1", "hi")  # simulator options after "+" are not a typo
 
 
 def test_task_first_argument_order_is_explained() -> None:
