@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .adapters.base import Adapter, ModelRef, parse_model
 from .runner import Run, run_sync
+from .tools import as_tools
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -232,14 +233,23 @@ def _prepare(
     live: bool | None,
     adapters: Sequence[Adapter | None] | None,
     run_kw: dict[str, Any],
+    check: object = None,
 ) -> tuple[list[str], list[str], list[Run], Any]:
     """Build the runs and (in a kernel) display the compare view, on the *calling* thread.
 
     Displaying from the caller, not from ``run_sync``'s worker thread, keeps the view's output in
     the cell that asked for it; the worker thread then only sets traits.
     """
+    from ._inputs import check_kwargs
     from .errors import UserError
 
+    check_kwargs(run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters"))
+    if check is not None and not callable(check):
+        raise UserError(
+            f"check must be a function of the answer (str | None) -> bool, got {type(check).__name__}"
+        )
+    if isinstance(models, str | ModelRef):
+        raise UserError(f"models must be a list, e.g. models=[{str(models)!r}]; got one model")
     model_list = [str(parse_model(m)) for m in models]
     if not model_list:
         raise UserError(
@@ -249,7 +259,7 @@ def _prepare(
         if bad in run_kw:
             raise UserError(f"compare sets {bad!r} itself for each run; do not pass it")
     labels = _labels(model_list)
-    tool_list = list(tools)
+    tool_list = list(as_tools(tools).values())  # a bare tool (not a list) is refused in one line
     if adapters is not None and len(adapters) != len(model_list):
         raise UserError(
             f"adapters has {len(adapters)} entries for {len(model_list)} models; give one per model"
@@ -341,7 +351,7 @@ async def acompare(
     it, for tests). ``adapters`` (one per model, None for the default) is for tests and custom
     transports, like ``Run(adapter=...)``.
     """
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
     return await _execute(task, labels, model_list, runs, view, check)
 
 
@@ -356,5 +366,5 @@ def compare(
     **run_kw: Any,
 ) -> Comparison:
     """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw)
+    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
     return run_sync(_execute(task, labels, model_list, runs, view, check))

@@ -30,9 +30,9 @@ import warnings
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 from .errors import ConfigError
 from .usage import CallUsage
@@ -70,17 +70,35 @@ class Price(BaseModel):
     as_of: str | None = None
 
 
+def _null_is_unknown(v: Any) -> Any:
+    return _NAN if v is None else v
+
+
+def _unknown_is_null(v: float) -> float | None:
+    return None if math.isnan(v) else v
+
+
+Usd = Annotated[
+    float,
+    BeforeValidator(_null_is_unknown),
+    PlainSerializer(_unknown_is_null, return_type=float | None, when_used="json"),
+]
+"""USD, NaN when unknown. NaN in memory (arithmetic propagates it, as documented) and ``null`` in
+JSON: a bare ``NaN`` is not JSON, and strict parsers (``JSON.parse``, ``jq``) reject the file."""
+
+
 class Cost(BaseModel):
-    """USD of one call or a sum of calls. NaN means unknown; ``reasoning`` is a part of ``output``."""
+    """USD of one call or a sum of calls. NaN means unknown (``null`` in JSON); ``reasoning`` is a
+    part of ``output``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    input: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
-    output: float = 0.0
-    reasoning: float = 0.0
-    total: float = 0.0
+    input: Usd = 0.0
+    cache_read: Usd = 0.0
+    cache_write: Usd = 0.0
+    output: Usd = 0.0
+    reasoning: Usd = 0.0
+    total: Usd = 0.0
 
     @classmethod
     def unknown(cls) -> Cost:

@@ -6,7 +6,6 @@ item can be reached from a ``RunResult``. That is what lets a result be saved wi
 
 from __future__ import annotations
 
-import html
 import math
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,7 +28,7 @@ RunStatus = Literal["completed", "failed", "cancelled", "step_limit"]
 class CallRecord(BaseModel):
     """One model call: what the usage frame's row is made of."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
     step: int
@@ -50,7 +49,7 @@ class CallRecord(BaseModel):
 class RunUsage(BaseModel):
     """A run's tokens (summed ``CallUsage``, same convention) and cost (summed ``Cost``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     calls: int = 0
     tokens: CallUsage = Field(default_factory=lambda: sum_usage(()))
@@ -121,7 +120,7 @@ class RunUsage(BaseModel):
 
 
 def _fmt_int(v: int | None) -> str:
-    return "&lt;NA&gt;" if v is None else f"{v:,}"
+    return "<NA>" if v is None else f"{v:,}"
 
 
 def _fmt_usd(v: float) -> str:
@@ -136,7 +135,7 @@ class RunResult(BaseModel):
     says why; ``arun`` raised it) or ``cancelled``. ``events`` are the durable records only.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
     provider: str
@@ -168,6 +167,9 @@ class RunResult(BaseModel):
         return self.output or f"<{self.status}>"
 
     def _repr_html_(self) -> str:
+        """Plain-text rows; ``fields_html`` escapes every one (model, error and output come from outside)."""
+        from .notebook.display import fields_html
+
         u = self.usage
         rows = [
             ("model", f"{self.provider}:{self.model}"),
@@ -182,15 +184,7 @@ class RunResult(BaseModel):
             rows.append(("reasoning items dropped", str(u.reasoning_items_dropped)))
         if self.error:
             rows.append(("error", f"{self.error_type}: {self.error}"))
-        body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{v}</td></tr>"
-            for k, v in rows
-        )
-        out = html.escape(self.output or "")
-        return (
-            f"<div class='agentlab-run'><table>{body}</table>"
-            f"<pre style='white-space:pre-wrap'>{out}</pre></div>"
-        )
+        return fields_html(rows, body=self.output or "")
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(

@@ -37,26 +37,32 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, 
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from .adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from . import _inputs
+from .adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
 from .error_text import durable_error_text
 from .errors import (
+    AgentlabError,
     ConfigError,
     InvalidSettingsError,
     ModelBehaviorError,
     ProviderAPIError,
     ProviderError,
+    StorageError,
+    UnknownModelError,
     UserError,
     detach_frames,
 )
 from .eventlog import EventLog
 from .events import (
+    AdapterEvent,
     DiagnosticEvent,
     ErrorEvent,
     Event,
     ModelCallCompletedEvent,
     ModelCallStartedEvent,
+    ModelResponse,
     ReasoningDeltaEvent,
     ResponseCompletedEvent,
     RunCompletedEvent,
@@ -66,7 +72,7 @@ from .events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from .items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
+from .items import AssistantTextItem, PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
 from .logs import get_logger, redact_secrets
 from .pricing import price_call
 from .request import CacheHints, ModelRequest, ReasoningSettings
@@ -92,14 +98,71 @@ def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
-def _reasoning(value: ReasoningSettings | Mapping[str, Any] | str | None) -> ReasoningSettings:
-    if value is None:
-        return ReasoningSettings()
-    if isinstance(value, ReasoningSettings):
+def _route(model: object, task: object, adapter: object) -> ModelRef:
+    """The run's provider from ``model``; the usual mistakes (task first, a typo) as one-line errors."""
+    if (
+        isinstance(model, str)
+        and ":" not in model
+        and isinstance(task, str)
+        and task.partition(":")[0].strip().lower() in PROVIDERS
+    ):
+        raise UnknownModelError(
+            f"the model comes first, then the task: run({task!r}, {_short(model)!r}), not the other way round"
+        )
+    ref = parse_model(model)  # type: ignore[arg-type]
+    if adapter is None:
+        check_simulated(ref)
+        return ref
+    if not isinstance(adapter, Adapter):
+        raise ConfigError(
+            "adapter must be an agentlab adapter (stream/aclose, provider/api/model), "
+            f"got {type(adapter).__name__}"
+        )
+    if adapter.provider != ref.provider or adapter.api != ref.api:
+        raise ConfigError(
+            f"adapter serves {adapter.provider}/{adapter.api} but the run is pinned to "
+            f"{ref.provider}/{ref.api} by model {str(ref)!r}"
+        )
+    if adapter.model != ref.model:
+        raise ConfigError(
+            f"adapter was built for {ref.provider}:{adapter.model} but the run is for {str(ref)!r}; "
+            f"build the adapter for {ref.model!r} or run {ref.provider}:{adapter.model}"
+        )
+    return ref
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _check_loop_options(
+    max_steps: object,
+    retries: object,
+    retry_delay: object,
+    run_id: object,
+    continuation_policy: object,
+    on_event: object,
+) -> None:
+    """The loop's own knobs: counts are ints (not bools), the hook is callable."""
+    _inputs.positive_int(max_steps, "max_steps")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+    _inputs.non_negative_number(retry_delay, "retry_delay")
+    if run_id is not None and (not isinstance(run_id, str) or not run_id.strip()):
+        raise ConfigError(f"run_id must be a non-empty str or None, got {run_id!r}")
+    if continuation_policy not in ("verbatim", "drop"):
+        raise ConfigError(f"continuation_policy must be 'verbatim' or 'drop', got {continuation_policy!r}")
+    _inputs.callable_or_none(on_event, "on_event")
+
+
+def _event_log(value: object) -> EventLog | None:
+    if value is None or isinstance(value, EventLog):
         return value
-    if isinstance(value, str):
-        return ReasoningSettings(effort=value)  # type: ignore[arg-type]
-    return ReasoningSettings.model_validate(dict(value))
+    if isinstance(value, str | Path):
+        return EventLog(value)
+    raise ConfigError(
+        f"event_log must be an EventLog, a path (str or Path) or None, got {type(value).__name__}"
+    )
 
 
 class Run:
@@ -138,18 +201,12 @@ class Run:
         provider_options: Mapping[str, Any] | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
-        self.ref = parse_model(model)
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ConfigError(f"max_steps must be a positive int, got {max_steps!r}")
-        if continuation_policy not in ("verbatim", "drop"):
-            raise ConfigError(
-                f"continuation_policy must be 'verbatim' or 'drop', got {continuation_policy!r}"
-            )
-        if (
-            continuation_policy == "drop"
-            and self.ref.provider == "anthropic"
-            and _reasoning(reasoning).enabled
-        ):
+        self.ref = _route(model, task, adapter)
+        _check_loop_options(max_steps, retries, retry_delay, run_id, continuation_policy, on_event)
+        if session is not None and not isinstance(session, Session):
+            raise ConfigError(f"session must be an agentlab.Session or None, got {type(session).__name__}")
+        self.reasoning = _inputs.reasoning_settings(reasoning)
+        if continuation_policy == "drop" and self.ref.provider == "anthropic" and self.reasoning.enabled:
             # Anthropic rejects a tool-use turn without its thinking blocks while thinking is on, so a
             # "drop" ablation cannot be run there; rewriting turns as text would be a different
             # experiment presented as this one. The honest Anthropic ablation is thinking off.
@@ -158,33 +215,27 @@ class Run:
                 "requires the tool loop's thinking blocks back verbatim. For an Anthropic ablation turn "
                 "thinking off instead: reasoning={'enabled': False}."
             )
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-        if task is not None and not isinstance(task, str):
-            raise UserError(f"task must be a str, got {type(task).__name__}")
-        if adapter is not None and (adapter.provider != self.ref.provider or adapter.api != self.ref.api):
-            raise ConfigError(
-                f"adapter serves {adapter.provider}/{adapter.api} but the run is pinned to "
-                f"{self.ref.provider}/{self.ref.api} by model {str(self.ref)!r}"
-            )
+        if task is not None:
+            _inputs.check_text(task, "task", error=UserError)
         self.tools: dict[str, Tool] = as_tools(tools)
         self.tool_timeout = check_timeout(tool_timeout, "tool_timeout", ConfigError)
-        self.reasoning = _reasoning(reasoning)
-        self.cache = cache
+        self.cache = _inputs.cache_hints(cache)
         self.max_steps = max_steps
-        self.max_output_tokens = max_output_tokens
+        self.max_output_tokens = _inputs.max_output_tokens(max_output_tokens)
         self.continuation_policy: ContinuationPolicy = continuation_policy
         self.on_event = on_event
         self.retries = retries
         self.retry_delay = retry_delay
-        self.provider_options = dict(provider_options or {})
+        self.provider_options = _inputs.provider_options(provider_options, self.ref.provider)
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
         self._adapter = adapter
-        self.event_log = EventLog(event_log) if isinstance(event_log, str | Path) else event_log
+        self.event_log = _event_log(event_log)
 
         self._system = system if system is not None else (session.system if session is not None else None)
+        if self._system is not None:
+            _inputs.check_text(self._system, "system")
         history = self._compose(session.history if session is not None else ())
         # Validate once, so a bad request shape fails here and not at step 1.
         self._specs = tuple(t.spec for t in self.tools.values())
@@ -251,17 +302,38 @@ class Run:
     # ------------------------------------------------------------------ the loop
 
     def _emit(self, ev: E) -> E:
-        """Record a durable event (memory, event log, hook). Never used for deltas."""
-        self._durable_events.append(ev)
+        """Record a durable event: the event log first, then ``result.events``, then the hook.
+
+        The one place both records grow, in that order, so they are the same sequence by
+        construction: an event the log could not take (disk full, unencodable) is in neither, and
+        the run fails with a typed ``StorageError`` instead of going on unrecorded. Never used for
+        deltas.
+        """
         if self.event_log is not None:
-            self.event_log.append(ev)
+            try:
+                self.event_log.append(ev)
+            except AgentlabError:
+                raise
+            except Exception as e:
+                raise StorageError(
+                    f"the event log {self.event_log.path or '(memory)'} could not take a "
+                    f"{type(ev).__name__} ({type(e).__name__}); the run stops here",
+                    path=str(self.event_log.path) if self.event_log.path else None,
+                    errno=getattr(e, "errno", None),
+                ) from None
+        self._durable_events.append(ev)
         if self.on_event is not None:
             self.on_event(ev)  # type: ignore[arg-type]
         return ev
 
     def _compose(self, base: Iterable[PortableItem]) -> tuple[PortableItem, ...]:
-        """Prior history + this run's system prompt (if new) + its task."""
+        """Prior history + this run's system prompt (if new) + its task.
+
+        Prior history is checked here (not only by ``Session``): a history item whose text UTF-8
+        cannot encode fails now, naming its position, instead of at the first send.
+        """
         history = list(base)
+        _inputs.check_items(history)
         if self._system is not None:
             existing = [i for i in history if isinstance(i, SystemItem)]
             if not existing:
@@ -366,8 +438,7 @@ class Run:
             )
             cp.attach(cont)
             cp.status = "running"
-            sdk_retries = getattr(adapter, "max_retries", 0)
-            sdk_retries = sdk_retries if isinstance(sdk_retries, int) else 0
+            sdk_retries = _sdk_retries(adapter)
             log.debug("run %s started on %s", rid, ref)
             yield self._emit(
                 RunStartedEvent(
@@ -401,7 +472,7 @@ class Run:
                     try:
                         # aclosing: a consumer leaving events() early (GeneratorExit at our yield)
                         # must close the adapter's stream, and with it the HTTP response, now.
-                        async with _closing(adapter.stream(request)) as stream:
+                        async with _closing(_encodable(adapter.stream(request))) as stream:
                             async for ev in stream:
                                 d = ev.__dict__  # stamp in place: the adapter handed this event over
                                 d["run_id"] = rid
@@ -589,7 +660,7 @@ class Run:
         err_text = err_type = None
         if error is not None and status == "failed":
             err_type = type(error).__name__
-            err_text = redact_secrets(durable_error_text(error))
+            err_text = _inputs.scrub(redact_secrets(durable_error_text(error)))[0]
             self._emit_safely(
                 ErrorEvent(
                     run_id=rid,
@@ -712,6 +783,53 @@ class Run:
                 data={"tool": c.name, "call_id": c.call_id},
             )
         )
+
+
+def _sdk_retries(adapter: Adapter) -> int:
+    """How often the adapter's SDK retries an HTTP status error itself (0 when it does not say)."""
+    n = getattr(adapter, "max_retries", 0)
+    return n if isinstance(n, int) else 0
+
+
+def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
+    """The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
+
+    Every model output passes here before it enters history, the event log or the result, so a
+    JSON ``"\\ud800"`` escape from a provider (a lone surrogate once decoded) cannot make any of them
+    unwritable; one place, for every adapter.
+    """
+    items: list[AssistantTextItem | ToolCallItem] = []
+    fixed = 0
+    for it in resp.items:
+        new, n = _inputs.scrub_item(it)
+        items.append(new)  # type: ignore[arg-type]
+        fixed += n
+    return (resp.model_copy(update={"items": tuple(items)}), fixed) if fixed else (resp, 0)
+
+
+async def _encodable(stream: AsyncIterator[AdapterEvent]) -> AsyncGenerator[AdapterEvent, None]:
+    """An adapter's stream with its completed response made encodable (see ``_scrubbed``).
+
+    A response that needed it is preceded by an ``unencodable_text`` diagnostic, so the run records
+    that the model's text was changed. Deltas pass through untouched (display only, never written).
+    """
+    try:
+        async for ev in stream:
+            if type(ev) is ResponseCompletedEvent:
+                resp, fixed = _scrubbed(ev.response)
+                if fixed:
+                    yield DiagnosticEvent(
+                        code="unencodable_text",
+                        message=f"{fixed} character(s) in the model's output could not be encoded as "
+                        "UTF-8 (lone surrogates) and were replaced with U+FFFD",
+                        data={"count": fixed},
+                    )
+                    ev = ev.model_copy(update={"response": resp})
+            yield ev
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 @contextlib.asynccontextmanager
@@ -937,13 +1055,19 @@ def _short_interrupt(e: KeyboardInterrupt) -> KeyboardInterrupt:
 
 async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """``await agentlab.arun("openai:sim-reasoner", "task", tools=[...])``: one run, its result."""
-    return await _in_notebook(Run(model, task, **kw)).arun()
+    return await _in_notebook(_new_run(model, task, kw, "arun")).arun()
 
 
 def run(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """Sync form of ``arun``; works in scripts and inside Jupyter's running event loop."""
-    r = _in_notebook(Run(model, task, **kw))
+    r = _in_notebook(_new_run(model, task, kw, "run"))
     return run_sync(r.arun())
+
+
+def _new_run(model: str | ModelRef, task: str | None, kw: dict[str, Any], caller: str) -> Run:
+    """``Run(model, task, **kw)``; an unknown keyword is a one-line ``UserError`` naming the known ones."""
+    _inputs.check_kwargs(kw, Run.__init__, caller)
+    return Run(model, task, **kw)
 
 
 def _in_notebook(r: Run) -> Run:
@@ -1047,7 +1171,7 @@ class Session:
 
     def start(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> Run:
         """A ``Run`` continuing this session (iterate ``events()`` or ``await arun()``)."""
-        return Run(model, task, session=self, **kw)
+        return _new_run(model, task, {**kw, "session": self}, "Session.start")
 
     async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
         return await _in_notebook(self.start(model, task, **kw)).arun()

@@ -23,9 +23,10 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
 from pydantic_core import PydanticSerializationError, to_json
 
+from ._inputs import scrub
 from .errors import ToolDefinitionError, ToolExecutionError
 from .items import ToolCallItem, ToolResultItem
 from .request import ToolSpec
@@ -72,6 +73,14 @@ class ToolOutcome(BaseModel):
     is_error: bool = False
     truncated: bool = False
     timed_out: bool = False
+
+    @field_validator("output")
+    @classmethod
+    def _encodable(cls, v: str) -> str:
+        """Text UTF-8 cannot encode (lone surrogates, e.g. a file read with ``surrogateescape``)
+        would make the request, the event log and the result unwritable: replaced, and said."""
+        fixed, n = scrub(v)
+        return v if not n else f"{fixed}\n…[{n} unencodable character(s) replaced with U+FFFD]"
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -167,8 +176,8 @@ def _serialize(value: Any) -> str:
     return to_json(value).decode()
 
 
-def _truncate(text: str, limit: int) -> tuple[str, bool]:
-    if limit <= 0 or len(text) <= limit:
+def _truncate(text: str, limit: int | None) -> tuple[str, bool]:
+    if limit is None or len(text) <= limit:
         return text, False
     cut = len(text) - limit
     return f"{text[:limit]}\n…[truncated {cut} of {len(text)} characters]", True
@@ -317,11 +326,12 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
         timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
+        _check_options(name, description, max_output_chars)
         self.fn = fn
         self.name: str = str(name or getattr(fn, "__name__", ""))
         if not _NAME_RE.match(self.name):
@@ -489,6 +499,19 @@ class Tool:
             return outcome.output
 
 
+def _check_options(name: object, description: object, max_output_chars: object) -> None:
+    """``@tool`` options, checked at decoration: a bad one would otherwise fail (or silently do
+    nothing) only when the model first calls the tool."""
+    for label, v in (("name", name), ("description", description)):
+        if v is not None and not isinstance(v, str):
+            raise ToolDefinitionError(f"@tool({label}=...) must be a str, got {type(v).__name__}")
+    m = max_output_chars
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+        raise ToolDefinitionError(
+            f"@tool(max_output_chars=...) must be an int >= 1 (or None for no limit), got {m!r}"
+        )
+
+
 def _format_validation_error(name: str, e: ValidationError) -> str:
     parts = []
     for err in e.errors(include_url=False):
@@ -504,7 +527,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    max_output_chars: int = ...,
+    max_output_chars: int | None = ...,
     timeout: float | None = ...,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
@@ -513,20 +536,23 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or ``async def``) into a ``Tool``.
 
     Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``).
-    Definition problems (untyped parameters, ``*args``, bad names) raise ``ToolDefinitionError`` at
-    decoration time, not when the model first calls the tool.
+    ``max_output_chars`` is an int >= 1 (outputs longer are cut, with a marker) or ``None`` for no
+    limit, said explicitly: 0 or a negative number is refused rather than read as "off".
+    Definition problems (untyped parameters, ``*args``, bad names, bad options) raise
+    ``ToolDefinitionError`` at decoration time, not when the model first calls the tool.
 
     ``timeout`` (seconds) bounds each call of this tool and overrides the run's ``tool_timeout``
     (default ``DEFAULT_TOOL_TIMEOUT_S``); ``float("inf")`` means no limit for this tool. A call past
     it is abandoned (a sync tool's thread is left to finish on its own) and the model gets an error
     result saying so.
     """
+    _check_options(name, description, max_output_chars)
 
     def wrap(f: Callable[..., Any]) -> Tool:
         return Tool(f, name=name, description=description, max_output_chars=max_output_chars, timeout=timeout)
@@ -540,7 +566,15 @@ def as_tool(obj: Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]) -> T
 
 
 def as_tools(objs: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
-    """Name -> Tool, refusing duplicate names (the model could not tell them apart)."""
+    """Name -> Tool, refusing duplicate names (the model could not tell them apart).
+
+    ``tools=get_weather`` (one tool, not a list) is the usual slip: said in one line.
+    """
+    if callable(objs) or isinstance(objs, str | bytes) or not isinstance(objs, Iterable):
+        label = getattr(objs, "name", None) or getattr(objs, "__name__", None) or "my_tool"
+        raise ToolDefinitionError(
+            f"tools must be a list of tools, e.g. tools=[{label}], got {type(objs).__name__}"
+        )
     out: dict[str, Tool] = {}
     for o in objs:
         t = as_tool(o)

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .._inputs import did_you_mean
 from ..errors import ModelBehaviorError, UnknownModelError, detach_frames
 from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from ..request import ModelRequest
@@ -28,6 +29,7 @@ __all__ = [
     "PROVIDERS",
     "Adapter",
     "ModelRef",
+    "check_simulated",
     "complete",
     "create_adapter",
     "parse_model",
@@ -73,10 +75,33 @@ def parse_model(spec: str | ModelRef) -> ModelRef:
     provider = provider.strip().lower()
     model = model.strip()
     if provider not in PROVIDERS:
-        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}; known: {sorted(PROVIDERS)}")
+        hint = did_you_mean(provider, PROVIDERS)
+        raise UnknownModelError(
+            f"unknown provider {provider!r} in {spec!r}{hint}; known: {sorted(PROVIDERS)}"
+        )
     if not model:
         raise UnknownModelError(f"model name missing in {spec!r}")
     return ModelRef(provider=provider, api=PROVIDERS[provider][0], model=model)  # type: ignore[arg-type]
+
+
+def check_simulated(ref: ModelRef) -> None:
+    """A ``sim-*`` name the simulator does not serve fails here, with the nearest name, not as its 404.
+
+    Only for runs that will reach the simulator (no injected adapter): imports ``agentlab.sim``.
+    """
+    if not ref.simulated:
+        return
+    from ..sim import ANTHROPIC_MODELS, OPENAI_MODELS
+
+    known = {"openai": OPENAI_MODELS, "anthropic": ANTHROPIC_MODELS}[ref.provider]
+    base = ref.model.partition("+")[0]  # "sim-reasoner+fault=429x1": options after "+"
+    if base not in known:
+        names = [f"{ref.provider}:{m}" for m in known]
+        asked = f"{ref.provider}:{base}"
+        raise UnknownModelError(
+            f"the simulator has no model {asked!r}{did_you_mean(asked, names)}; "
+            f"simulated {ref.provider} models: {', '.join(names)}"
+        )
 
 
 @runtime_checkable

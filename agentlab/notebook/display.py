@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PALETTE",
     "UI_FONT",
+    "fields_html",
     "fmt_int",
     "fmt_seconds",
     "fmt_usd",
@@ -116,8 +117,26 @@ def usage_line_html(
     return f'<span style="font-size:12px">{html.escape(usage_line(usage, cost_usd, calls=calls))}</span>'
 
 
+def fields_html(
+    rows: Iterable[tuple[str, Any]], *, body: str | None = None, css_class: str = "agentlab-run"
+) -> str:
+    """A name/value table, then ``body`` as preformatted text: every part escaped here.
+
+    The static results (``RunResult``, ...) are built from this and ``table_html`` only, so text
+    from outside (model names, provider error messages that echo them, answers, tool output) cannot
+    carry markup into a notebook's output: the callers pass plain text, never HTML.
+    """
+    cells = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+        for k, v in rows
+    )
+    pre = f"<pre style='white-space:pre-wrap'>{html.escape(body)}</pre>" if body is not None else ""
+    return f"<div class='{html.escape(css_class)}'><table>{cells}</table>{pre}</div>"
+
+
 def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None) -> str:
-    """A small, escaped HTML table (cells are escaped; pass pre-formatted strings)."""
+    """A small, escaped HTML table (cells are escaped; pass plain, pre-formatted strings, never HTML)."""
     head = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(str(h))}</th>" for h in header)
     body = []
     for row in rows:
@@ -167,11 +186,10 @@ def style_usage_frame(df: pd.DataFrame) -> Any:
             fmt[col] = fmt_usd
         elif name.endswith("_s"):
             fmt[col] = lambda v: fmt_seconds(None if v is None or v != v else float(v))
-    return (
-        df.style.format(fmt, na_rep="<NA>").hide(axis="index")
-        if _flat_index(df)
-        else df.style.format(fmt, na_rep="<NA>")
-    )
+    # escape="html": text cells and index labels (model names, run ids) come from outside.
+    styler = df.style.format(fmt, na_rep="<NA>", escape="html").format_index(escape="html", axis=0)
+    styler = styler.format_index(escape="html", axis=1)
+    return styler.hide(axis="index") if _flat_index(df) else styler
 
 
 def _flat_index(df: pd.DataFrame) -> bool:

@@ -264,7 +264,7 @@ def build_report(
         sections.append(
             f'<section class="notebook"><h2><a href="{html.escape(page.name)}">'
             f"{html.escape(_title(nb, name))}</a></h2><p>executed in {report.seconds[name]:.1f} s · "
-            f"<a href='{html.escape(ipynb.name)}'>{ipynb.name}</a></p>"
+            f"<a href='{html.escape(ipynb.name)}'>{html.escape(ipynb.name)}</a></p>"
             f"<div class='charts'>{imgs or '<em>no charts</em>'}</div></section>"
         )
     widgets_note = (

@@ -51,7 +51,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from .. import _inputs
+from ..adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from ..error_text import durable_error_text
 from ..errors import (
     BudgetExceededError,
@@ -83,12 +84,11 @@ SweepStatus = Literal["completed", "budget_exceeded", "provider_down"]
 _ERROR_CHARS = 500
 
 
-def _reasoning(value: ReasoningSettings | Mapping[str, Any] | str | None) -> ReasoningSettings | None:
-    if value is None or isinstance(value, ReasoningSettings):
-        return value
-    if isinstance(value, str):
-        return ReasoningSettings(effort=value)  # type: ignore[arg-type]
-    return ReasoningSettings.model_validate(dict(value))
+def _reasoning(
+    value: ReasoningSettings | Mapping[str, Any] | str | None, name: str
+) -> ReasoningSettings | None:
+    """Same rules as ``Run(reasoning=...)`` (one helper owns them); ``None`` stays "the default"."""
+    return None if value is None else _inputs.reasoning_settings(value, f"setting {name!r}: reasoning")
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,18 @@ class Setting:
                 f"setting {self.name!r}: continuation_policy must be 'verbatim' or 'drop', "
                 f"got {self.continuation_policy!r}"
             )
-        object.__setattr__(self, "reasoning", _reasoning(self.reasoning))
-        if not isinstance(self.max_steps, int) or self.max_steps < 1:
-            raise ConfigError(f"setting {self.name!r}: max_steps must be a positive int")
+        object.__setattr__(self, "reasoning", _reasoning(self.reasoning, self.name))
+        where = f"setting {self.name!r}:"
+        _inputs.positive_int(self.max_steps, f"{where} max_steps")
+        if self.max_output_tokens is not None:
+            _inputs.positive_int(
+                self.max_output_tokens, f"{where} max_output_tokens", error=InvalidSettingsError
+            )
+        if self.system is not None:
+            _inputs.check_text(self.system, f"{where} system")
         if self.providers is not None:
+            if isinstance(self.providers, str):  # tuple("openai") would be six one-letter providers
+                raise ConfigError(f"{where} providers must be a list, e.g. providers=({self.providers!r},)")
             object.__setattr__(self, "providers", tuple(self.providers))
 
     def applies_to(self, provider: str) -> bool:
@@ -420,6 +428,33 @@ def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started
     )
 
 
+def _check_limits(
+    repeats: object,
+    budget_usd: object,
+    budget_tokens: object,
+    max_consecutive_failures: object,
+    retries: object,
+) -> None:
+    """The sweep's counts and budgets (bools are not counts; a NaN budget would never stop anything)."""
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
+    if budget_usd is not None and (
+        isinstance(budget_usd, bool)
+        or not isinstance(budget_usd, int | float)
+        or not math.isfinite(budget_usd)
+        or budget_usd < 0
+    ):
+        raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
+    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
+        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
+    if max_consecutive_failures is not None and (
+        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
+    ):
+        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+
+
 async def asweep(
     tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
     models: Sequence[str | ModelRef],
@@ -461,24 +496,16 @@ async def asweep(
     refs = [parse_model(m) for m in models]
     if not refs:
         raise ConfigError("no models to run")
+    for ref in refs if adapter_factory is None else ():
+        check_simulated(ref)  # a simulated-model typo fails here with the nearest name, not in every run
     dup = sorted({str(r) for r in refs if sum(str(x) == str(r) for x in refs) > 1})
     if dup:
         raise ConfigError(f"duplicate models {dup}")
     setting_list = _settings(settings)
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
-    if budget_usd is not None and (not isinstance(budget_usd, int | float) or budget_usd < 0):
-        raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
-    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
-        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
-    if max_consecutive_failures is not None and (
-        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
-    ):
-        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-    tool_list = list(tools)
-    as_tools(tool_list)  # a bad tool fails here, once, not in every run
+    _check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
+    tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
+    _inputs.callable_or_none(on_progress, "on_progress")
+    _inputs.callable_or_none(adapter_factory, "adapter_factory")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     for ref in refs:
         for s in setting_list:
@@ -769,5 +796,6 @@ def sweep(
     The progress display is created here, in the caller's thread, so a notebook bar appears in the
     calling cell.
     """
+    _inputs.check_kwargs(kw, asweep, "sweep")
     display = make_display(progress) if isinstance(progress, str) else progress
     return run_sync(asweep(tasks, models, results=results, progress=display, **kw))

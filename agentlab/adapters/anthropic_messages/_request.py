@@ -121,7 +121,8 @@ def _thinking(
         raise InvalidSettingsError(
             "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
         )
-    temp = req.temperature
+    # The generic knob and the escape hatch (anthropic_temperature) go through the same rule.
+    temp = req.temperature if req.temperature is not None else opts.get("temperature")
     if temp is not None and temp != 1:
         raise InvalidSettingsError(
             f"anthropic: temperature={temp} is not allowed with thinking; leave it unset (or 1), "

@@ -375,6 +375,27 @@ def _reasoning_param(
     return out
 
 
+def _check_sampling(
+    request: ModelRequest, options: dict[str, Any], model: str, reasoning_model: bool
+) -> None:
+    """Reasoning models refuse sampling knobs (OpenAI answers 400 "Unsupported parameter").
+
+    One rule for both ways in: the generic ``temperature`` and the escape hatch
+    (``provider_options={"openai_temperature": ...}``, ``openai_top_p``), so neither reaches the API.
+    """
+    if not reasoning_model:
+        return
+    given = [("temperature", request.temperature)] + [
+        (f"provider_options['openai_{k}']", options.get(k)) for k in ("temperature", "top_p")
+    ]
+    for where, value in given:
+        if value is not None:
+            raise InvalidSettingsError(
+                f"{where} is not supported by the reasoning model {model} (OpenAI answers 400 "
+                '"Unsupported parameter"); remove it or steer with reasoning effort'
+            )
+
+
 def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
     if not breakpoint:
         return {"role": role, "content": text}
@@ -404,11 +425,7 @@ def build_request(
             f"provider_options {['openai_' + k for k in owned]} would override what the adapter owns "
             "(agentlab is stateless: store=false, full input every call, no previous_response_id)"
         )
-    if request.temperature is not None and reasoning_model:
-        raise InvalidSettingsError(
-            f"temperature is not supported by the reasoning model {model} (OpenAI answers 400 "
-            "\"Unsupported parameter: 'temperature'\"); remove it or steer with reasoning effort"
-        )
+    _check_sampling(request, options, model, reasoning_model)
 
     cache_mode = _cache_mode(model)
     hints = request.cache
