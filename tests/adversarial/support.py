@@ -317,7 +317,10 @@ class _Body(httpx2.AsyncByteStream):
         self._chunks = chunks
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for ch in self._chunks:
+        # Chunks are dropped as they are sent: like a socket, the server side keeps no copy that an
+        # object-graph walk from agentlab's frames could find.
+        while self._chunks:
+            ch = self._chunks.pop(0)
             if isinstance(ch, Exception):
                 raise ch
             if isinstance(ch, float):
@@ -338,11 +341,13 @@ class HostileTransport(httpx2.AsyncBaseTransport):
     def __init__(self, provider: str, responder: Responder) -> None:
         self.provider = provider
         self.responder = responder
-        self.requests: list[tuple[httpx2.Request, bytes]] = []
+        self.requests = 0
+        self.auth_headers: list[bytes] = []  # positive control: what the auth headers carried
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         body = await request.aread()
-        self.requests.append((request, body))
+        self.requests += 1
+        self.auth_headers.append(b" ".join(v for k, v in request.headers.raw if k.lower() in (b"authorization", b"x-api-key")))
         step = 2 if (b"function_call_output" in body or b"tool_result" in body) else 1
         status, headers, chunks = self.responder(step, request, body)
         return httpx2.Response(status, headers=headers, stream=_Body(chunks), request=request)
@@ -580,8 +585,30 @@ def reachable_text(root: object, *, frames: bool, depth: int = 8, limit: int = 6
     return "\n".join(out)
 
 
+def _harness(tb: types.TracebackType) -> bool:
+    name = tb.tb_frame.f_code.co_filename
+    return "/tests/adversarial/" in name or (name.endswith(("asyncio/tasks.py", "asyncio/futures.py")))
+
+
+def strip_harness(exc: BaseException) -> None:
+    """Drop this suite's own frames (the test driver, the hostile server) from the tracebacks of
+    the error and its chain: their locals hold the canaries by design, agentlab's must not."""
+    for e in chain(exc):
+        entries = []
+        tb = e.__traceback__
+        while tb is not None:
+            if not _harness(tb):
+                entries.append(tb)
+            tb = tb.tb_next
+        new: types.TracebackType | None = None
+        for t in reversed(entries):
+            new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+        e.__traceback__ = new
+
+
 def format_exception_sinks(exc: BaseException) -> dict[str, str]:
     """The raised error through every formatter a user may meet."""
+    strip_harness(exc)
     sinks: dict[str, str] = {}
     sinks["exception str/repr (whole chain)"] = "\n".join(f"{type(e).__name__}: {e!s} | {e!r}" for e in chain(exc))
     sinks["traceback.format_exception"] = "".join(traceback.format_exception(exc))
@@ -704,6 +731,21 @@ def _obj_reprs(o: Any) -> str:
     return "\n".join(parts)
 
 
+def _widget_ids() -> set[str]:
+    from ipywidgets.widgets.widget import _instances
+
+    return set(_instances)
+
+
+def _close_widgets_since(before: set[str]) -> None:
+    from ipywidgets.widgets.widget import _instances
+
+    for wid in set(_instances) - before:
+        w = _instances.get(wid)
+        if w is not None:
+            w.close()
+
+
 async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
     """One two-step tool loop on the hostile wire; every sink of the run itself."""
     from agentlab.notebook.panel import collapse_panels
@@ -712,6 +754,7 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
     p, fault, c = out.provider, out.fault, out.canaries
     transport = HostileTransport(p, responder_for(p, fault, c))
     adapter = adapter_on(p, transport, c.key_for(p), max_retries=1 if fault == "http500" else 0)
+    before = _widget_ids()
     view = RunView(f"{p} {fault}")
     seen: list[Any] = []
     task: asyncio.Task[Any] | None = None
@@ -738,8 +781,10 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
     if fault == "enospc":
         out.notes.append(f"ENOSPC injected {failed[0]} time(s)")
         assert failed[0] > 0, "the ENOSPC fault was never injected: the event log no longer writes with os.write"
-    for t in transport.requests:  # positive control: the key reached the wire
-        assert c.key_for(p).encode() in b"".join(v for _, v in t[0].headers.raw)
+    assert transport.auth_headers and all(c.key_for(p).encode() in h for h in transport.auth_headers), (
+        "positive control: the key reached the wire in every request"
+    )
+    del transport.auth_headers[:]
     reasoning_seen = "".join(getattr(ev, "text", "") for ev in seen if type(ev).__name__ == "ReasoningDeltaEvent")
     assert any(r in reasoning_seen for r in c.reasoning.values()), "the reasoning canary reached on_event"
 
@@ -772,7 +817,7 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
     out.add("widget state after Show reasoning", manager_state())
     for panel in view.panels:
         panel.collapse()
-    view.close()
+    _close_widgets_since(before)
     if out.raised is not None:
         for name, text in format_exception_sinks(out.raised).items():
             out.add(name, text)
