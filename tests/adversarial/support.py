@@ -121,7 +121,9 @@ def mask(text: str, needles: dict[str, str]) -> str:
     return text
 
 
-def scan(sink: str, text: str, needles: dict[str, str], *, everything: dict[str, str] | None = None) -> list[Hit]:
+def scan(
+    sink: str, text: str, needles: dict[str, str], *, everything: dict[str, str] | None = None
+) -> list[Hit]:
     """Every canary of ``needles`` found in ``text``, with a masked excerpt around its first hit."""
     hits: list[Hit] = []
     for name, needle in needles.items():
@@ -229,7 +231,12 @@ def openai_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any]]:
     evs.append(
         {
             "type": "response.completed",
-            "response": {"id": rid, "status": "completed", "output": [reasoning_done, second], "usage": usage},
+            "response": {
+                "id": rid,
+                "status": "completed",
+                "output": [reasoning_done, second],
+                "usage": usage,
+            },
         }
     )
     return evs
@@ -240,7 +247,12 @@ def anthropic_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any
     thk = c.reasoning["anthropic thinking text"]
     sig = c.opaque["anthropic signature"]
     red = c.opaque["anthropic redacted_thinking data"]
-    usage = {"input_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
+    usage = {
+        "input_tokens": 50,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 1,
+    }
     evs: list[dict[str, Any]] = [
         {
             "type": "message_start",
@@ -255,14 +267,32 @@ def anthropic_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any
                 "usage": usage,
             },
         },
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
     ]
     for piece in (f"{thk} step {step}: weigh", " the cities.", f" {thk} again."):
-        evs.append({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": piece}})
+        evs.append(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": piece},
+            }
+        )
     evs += [
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": f"{sig}-{step}"}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": f"{sig}-{step}"},
+        },
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": f"{red}-{step}"}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "redacted_thinking", "data": f"{red}-{step}"},
+        },
         {"type": "content_block_stop", "index": 1},
     ]
     if not final:
@@ -272,7 +302,11 @@ def anthropic_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any
                 "index": 2,
                 "content_block": {"type": "tool_use", "id": "toolu_0001", "name": "get_weather", "input": {}},
             },
-            {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"city":"Paris"}'}},
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "input_json_delta", "partial_json": '{"city":"Paris"}'},
+            },
             {"type": "content_block_stop", "index": 2},
         ]
         stop = "tool_use"
@@ -284,7 +318,11 @@ def anthropic_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any
         ]
         stop = "end_turn"
     evs += [
-        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 40}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 40},
+        },
         {"type": "message_stop"},
     ]
     return evs
@@ -306,7 +344,11 @@ def malformed_event(provider: str, c: Canaries) -> dict[str, Any]:
             "delta": {"text": f"{rsn} wrong-typed"},
         }
     thk = c.reasoning["anthropic thinking text"]
-    return {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": [f"{thk} wrong-typed"]}}
+    return {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "thinking_delta", "thinking": [f"{thk} wrong-typed"]},
+    }
 
 
 Chunk = bytes | Exception | float  # bytes to send, an error to raise mid-body, seconds to sleep
@@ -347,7 +389,9 @@ class HostileTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         body = await request.aread()
         self.requests += 1
-        self.auth_headers.append(b" ".join(v for k, v in request.headers.raw if k.lower() in (b"authorization", b"x-api-key")))
+        self.auth_headers.append(
+            b" ".join(v for k, v in request.headers.raw if k.lower() in (b"authorization", b"x-api-key"))
+        )
         step = 2 if (b"function_call_output" in body or b"tool_result" in body) else 1
         status, headers, chunks = self.responder(step, request, body)
         return httpx2.Response(status, headers=headers, stream=_Body(chunks), request=request)
@@ -370,9 +414,13 @@ def adapter_on(provider: str, transport: HostileTransport, key: str, *, max_retr
 
     http = httpx2.AsyncClient(transport=transport)
     if provider == "openai":
-        oc = openai.AsyncOpenAI(api_key=key, base_url="http://hostile.invalid/v1", max_retries=max_retries, http_client=http)
+        oc = openai.AsyncOpenAI(
+            api_key=key, base_url="http://hostile.invalid/v1", max_retries=max_retries, http_client=http
+        )
         return OpenAIResponsesAdapter(MODELS[provider], client=oc, max_retries=max_retries)
-    ac = anthropic.AsyncAnthropic(api_key=key, base_url="http://hostile.invalid", max_retries=max_retries, http_client=http)
+    ac = anthropic.AsyncAnthropic(
+        api_key=key, base_url="http://hostile.invalid", max_retries=max_retries, http_client=http
+    )
     return AnthropicMessagesAdapter(MODELS[provider], client=ac)
 
 
@@ -403,16 +451,30 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
         if fault == "http500":
             hdr = {"content-type": "application/json", "retry-after-ms": "1"}
             if provider == "openai":
-                err = {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}
+                err = {
+                    "error": {
+                        "message": "The server had an error while processing your request.",
+                        "type": "server_error",
+                    }
+                }
             else:
                 err = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
             return 500, hdr, [json.dumps(err).encode()]
         if fault == "http401":
             hdr = {"content-type": "application/json"}
             if provider == "openai":  # a proxy that echoes the key it was given
-                err = {"error": {"message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error", "code": "invalid_api_key"}}
+                err = {
+                    "error": {
+                        "message": f"Incorrect API key provided: {key}.",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                }
             else:
-                err = {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key {key}"}}
+                err = {
+                    "type": "error",
+                    "error": {"type": "authentication_error", "message": f"invalid x-api-key {key}"},
+                }
             return 401, hdr, [json.dumps(err).encode()]
         raise AssertionError(fault)
 
@@ -497,7 +559,10 @@ def debug_logging() -> Iterator[Everything]:
     """Root handler at DEBUG; every existing logger set to DEBUG (restored after)."""
     h = Everything()
     root = logging.getLogger()
-    loggers = [root, *(lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger))]
+    loggers = [
+        root,
+        *(lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)),
+    ]
     old = {lg: lg.level for lg in loggers}
     root.addHandler(h)
     for lg in loggers:
@@ -528,7 +593,14 @@ def chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-_SKIP_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.MethodType)
+_SKIP_TYPES = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.CodeType,
+    types.MethodType,
+)
 
 
 def _is_namespace(d: dict[Any, Any]) -> bool:
@@ -576,7 +648,11 @@ def reachable_text(root: object, *, frames: bool, depth: int = 8, limit: int = 6
                 continue
             if isinstance(obj, types.CoroutineType | types.GeneratorType | types.AsyncGeneratorType):
                 if frames:
-                    fr = getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
+                    fr = (
+                        getattr(obj, "cr_frame", None)
+                        or getattr(obj, "gi_frame", None)
+                        or getattr(obj, "ag_frame", None)
+                    )
                     if fr is not None:
                         nxt.append(fr.f_locals)
                 continue
@@ -610,7 +686,9 @@ def format_exception_sinks(exc: BaseException) -> dict[str, str]:
     """The raised error through every formatter a user may meet."""
     strip_harness(exc)
     sinks: dict[str, str] = {}
-    sinks["exception str/repr (whole chain)"] = "\n".join(f"{type(e).__name__}: {e!s} | {e!r}" for e in chain(exc))
+    sinks["exception str/repr (whole chain)"] = "\n".join(
+        f"{type(e).__name__}: {e!s} | {e!r}" for e in chain(exc)
+    )
     sinks["traceback.format_exception"] = "".join(traceback.format_exception(exc))
     try:
         te = traceback.TracebackException.from_exception(exc, capture_locals=True)
@@ -643,7 +721,12 @@ def _rich(exc: BaseException) -> str:
         console = Console(record=True, width=200, file=io.StringIO(), color_system=None)
         try:
             tb = Traceback.from_exception(
-                type(exc), exc, exc.__traceback__, show_locals=True, locals_max_string=max_string, locals_max_length=50
+                type(exc),
+                exc,
+                exc.__traceback__,
+                show_locals=True,
+                locals_max_string=max_string,
+                locals_max_length=50,
             )
             console.print(tb)
             out.append(console.export_text())
@@ -762,7 +845,12 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
     def on_event(ev: Any) -> None:
         seen.append(ev)
         view.on_event(ev)
-        if fault == "cancel" and task is not None and getattr(ev, "step", 0) == 2 and type(ev).__name__ == "ReasoningDeltaEvent":
+        if (
+            fault == "cancel"
+            and task is not None
+            and getattr(ev, "step", 0) == 2
+            and type(ev).__name__ == "ReasoningDeltaEvent"
+        ):
             asyncio.get_running_loop().call_soon(task.cancel)
 
     events_path = tmp / "events.jsonl"
@@ -772,7 +860,6 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
         retries=0, retry_delay=0.0,
     )  # fmt: skip
     task = asyncio.ensure_future(run.arun())
-    failed: list[int] = [0]
     with enospc_on(events_path, after=4) if fault == "enospc" else contextlib.nullcontext([0]) as failed:
         try:
             await task
@@ -780,19 +867,26 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
             out.raised = e
     if fault == "enospc":
         out.notes.append(f"ENOSPC injected {failed[0]} time(s)")
-        assert failed[0] > 0, "the ENOSPC fault was never injected: the event log no longer writes with os.write"
+        assert failed[0] > 0, (
+            "the ENOSPC fault was never injected: the event log no longer writes with os.write"
+        )
     assert transport.auth_headers and all(c.key_for(p).encode() in h for h in transport.auth_headers), (
         "positive control: the key reached the wire in every request"
     )
     del transport.auth_headers[:]
-    reasoning_seen = "".join(getattr(ev, "text", "") for ev in seen if type(ev).__name__ == "ReasoningDeltaEvent")
+    reasoning_seen = "".join(
+        getattr(ev, "text", "") for ev in seen if type(ev).__name__ == "ReasoningDeltaEvent"
+    )
     assert any(r in reasoning_seen for r in c.reasoning.values()), "the reasoning canary reached on_event"
 
     view.finish()
     out.add("event log file", events_path.read_bytes() if events_path.exists() else b"")
     out.add_call("event log read back", lambda: al.EventLog.read(events_path) if events_path.exists() else [])
     out.add("repr/str of every event (durable and live)", "\n".join(_obj_reprs(ev) for ev in seen))
-    out.add("repr of run, checkpoint, adapter, client", "\n".join(map(repr, (run, run.checkpoint, adapter, adapter._client))))
+    out.add(
+        "repr of run, checkpoint, adapter, client",
+        "\n".join(map(repr, (run, run.checkpoint, adapter, adapter._client))),
+    )
     out.add_call("checkpoint JSON", run.checkpoint.to_json)
     out.add_call("checkpoint pickle", lambda: pickle.dumps(run.checkpoint))
     res = run.result
@@ -800,8 +894,13 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
         out.add_call("RunResult model_dump_json", res.model_dump_json)
         out.add_call("RunResult pickle", lambda: pickle.dumps(res))
         out.add("RunResult.error", f"{res.error_type}: {res.error}")
-        out.add_call("repr/str/_repr_html_ of RunResult, usage, calls", lambda: "\n".join(_obj_reprs(o) for o in (res, res.usage, *res.calls)))
-        out.add_call("usage frame to_csv/to_json", lambda: res.usage_frame().to_csv() + res.usage_frame().to_json())
+        out.add_call(
+            "repr/str/_repr_html_ of RunResult, usage, calls",
+            lambda: "\n".join(_obj_reprs(o) for o in (res, res.usage, *res.calls)),
+        )
+        out.add_call(
+            "usage frame to_csv/to_json", lambda: res.usage_frame().to_csv() + res.usage_frame().to_json()
+        )
         out.add("repr/str of every event (durable and live)", "\n".join(_obj_reprs(ev) for ev in res.events))
 
         def memory() -> bytes:

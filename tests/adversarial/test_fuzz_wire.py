@@ -92,7 +92,9 @@ def mutated(draw: st.DrawFn, provider: str) -> list[dict[str, Any]]:
                     st.sampled_from([[WRONG], {"v": WRONG}, 7, None, True, [[WRONG]], {"text": WRONG}])
                 )
             elif _is_reasoning_field(ev, path):
-                parent[path[-1]] = f"{C.reasoning['openai reasoning summary']} {C.opaque['anthropic signature']}"
+                parent[path[-1]] = (
+                    f"{C.reasoning['openai reasoning summary']} {C.opaque['anthropic signature']}"
+                )
         elif kind == "drop_event":
             events.pop(i)
         elif kind == "dup_event":
@@ -100,7 +102,11 @@ def mutated(draw: st.DrawFn, provider: str) -> list[dict[str, Any]]:
         elif kind == "truncate":
             del events[i:]
         elif kind == "retype":
-            ev["type"] = draw(st.sampled_from(["ping", "message_stop", "response.completed", "error", "", "content_block_stop"]))
+            ev["type"] = draw(
+                st.sampled_from(
+                    ["ping", "message_stop", "response.completed", "error", "", "content_block_stop"]
+                )
+            )
         if not events:
             break
     return events

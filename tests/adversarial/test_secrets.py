@@ -39,7 +39,9 @@ def _objects_reachable(root: object, depth: int = 8) -> list[tuple[str, object]]
     for _ in range(depth):
         nxt: list[tuple[str, object]] = []
         for path, obj in level:
-            if id(obj) in seen or isinstance(obj, type | types.ModuleType | types.FunctionType | types.CodeType):
+            if id(obj) in seen or isinstance(
+                obj, type | types.ModuleType | types.FunctionType | types.CodeType
+            ):
                 continue
             seen.add(id(obj))
             out.append((path, obj))
@@ -84,7 +86,9 @@ def test_sdk_request_with_auth_header_not_reachable_from_error(provider: str, fa
 
 async def _failing(provider: str, fault: str, c: Canaries) -> BaseException:
     """A loop whose second call meets ``fault``; returns the raised error."""
-    adapter = adapter_on(provider, HostileTransport(provider, responder_for(provider, fault, c)), c.key_for(provider))
+    adapter = adapter_on(
+        provider, HostileTransport(provider, responder_for(provider, fault, c)), c.key_for(provider)
+    )
     run = al.Run(f"{provider}:{MODELS[provider]}", TASK, tools=[get_weather], adapter=adapter, retries=0)
     try:
         await run.arun()
