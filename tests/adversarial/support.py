@@ -63,6 +63,8 @@ class Canaries:
     reasoning: dict[str, str]
     opaque: dict[str, str]
     keys: dict[str, str]
+    html: str = field(default_factory=lambda: f"<img src=x onerror=cnyHTML{_token()}>")
+    """Markup a provider error may echo (a model name, say): must reach HTML outputs escaped."""
 
     @classmethod
     def fresh(cls) -> Canaries:
@@ -465,7 +467,7 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
             if provider == "openai":  # a proxy that echoes the key it was given
                 err = {
                     "error": {
-                        "message": f"Incorrect API key provided: {key}.",
+                        "message": f"Incorrect API key provided: {key}. Model: {c.html}",
                         "type": "invalid_request_error",
                         "code": "invalid_api_key",
                     }
@@ -473,7 +475,10 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
             else:
                 err = {
                     "type": "error",
-                    "error": {"type": "authentication_error", "message": f"invalid x-api-key {key}"},
+                    "error": {
+                        "type": "authentication_error",
+                        "message": f"invalid x-api-key {key} for model {c.html}",
+                    },
                 }
             return 401, hdr, [json.dumps(err).encode()]
         raise AssertionError(fault)
@@ -806,12 +811,20 @@ class Outcome:
 
 
 def _obj_reprs(o: Any) -> str:
-    parts = [repr(o), str(o)]
+    """repr, str, IPython's pretty printer (``_repr_pretty_``) and the rich reprs a notebook shows."""
+    from IPython.lib.pretty import pretty
+
+    parts = [repr(o), str(o), pretty(o)]
     for meth in ("_repr_html_", "_repr_markdown_"):
         f = getattr(o, meth, None)
         if callable(f):
             parts.append(str(f()))
     return "\n".join(parts)
+
+
+def html_outputs(o: Any) -> str:
+    f = getattr(o, "_repr_html_", None)
+    return str(f()) if callable(f) else ""
 
 
 def _widget_ids() -> set[str]:
@@ -898,6 +911,7 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
             "repr/str/_repr_html_ of RunResult, usage, calls",
             lambda: "\n".join(_obj_reprs(o) for o in (res, res.usage, *res.calls)),
         )
+        out.add_call("html: RunResult, usage", lambda: html_outputs(res) + html_outputs(res.usage))
         out.add_call(
             "usage frame to_csv/to_json", lambda: res.usage_frame().to_csv() + res.usage_frame().to_json()
         )
@@ -958,6 +972,7 @@ async def _drive_compare(out: Outcome) -> None:
     try:
         cmp = await al.acompare(TASK, [f"{p}:{MODELS[p]}"], tools=tools, adapters=[a], live=False, retries=0)
         out.add("compare repr/str/_repr_html_", _obj_reprs(cmp))
+        out.add_call("html: Comparison", lambda: html_outputs(cmp))
         out.add_call("compare usage/summary frames", lambda: cmp.usage.to_csv() + cmp.summary().to_csv())
         out.add_call("compare pickle", lambda: pickle.dumps(cmp))
     except BaseException as e:

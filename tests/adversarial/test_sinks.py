@@ -50,3 +50,25 @@ def test_scenario_really_ran(scenario: Callable[[str, str], Outcome], provider: 
         assert out.raised is not None and type(out.raised).__name__ == "CancelledError", repr(out.raised)
     else:
         assert out.raised is not None, f"{fault}: the run did not fail"
+
+
+HTML_SINKS = ("html: RunResult, usage", "html: Comparison", "widget state at cell end")
+
+
+@pytest.mark.parametrize("fault", ["http401"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("sink", HTML_SINKS)
+def test_provider_text_is_escaped_in_html(
+    scenario: Callable[[str, str], Outcome], provider: str, fault: str, sink: str
+) -> None:
+    """A provider error echoing markup (a model name, say) reaches every HTML output escaped."""
+    out = scenario(provider, fault)
+    marker = out.canaries.html.split("onerror=")[0] + "onerror="  # survives JSON encoding unchanged
+    assert out.canaries.html.split("=")[-1].rstrip(">") in "".join(out.sinks.values()), (
+        "control: the echoed markup reached some output"
+    )
+    text = out.sinks.get(sink, "")
+    i = text.find(marker)
+    assert i < 0, (
+        f"{sink} [{provider}/{fault}]: unescaped provider markup: ...{text[max(0, i - 80) : i + 60]}..."
+    )
