@@ -873,7 +873,7 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
         retries=0, retry_delay=0.0,
     )  # fmt: skip
     task = asyncio.ensure_future(run.arun())
-    with enospc_on(events_path, after=4) if fault == "enospc" else contextlib.nullcontext([0]) as failed:
+    with enospc_on(events_path, after=6) if fault == "enospc" else contextlib.nullcontext([0]) as failed:
         try:
             await task
         except BaseException as e:
