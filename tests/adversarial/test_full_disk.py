@@ -1,0 +1,233 @@
+"""Files on a full disk: a 64 KiB tmpfs, filled, then given space back.
+
+For each append-only JSONL file (event log, memory store, sweep results): appends until the disk is
+full; the append that fails raises agentlab's typed error and leaves the file byte for byte as it
+was; the reader then reads every record appended before, intact; once space is back the next
+append works and starts on a line of its own.
+
+tmpfs allocates whole pages, so the last page of a file takes small appends until it is full: the
+write that crosses the page boundary is the short write that used to tear a line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import subprocess
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentlab as al
+from agentlab.events import DiagnosticEvent
+from agentlab.items import UserItem
+from tests.adversarial.support import (
+    MODELS,
+    Canaries,
+    HostileTransport,
+    adapter_on,
+    get_weather,
+    responder_for,
+)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs mounted as root (skipped, with the reason, where mounting is not permitted)."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Fill the disk up to the last byte; returns the filler (delete it to give space back)."""
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+    finally:
+        os.close(fd)
+    return filler
+
+
+def _event(i: int) -> DiagnosticEvent:
+    return DiagnosticEvent(run_id="run_disk", step=i, code="note", message=f"record {i} " + "x" * 150)
+
+
+def _append_until_full(
+    append: Any, make: Any, path: Path, limit: int = 400
+) -> tuple[int, BaseException, bytes]:
+    """Append until one fails; (how many succeeded, the error, the file as it was before it)."""
+    for i in range(limit):
+        before = path.read_bytes() if path.exists() else b""
+        try:
+            append(make(i))
+        except BaseException as e:
+            return i, e, before
+    raise AssertionError(f"{limit} appends fitted on a 64 KiB disk: the fault never happened")
+
+
+def _check_failed_append(what: str, err: BaseException, before: bytes, path: Path) -> list[str]:
+    """What is wrong with a failed append (empty when nothing): all problems, not just the first."""
+    problems = []
+    after = path.read_bytes()
+    if not isinstance(err, al.AgentlabError):
+        problems.append(
+            f"{what}: the failed append raised a bare {type(err).__name__} ({err}); "
+            "want agentlab's typed error"
+        )
+    if after != before:
+        tail = after[max(0, len(before) - 20) :][:80]
+        problems.append(
+            f"{what}: the failed append changed the file ({len(before)} -> {len(after)} bytes, "
+            f"tail {tail!r}); want it exactly as before"
+        )
+    return problems
+
+
+def _soft(problems: list[str], what: str, fn: Any) -> Any:
+    """Run a check; a failure is recorded (the test goes on to report the later ones too)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a torn line "repaired" with a warning is not good enough
+            return fn()
+    except BaseException as e:
+        problems.append(f"{what}: {type(e).__name__}: {str(e)[:200]}")
+        return None
+
+
+def test_event_log_on_a_full_disk(tiny_disk: Path) -> None:
+    path = tiny_disk / "events.jsonl"
+    log = al.EventLog(path)
+    log.append(_event(0))
+    filler = fill(tiny_disk)
+    n, err, before = _append_until_full(log.append, lambda i: _event(i + 1), path)
+    assert n >= 1, "the file's last page took no append at all (the test needs a partly used page)"
+    problems = _check_failed_append("EventLog.append", err, before, path)
+    steps = _soft(problems, "EventLog.read after the fault", lambda: [r.step for r in al.EventLog.read(path)])
+    if steps is not None and steps != list(range(n + 1)):
+        problems.append(f"read back after the fault: steps {steps[-3:]}..., want 0..{n}")
+    filler.unlink()
+    _soft(problems, "EventLog.append once space is back", lambda: log.append(_event(999)))
+    steps = _soft(
+        problems, "EventLog.read once space is back", lambda: [r.step for r in al.EventLog.read(path)]
+    )
+    if steps is not None and steps != [*range(n + 1), 999]:
+        problems.append(
+            f"read back once space is back: {len(steps)} records ending {steps[-3:]}, want 0..{n}, 999"
+        )
+    _soft(problems, "a new EventLog on the file", lambda: al.EventLog(path))
+    assert not problems, "\n".join(problems)
+
+
+def test_memory_store_on_a_full_disk(tiny_disk: Path) -> None:
+    path = tiny_disk / "memory.jsonl"
+    store = al.MemoryStore(path)
+    store.add(UserItem(text="item 0 " + "y" * 150))
+    filler = fill(tiny_disk)
+    n, err, before = _append_until_full(
+        store.add, lambda i: UserItem(text=f"item {i + 1} " + "y" * 150), path
+    )
+    problems = _check_failed_append("MemoryStore.add", err, before, path)
+    reloaded = _soft(problems, "MemoryStore reload after the fault", lambda: al.MemoryStore(path))
+    if reloaded is not None and len(reloaded) != n + 1:
+        problems.append(f"reload after the fault: {len(reloaded)} items, want {n + 1}")
+    filler.unlink()
+    _soft(
+        problems,
+        "MemoryStore.add once space is back",
+        lambda: store.add(UserItem(text="after space came back")),
+    )
+    texts = _soft(
+        problems, "MemoryStore reload once space is back", lambda: [i.text for i in al.MemoryStore(path)]
+    )
+    if texts is not None and (len(texts) != n + 2 or texts[-1] != "after space came back"):
+        problems.append(
+            f"reload once space is back: {len(texts)} items, want {n + 2} ending with the new one"
+        )
+    assert not problems, "\n".join(problems)
+
+
+def test_sweep_results_on_a_full_disk(tiny_disk: Path) -> None:
+    """A sweep whose results file fills the disk stops with a typed error, keeps only whole rows,
+    starts no run it cannot record, and resumes once space is back."""
+    results = tiny_disk / "sweep.jsonl"
+    c = Canaries.fresh()
+    started = [0]
+
+    def factory(ref: Any) -> Any:
+        started[0] += 1
+        return adapter_on(
+            "openai", HostileTransport("openai", responder_for("openai", "none", c)), c.key_for("openai")
+        )
+
+    tasks = [f"Is it warmer in Paris or Rome? (variant {i})" for i in range(40)]
+
+    async def sweep() -> Any:
+        return await al.asweep(
+            tasks, [f"openai:{MODELS['openai']}"], results=results, tools=[get_weather],
+            adapter_factory=factory, retries=0, retry_delay=0.0, progress=None, concurrency=1,
+        )  # fmt: skip
+
+    # one row first, so that the file has a partly used page, then fill the disk
+    asyncio.run(_one(tasks[:1], results, factory))
+    filler = fill(tiny_disk)
+    try:
+        asyncio.run(sweep())
+        raised: BaseException | None = None
+    except BaseException as e:
+        raised = e
+    problems: list[str] = []
+    data = results.read_bytes()
+    rows = len(data.splitlines())
+    assert rows < len(tasks), "the disk never filled"
+    if not data.endswith(b"\n"):
+        problems.append(f"a torn row at the end of the results file: ...{data[-100:]!r}")
+    if not isinstance(raised, al.AgentlabError):
+        what = f"{type(raised).__name__}: {str(raised)[:150]}" if raised is not None else "nothing"
+        problems.append(
+            f"the sweep whose results cannot be written raised {what}; want agentlab's typed error"
+        )
+    if started[0] > rows + 1:
+        problems.append(
+            f"{started[0]} runs were started for {rows} rows kept: runs went on after the file failed"
+        )
+    filler.unlink()
+    _soft(problems, "resume once space is back", lambda: asyncio.run(sweep()))
+    frame = _soft(problems, "load_results after resume", lambda: al.load_results(results))
+    if frame is not None and len(frame) != len(tasks):
+        problems.append(f"after resume: {len(frame)} rows, want {len(tasks)}")
+    assert not problems, "\n".join(problems)
+
+
+async def _one(tasks: list[str], results: Path, factory: Any) -> None:
+    await al.asweep(
+        tasks, [f"openai:{MODELS['openai']}"], results=results, tools=[get_weather], adapter_factory=factory,
+        retries=0, retry_delay=0.0, progress=None,
+    )  # fmt: skip
+
+
+def test_tiny_disk_really_fills(tiny_disk: Path) -> None:
+    """Control: the fixture's disk does run out (ENOSPC), and comes back."""
+    filler = fill(tiny_disk)
+    with pytest.raises(OSError) as info:
+        (tiny_disk / "more").write_bytes(b"z" * 8192)
+    assert info.value.errno == errno.ENOSPC
+    filler.unlink()
+    (tiny_disk / "more").write_bytes(b"z" * 8192)
