@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import errno as errno_codes
-import io
 import json
 import os
 import threading
@@ -61,10 +60,34 @@ Opener = Callable[[Path, int], AppendFile]
 """``opener(path, mode)`` opens ``path`` for binary append, creating it with permissions ``mode``."""
 
 
+class _AppendFd:
+    """A bare ``O_APPEND`` descriptor: each ``write`` is one ``os.write`` system call, no buffer.
+
+    Nothing sits between the writer's loop and the kernel, so a short write or an ``ENOSPC`` is seen
+    by the loop itself (and fault-injection tests that wrap ``os.write`` reach the real path).
+    """
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: memoryview, /) -> int:
+        return os.write(self._fd, data)
+
+    def flush(self) -> None:
+        """Unbuffered: every byte already went to the kernel with its ``write``."""
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
 def open_append(path: Path, mode: int) -> AppendFile:
     """Binary, unbuffered, ``O_APPEND``: every ``write`` goes to the end of the file."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
-    return io.FileIO(fd, "ab", closefd=True)
+    return _AppendFd(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode))
 
 
 def encode_line(record: BaseModel | dict[str, Any], path: str | Path) -> bytes:
