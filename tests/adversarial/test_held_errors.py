@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import re
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -37,8 +32,7 @@ from tests.adversarial.support import (
     scan,
     strip_harness,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.loopback import serving
 
 
 async def _failed_runs(provider: str, fault: str, n: int, c: Canaries) -> list[BaseException]:
@@ -88,22 +82,8 @@ def test_held_errors_keep_no_opaque_item_alive(provider: str, fault: str) -> Non
 @pytest.fixture(scope="module")
 def loopback() -> Iterator[str]:
     """The simulator on a real loopback socket (``python -m agentlab.sim serve --port 0``)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentlab.sim", "serve", "--port", "0"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert proc.stdout is not None
-    m = re.search(r"http://127\.0\.0\.1:(\d+)", proc.stdout.readline())
-    assert m, "loopback simulator did not start"
-    try:
-        yield m.group(0)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=10)
+    with serving() as url:
+        yield url
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -19,35 +14,17 @@ import openai
 import pytest
 
 from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, TEMPS
+from tests.support.loopback import serving, start
 
-REPO = Path(__file__).resolve().parents[2]
 TASK = "Is it warmer in Paris or Rome?"
 
 
-def _start(*extra: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentlab.sim", "serve", "--port", "0", *extra],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-    assert m, (line, proc.stderr.read() if proc.stderr else "")
-    return proc, m.group(0)
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    proc, url = _start()
-    try:
+    with serving() as url:
         yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=10)
 
 
 async def test_openai_sdk_full_tool_loop_over_socket(server: str) -> None:
@@ -155,7 +132,7 @@ def test_server_streams_incrementally_and_retries_work(server: str) -> None:
 
 
 def test_sigint_stops_cleanly() -> None:
-    proc, url = _start("--seed", "3")
+    proc, url = start("--seed", "3")
     with httpx2.Client() as c:
         assert c.get(f"{url}/v1/models").status_code == 200
     proc.send_signal(signal.SIGINT)
