@@ -34,6 +34,8 @@ directly.
 from __future__ import annotations
 
 import contextlib
+import errno as errno_codes
+import os
 
 __all__ = [
     "AgentlabError",
@@ -222,6 +224,18 @@ class StorageError(AgentlabError):
         self.path = path
         self.errno = errno
         super().__init__(message)
+
+    @classmethod
+    def from_os_error(cls, path: str | os.PathLike[str], what: str, e: OSError) -> StorageError:
+        """``"<path>: could not <what>: ENOSPC No space left on device (free some space ...)"``."""
+        code = errno_codes.errorcode.get(e.errno or 0, str(e.errno))
+        full = e.errno in (errno_codes.ENOSPC, errno_codes.EDQUOT)
+        hint = " (free some space and try again)" if full else ""
+        return cls(
+            f"{path}: could not {what}: {code} {e.strerror or ''}{hint}".rstrip(),
+            path=str(path),
+            errno=e.errno,
+        )
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (str(self),), {"path": self.path, "errno": self.errno})

@@ -113,16 +113,6 @@ def encode_line(record: BaseModel | dict[str, Any], path: str | Path) -> bytes:
     raise StorageError(f"{path}: record not written: {why}; the file is unchanged", path=str(path))
 
 
-def _os_error(path: Path, what: str, e: OSError) -> StorageError:
-    code = errno_codes.errorcode.get(e.errno or 0, str(e.errno))
-    hint = (
-        " (free some space and append again)" if e.errno in (errno_codes.ENOSPC, errno_codes.EDQUOT) else ""
-    )
-    return StorageError(
-        f"{path}: could not {what}: {code} {e.strerror or ''}{hint}".rstrip(), path=str(path), errno=e.errno
-    )
-
-
 class AppendOnlyJsonl:
     """One append-only JSONL file with the guarantees in the module docstring.
 
@@ -149,7 +139,7 @@ class AppendOnlyJsonl:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             repair_tail(self.path)
         except OSError as e:
-            raise _os_error(self.path, "open the file", e) from None
+            raise StorageError.from_os_error(self.path, "open the file", e) from None
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         """Append one record as one line; ``StorageError`` (file unchanged) if it cannot be."""
@@ -164,14 +154,14 @@ class AppendOnlyJsonl:
                 try:
                     os.truncate(self.path, self._restore_to)
                 except OSError as e:
-                    raise _os_error(
+                    raise StorageError.from_os_error(
                         self.path, "cut a partial line left by an earlier failed append", e
                     ) from None
                 self._restore_to = None
             try:
                 f = self._opener(self.path, self._mode)
             except OSError as e:
-                raise _os_error(self.path, "open the file for appending", e) from None
+                raise StorageError.from_os_error(self.path, "open the file for appending", e) from None
             try:
                 self._write(f, line)
             finally:
@@ -183,7 +173,7 @@ class AppendOnlyJsonl:
             fd = f.fileno()
             start = os.fstat(fd).st_size  # O_APPEND: this append begins exactly here
         except OSError as e:
-            raise _os_error(self.path, "append a record", e) from None
+            raise StorageError.from_os_error(self.path, "append a record", e) from None
         try:
             view = memoryview(line)
             while view:
@@ -196,7 +186,7 @@ class AppendOnlyJsonl:
                 os.fsync(fd)
         except OSError as e:
             self._roll_back(fd, start)
-            raise _os_error(self.path, "append a record", e) from None
+            raise StorageError.from_os_error(self.path, "append a record", e) from None
         except BaseException:  # Ctrl-C between two partial writes: no half line either
             self._roll_back(fd, start)
             raise

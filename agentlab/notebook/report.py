@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic_file import write_atomic
+
 __all__ = [
     "NOTEBOOKS",
     "Report",
@@ -251,9 +253,9 @@ def build_report(
         nb = _execute(src_dir / f"{name}.ipynb", env, timeout)
         report.seconds[name] = time.perf_counter() - t0
         ipynb = out / f"{name}.ipynb"
-        nbformat.write(nb, ipynb)  # type: ignore[no-untyped-call]
+        write_atomic(ipynb, nbformat.writes(nb))  # type: ignore[no-untyped-call]
         page = out / f"{name}.html"
-        page.write_text(_export_html(nb, assets), encoding="utf-8")
+        write_atomic(page, _export_html(nb, assets))
         report.notebooks.append(ipynb)
         report.html.append(page)
         imgs = "".join(
@@ -282,14 +284,14 @@ def build_report(
         if keep_reasoning
         else "Reasoning text is not saved: panels were cleared at cell end."
     )
-    report.index.write_text(
+    write_atomic(
+        report.index,
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>agentlab report</title>"
         "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
         "h2 a{text-decoration:none}</style></head><body><h1>agentlab report</h1>"
         "<p>Notebooks executed headless on the simulated providers "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
         f"{html.escape(widgets_note)} {html.escape(keep_note)}</p>{''.join(sections)}</body></html>",
-        encoding="utf-8",
     )
     return report
 

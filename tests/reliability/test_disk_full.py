@@ -219,3 +219,20 @@ def test_a_sweep_whose_results_file_fills_stops_and_resumes(
     df = load_results(p)
     assert len(df) == planned and not df.duplicated(["task_id", "model", "setting", "repeat"]).any()
     assert len(p.read_bytes().splitlines()) == planned  # nothing finished was redone
+
+
+def test_report_pages_on_a_full_disk_are_old_or_whole(disk: Disk) -> None:
+    """The report's pages and notebooks are whole files: on ENOSPC the old page stays, no temp left."""
+    from agentlab.atomic_file import write_atomic
+
+    page = disk.path / "index.html"
+    write_atomic(page, "<p>old</p>")
+    disk.fill()
+    with pytest.raises(StorageError) as info:
+        write_atomic(page, "<p>" + "x" * 20_000 + "</p>")
+    _assert_disk_full(info.value, page)
+    assert page.read_text(encoding="utf-8") == "<p>old</p>"
+    assert sorted(p.name for p in disk.path.iterdir()) == ["filler", "index.html"]
+    disk.free()
+    write_atomic(page, "<p>" + "x" * 20_000 + "</p>")
+    assert len(page.read_text(encoding="utf-8")) == 20_007
