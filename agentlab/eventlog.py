@@ -23,32 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import PrivacyError
-from .events import (
-    DiagnosticEvent,
-    ErrorEvent,
-    ModelCallCompletedEvent,
-    ModelCallStartedEvent,
-    RunCompletedEvent,
-    RunStartedEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    durable_event_adapter,
-)
+from .events import DURABLE_TYPES, ErrorEvent, durable_event_adapter
 from .jsonl import AppendOnlyJsonl, TornLineWarning, read_records
 
 __all__ = ["DURABLE_TYPES", "EventLog", "TornLineWarning"]
-
-DURABLE_TYPES: tuple[type, ...] = (
-    RunStartedEvent,
-    ModelCallStartedEvent,
-    ModelCallCompletedEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    DiagnosticEvent,
-    ErrorEvent,
-    RunCompletedEvent,
-)
-"""The only types an EventLog accepts (exact types: a subclass could add a field)."""
 
 
 class EventLog:

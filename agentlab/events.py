@@ -12,7 +12,7 @@ its own durable records (``RunEvent``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -21,6 +21,7 @@ from .items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolC
 from .usage import CallUsage
 
 __all__ = [
+    "DURABLE_TYPES",
     "AdapterEvent",
     "DiagnosticEvent",
     "DurableEvent",
@@ -301,6 +302,10 @@ DurableEvent = Annotated[
 ]
 
 RunEvent = AdapterEvent | DurableEvent
+
+DURABLE_TYPES: tuple[type[Event], ...] = get_args(get_args(DurableEvent)[0])
+"""The members of ``DurableEvent``, the one list of durable types: what an ``EventLog`` accepts
+(exact types: a subclass could add a field)."""
 
 
 def durable_event_adapter() -> Any:

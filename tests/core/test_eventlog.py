@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 import agentlab as al
+from agentlab import eventlog, events
 from agentlab.eventlog import EventLog, TornLineWarning
 from agentlab.events import (
+    DURABLE_TYPES,
     DiagnosticEvent,
     ErrorEvent,
+    ModelCallCompletedEvent,
+    ModelCallStartedEvent,
     ModelResponse,
     ReasoningDeltaEvent,
     ResponseCompletedEvent,
+    RunCompletedEvent,
     RunStartedEvent,
     TextDeltaEvent,
     ToolCallDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
 )
-from agentlab.items import ProviderReasoningItem, UserItem
+from agentlab.items import ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.testing import ScriptedAdapter, Step
+from agentlab.usage import CallUsage
 
 
 def opaque() -> ProviderReasoningItem:
@@ -135,3 +144,53 @@ def test_diagnostic_data_cannot_carry_opaque_state(tmp_path: Path) -> None:
     log = EventLog(tmp_path / "log.jsonl")
     log.append(DiagnosticEvent(code="ok", message="m", data={"count": 2, "reason": "other_provider"}))
     assert len(EventLog.read(tmp_path / "log.jsonl")) == 1
+
+
+def _one_of_each_event() -> dict[type, object]:
+    """A minimal instance of every event type defined in ``agentlab.events``."""
+    call = ToolCallItem(call_id="c", name="n")
+    samples: list[object] = [
+        ReasoningDeltaEvent(text="t"),
+        TextDeltaEvent(text="t"),
+        ToolCallDeltaEvent(call_id="c", name="n", arguments_delta="{"),
+        ResponseCompletedEvent(response=ModelResponse(provider="openai", api="responses", model="m")),
+        DiagnosticEvent(code="c", message="m"),
+        RunStartedEvent(provider="openai", model="m"),
+        ModelCallStartedEvent(provider="openai", model="m"),
+        ModelCallCompletedEvent(provider="openai", model="m", stop_reason="end_turn", usage=CallUsage()),
+        ToolCallEvent(call=call),
+        ToolResultEvent(result=ToolResultItem(call_id="c", output="o")),
+        ErrorEvent(error_type="E", message="m"),
+        RunCompletedEvent(status="completed"),
+    ]
+    return {type(s): s for s in samples}
+
+
+def _event_types() -> set[type]:
+    found: set[type] = set()
+    todo = [events.Event]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__ == events.__name__:
+                found.add(sub)
+            todo.append(sub)
+    return found
+
+
+def test_every_event_type_is_classified_once_and_the_log_takes_exactly_the_durable_ones() -> None:
+    """One list of durable types (the ``DurableEvent`` union); each type's ``durable`` flag agrees."""
+    samples = _one_of_each_event()
+    assert set(samples) == _event_types(), "a new event type needs a sample here"
+    durable = {t for t in samples if t.durable}  # type: ignore[attr-defined]
+    assert all(isinstance(t.durable, bool) for t in samples)  # type: ignore[attr-defined]
+    assert set(DURABLE_TYPES) == durable and len(DURABLE_TYPES) == len(durable)
+    assert set(get_args(events.AdapterEvent)) - {DiagnosticEvent} == set(samples) - durable
+    assert eventlog.DURABLE_TYPES is DURABLE_TYPES  # the log's list is the union's, not a copy
+    log = EventLog()
+    for t, ev in samples.items():
+        if t in durable:
+            log.append(ev)
+        else:
+            with pytest.raises(al.PrivacyError, match="transient"):
+                log.append(ev)
+    assert [type(e) for e in log] == [t for t in samples if t in durable]
