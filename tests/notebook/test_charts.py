@@ -123,3 +123,23 @@ def test_cost_per_solved() -> None:
     texts = " ".join(t.get_text() for t in ax.texts)
     assert "1/2 solved" in texts and "none solved" in texts
     assert ax.get_ylabel() == "cost per solved task (USD)"
+
+
+def test_one_cost_per_solved_for_runs_and_sweep_summaries() -> None:
+    """One chart function: the sweep and notebook names are it, and it draws either frame."""
+    from agentlab import notebook, sweeps
+    from agentlab.sweeps import charts as sweep_charts
+
+    assert sweeps.plot_cost_per_solved is notebook.plot_cost_per_solved is charts.plot_cost_per_solved
+    assert sweep_charts.plot_metric is charts.plot_metric
+    runs = pd.DataFrame({"label": ["a", "b"], "cost_usd": [1.0, 2.0], "solved": [True, False]})
+    ax = sweeps.plot_cost_per_solved(runs)
+    assert [p.get_height() for p in ax.patches] == pytest.approx([1.0, 0.0])
+    idx = pd.MultiIndex.from_tuples([("m1", "drop"), ("m2", "drop")], names=["model", "continuity"])
+    summary = pd.DataFrame(
+        {"solved": pd.array([2, 0], dtype="Int64"), "cost_per_solved_usd": [0.5, math.nan]}, index=idx
+    )
+    ax = notebook.plot_cost_per_solved(summary)
+    assert [t.get_text() for t in ax.texts] == ["$0.5000", "n/a"]
+    with pytest.raises(ValueError, match="by"):
+        charts.plot_cost_per_solved(summary, by="model")
