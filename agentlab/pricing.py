@@ -34,6 +34,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
+from ._simulated import simulated_base
 from .errors import ConfigError
 from .usage import CallUsage
 
@@ -194,8 +195,7 @@ def get_price(provider: str, model: str) -> Price | None:
     """The price of a model; a dated snapshot (``gpt-5-2025-08-07``, ``claude-sonnet-4-5-20250929``,
     ``...-latest``) falls back to its family. Nothing else is guessed: ``o3-pro`` is not ``o3``."""
     table = prices()
-    if model.startswith("sim-") and "+" in model:
-        model = model.partition("+")[0]  # simulator options (``sim-thinker+fault=429x1``) cost nothing
+    model = simulated_base(model)  # simulator options (``sim-thinker+fault=429x1``) cost nothing
     key = _key(provider, model)
     if key in table:
         return table[key]

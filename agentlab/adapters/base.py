@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from .._inputs import did_you_mean
+from .._simulated import is_simulated, simulated_base
 from ..errors import ModelBehaviorError, UnknownModelError, detach_frames
 from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from ..request import ModelRequest
@@ -54,10 +55,6 @@ class ModelRef(BaseModel):
     api: str
     model: str
 
-    @property
-    def simulated(self) -> bool:
-        return self.model.startswith("sim-")
-
     def __str__(self) -> str:
         return f"{self.provider}:{self.model}"
 
@@ -89,12 +86,12 @@ def check_simulated(ref: ModelRef) -> None:
 
     Only for runs that will reach the simulator (no injected adapter): imports ``agentlab.sim``.
     """
-    if not ref.simulated:
+    if not is_simulated(ref.model):
         return
     from ..sim import ANTHROPIC_MODELS, OPENAI_MODELS
 
     known = {"openai": OPENAI_MODELS, "anthropic": ANTHROPIC_MODELS}[ref.provider]
-    base = ref.model.partition("+")[0]  # "sim-reasoner+fault=429x1": options after "+"
+    base = simulated_base(ref.model)  # "sim-reasoner+fault=429x1": options after "+"
     if base not in known:
         names = [f"{ref.provider}:{m}" for m in known]
         asked = f"{ref.provider}:{base}"

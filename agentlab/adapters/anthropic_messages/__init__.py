@@ -29,6 +29,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ..._simulated import is_simulated
 from ...error_text import wire_error_text
 from ...errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
@@ -91,7 +92,7 @@ class AnthropicMessagesAdapter:
                 )
             if api_key is not None or base_url is not None:
                 raise ConfigError("anthropic: pass api_key/base_url to your client, not beside it")
-        elif model.startswith("sim-"):
+        elif is_simulated(model):
             try:
                 from ...sim import anthropic_client
             except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab

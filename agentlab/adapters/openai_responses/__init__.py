@@ -22,6 +22,7 @@ from typing import Any
 import httpx2
 import openai
 
+from ..._simulated import is_simulated
 from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError
 from ...events import AdapterEvent
 from ...logs import install_redaction, stack_loggers
@@ -78,7 +79,7 @@ class OpenAIResponsesAdapter:
                     f"client must be an openai.AsyncOpenAI, got {type(client).__name__} "
                     "(the adapter is async; wrap an httpx2.AsyncClient: AsyncOpenAI(http_client=...))"
                 )
-        elif model.startswith("sim-"):
+        elif is_simulated(model):
             from ...sim import openai_client
 
             client = openai_client()

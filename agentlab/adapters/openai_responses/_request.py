@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._shapes import ShapedDataclass, shaped_repr
+from ..._simulated import is_simulated
 from ...errors import InvalidSettingsError
 from ...events import DiagnosticEvent
 from ...items import (
@@ -90,7 +91,7 @@ def is_reasoning_model(model: str) -> bool:
     treated as non-reasoning, so nothing is sent that an older model would reject.
     """
     m = _base_model(model)
-    if m.startswith("sim-"):
+    if is_simulated(m):
         return True
     if "chat" in m:
         return False
@@ -116,7 +117,7 @@ def _cache_mode(model: str) -> str | None:
 
 def _supports_effort_none(model: str) -> bool:
     v = _gpt_version(model)
-    if model.lower().startswith("sim-"):
+    if is_simulated(model.lower()):
         return True
     return v is not None and v >= (5, 1)
 
