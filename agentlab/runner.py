@@ -408,7 +408,7 @@ class Run:
         finally:
             await gen.aclose()
 
-    async def _events(self) -> AsyncGenerator[RunEvent, None]:
+    async def _events(self) -> AsyncGenerator[RunEvent, None]:  # noqa: C901 - the run loop; being split into named steps
         """The loop behind ``events`` (and ``arun``, which drains it without the extra hop per event)."""
         if self._started:
             raise UserError("a Run runs once; create a new Run (or use a Session for follow-ups)")

@@ -62,7 +62,7 @@ def get_weather(city: str) -> str:
     return "18 C, rain"
 
 
-def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:  # noqa: C901 - one runner per peer x provider, declared inline for side-by-side reading
     import anthropic
     import httpx2
     import openai

@@ -94,7 +94,7 @@ def _text(content: Any) -> str:
     return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
 
 
-def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:  # noqa: C901 - one branch per simulated behaviour (options, faults, tool turns, stream or not)
     """Answer one Messages request (model already validated and stripped of options)."""
     raw_bytes = json.dumps(req, sort_keys=True, separators=(",", ":")).encode()
     ids = Ids(sim.seed, raw_bytes)
@@ -243,7 +243,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     return SimReply(200, rh, events=_stream(msg, usage_in, model))
 
 
-def _validate(
+def _validate(  # noqa: C901 - one check per wire rule the real API enforces, each with its own error
     sim: Simulator, req: dict[str, Any], messages: list[Any], thinking_on: bool
 ) -> list[tuple[int, int, str]]:
     """Check block types, cache_control and thinking continuity; return breakpoints (msg, block, ttl)."""
@@ -359,7 +359,7 @@ def _check_tool_pairs(messages: list[Any]) -> None:
                 )
 
 
-def _prompt_tokens(req: dict[str, Any], messages: list[Any], _bps: Any) -> tuple[list[str], list[Breakpoint]]:
+def _prompt_tokens(req: dict[str, Any], messages: list[Any], _bps: Any) -> tuple[list[str], list[Breakpoint]]:  # noqa: C901 - one branch per content block type counted
     """Prompt tokens in cache order and the breakpoints (prefix lengths) the request marked."""
     tokens: list[str] = []
     bps: list[Breakpoint] = []

@@ -88,7 +88,7 @@ def _normalise_input(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:  # noqa: C901 - one branch per simulated behaviour (options, faults, tool turns, stream or not)
     """Answer one Responses request (model already validated and stripped of options)."""
     raw_bytes = json.dumps(req, sort_keys=True, separators=(",", ":")).encode()
     ids = Ids(sim.seed, raw_bytes)

@@ -83,7 +83,7 @@ class Task:
     check: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
     tags: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # noqa: C901 - one check per field, each with its own ConfigError
         if not isinstance(self.prompt, str) or not self.prompt.strip():
             raise ConfigError(f"a task needs a non-empty prompt string, got {self.prompt!r}")
         if not self.id:

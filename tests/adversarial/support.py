@@ -612,7 +612,7 @@ def _is_namespace(d: dict[Any, Any]) -> bool:
     return "__builtins__" in d or ("__name__" in d and "__loader__" in d)
 
 
-def reachable_text(root: object, *, frames: bool, depth: int = 8, limit: int = 60_000) -> str:
+def reachable_text(root: object, *, frames: bool, depth: int = 8, limit: int = 60_000) -> str:  # noqa: C901 - one branch per kind of object the reachability walk opens
     """Text (str/bytes) reachable from ``root`` by ``gc.get_referents``, breadth first, bounded.
 
     ``frames=False``: the error's own attributes (its ``__dict__``, args, chained errors and what

@@ -143,7 +143,7 @@ class AnthropicMessagesAdapter:
             kwargs["stream"] = True
         return kwargs
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
         """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``."""
         built = self.build(request)
         for diag in built.diagnostics:

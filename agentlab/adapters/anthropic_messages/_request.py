@@ -103,7 +103,7 @@ def _adaptive_preferred(model: str) -> bool:
     return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
 
 
-def _thinking(
+def _thinking(  # noqa: C901 - one check per API rule on thinking and max_tokens, each with its own message
     req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
 ) -> tuple[dict[str, Any] | None, int]:
     """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
@@ -219,7 +219,7 @@ def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bo
     )
 
 
-def _messages(
+def _messages(  # noqa: C901 - one branch per item kind while re-interleaving this loop's reasoning blocks
     req: ModelRequest, base_url: str | None, out: BuiltRequest
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""

@@ -117,7 +117,7 @@ class OpenAIResponsesAdapter:
             )
         return build_request(request, model=self.model, base_url=self.base_url)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
         """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
         built = self.build(request)
         for diag in built.diagnostics:

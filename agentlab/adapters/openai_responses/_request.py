@@ -406,7 +406,7 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
     }
 
 
-def build_request(
+def build_request(  # noqa: C901 - one branch per request setting, each checked before sending; to be split by setting
     request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
 ) -> BuiltRequest:
     """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent."""

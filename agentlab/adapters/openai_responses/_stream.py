@@ -159,7 +159,7 @@ class ResponseAssembler:
             )
         return self.feed(data)
 
-    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
+    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:  # noqa: C901 - hot-path mapper: one match case per wire event type (a call per case would cost per event)
         # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
             case "response.reasoning_summary_text.delta":
