@@ -51,7 +51,7 @@ _EXPORTS: dict[str, str] = {
     "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses",
     "create_adapter": "agentlab.adapters.base",
     "parse_model": "agentlab.adapters.base",
-    # runs, tools, continuity (issue 2)
+    # runs, tools, continuity
     "Run": "agentlab.runner",
     "Session": "agentlab.runner",
     "arun": "agentlab.runner",
@@ -81,11 +81,11 @@ _EXPORTS: dict[str, str] = {
     "usage_frame": "agentlab.frames",
     "usage_from_anthropic": "agentlab.usage",
     "usage_from_openai": "agentlab.usage",
-    # comparing models, notebooks (issue 6)
+    # comparing models, notebooks
     "Comparison": "agentlab.comparison",
     "acompare": "agentlab.comparison",
     "compare": "agentlab.comparison",
-    # sweeps and continuity experiments (issue 9)
+    # sweeps and continuity experiments
     "Setting": "agentlab.sweeps.runner",
     "SweepReport": "agentlab.sweeps.runner",
     "Task": "agentlab.sweeps.tasks",

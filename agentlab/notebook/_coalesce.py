@@ -29,8 +29,7 @@ which must close the live reasoning text immediately, and for explicit user acti
 does that for every pending view (cell end: the saved widget state must be complete).
 
 One thread for all views (not a timer per view): threads are not free in a kernel. Sending from this
-thread is what ipywidgets allows (``with output:`` from a thread would not be safe; see DESIGN.md
-"Known pitfalls").
+thread is what ipywidgets allows (``with output:`` from a thread would not be safe).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 NOTEBOOKS = ("01_quickstart", "02_compare_providers", "03_reasoning_costs")
-"""The notebooks of issue 6; the report runs every ``*.ipynb`` of the directory (these and any others)."""
+"""The tutorial notebooks; the report runs every ``*.ipynb`` of the directory (these and any others)."""
 _NPM_PACKAGES = {"html-manager": "@jupyter-widgets/html-manager@^1.0", "requirejs": "requirejs@^2.3"}
 
 

@@ -1,6 +1,6 @@
 """``POST /v1/messages``: the Anthropic Messages wire protocol, streaming and not.
 
-Event grammar (as in ``../shared/fixtures/anthropic``): ``message_start``; per block
+Event grammar (as in recorded Anthropic traffic): ``message_start``; per block
 ``content_block_start`` (thinking / redacted_thinking / text / tool_use), deltas (``thinking_delta``
 then one ``signature_delta``; ``text_delta``; ``input_json_delta`` starting with ``""``),
 ``content_block_stop``; a ``ping`` after the first block starts; ``message_delta`` with

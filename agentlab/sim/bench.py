@@ -2,7 +2,7 @@
 
 Why three numbers: the simulator alone (request handling + SSE framing, what the simulator costs),
 through ``httpx2`` (what a raw client sees), and through the official SDKs' streaming iterators
-(dominated by SDK event validation, ~75 µs/event for openai per DESIGN.md).
+(dominated by SDK event validation, ~75 µs/event for openai when measured).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``POST /v1/responses``: the OpenAI Responses wire protocol, streaming and not.
 
-Event grammar (as in the recordings under ``../shared/fixtures/openai``): ``response.created``,
+Event grammar (as in recorded OpenAI traffic): ``response.created``,
 ``response.in_progress``, then per output item ``response.output_item.added`` ... item events ...
 ``response.output_item.done``, and finally ``response.completed`` (or ``response.incomplete`` when
 ``max_output_tokens`` cut the output). Reasoning items stream ``reasoning_summary_part.added``,

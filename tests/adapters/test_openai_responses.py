@@ -454,7 +454,7 @@ async def test_quoted_error_bodies_map_to_provider_api_error(
     name: str, status: int, code: str | None
 ) -> None:
     body = json.loads(_errors(name).read_text())
-    if "error" not in body:  # the issue quoted only the inner object
+    if "error" not in body:  # a quoted body may hold only the inner object
         body = {"error": body}
     server = Server([httpx2.Response(status, json=body, headers={"x-request-id": "req_q"})])
     adapter = adapter_for("gpt-4o", server)

@@ -83,7 +83,7 @@ def test_usage_values_render_as_html_without_widgets() -> None:
     )
     r = al.run("openai:gpt-5.1", "x", adapter=ad)
     page = r.usage._repr_html_()
-    # 538 uncached + 2,208 cached input, 482 output of which 448 reasoning (issue 2's worked example)
+    # 538 uncached + 2,208 cached input, 482 output of which 448 reasoning (the README's worked example)
     assert "<table" in page and ">538<" in page and "2,208" in page and ">448<" in page
     assert "$0.00576" in page and "unpriced" not in page  # 538x1.25 + 2208x0.125 + 482x10 per 1M
     call = r.calls[0].usage._repr_html_()

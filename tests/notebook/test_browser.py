@@ -117,7 +117,7 @@ def test_report_renders_panels_and_charts_without_reasoning(
         if page.stem.startswith("03"):  # the sweep runs with live=False: tables and charts only
             assert dom.count("data:image/png") >= 3 and "widget-html" not in dom
             continue
-        if not page.stem.startswith(("01", "02")):  # other notebooks (other issues): generic checks only
+        if not page.stem.startswith(("01", "02")):  # the other notebooks: generic checks only
             continue
         # Widgets were rendered by the (local) html-manager: their DOM exists, with our content.
         assert "widget-html" in dom, f"no widget rendered in {page.name}"

@@ -1,4 +1,4 @@
-"""Issue 6: a loop paused in one cell and resumed in a later one continues from portable items only.
+"""A loop paused in one cell and resumed in a later one continues from portable items only.
 
 The extension releases the loop's continuation at cell end (``release_all`` stands in for it here).
 What the resumed loop must do: send no opaque item after the release, and finish (no provider 400,

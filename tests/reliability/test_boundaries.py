@@ -181,7 +181,7 @@ async def op_pause(
         release_since(gen)  # what the notebook extension does at cell end
         loop.released_at = len(w.rec.exchanges)
         assert loop.run.checkpoint.provider_continuation is None and held.released
-        async for _ in events:  # issue 6: it goes on from portable items only, no provider 400
+        async for _ in events:  # it goes on from portable items only, no provider 400
             pass
         assert loop.run.result is not None and loop.run.result.status == "completed"
         w.count(f"cut_off_{provider}")

@@ -1,7 +1,7 @@
 """Slicing raw JSON text without re-serializing it.
 
-A reasoning item must go back to the API exactly as it arrived (issue #4: "as raw JSON, not
-re-serialized from parsed SDK models"). ``json.loads`` loses the original bytes, so the few places
+A reasoning item must go back to the API exactly as it arrived: as raw JSON, not re-serialized
+from parsed SDK models. ``json.loads`` loses the original bytes, so the few places
 that need them (``response.output_item.done`` events, the ``output`` array of a non-streaming body)
 locate the member's span in the original text with the stdlib scanner and slice it. Only those rare
 events pay for this; deltas never do.
