@@ -12,9 +12,7 @@ HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython",
 
 def test_import_loads_no_heavy_module() -> None:
     code = (
-        "import sys, agentlab\n"
-        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
+        f"import sys, agentlab\nheavy = [m for m in {HEAVY!r} if m in sys.modules]\nprint(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"import agentlab pulled in: {out.stdout.strip()}"

@@ -69,7 +69,6 @@ _EXPECTED_THINKING = (
 )
 
 
-
 _TEXT_CALL = re.compile(r"^\[called tool ([A-Za-z0-9_-]+) with (.*)\]$", re.S)
 _TEXT_RESULT = re.compile(r"^\[(result of|error from) tool ([A-Za-z0-9_-]+): (.*)\]$", re.S)
 
@@ -77,6 +76,7 @@ _TEXT_RESULT = re.compile(r"^\[(result of|error from) tool ([A-Za-z0-9_-]+): (.*
 def uses_name(uses: list[tuple[str, str, dict[str, Any]]], call_id: str) -> str | None:
     """The tool name of a call in ``uses`` by id."""
     return next((n for c, n, _ in uses if c == call_id), None)
+
 
 def _bad(message: str) -> E.SimError:
     return E.SimError(400, "invalid_request_error", message)

@@ -19,8 +19,6 @@ from tests.support.loopback import serving, start
 TASK = "Is it warmer in Paris or Rome?"
 
 
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     with serving() as url:

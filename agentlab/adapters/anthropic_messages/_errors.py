@@ -51,8 +51,6 @@ def _body_error(body: object) -> tuple[str | None, str | None, str | None]:
     return etype, msg, rid if isinstance(rid, str) else None
 
 
-
-
 def translate(exc: BaseException) -> AgentlabError:
     """Map an SDK (or transport) exception onto agentlab's error tree. Unknown ones are wrapped."""
     if isinstance(exc, AgentlabError):

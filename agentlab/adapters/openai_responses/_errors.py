@@ -32,8 +32,6 @@ __all__ = ["in_stream_error", "retry_after", "translate"]
 PROVIDER = "openai"
 
 
-
-
 def _with_code(err: ProviderError, code: str | None) -> ProviderError:
     # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
     err.code = code
