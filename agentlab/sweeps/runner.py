@@ -455,6 +455,462 @@ def _check_limits(
         raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
 
 
+# ---------------------------------------------------------------------- the steps of a sweep
+
+
+def _models(
+    models: Sequence[str | ModelRef], adapter_factory: Callable[[ModelRef], Adapter] | None
+) -> list[ModelRef]:
+    """Parse and check the model list once, so a typo fails before anything runs, not in every run."""
+    if isinstance(models, str):
+        raise ConfigError("models must be a list of 'provider:model' strings, e.g. ['openai:sim-reasoner']")
+    refs = [parse_model(m) for m in models]
+    if not refs:
+        raise ConfigError("no models to run")
+    for ref in refs if adapter_factory is None else ():
+        check_simulated(ref)  # a simulated-model typo fails here with the nearest name, not in every run
+    dup = sorted({str(r) for r in refs if sum(str(x) == str(r) for x in refs) > 1})
+    if dup:
+        raise ConfigError(f"duplicate models {dup}")
+    return refs
+
+
+def _check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budget_usd: float | None) -> None:
+    """Refuse combinations a provider cannot run, and a USD budget that could not be measured."""
+    for ref in refs:
+        for s in setting_list:
+            if s.applies_to(ref.provider):
+                _check_combination(ref, s)
+    if budget_usd is not None:
+        from ..pricing import get_price
+
+        unpriced = [str(r) for r in refs if get_price(r.provider, r.model) is None]
+        if unpriced:
+            raise ConfigError(
+                f"budget_usd needs a price for every model; none for {unpriced}. Add one with "
+                "agentlab.set_price(provider, model, {...}) or use budget_tokens."
+            )
+
+
+def _build_plan(
+    task_list: Sequence[Task], refs: Sequence[ModelRef], setting_list: Sequence[Setting], repeats: int
+) -> list[_Plan]:
+    """Every (task, model, setting, repeat) the sweep covers, in a fixed order (tasks outermost).
+
+    Pure: the same inputs give the same keys in the same order, which is what resume relies on.
+    Settings restricted to other providers (``providers=``) are left out for that model.
+    """
+    plan: list[_Plan] = []
+    for task in task_list:
+        for ref in refs:
+            for s in setting_list:
+                if not s.applies_to(ref.provider):
+                    continue
+                for rep in range(repeats):
+                    plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
+    return plan
+
+
+@dataclass
+class _Finished:
+    """What the results file already holds: the last status per key and the money spent so far."""
+
+    last_status: dict[RunKey, str] = field(default_factory=dict)
+    usd: float = 0.0
+    tokens: int = 0
+
+
+def _read_finished(path: Path, fingerprints: Mapping[str, str]) -> _Finished:
+    """Read every row (including superseded failures: their money was spent) and check definitions.
+
+    A setting whose fingerprint differs from the one recorded under its name is refused, since mixing
+    two definitions under one name would corrupt the comparison.
+    """
+    out = _Finished()
+    for row in read_rows(path):
+        key = row_key(row)
+        out.last_status[key] = str(row.get("status"))
+        c, t = _spend(row)
+        out.usd += c
+        out.tokens += t
+        name = key[2]
+        if name in fingerprints and row.get("settings_fingerprint") not in (None, fingerprints[name]):
+            raise ConfigError(
+                f"{path}: setting {name!r} was run with a different definition before (fingerprint "
+                f"{row.get('settings_fingerprint')} vs {fingerprints[name]} now); give the changed "
+                "setting a new name or use a new results file"
+            )
+    return out
+
+
+def _pending(plan: Sequence[_Plan], last_status: Mapping[RunKey, str], retry_failed: bool) -> list[_Plan]:
+    """The plan minus finished keys; ``retry_failed`` also keeps keys whose last row failed."""
+    todo: list[_Plan] = []
+    for p in plan:
+        prev = last_status.get(p.key)
+        if prev is None or (retry_failed and prev == "failed"):
+            todo.append(p)
+    return todo
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """The budget guard's two rules as pure functions of the spend figures (no sweep state inside)."""
+
+    usd: float | None
+    tokens: int | None
+
+    def reached(self, usd: float, tokens: int) -> str | None:
+        """Why no new run may start (a limit reached by the file's total spend), or ``None``."""
+        if self.usd is not None and usd >= self.usd:
+            return f"budget reached: ${usd:.4f} spent of budget_usd={self.usd}"
+        if self.tokens is not None and tokens >= self.tokens:
+            return f"budget reached: {tokens:,} tokens used of budget_tokens={self.tokens:,}"
+        return None
+
+    def would_overshoot(
+        self, *, running: int, done: int, usd: float, tokens: int, base_usd: float, base_tokens: int
+    ) -> bool:
+        """Starting one more run now would likely cross a budget once the runs in flight finish.
+
+        Projected from this call's average run (``(usd - base_usd) / done``, likewise tokens; the base
+        is what the file held before this call); with nothing in flight a run still starts while the
+        budget is not reached, so a sweep never stalls below its limit.
+        """
+        if running == 0 or done == 0:
+            return False
+        n = running + 1
+        if self.usd is not None and usd + n * (usd - base_usd) / done > self.usd:
+            return True
+        return self.tokens is not None and tokens + n * (tokens - base_tokens) / done > self.tokens
+
+
+@dataclass(frozen=True)
+class _RunConfig:
+    """What every run of the sweep shares besides its plan entry (validated before anything runs)."""
+
+    tools: list[Tool]
+    retries: int
+    retry_delay: float
+    tool_timeout: float | None
+    fingerprints: dict[str, str]
+    adapter_factory: Callable[[ModelRef], Adapter] | None
+    max_consecutive_failures: int | None
+
+
+class _Scheduler:
+    """The shared mutable state of one sweep call, as explicit fields, and the steps that change it.
+
+    Why one object: workers of every provider read and write the same counters (budget, provider
+    down, storage stop), and the progress loop reads them; keeping them here, mutated on the event
+    loop only, makes each rule ("may this run start", "record a result") one method to read.
+    """
+
+    def __init__(
+        self,
+        *,
+        plan_size: int,
+        from_file: int,
+        todo: Sequence[_Plan],
+        concurrency: Mapping[str, int],
+        finished: _Finished,
+        budget: _Budget,
+        writer: ResultsFile,
+        config: _RunConfig,
+        t_start: float,
+    ) -> None:
+        self.plan_size = plan_size
+        self.from_file = from_file
+        self.concurrency = dict(concurrency)
+        self.budget = budget
+        self.base_usd, self.base_tokens = finished.usd, finished.tokens
+        self.writer = writer
+        self.config = config
+        self.t_start = t_start
+        self.limiters = {p: AdaptiveLimiter(p, n) for p, n in concurrency.items()}
+        self.queues: dict[str, collections.deque[_Plan]] = {p: collections.deque() for p in concurrency}
+        for p in todo:
+            self.queues[p.ref.provider].append(p)
+        self.adapters: dict[str, Adapter] = {}
+        self.events: asyncio.Queue[Any] = asyncio.Queue()
+        """``None`` when a run starts, a ``SweepProgress`` when one was recorded, ``_DONE`` per worker."""
+        self.st = _State(usd=finished.usd, tokens=finished.tokens, consecutive=dict.fromkeys(concurrency, 0))
+        self.st.budget = self.budget.reached(self.st.usd, self.st.tokens)
+
+    # -------------------------------------------------------------- progress
+
+    def not_started(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+    def snapshot(self, message: str | None = None) -> SweepProgress:
+        """The progress figures now (runs still queued count as not started only once stopped)."""
+        st = self.st
+        return SweepProgress(
+            total=self.plan_size,
+            from_file=self.from_file,
+            done=st.done,
+            running=st.running,
+            failed=st.failed,
+            solved=st.solved,
+            not_started=self.not_started() if (st.budget or st.down) else 0,
+            cost_usd=st.usd,
+            tokens=st.tokens,
+            elapsed_s=time.monotonic() - self.t_start,
+            rate_limited=sum(lim.rate_limited for lim in self.limiters.values()),
+            message=message,
+            limits={p: lim.limit for p, lim in self.limiters.items()},
+        )
+
+    # -------------------------------------------------------------- may this run start
+
+    def would_overshoot(self) -> bool:
+        st = self.st
+        return self.budget.would_overshoot(
+            running=st.running,
+            done=st.done,
+            usd=st.usd,
+            tokens=st.tokens,
+            base_usd=self.base_usd,
+            base_tokens=self.base_tokens,
+        )
+
+    # -------------------------------------------------------------- one run
+
+    def adapter_for(self, ref: ModelRef) -> Adapter:
+        """One shared adapter per model (one client and connection pool), built on first use."""
+        a = self.adapters.get(str(ref))
+        if a is None:
+            factory = self.config.adapter_factory
+            a = factory(ref) if factory is not None else create_adapter(ref, max_retries=0)
+            self.adapters[str(ref)] = a
+        return a
+
+    async def run_one(self, p: _Plan) -> dict[str, Any]:
+        """Run one plan entry to its results row; a failing run becomes a failed row, not an error."""
+        s, cfg = p.setting, self.config
+        at, t0 = _iso_now(), time.perf_counter()
+        run: Run | None = None
+        err: BaseException | None = None
+        try:
+            gated = _GatedAdapter(self.adapter_for(p.ref), self.limiters[p.ref.provider])
+            run = Run(
+                p.ref,
+                p.task.prompt,
+                tools=cfg.tools,
+                system=s.system,
+                reasoning=s.reasoning,
+                max_steps=s.max_steps,
+                max_output_tokens=s.max_output_tokens,
+                continuation_policy=s.continuation_policy,
+                adapter=gated,
+                retries=cfg.retries,
+                retry_delay=cfg.retry_delay,
+                tool_timeout=cfg.tool_timeout,
+            )
+            await run.arun()
+        except Exception as e:  # the run's own record says what failed; keep the sweep going
+            err = e
+        result = run.result if run is not None else None
+        return _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+
+    # -------------------------------------------------------------- record a result
+
+    def record(self, p: _Plan, row: dict[str, Any]) -> None:
+        """Append the row, then count it; a row the file cannot take stops the sweep instead."""
+        st = self.st
+        try:
+            self.writer.append(row)
+        except StorageError as e:  # the file is as it was; stop spending on rows it cannot keep
+            st.storage = st.storage or e
+            st.unwritten += 1
+            return
+        c, t = _spend(row)
+        st.usd += c
+        st.tokens += t
+        st.done += 1
+        if row["status"] == "failed":
+            st.failed += 1
+            self._count_failure(p.ref.provider, row)
+        else:
+            st.consecutive[p.ref.provider] = 0
+        if row.get("success") is True:
+            st.solved += 1
+        if st.budget is None:
+            st.budget = self.budget.reached(st.usd, st.tokens)
+
+    def _count_failure(self, prov: str, row: Mapping[str, Any]) -> None:
+        """After ``max_consecutive_failures`` in a row, mark only this provider down (an outage)."""
+        st, limit = self.st, self.config.max_consecutive_failures
+        st.consecutive[prov] += 1
+        n = st.consecutive[prov]
+        if limit is not None and n >= limit and prov not in st.down:
+            st.down[prov] = (
+                f"{prov}: {n} runs in a row failed (last: {row.get('error_type')}: "
+                f"{(row.get('error') or '')[:200]}); no more {prov} runs started in this call"
+            )
+            log.warning("%s", st.down[prov])
+
+    # -------------------------------------------------------------- workers
+
+    async def worker(self, provider: str) -> None:
+        """Take this provider's queued runs one at a time, within its limiter and the budget guard."""
+        st, lim, q = self.st, self.limiters[provider], self.queues[provider]
+        try:
+            while q:
+                if st.stops(provider):
+                    return
+                if self.would_overshoot():
+                    await asyncio.sleep(0.01)  # let the runs in flight land, then decide again
+                    continue
+                await lim.acquire()
+                try:
+                    if not q or st.stops(provider):
+                        return
+                    p = q.popleft()
+                    st.running += 1
+                    self.events.put_nowait(None)
+                    try:
+                        row = await self.run_one(p)
+                    finally:
+                        st.running -= 1
+                    self.record(p, row)
+                    snap_after = self.snapshot()
+                finally:
+                    await lim.release()
+                self.events.put_nowait(snap_after)  # the state right after this run was recorded
+        finally:
+            self.events.put_nowait(_DONE)
+
+    def start_workers(self) -> list[asyncio.Task[None]]:
+        """``concurrency`` workers per provider that has queued runs (the limiter may admit fewer)."""
+        return [
+            asyncio.create_task(self.worker(prov), name=f"agentlab-sweep-{prov}-{i}")
+            for prov, n in self.concurrency.items()
+            if self.queues[prov]
+            for i in range(n)
+        ]
+
+    async def close_adapters(self) -> None:
+        """Close the shared adapters the sweep built; a failing close never masks the outcome."""
+        for a in self.adapters.values():
+            try:
+                await a.aclose()
+            except Exception:  # pragma: no cover - closing must not mask the sweep's outcome
+                log.warning("closing an adapter failed", exc_info=True)
+
+
+async def _pump(
+    sched: _Scheduler,
+    workers: Sequence[asyncio.Task[None]],
+    display: ProgressDisplay | None,
+    on_progress: Callable[[SweepProgress], Any] | None,
+) -> int:
+    """Relay worker events to the display and ``on_progress`` until every worker is done.
+
+    Returns how many runs were in flight when a storage error stopped the sweep (they are cancelled
+    by the caller). An exception from ``on_progress`` propagates and stops the sweep.
+    """
+    alive = len(workers)
+    if display is not None:
+        display.update(sched.snapshot())
+    while alive:
+        if sched.st.storage is not None:
+            return sched.st.running
+        item = await sched.events.get()
+        if item is _DONE:
+            alive -= 1
+            continue
+        if display is not None:
+            display.update(sched.snapshot())
+        if item is not None and on_progress is not None:
+            on_progress(item)
+    if sched.st.storage is None:
+        for w in workers:
+            w.result()  # a bug in the sweep itself surfaces here, not silently
+    return 0
+
+
+async def _execute(
+    sched: _Scheduler,
+    display: ProgressDisplay | None,
+    on_progress: Callable[[SweepProgress], Any] | None,
+) -> int:
+    """Run the workers to the end; whatever happens, cancel them, close the file and the adapters.
+
+    An interrupted or storage-stopped sweep leaves a final progress line saying finished runs are
+    saved. Returns the count of runs cancelled in flight by a storage stop.
+    """
+    workers = sched.start_workers()
+    finished_ok = False
+    cancelled = 0
+    try:
+        cancelled = await _pump(sched, workers, display, on_progress)
+        finished_ok = sched.st.storage is None
+    finally:
+        for w in workers:
+            w.cancel()
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)
+        sched.writer.close()
+        await sched.close_adapters()
+        if not finished_ok and display is not None:
+            why = "results file not writable" if sched.st.storage else "interrupted"
+            display.update(
+                sched.snapshot(f"{why}: finished runs are saved; call again to resume"), final=True
+            )
+    return cancelled
+
+
+def _report(sched: _Scheduler, path: Path, display: ProgressDisplay | None, cancelled: int) -> SweepReport:
+    """The final status, message and figures (or the ``StorageError`` of a storage stop)."""
+    st = sched.st
+    not_started = sched.not_started()
+    if st.storage is not None:
+        raise _stopped_on_storage(st.storage, st, cancelled, not_started)
+    status: SweepStatus = "completed"
+    msgs: list[str] = []
+    if st.budget:
+        status = "budget_exceeded"
+        msgs.append(f"{st.budget}; {not_started} run(s) not started (raise the budget and call again)")
+    if st.down:
+        if status == "completed":
+            status = "provider_down"
+        msgs += list(st.down.values())
+        msgs.append(
+            "call again later to run what was not started (retry_failed=True also redoes failed runs)"
+        )
+    message = "\n".join(msgs) or None
+    if display is not None:
+        display.update(sched.snapshot(message), final=True)
+    return SweepReport(
+        path=path,
+        status=status,
+        planned=sched.plan_size,
+        from_file=sched.from_file,
+        ran=st.done,
+        failed=st.failed,
+        not_started=not_started,
+        cost_usd=st.usd,
+        tokens=st.tokens,
+        wall_s=time.monotonic() - sched.t_start,
+        message=message,
+        limiters={p: lim.stats() for p, lim in sched.limiters.items()},
+    )
+
+
+def _open_results(path: Path, fsync: bool, fingerprints: Mapping[str, str]) -> tuple[ResultsFile, _Finished]:
+    """Open the results file (cutting a torn last line first, so reading sees none) and read it.
+
+    The writer is closed again if reading fails (a changed setting definition, unreadable file).
+    """
+    writer = ResultsFile(path, fsync=fsync)
+    try:
+        return writer, _read_finished(path, fingerprints)
+    except BaseException:
+        writer.close()
+        raise
+
+
 async def asweep(
     tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
     models: Sequence[str | ModelRef],
@@ -491,296 +947,46 @@ async def asweep(
     task_list = load_tasks(tasks)
     if not task_list:
         raise ConfigError("no tasks to run")
-    if isinstance(models, str):
-        raise ConfigError("models must be a list of 'provider:model' strings, e.g. ['openai:sim-reasoner']")
-    refs = [parse_model(m) for m in models]
-    if not refs:
-        raise ConfigError("no models to run")
-    for ref in refs if adapter_factory is None else ():
-        check_simulated(ref)  # a simulated-model typo fails here with the nearest name, not in every run
-    dup = sorted({str(r) for r in refs if sum(str(x) == str(r) for x in refs) > 1})
-    if dup:
-        raise ConfigError(f"duplicate models {dup}")
+    refs = _models(models, adapter_factory)
     setting_list = _settings(settings)
     _check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
     tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
     _inputs.callable_or_none(on_progress, "on_progress")
     _inputs.callable_or_none(adapter_factory, "adapter_factory")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
-    for ref in refs:
-        for s in setting_list:
-            if s.applies_to(ref.provider):
-                _check_combination(ref, s)
-    if budget_usd is not None:
-        from ..pricing import get_price
-
-        unpriced = [str(r) for r in refs if get_price(r.provider, r.model) is None]
-        if unpriced:
-            raise ConfigError(
-                f"budget_usd needs a price for every model; none for {unpriced}. Add one with "
-                "agentlab.set_price(provider, model, {...}) or use budget_tokens."
-            )
+    _check_arms(refs, setting_list, budget_usd)
     conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint() for s in setting_list}
-
-    plan: list[_Plan] = []
-    for task in task_list:
-        for ref in refs:
-            for s in setting_list:
-                if not s.applies_to(ref.provider):
-                    continue
-                for rep in range(repeats):
-                    plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
-
+    plan = _build_plan(task_list, refs, setting_list, repeats)
     display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
-
     if not plan:
         raise ConfigError("no (model, setting) combination applies: check each setting's providers=")
 
-    # What the file already holds: last row per key, and the money spent so far.
     path = Path(results)
-    writer = ResultsFile(path, fsync=fsync)  # cuts a torn last line first, so reading sees none
-    last_status: dict[RunKey, str] = {}
-    spent_usd, spent_tokens = 0.0, 0
-    try:
-        for row in read_rows(path):
-            key = row_key(row)
-            last_status[key] = str(row.get("status"))
-            c, t = _spend(row)
-            spent_usd += c
-            spent_tokens += t
-            name = key[2]
-            if name in fingerprints and row.get("settings_fingerprint") not in (None, fingerprints[name]):
-                raise ConfigError(
-                    f"{path}: setting {name!r} was run with a different definition before (fingerprint "
-                    f"{row.get('settings_fingerprint')} vs {fingerprints[name]} now); give the changed "
-                    "setting a new name or use a new results file"
-                )
-    except BaseException:
-        writer.close()
-        raise
-    todo: list[_Plan] = []
-    for p in plan:
-        prev = last_status.get(p.key)
-        if prev is None or (retry_failed and prev == "failed"):
-            todo.append(p)
-    from_file = len(plan) - len(todo)
-
-    limiters = {p: AdaptiveLimiter(p, n) for p, n in conc.items()}
-    queues: dict[str, collections.deque[_Plan]] = {p: collections.deque() for p in conc}
-    for p in todo:
-        queues[p.ref.provider].append(p)
-    adapters: dict[str, Adapter] = {}
-    events: asyncio.Queue[Any] = asyncio.Queue()
-    st = _State(usd=spent_usd, tokens=spent_tokens, consecutive=dict.fromkeys(conc, 0))
-
-    def snapshot(message: str | None = None) -> SweepProgress:
-        not_started = sum(len(q) for q in queues.values()) if (st.budget or st.down) else 0
-        return SweepProgress(
-            total=len(plan),
-            from_file=from_file,
-            done=st.done,
-            running=st.running,
-            failed=st.failed,
-            solved=st.solved,
-            not_started=not_started,
-            cost_usd=st.usd,
-            tokens=st.tokens,
-            elapsed_s=time.monotonic() - t_start,
-            rate_limited=sum(lim.rate_limited for lim in limiters.values()),
-            message=message,
-            limits={p: lim.limit for p, lim in limiters.items()},
-        )
-
-    def over_budget() -> str | None:
-        if budget_usd is not None and st.usd >= budget_usd:
-            return f"budget reached: ${st.usd:.4f} spent of budget_usd={budget_usd}"
-        if budget_tokens is not None and st.tokens >= budget_tokens:
-            return f"budget reached: {st.tokens:,} tokens used of budget_tokens={budget_tokens:,}"
-        return None
-
-    def would_overshoot() -> bool:
-        """Starting one more run now would likely cross a budget once the runs in flight finish.
-
-        Projected from this call's average run (cost and tokens); with nothing in flight a run still
-        starts while the budget is not reached, so a sweep never stalls below its limit.
-        """
-        if st.running == 0 or st.done == 0:
-            return False
-        n = st.running + 1
-        if budget_usd is not None and st.usd + n * (st.usd - spent_usd) / st.done > budget_usd:
-            return True
-        return budget_tokens is not None and st.tokens + n * (st.tokens - spent_tokens) / st.done > (
-            budget_tokens
-        )
-
-    def adapter_for(ref: ModelRef) -> Adapter:
-        a = adapters.get(str(ref))
-        if a is None:
-            a = adapter_factory(ref) if adapter_factory is not None else create_adapter(ref, max_retries=0)
-            adapters[str(ref)] = a
-        return a
-
-    async def execute(p: _Plan) -> dict[str, Any]:
-        s = p.setting
-        at, t0 = _iso_now(), time.perf_counter()
-        run: Run | None = None
-        err: BaseException | None = None
-        try:
-            gated = _GatedAdapter(adapter_for(p.ref), limiters[p.ref.provider])
-            run = Run(
-                p.ref,
-                p.task.prompt,
-                tools=tool_list,
-                system=s.system,
-                reasoning=s.reasoning,
-                max_steps=s.max_steps,
-                max_output_tokens=s.max_output_tokens,
-                continuation_policy=s.continuation_policy,
-                adapter=gated,
-                retries=retries,
-                retry_delay=retry_delay,
-                tool_timeout=tool_timeout,
-            )
-            await run.arun()
-        except Exception as e:  # the run's own record says what failed; keep the sweep going
-            err = e
-        result = run.result if run is not None else None
-        return _row(p, result, err, time.perf_counter() - t0, at, fingerprints[s.name])
-
-    def record(p: _Plan, row: dict[str, Any]) -> None:
-        try:
-            writer.append(row)
-        except StorageError as e:  # the file is as it was; stop spending on rows it cannot keep
-            st.storage = st.storage or e
-            st.unwritten += 1
-            return
-        c, t = _spend(row)
-        st.usd += c
-        st.tokens += t
-        st.done += 1
-        prov = p.ref.provider
-        if row["status"] == "failed":
-            st.failed += 1
-            st.consecutive[prov] += 1
-            n = st.consecutive[prov]
-            if max_consecutive_failures is not None and n >= max_consecutive_failures and prov not in st.down:
-                st.down[prov] = (
-                    f"{prov}: {n} runs in a row failed (last: {row.get('error_type')}: "
-                    f"{(row.get('error') or '')[:200]}); no more {prov} runs started in this call"
-                )
-                log.warning("%s", st.down[prov])
-        else:
-            st.consecutive[prov] = 0
-        if row.get("success") is True:
-            st.solved += 1
-        if st.budget is None:
-            st.budget = over_budget()
-
-    async def worker(provider: str) -> None:
-        lim, q = limiters[provider], queues[provider]
-        try:
-            while q:
-                if st.stops(provider):
-                    return
-                if would_overshoot():
-                    await asyncio.sleep(0.01)  # let the runs in flight land, then decide again
-                    continue
-                await lim.acquire()
-                try:
-                    if not q or st.stops(provider):
-                        return
-                    p = q.popleft()
-                    st.running += 1
-                    events.put_nowait(None)
-                    try:
-                        row = await execute(p)
-                    finally:
-                        st.running -= 1
-                    record(p, row)
-                    snap_after = snapshot()
-                finally:
-                    await lim.release()
-                events.put_nowait(snap_after)  # the state right after this run was recorded
-        finally:
-            events.put_nowait(_DONE)
-
-    st.budget = over_budget()
-    workers = [
-        asyncio.create_task(worker(prov), name=f"agentlab-sweep-{prov}-{i}")
-        for prov, n in conc.items()
-        if queues[prov]
-        for i in range(n)
-    ]
-    alive = len(workers)
-    finished_ok = False
-    cancelled = 0
-    try:
-        if display is not None:
-            display.update(snapshot())
-        while alive:
-            if st.storage is not None:
-                cancelled = st.running
-                break
-            item = await events.get()
-            if item is _DONE:
-                alive -= 1
-                continue
-            if display is not None:
-                display.update(snapshot())
-            if item is not None and on_progress is not None:
-                on_progress(item)
-        if st.storage is None:
-            for w in workers:
-                w.result()  # a bug in the sweep itself surfaces here, not silently
-            finished_ok = True
-    finally:
-        for w in workers:
-            w.cancel()
-        if workers:
-            await asyncio.gather(*workers, return_exceptions=True)
-        writer.close()
-        for a in adapters.values():
-            try:
-                await a.aclose()
-            except Exception:  # pragma: no cover - closing must not mask the sweep's outcome
-                log.warning("closing an adapter failed", exc_info=True)
-        if not finished_ok and display is not None:
-            why = "results file not writable" if st.storage else "interrupted"
-            display.update(snapshot(f"{why}: finished runs are saved; call again to resume"), final=True)
-
-    not_started = sum(len(q) for q in queues.values())
-    if st.storage is not None:
-        raise _stopped_on_storage(st.storage, st, cancelled, not_started)
-    status: SweepStatus = "completed"
-    msgs: list[str] = []
-    if st.budget:
-        status = "budget_exceeded"
-        msgs.append(f"{st.budget}; {not_started} run(s) not started (raise the budget and call again)")
-    if st.down:
-        if status == "completed":
-            status = "provider_down"
-        msgs += list(st.down.values())
-        msgs.append(
-            "call again later to run what was not started (retry_failed=True also redoes failed runs)"
-        )
-    message = "\n".join(msgs) or None
-    if display is not None:
-        display.update(snapshot(message), final=True)
-    return SweepReport(
-        path=path,
-        status=status,
-        planned=len(plan),
-        from_file=from_file,
-        ran=st.done,
-        failed=st.failed,
-        not_started=not_started,
-        cost_usd=st.usd,
-        tokens=st.tokens,
-        wall_s=time.monotonic() - t_start,
-        message=message,
-        limiters={p: lim.stats() for p, lim in limiters.items()},
+    writer, finished = _open_results(path, fsync, fingerprints)
+    todo = _pending(plan, finished.last_status, retry_failed)
+    config = _RunConfig(
+        tools=tool_list,
+        retries=retries,
+        retry_delay=retry_delay,
+        tool_timeout=tool_timeout,
+        fingerprints=fingerprints,
+        adapter_factory=adapter_factory,
+        max_consecutive_failures=max_consecutive_failures,
     )
+    sched = _Scheduler(
+        plan_size=len(plan),
+        from_file=len(plan) - len(todo),
+        todo=todo,
+        concurrency=conc,
+        finished=finished,
+        budget=_Budget(budget_usd, budget_tokens),
+        writer=writer,
+        config=config,
+        t_start=t_start,
+    )
+    cancelled = await _execute(sched, display, on_progress)
+    return _report(sched, path, display, cancelled)
 
 
 def sweep(
