@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..notebook.display import PALETTE
+from ..html_tables import PALETTE
 
 if TYPE_CHECKING:
     import pandas as pd
