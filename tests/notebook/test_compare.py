@@ -100,9 +100,8 @@ async def test_async_form_and_duplicate_labels() -> None:
 
 
 def test_live_view_columns_receive_events() -> None:
-    from agentlab.notebook._coalesce import flush_now
-
     import agentlab.notebook.run_view as views
+    from agentlab.notebook._coalesce import flush_now
 
     cmp_view: list[object] = []
     real = views.CompareView
