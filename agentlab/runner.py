@@ -171,6 +171,9 @@ class Run:
     must serve the same provider/API as ``model``. Without it the adapter is created from ``model``
     on first use (that is when the provider SDK is imported).
 
+    ``on_event`` gets every event as it happens; more watchers attach with :meth:`subscribe` (the
+    notebook's live views do, so they never replace the caller's ``on_event``).
+
     ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
     each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
     the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
