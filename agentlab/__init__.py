@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._lazy import lazy_exports
+from .frontend import install_when as _install_when
 
 __version__ = "0.1.0"
 
@@ -124,6 +125,10 @@ __all__ = sorted(_EXPORTS)
 
 
 __getattr__, __dir__ = lazy_exports("agentlab", _EXPORTS, globals())
+
+# The one line that wires the Jupyter edge to core: once IPython is loaded, the first run installs
+# agentlab.notebook.hookup (live views, cell-scope extension); core itself never imports it.
+_install_when("IPython", "agentlab.notebook.hookup:JupyterFrontend")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import frontend
 from .adapters.base import Adapter, ModelRef, parse_model
 from .runner import Run, run_sync
 from .tools import as_tools
@@ -152,20 +153,20 @@ class Comparison:
 
     def plot_costs(self, ax: Axes | None = None, **kw: Any) -> Axes:
         """Stacked cost per model: reasoning, other output, uncached input, cache (see charts)."""
-        from .notebook.charts import plot_cost_breakdown
+        from .charts import plot_cost_breakdown
 
         return plot_cost_breakdown(self.usage, by="label", ax=ax, **kw)
 
     def plot_reasoning(self, ax: Axes | None = None, **kw: Any) -> Axes:
         """Reasoning tokens per step, one line per model."""
-        from .notebook.charts import plot_reasoning_per_step
+        from .charts import plot_reasoning_per_step
 
         return plot_reasoning_per_step(self.usage, by="label", ax=ax, **kw)
 
     # ------------------------------------------------------------------ display
 
     def _rows(self) -> list[list[str]]:
-        from .notebook.display import fmt_int, fmt_seconds, fmt_usd
+        from .html_tables import fmt_int, fmt_seconds, fmt_usd
 
         rows = []
         for e in self.entries:
@@ -190,7 +191,7 @@ class Comparison:
     _HEADER = ("model", "status", "steps", "input", "output", "reasoning", "cost", "time", "solved", "answer")
 
     def _repr_html_(self) -> str:
-        from .notebook.display import fmt_seconds, table_html
+        from .html_tables import fmt_seconds, table_html
 
         caption = (
             f"Comparison of {len(self.entries)} models · wall {fmt_seconds(self.wall_s)} "
@@ -234,7 +235,7 @@ def _prepare(
     adapters: Sequence[Adapter | None] | None,
     run_kw: dict[str, Any],
     check: object = None,
-) -> tuple[list[str], list[str], list[Run], Any]:
+) -> tuple[list[str], list[str], list[Run], Callable[[], None] | None]:
     """Build the runs and (in a kernel) display the compare view, on the *calling* thread.
 
     Displaying from the caller, not from ``run_sync``'s worker thread, keeps the view's output in
@@ -269,28 +270,9 @@ def _prepare(
         Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(model_list, per_model, strict=True)
     ]
 
-    from .notebook.extension import autoload
-
-    autoload()
-    view = None
-    if live is None or live:
-        from .notebook.live import in_kernel
-
-        if live or in_kernel():
-            from .notebook.live import display
-            from .notebook.run_view import CompareView
-
-            view = CompareView(labels, task=task)
-            from .notebook.live import sdk_note
-
-            for r, col in zip(runs, view.columns, strict=True):
-                r.on_event = col.on_event
-                note = sdk_note(r)
-                if note:
-                    col.set_status(note)
-            if in_kernel():
-                display(view)
-    return labels, model_list, runs, view
+    fe = frontend.current(force=live is True)  # live=True builds the view even outside a kernel
+    finish = fe.present_compare(runs, labels, task, live) if fe is not None else None
+    return labels, model_list, runs, finish
 
 
 async def _execute(
@@ -298,7 +280,7 @@ async def _execute(
     labels: list[str],
     models: list[str],
     runs: list[Run],
-    view: Any,
+    finish: Callable[[], None] | None,
     check: Callable[[str | None], bool] | None,
 ) -> Comparison:
     async def timed(r: Run) -> tuple[float, BaseException | None]:
@@ -313,9 +295,8 @@ async def _execute(
     try:
         outcomes = await asyncio.gather(*(timed(r) for r in runs))
     finally:
-        if view is not None:
-            for col, r in zip(view.columns, runs, strict=True):
-                col.finish(r.result.status if r.result is not None else "cancelled")
+        if finish is not None:
+            finish()
     wall = time.perf_counter() - t0
 
     entries = []
@@ -351,8 +332,8 @@ async def acompare(
     it, for tests). ``adapters`` (one per model, None for the default) is for tests and custom
     transports, like ``Run(adapter=...)``.
     """
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
-    return await _execute(task, labels, model_list, runs, view, check)
+    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check)
+    return await _execute(task, labels, model_list, runs, finish, check)
 
 
 def compare(
@@ -366,5 +347,5 @@ def compare(
     **run_kw: Any,
 ) -> Comparison:
     """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
-    labels, model_list, runs, view = _prepare(task, models, tools, live, adapters, run_kw, check)
-    return run_sync(_execute(task, labels, model_list, runs, view, check))
+    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check)
+    return run_sync(_execute(task, labels, model_list, runs, finish, check))

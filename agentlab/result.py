@@ -95,7 +95,7 @@ class RunUsage(BaseModel):
 
     def _repr_html_(self) -> str:
         """Tokens and cost per bucket (renders without widgets: nbconvert, GitHub)."""
-        from .notebook.display import table_html
+        from .html_tables import table_html
 
         t, c = self.tokens, self.cost
 
@@ -168,7 +168,7 @@ class RunResult(BaseModel):
 
     def _repr_html_(self) -> str:
         """Plain-text rows; ``fields_html`` escapes every one (model, error and output come from outside)."""
-        from .notebook.display import fields_html
+        from .html_tables import fields_html
 
         u = self.usage
         rows = [

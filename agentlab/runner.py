@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import contextvars
 import signal
-import sys
 import threading
 import time
 import uuid
@@ -37,7 +36,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, 
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from . import _inputs
+from . import _inputs, frontend
 from .adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
@@ -172,6 +171,9 @@ class Run:
     must serve the same provider/API as ``model``. Without it the adapter is created from ``model``
     on first use (that is when the provider SDK is imported).
 
+    ``on_event`` gets every event as it happens; more watchers attach with :meth:`subscribe` (the
+    notebook's live views do, so they never replace the caller's ``on_event``).
+
     ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
     each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
     the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
@@ -252,16 +254,42 @@ class Run:
         self._calls: list[CallRecord] = []
         self._pending: list[DiagnosticEvent] = []
         self._carried_drop = 0
-        if "IPython" in sys.modules:  # cell-scoped continuations without %load_ext (agentlab.notebook)
-            from .notebook.extension import autoload
-
-            autoload()
+        self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
+        if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
+            fe.run_created(self)
 
     # ------------------------------------------------------------------ public
 
     @property
     def provider(self) -> str:
         return self.ref.provider
+
+    @property
+    def adapter(self) -> Adapter | None:
+        """The adapter given at construction; None when the run builds its own at the first call.
+
+        A live view reads it to know whether the first call will pay for importing the provider SDK.
+        """
+        return self._adapter
+
+    def subscribe(self, callback: Callable[[RunEvent], Any]) -> Callable[[], None]:
+        """Deliver every event to ``callback`` too; returns a function that unsubscribes it.
+
+        Several watchers (a live run view, a compare column, the caller's own ``on_event``) can follow
+        one run without rewiring each other's callbacks. Subscribers get the events exactly as
+        ``on_event`` does: the same objects, in the same order, on the same thread, right after
+        ``on_event``; an exception one raises ends the run as one from ``on_event`` would.
+        """
+        if not callable(callback):
+            raise ConfigError(
+                f"subscribe takes a function of the event (e.g. print), not {type(callback).__name__}"
+            )
+        self._subscribers = (*self._subscribers, callback)
+
+        def unsubscribe() -> None:
+            self._subscribers = tuple(c for c in self._subscribers if c is not callback)
+
+        return unsubscribe
 
     @property
     def model(self) -> str:
@@ -322,9 +350,15 @@ class Run:
                     errno=getattr(e, "errno", None),
                 ) from None
         self._durable_events.append(ev)
-        if self.on_event is not None:
-            self.on_event(ev)  # type: ignore[arg-type]
+        self._deliver(ev)  # type: ignore[arg-type]
         return ev
+
+    def _deliver(self, ev: RunEvent) -> None:
+        """``on_event``, then each subscriber (see :meth:`subscribe`)."""
+        if self.on_event is not None:
+            self.on_event(ev)
+        for callback in self._subscribers:
+            callback(ev)
 
     def _compose(self, base: Iterable[PortableItem]) -> tuple[PortableItem, ...]:
         """Prior history + this run's system prompt (if new) + its task.
@@ -429,7 +463,7 @@ class Run:
         status: RunStatus = "failed"
         output: str | None = None
         stop_reason: Any = None
-        on_event = self.on_event
+        on_event = self._deliver
         try:
             if adapter is None:
                 adapter = create_adapter(ref)
@@ -1045,22 +1079,19 @@ def _ctrl_c_raises() -> Iterator[None]:
 
 
 def _short_interrupt(e: KeyboardInterrupt) -> KeyboardInterrupt:
-    """The interrupt to re-raise: one line in IPython (see ``agentlab.notebook.extension``)."""
-    if "IPython" in sys.modules:
-        from .notebook.extension import shorten_interrupt
-
-        return shorten_interrupt(e)
-    return e
+    """The interrupt to re-raise: one line in IPython (the frontend renders it; ``agentlab.frontend``)."""
+    fe = frontend.current()
+    return fe.interrupt(e) if fe is not None else e
 
 
 async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """``await agentlab.arun("openai:sim-reasoner", "task", tools=[...])``: one run, its result."""
-    return await _in_notebook(_new_run(model, task, kw, "arun")).arun()
+    return await _presented(_new_run(model, task, kw, "arun")).arun()
 
 
 def run(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """Sync form of ``arun``; works in scripts and inside Jupyter's running event loop."""
-    r = _in_notebook(_new_run(model, task, kw, "run"))
+    r = _presented(_new_run(model, task, kw, "run"))
     return run_sync(r.arun())
 
 
@@ -1070,16 +1101,14 @@ def _new_run(model: str | ModelRef, task: str | None, kw: dict[str, Any], caller
     return Run(model, task, **kw)
 
 
-def _in_notebook(r: Run) -> Run:
-    """Inside IPython: load the cell-scope extension; in a Jupyter kernel, stream into a live run view.
+def _presented(r: Run) -> Run:
+    """``r``, shown by the installed frontend first (in a Jupyter kernel: a live run view).
 
-    Checked through ``sys.modules`` so that scripts never import IPython or ipywidgets for it
-    (``AGENTLAB_NO_WIDGETS=1`` turns the live view off; see ``agentlab.notebook.live``).
+    Scripts have no frontend, so nothing is imported for it (``agentlab.frontend``;
+    ``AGENTLAB_NO_WIDGETS=1`` turns the live view off).
     """
-    if "IPython" in sys.modules:
-        from .notebook.live import live_run_view
-
-        live_run_view(r)
+    if (fe := frontend.current()) is not None:
+        fe.present_run(r)
     return r
 
 
@@ -1174,10 +1203,10 @@ class Session:
         return _new_run(model, task, {**kw, "session": self}, "Session.start")
 
     async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return await _in_notebook(self.start(model, task, **kw)).arun()
+        return await _presented(self.start(model, task, **kw)).arun()
 
     def run(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return run_sync(_in_notebook(self.start(model, task, **kw)).arun())
+        return run_sync(_presented(self.start(model, task, **kw)).arun())
 
     def __repr__(self) -> str:
         last = ":".join(self._last) if self._last else None

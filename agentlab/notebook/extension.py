@@ -7,7 +7,8 @@ paused or interrupted in one cell and resumed in a later one therefore continues
 only: no opaque reasoning crosses a cell boundary, and none is left in widget state to be saved.
 
 The extension is also loaded automatically (:func:`autoload`) the first time agentlab runs or
-displays something inside IPython, so users who never type ``%load_ext`` get the same guarantee.
+displays something inside IPython (through the Jupyter hook-up, ``agentlab.notebook.hookup``), so
+users who never type ``%load_ext`` get the same guarantee.
 ``autoload`` is cheap outside IPython: it never imports IPython itself.
 """
 

@@ -1,20 +1,20 @@
 """Where agentlab meets a live Jupyter kernel: detect it, display views, hook a run into a view.
 
-Kept apart from the views so that library code (``agentlab.run``, ``agentlab.compare``) can ask
-"am I in a kernel that shows widgets?" without importing ipywidgets or IPython when it is not.
+Kept apart from the views so that the hook-up (``agentlab.notebook.hookup``, which core reaches only
+through ``agentlab.frontend``) can ask "am I in a kernel that shows widgets?" without importing
+ipywidgets when it is not.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .run_view import RunView
 
-__all__ = ["chain", "display", "in_kernel", "live_run_view", "sdk_note"]
+__all__ = ["display", "in_kernel", "live_run_view", "sdk_note"]
 
 
 def in_kernel() -> bool:
@@ -39,22 +39,6 @@ def display(obj: Any) -> None:
     _display(obj)  # type: ignore[no-untyped-call]
 
 
-def chain(*hooks: Callable[[Any], Any] | None) -> Callable[[Any], None] | None:
-    """One ``on_event`` callable calling each given hook in order (None entries skipped)."""
-    real = [h for h in hooks if h is not None]
-    if not real:
-        return None
-    if len(real) == 1:
-        only = real[0]
-        return lambda ev: (only(ev), None)[1]
-
-    def call(ev: Any) -> None:
-        for h in real:
-            h(ev)
-
-    return call
-
-
 def sdk_note(run: Any) -> str | None:
     """ "importing the <provider> SDK…" when this run's first call will pay for that import.
 
@@ -62,13 +46,13 @@ def sdk_note(run: Any) -> str | None:
     saying so keeps a silent first cell from looking hung.
     """
     provider = getattr(getattr(run, "ref", None), "provider", None)
-    if provider is None or getattr(run, "_adapter", None) is not None or provider in sys.modules:
+    if provider is None or getattr(run, "adapter", None) is not None or provider in sys.modules:
         return None
     return f"importing the {provider} SDK (first call in this kernel)…"
 
 
 def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
-    """In a kernel: display a :class:`RunView` for ``run`` and chain it into ``run.on_event``.
+    """In a kernel: display a :class:`RunView` for ``run``, subscribed to its events (``Run.subscribe``).
 
     Returns the view, or None outside a kernel (nothing imported, nothing shown). Also loads the
     cell-scope extension, so the run's continuation cannot outlive the cell.
@@ -84,6 +68,6 @@ def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
     note = sdk_note(run)
     if note:
         view.set_status(note)
-    run.on_event = chain(run.on_event, view.on_event)
+    run.subscribe(view.on_event)
     display(view)
     return view

@@ -18,7 +18,7 @@ _LAZY: dict[str, str] = {
     "SweepReport": "agentlab.sweeps.runner",
     "Task": "agentlab.sweeps.tasks",
     "TextProgress": "agentlab.sweeps.progress",
-    "WidgetProgress": "agentlab.sweeps.progress",
+    "WidgetProgress": "agentlab.notebook.progress",
     "asweep": "agentlab.sweeps.runner",
     "continuity_settings": "agentlab.sweeps.runner",
     "load_results": "agentlab.sweeps.analysis",

@@ -1,7 +1,8 @@
 """Sweep progress: a snapshot value, a terminal line and a notebook bar.
 
 Why both: people run sweeps from scripts (a ``\\r``-rewritten line on stderr, as pip and tqdm do)
-and from notebooks (an ipywidgets bar, imported only when one is shown). Both are throttled (a few
+and from notebooks (an ipywidgets bar, built by the notebook layer through :mod:`agentlab.frontend`, so
+this module never imports ipywidgets or IPython). Both are throttled (a few
 redraws per second) and consume only :class:`SweepProgress` snapshots; the final state is always
 drawn. From the worker thread a notebook sweep runs on, the widget is updated by setting traits only.
 """
@@ -9,15 +10,15 @@ drawn. From the worker thread a notebook sweep runs on, the widget is updated by
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from typing import Protocol, TextIO
 
+from .. import frontend
 from ..errors import ConfigError
 
-__all__ = ["ProgressDisplay", "SweepProgress", "TextProgress", "WidgetProgress", "make_display"]
+__all__ = ["ProgressDisplay", "SweepProgress", "TextProgress", "make_display"]
 
 
 def _clock(s: float | None) -> str:
@@ -98,53 +99,6 @@ class TextProgress:
         self.stream.flush()
 
 
-class WidgetProgress:
-    """An ipywidgets bar with the same line beside it (shown on the first update)."""
-
-    def __init__(self, *, interval_s: float = 0.2) -> None:
-        import ipywidgets as w
-
-        self.interval_s = interval_s
-        self._last = -math.inf
-        self.bar = w.IntProgress(value=0, min=0, max=1, description="sweep", bar_style="info")
-        self.label = w.HTML(value="")
-        self.box = w.HBox([self.bar, self.label])
-        self._shown = False
-
-    def update(self, p: SweepProgress, *, final: bool = False) -> None:
-        now = time.monotonic()
-        if not final and now - self._last < self.interval_s:
-            return
-        self._last = now
-        if not self._shown:
-            from IPython.display import display
-
-            display(self.box)  # type: ignore[no-untyped-call]
-            self._shown = True
-        import html
-
-        self.bar.max = max(1, p.total)
-        self.bar.value = p.from_file + p.done
-        if final:
-            self.bar.bar_style = "success" if p.failed == 0 and not p.message else "warning"
-        self.label.value = f"<span style='font-family:monospace'>{html.escape(p.line())}</span>"
-
-    def _repr_mimebundle_(self, **kw: Any) -> Any:  # pragma: no cover - display helper
-        return self.box._repr_mimebundle_(**kw)
-
-
-def _in_kernel() -> bool:
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from IPython import get_ipython
-
-        ip = get_ipython()
-    except Exception:  # pragma: no cover
-        return False
-    return ip is not None and hasattr(ip, "kernel")
-
-
 def make_display(progress: str | ProgressDisplay | None) -> ProgressDisplay | None:
     """``"auto"``: a widget bar inside a Jupyter kernel (unless ``AGENTLAB_NO_WIDGETS=1``), else a text
     line on stderr; ``"text"``, ``"widget"``, ``None`` (nothing) or any object with ``update``."""
@@ -155,11 +109,13 @@ def make_display(progress: str | ProgressDisplay | None) -> ProgressDisplay | No
             raise ConfigError("progress must be 'auto', 'text', 'widget', None or an object with update()")
         return progress
     if progress == "auto":
-        if _in_kernel() and os.environ.get("AGENTLAB_NO_WIDGETS") != "1":
-            return WidgetProgress()
-        return TextProgress()
+        shown = fe.progress_display("auto") if (fe := frontend.current()) is not None else None
+        return shown if shown is not None else TextProgress()
     if progress == "text":
         return TextProgress()
     if progress == "widget":
-        return WidgetProgress()
+        fe = frontend.current(force=True)
+        if fe is None:
+            raise ConfigError("progress='widget' needs the notebook layer (agentlab.notebook)")
+        return fe.progress_display("widget")
     raise ConfigError(f"progress must be 'auto', 'text', 'widget' or None, got {progress!r}")

@@ -100,25 +100,24 @@ async def test_async_form_and_duplicate_labels() -> None:
 
 
 def test_live_view_columns_receive_events() -> None:
+    import agentlab.notebook.run_view as views
     from agentlab.notebook._coalesce import flush_now
 
     cmp_view: list[object] = []
-    import agentlab.comparison as mod
+    real = views.CompareView
 
-    real = mod._prepare
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *a: object, **kw: object) -> None:
+            super().__init__(*a, **kw)
+            cmp_view.append(self)
 
-    def spy(*a: object, **kw: object) -> object:
-        out = real(*a, **kw)  # type: ignore[arg-type]
-        cmp_view.append(out[3])
-        return out
-
-    mod._prepare = spy  # type: ignore[assignment]
+    views.CompareView = Spy  # type: ignore[misc]
     try:
         compare(
             "q", MODELS[:2], tools=[lookup], adapters=[_adapter(m, f"ans-{m}") for m in MODELS[:2]], live=True
         )
     finally:
-        mod._prepare = real
+        views.CompareView = real  # type: ignore[misc]
     view = cmp_view[0]
     for col, m in zip(view.columns, MODELS[:2], strict=True):  # type: ignore[attr-defined]
         flush_now(col)

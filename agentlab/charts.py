@@ -1,0 +1,440 @@
+"""agentlab's charts: what reasoning costs, from usage frames (``agentlab.usage_frame`` /
+``Comparison.usage``), and sweep results, from ``agentlab.sweeps.summarize()`` (grouped bars per model
+and setting; ``agentlab.sweeps.charts`` re-exports those names). Core draws with them
+(``Comparison.plot_costs``, the sweep charts), so they live below the notebook layer;
+``agentlab.notebook.charts`` re-exports them under their notebook names.
+
+Each function takes a frame, draws on ``ax`` (a new figure when None, through pyplot so that
+Jupyter's inline backend shows it at cell end) and returns the Axes for further styling; none calls
+``plt.show()``. Colours are the Okabe-Ito palette (safe for the common colour-vision deficiencies),
+every axis says its unit, every chart has a legend when it has more than one series.
+
+Unknown is not zero: a group whose reasoning tokens are unknown gets a hatched "output (split
+unknown)" segment instead of a reasoning segment of height 0, and gaps in per-step lines stay gaps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from .html_tables import PALETTE
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "SEGMENTS",
+    "cost_breakdown",
+    "plot_cost_breakdown",
+    "plot_cost_per_solved",
+    "plot_metric",
+    "plot_reasoning_per_step",
+    "plot_reasoning_share",
+    "plot_success_rate",
+]
+
+SEGMENTS: tuple[tuple[str, str, str], ...] = (
+    # (name, legend label, colour); stacked bottom to top.
+    ("input", "input, uncached", PALETTE["sky"]),
+    ("cache_read", "input, cache read", PALETTE["blue"]),
+    ("cache_write", "input, cache write", PALETTE["purple"]),
+    ("other_output", "output, answer & tool calls", PALETTE["green"]),
+    ("reasoning", "output, reasoning", PALETTE["orange"]),
+    ("output_unsplit", "output, split unknown", PALETTE["grey"]),
+)
+
+_LINE_COLOURS = [
+    PALETTE[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow", "grey")
+]
+
+
+def _new_ax(figsize: tuple[float, float]) -> Axes:
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _group_col(df: pd.DataFrame, by: str | None) -> tuple[pd.Series, str]:
+    if by is None:
+        by = "label" if "label" in df.columns else "model"
+    if by == "model" and "provider" in df.columns:
+        return df["provider"].astype(str) + ":" + df["model"].astype(str), "model"
+    if by not in df.columns:
+        raise KeyError(f"no column {by!r} in the frame; columns: {list(df.columns)}")
+    return df[by].astype(str), by
+
+
+def _xticks(ax: Axes, labels: list[str]) -> None:
+    """Category labels, slanted when they would collide (long model names, many bars)."""
+    crowded = len(labels) > 3 or sum(len(t) for t in labels) > 16 * len(labels)
+    ax.set_xticks(
+        list(range(len(labels))), labels, rotation=20 if crowded else 0, ha="right" if crowded else "center"
+    )
+
+
+def _usd(v: float, _pos: Any = None) -> str:
+    if v == 0:
+        return "$0"
+    return f"${v:,.4f}" if abs(v) < 1 else f"${v:,.2f}"
+
+
+def cost_breakdown(df: pd.DataFrame, by: str | None = None, *, per_run: bool = False) -> pd.DataFrame:
+    """The numbers behind :func:`plot_cost_breakdown`: USD per segment (columns) per group (rows).
+
+    ``other_output`` is output cost minus reasoning cost; where any call of a group has unknown
+    reasoning tokens, that group's whole output goes to ``output_unsplit`` instead (unknown is not 0).
+    ``per_run=True`` divides by the number of runs in the group (compare providers fairly when they
+    ran different numbers of tasks).
+    """
+    import pandas as pd
+
+    key, _ = _group_col(df, by)
+    rows = {}
+    for name, g in df.groupby(key, sort=False):
+        out = float(g["output_cost_usd"].sum(min_count=1))
+        reasoning_known = bool(g["reasoning_cost_usd"].notna().all()) and len(g) > 0
+        reasoning = float(g["reasoning_cost_usd"].sum()) if reasoning_known else math.nan
+        row = {
+            "input": float(g["input_cost_usd"].sum(min_count=1)),
+            "cache_read": float(g["cache_read_cost_usd"].sum(min_count=1)),
+            "cache_write": float(g["cache_write_cost_usd"].sum(min_count=1)),
+            "other_output": out - reasoning if reasoning_known else 0.0,
+            "reasoning": reasoning if reasoning_known else 0.0,
+            "output_unsplit": 0.0 if reasoning_known else out,
+        }
+        if per_run:
+            n = g["run_id"].nunique() if "run_id" in g.columns else 1
+            row = {k: v / max(n, 1) for k, v in row.items()}
+        rows[str(name)] = row
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[s[0] for s in SEGMENTS])
+
+
+def plot_cost_breakdown(
+    df: pd.DataFrame,
+    by: str | None = None,
+    *,
+    ax: Axes | None = None,
+    per_run: bool = False,
+    title: str | None = None,
+) -> Axes:
+    """Stacked bars per provider/model: reasoning vs other output vs input (uncached, cache read/write).
+
+    ``by``: a column of the usage frame (default ``label`` when present, as in ``Comparison.usage``,
+    else ``provider:model``). Bars are labelled with their total and reasoning share.
+    """
+    data = cost_breakdown(df, by, per_run=per_run)
+    if ax is None:
+        ax = _new_ax((min(12.0, max(5.0, 1.1 * len(data) + 3.0)), 4.4))
+    from matplotlib.ticker import FuncFormatter
+
+    x = list(range(len(data)))
+    bottom = [0.0] * len(data)
+    for name, label, colour in SEGMENTS:
+        vals = [0.0 if (v != v) else float(v) for v in data[name]]
+        if not any(vals):
+            continue
+        ax.bar(
+            x,
+            vals,
+            bottom=bottom,
+            label=label,
+            color=colour,
+            width=0.6,
+            edgecolor="white",
+            linewidth=0.6,
+            hatch="//" if name == "output_unsplit" else None,
+        )
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    for i, (total, (_, row)) in enumerate(zip(bottom, data.iterrows(), strict=True)):
+        out = row["reasoning"] + row["other_output"] + row["output_unsplit"]
+        share = (
+            "reasoning n/a"
+            if row["output_unsplit"] > 0
+            else (f"{100 * row['reasoning'] / total:.0f}% reasoning" if total > 0 else "")
+        )
+        ax.annotate(
+            f"{_usd(total)}\n{share}" if out >= 0 else _usd(total),
+            (i, total),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    _xticks(ax, [str(i) for i in data.index])
+    ax.set_ylabel("cost per run (USD)" if per_run else "cost (USD)")
+    ax.set_xlabel("provider:model" if _group_col(df, by)[1] in ("model", "label") else str(by))
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd))
+    ax.set_ylim(0, max([*bottom, 1e-9]) * 1.22)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(
+        title or ("What a run costs, by token kind" if per_run else "What the runs cost, by token kind")
+    )
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax
+
+
+def plot_reasoning_per_step(
+    df: pd.DataFrame,
+    by: str | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Reasoning tokens per step, one line per run; runs of the same group share a colour.
+
+    ``by`` picks the colour group (default ``label``/``provider:model``). Unknown reasoning tokens
+    leave a gap (the step is marked with an ``x`` on the axis).
+    """
+    if ax is None:
+        ax = _new_ax((7.0, 4.0))
+    key, _ = _group_col(df, by)
+    colours: dict[str, str] = {}
+    labelled: set[str] = set()
+    for run_id, g in df.assign(_group=key).groupby("run_id", sort=False):
+        group = str(g["_group"].iloc[0])
+        colour = colours.setdefault(group, _LINE_COLOURS[len(colours) % len(_LINE_COLOURS)])
+        g = g.sort_values("step")
+        steps = [int(s) for s in g["step"]]
+        vals = [float(v) for v in g["reasoning_tokens"].to_numpy(dtype="float64", na_value=math.nan)]
+        ax.plot(
+            steps,
+            vals,
+            marker="o",
+            color=colour,
+            alpha=0.85,
+            linewidth=1.6,
+            label=group if group not in labelled else None,
+        )
+        labelled.add(group)
+        unknown = [s for s, v in zip(steps, vals, strict=True) if math.isnan(v)]
+        if unknown:
+            ax.plot(unknown, [0] * len(unknown), "x", color=colour, markersize=8, clip_on=False)
+        del run_id
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    ax.set_xlabel("step (model call within the run)")
+    ax.set_ylabel("reasoning tokens")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(title or "Reasoning tokens per step (one line per run)")
+    if labelled:
+        ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def plot_cost_per_solved(
+    runs: pd.DataFrame,
+    by: str | None = None,
+    *,
+    ax: Axes | None = None,
+    cost_col: str = "cost_usd",
+    solved_col: str = "solved",
+    title: str | None = None,
+) -> Axes:
+    """Total cost divided by tasks solved, per group: what one correct answer costs.
+
+    ``runs`` has one row per run (``Comparison.summary()``, or several concatenated) with a cost
+    column and a boolean ``solved`` column. A group with no solved task has no bar (infinite cost
+    per solved task) and says so; runs with unknown ``solved`` are left out of both sums.
+
+    A sweep summary (``agentlab.sweeps.summarize()``, which has computed ``cost_per_solved_usd``
+    per model and setting) is drawn as grouped bars instead: one chart function for both frames,
+    so the sweep and notebook names are the same function.
+    """
+    if "cost_per_solved_usd" in runs.columns:
+        if by is not None:
+            raise ValueError("a sweep summary is grouped by its index; `by` applies to per-run frames")
+        return _plot_summary_cost_per_solved(runs, ax, title)
+    return _plot_runs_cost_per_solved(runs, by, ax=ax, cost_col=cost_col, solved_col=solved_col, title=title)
+
+
+def _plot_runs_cost_per_solved(
+    runs: pd.DataFrame,
+    by: str | None,
+    *,
+    ax: Axes | None,
+    cost_col: str,
+    solved_col: str,
+    title: str | None,
+) -> Axes:
+    """The per-run case of :func:`plot_cost_per_solved`."""
+    key, _ = _group_col(runs, by)
+    if ax is None:
+        ax = _new_ax((max(5.0, 1.4 * key.nunique() + 3.0), 4.0))
+    names: list[str] = []
+    values: list[float] = []
+    notes: list[str] = []
+    for name, g in runs.assign(_key=key).groupby("_key", sort=False):
+        judged = g[g[solved_col].notna()]
+        n_solved = int(judged[solved_col].astype(bool).sum())
+        cost = float(judged[cost_col].sum(min_count=1))
+        names.append(str(name))
+        values.append(cost / n_solved if n_solved and not math.isnan(cost) else math.nan)
+        notes.append(f"{n_solved}/{len(judged)} solved")
+    from matplotlib.ticker import FuncFormatter
+
+    x = list(range(len(names)))
+    colours = [_LINE_COLOURS[i % len(_LINE_COLOURS)] for i in x]
+    heights = [0.0 if math.isnan(v) else v for v in values]
+    ax.bar(x, heights, color=colours, width=0.6)
+    top = max([*heights, 1e-9])
+    for i, (v, note) in enumerate(zip(values, notes, strict=True)):
+        text = f"{_usd(v)}\n{note}" if not math.isnan(v) else f"none solved\n{note}"
+        ax.annotate(
+            text,
+            (i, 0 if math.isnan(v) else v),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    _xticks(ax, names)
+    ax.set_xlabel("provider:model")
+    ax.set_ylabel("cost per solved task (USD)")
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd))
+    ax.set_ylim(0, top * 1.3)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(title or "What one solved task costs")
+    return ax
+
+
+def _groups(summary: pd.DataFrame) -> tuple[list[str], list[str], dict[tuple[str, str], Any]]:
+    """(x labels, series labels, {(x, series): row}) from a 1- or 2-level index."""
+    xs: list[str] = []
+    series: list[str] = []
+    rows: dict[tuple[str, str], Any] = {}
+    for idx, row in summary.iterrows():
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        x = str(parts[0])
+        s = " / ".join(str(p) for p in parts[1:]) or "all"
+        if x not in xs:
+            xs.append(x)
+        if s not in series:
+            series.append(s)
+        rows[(x, s)] = row
+    return xs, series, rows
+
+
+def plot_metric(
+    summary: pd.DataFrame,
+    column: str,
+    *,
+    ax: Axes | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+    fmt: str = "{:.3g}",
+    err: tuple[str, str] | None = None,
+) -> Axes:
+    """Bars of ``summary[column]``: one group per model, one colour per setting (NaN: no bar, "n/a")."""
+    import matplotlib.pyplot as plt
+
+    xs, series, rows = _groups(summary)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(xs) * max(1, len(series)) + 2.5), 4.0))
+    width = 0.8 / max(1, len(series))
+    for j, s in enumerate(series):
+        pos, vals, lo, hi = [], [], [], []
+        for i, x in enumerate(xs):
+            row = rows.get((x, s))
+            if row is None:
+                continue
+            v = float(row[column]) if row[column] is not None and not _isna(row[column]) else math.nan
+            pos.append(i + (j - (len(series) - 1) / 2) * width)
+            vals.append(v)
+            if err is not None:
+                lo.append(max(0.0, v - float(row[err[0]])) if not math.isnan(v) else 0.0)
+                hi.append(max(0.0, float(row[err[1]]) - v) if not math.isnan(v) else 0.0)
+        heights = [0.0 if math.isnan(v) else v for v in vals]
+        yerr = [lo, hi] if err is not None else None
+        bars = ax.bar(
+            pos,
+            heights,
+            width=width * 0.95,
+            color=_LINE_COLOURS[j % len(_LINE_COLOURS)],
+            label=s,
+            yerr=yerr,
+            capsize=3 if err else 0,
+            ecolor="#333333",
+        )
+        for b, v in zip(bars, vals, strict=True):
+            ax.annotate(
+                "n/a" if math.isnan(v) else fmt.format(v),
+                (b.get_x() + b.get_width() / 2, b.get_height()),
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
+    ax.set_xticks(range(len(xs)), xs, rotation=15 if len(xs) > 3 else 0)
+    ax.set_xlabel(str(summary.index.names[0] or "model"))
+    ax.set_ylabel(ylabel or column)
+    if title:
+        ax.set_title(title)
+    if len(series) > 1 or series != ["all"]:
+        ax.legend(
+            title=" / ".join(str(n) for n in summary.index.names[1:]) or None, fontsize=8, frameon=False
+        )
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    return ax
+
+
+def _isna(v: Any) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def plot_success_rate(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Success rate per model and setting, with Wilson 95% intervals as error bars."""
+    ax = plot_metric(
+        summary,
+        "success_rate",
+        ax=ax,
+        ylabel="success rate (solved / scored)",
+        title=title or "Success rate (95% Wilson interval)",
+        fmt="{:.0%}",
+        err=("success_ci_low", "success_ci_high"),
+    )
+    ax.set_ylim(0, 1.15)
+    return ax
+
+
+def _plot_summary_cost_per_solved(summary: pd.DataFrame, ax: Axes | None, title: str | None) -> Axes:
+    """USD per solved task from a sweep summary (all runs' cost / solved runs); "n/a" when none."""
+    return plot_metric(
+        summary,
+        "cost_per_solved_usd",
+        ax=ax,
+        ylabel="USD per solved task",
+        title=title or "What one solved task costs",
+        fmt="${:.4f}",
+    )
+
+
+def plot_reasoning_share(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Reasoning tokens as a share of output tokens (runs with a known reasoning figure only)."""
+    ax = plot_metric(
+        summary,
+        "reasoning_share",
+        ax=ax,
+        ylabel="reasoning / output tokens",
+        title=title or "Reasoning share of billed output",
+        fmt="{:.0%}",
+    )
+    ax.set_ylim(0, 1.15)
+    return ax

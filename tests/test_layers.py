@@ -1,0 +1,141 @@
+"""Direction of imports: core never imports the notebook layer, IPython or widget libraries.
+
+The rule, precisely:
+
+- *Core* is every module under ``agentlab/`` except the edge: the package ``agentlab/notebook/``
+  (views, the IPython extension, the Jupyter hook-up ``agentlab/notebook/hookup.py``), the facade
+  ``agentlab/__init__.py`` (IPython's ``%load_ext agentlab`` calls its ``load_ipython_extension``;
+  it also declares, as a string, that the hook-up is installed once IPython is loaded) and the CLI
+  ``agentlab/__main__.py`` (it runs the notebook report). Those three sit above core and may import
+  anything.
+- A core module may not import, at top level or inside a function, ``agentlab.notebook`` (absolute
+  or relative), ``IPython``, ``ipykernel``, ``ipywidgets``, ``anywidget``, ``traitlets``,
+  ``nbformat``, ``nbclient`` or ``nbconvert``, nor name them in an ``importlib.import_module`` /
+  ``__import__`` call.
+- ``matplotlib`` only in the chart modules ``agentlab/charts.py`` and ``agentlab/sweeps/charts.py``;
+  elsewhere only under ``if TYPE_CHECKING:`` (types of the methods that delegate to the charts).
+- Package facades map public names to modules in lazy tables (strings, resolved on first access);
+  those are not imports by core code. ``agentlab.sweeps.WidgetProgress`` is the one such entry that
+  points into the notebook package (kept where users import it from).
+
+Core reaches the Jupyter edge only through ``agentlab.frontend`` and ``Run.subscribe``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import agentlab
+
+ROOT = Path(agentlab.__file__).resolve().parent
+EDGE = {"__init__.py", "__main__.py"}
+CHARTS = {"charts.py", "sweeps/charts.py"}
+NEVER = ("agentlab.notebook", "IPython", "ipykernel", "ipywidgets", "anywidget", "traitlets", "nbformat")
+NEVER += ("nbclient", "nbconvert")
+
+
+def _core_modules() -> list[Path]:
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in EDGE or rel.startswith("notebook/"):
+            continue
+        out.append(path)
+    return out
+
+
+def _package(path: Path) -> list[str]:
+    """The package a relative import in ``path`` starts from (for ``pkg/__init__.py``: ``pkg``)."""
+    return ["agentlab", *path.relative_to(ROOT).with_suffix("").parts][:-1]
+
+
+def _absolute(node: ast.ImportFrom, path: Path) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = _package(path)
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for sub in node.body:
+                lines.update(range(sub.lineno, (sub.end_lineno or sub.lineno) + 1))
+    return lines
+
+
+def _imported(tree: ast.Module, path: Path) -> list[tuple[int, str]]:
+    """Every module name this file imports (statements anywhere, and literal dynamic imports)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            mod = _absolute(node, path)
+            found.append((node.lineno, mod))
+            found += [(node.lineno, f"{mod}.{a.name}") for a in node.names]  # from . import notebook
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = ast.unparse(node.func)
+            if name.endswith(("import_module", "__import__")) and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def _hits(name: str, roots: tuple[str, ...]) -> bool:
+    return any(name == r or name.startswith(r + ".") for r in roots)
+
+
+def layer_violations(root: Path = ROOT) -> list[str]:
+    out = []
+    for path in _core_modules():
+        rel = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        typing_only = _type_checking_lines(tree)
+        for line, name in _imported(tree, path):
+            if _hits(name, NEVER):
+                out.append(f"agentlab/{rel}:{line} imports {name}")
+            elif _hits(name, ("matplotlib",)) and rel not in CHARTS and line not in typing_only:
+                out.append(f"agentlab/{rel}:{line} imports {name} (charts only)")
+    return out
+
+
+def test_core_modules_never_import_the_notebook_layer_or_ipython() -> None:
+    assert _core_modules(), ROOT
+    assert layer_violations() == []
+
+
+def test_the_rule_sees_relative_lazy_and_dynamic_imports(tmp_path: Path) -> None:
+    """The checker itself: a relative import inside a function and a literal import_module are caught."""
+    src = (
+        "import importlib\n"
+        "def f():\n    from .notebook.display import table_html\n"
+        "def g():\n    from . import notebook\n"
+        "def h():\n    importlib.import_module('IPython.display')\n"
+        "def k():\n    import matplotlib.pyplot\n"
+    )
+    tree = ast.parse(src)
+    names = {n for _, n in _imported(tree, ROOT / "usage.py")}
+    assert {"agentlab.notebook.display", "agentlab.notebook", "IPython.display", "matplotlib.pyplot"} <= names
+
+
+def test_importing_every_core_module_loads_no_notebook_or_ipython() -> None:
+    """At run time too: import all of core in a fresh interpreter; nothing of the edge is loaded."""
+    mods = []
+    for path in _core_modules():
+        parts = ["agentlab", *path.relative_to(ROOT).with_suffix("").parts]
+        mods.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}:\n    importlib.import_module(m)\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {NEVER!r} "
+        "or m.startswith('agentlab.notebook') or m.split('.')[0] == 'matplotlib')\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
