@@ -555,23 +555,19 @@ class Run:
             self._deliver(completed)
             yield completed
             yield self._emit(applied.completed)
+            calls = resp.tool_calls
             log.debug(
-                "run %s step %d: %s, stop=%s, %d tool call(s)",
-                rid,
-                step,
-                ref,
-                resp.stop_reason,
-                len(resp.tool_calls),
+                "run %s step %d: %s, stop=%s, %d tool call(s)", rid, step, ref, resp.stop_reason, len(calls)
             )
             results: list[ToolResultItem] = []
-            if resp.tool_calls:
-                async with _closing(self._tool_step(resp.tool_calls, step, results)) as tool_events:
+            if calls:
+                async with _closing(self._tool_step(calls, step, results)) as tool_events:
                     async for ev in tool_events:
                         yield ev
             # One assignment: the call and its results enter history together.
             cp.history = (*cp.history, *resp.items, *results)
             cp.step = step
-            if resp.tool_calls or resp.stop_reason == "pause_turn":
+            if calls or resp.stop_reason == "pause_turn":
                 continue  # "pause_turn": the provider paused a long turn; sending history back resumes it
             end.status, end.output, end.stop_reason = "completed", resp.text, resp.stop_reason
             return
