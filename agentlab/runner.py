@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import signal
 import threading
 import time
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from . import _inputs, frontend
+from ._steps import CallTiming, apply_response, retry_decision
 from .adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from .checkpoint import Checkpoint
 from .continuation import Continuation
@@ -46,7 +48,6 @@ from .errors import (
     ConfigError,
     InvalidSettingsError,
     ModelBehaviorError,
-    ProviderAPIError,
     ProviderError,
     StorageError,
     UnknownModelError,
@@ -59,7 +60,6 @@ from .events import (
     DiagnosticEvent,
     ErrorEvent,
     Event,
-    ModelCallCompletedEvent,
     ModelCallStartedEvent,
     ModelResponse,
     ReasoningDeltaEvent,
@@ -73,7 +73,6 @@ from .events import (
 )
 from .items import AssistantTextItem, PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
 from .logs import get_logger, redact_secrets
-from .pricing import price_call
 from .request import CacheHints, ModelRequest, ReasoningSettings
 from .result import CallRecord, RunResult, RunStatus, RunUsage
 from .tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
@@ -89,8 +88,13 @@ E = TypeVar("E", bound=Event)
 _CANCEL_TYPES = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
 
 
-MAX_RETRY_WAIT_S = 120.0
-"""A provider asking to wait longer than this (``retry-after``) fails the call instead of a silent wait."""
+@dataclasses.dataclass(slots=True)
+class _Ending:
+    """How the steps of a run ended (they are a generator, so they cannot return it)."""
+
+    status: RunStatus = "failed"
+    output: str | None = None
+    stop_reason: Any = None
 
 
 def _new_run_id() -> str:
@@ -442,8 +446,12 @@ class Run:
         finally:
             await gen.aclose()
 
-    async def _events(self) -> AsyncGenerator[RunEvent, None]:  # noqa: C901 - the run loop; being split into named steps
-        """The loop behind ``events`` (and ``arun``, which drains it without the extra hop per event)."""
+    async def _events(self) -> AsyncGenerator[RunEvent, None]:
+        """The loop behind ``events`` (and ``arun``, which drains it without the extra hop per event).
+
+        Set-up and tear-down live here (the session claim, the adapter, the continuation, the closing
+        records on every exit); each step's work is in :meth:`_steps`.
+        """
         if self._started:
             raise UserError("a Run runs once; create a new Run (or use a Session for follow-ups)")
         self._started = True
@@ -459,11 +467,6 @@ class Run:
                 raise
         adapter = self._adapter
         own_adapter = adapter is None
-        cont: Continuation | None = None
-        status: RunStatus = "failed"
-        output: str | None = None
-        stop_reason: Any = None
-        on_event = self._deliver
         try:
             if adapter is None:
                 adapter = create_adapter(ref)
@@ -472,7 +475,6 @@ class Run:
             )
             cp.attach(cont)
             cp.status = "running"
-            sdk_retries = _sdk_retries(adapter)
             log.debug("run %s started on %s", rid, ref)
             yield self._emit(
                 RunStartedEvent(
@@ -481,190 +483,11 @@ class Run:
             )
             for diag in self._pending:
                 yield self._emit(diag)
-            extra_dropped = self._carried_drop
-            step = 0
-            while True:
-                if step >= self.max_steps:
-                    status = "step_limit"
-                    break
-                step += 1
-                yield self._emit(
-                    ModelCallStartedEvent(run_id=rid, step=step, provider=ref.provider, model=ref.model)
-                )
-                # Built after that yield: a consumer may pause there (a notebook cell ends and releases
-                # the continuation); a request built before would still carry the released items.
-                if cont.released:
-                    cont = self._renew(adapter)
-                    yield self._emit(self._released_notice(step))
-                request = self._request(cont)
-                attempt = 0
-                while True:
-                    completed: ResponseCompletedEvent | None = None
-                    t0 = time.perf_counter()
-                    first_r: float | None = None
-                    first_t: float | None = None
-                    try:
-                        # aclosing: a consumer leaving events() early (GeneratorExit at our yield)
-                        # must close the adapter's stream, and with it the HTTP response, now.
-                        async with _closing(_encodable(adapter.stream(request))) as stream:
-                            async for ev in stream:
-                                d = ev.__dict__  # stamp in place: the adapter handed this event over
-                                d["run_id"] = rid
-                                d["step"] = step
-                                t = type(ev)
-                                if t is ReasoningDeltaEvent:
-                                    if first_r is None:
-                                        first_r = time.perf_counter() - t0
-                                elif t is TextDeltaEvent:
-                                    if first_t is None:
-                                        first_t = time.perf_counter() - t0
-                                elif t is ResponseCompletedEvent:
-                                    completed = ev  # type: ignore[assignment]
-                                    continue  # yielded below, after it is accounted for
-                                elif t is DiagnosticEvent:
-                                    yield self._emit(ev)
-                                    continue
-                                if on_event is not None:
-                                    on_event(ev)
-                                yield ev
-                        if completed is None:
-                            raise ModelBehaviorError(
-                                f"{ref.provider} adapter ended a stream without a completed response"
-                            )
-                        break
-                    except ProviderError as e:
-                        # HTTP status errors were already retried by the SDK (bounded, honouring
-                        # retry-after); retrying them here too would multiply the attempts. The run
-                        # retries what the SDK cannot (a stream broken mid-way, a reset) and status
-                        # errors only when the adapter's SDK retries are off (max_retries=0).
-                        sdk_retried = isinstance(e, ProviderAPIError) and sdk_retries > 0
-                        if not e.retryable or sdk_retried or attempt >= self.retries:
-                            raise
-                        attempt += 1
-                        delay = self.retry_delay * (2 ** (attempt - 1))
-                        retry_after = getattr(e, "retry_after", None)
-                        if isinstance(retry_after, int | float):
-                            if retry_after > MAX_RETRY_WAIT_S:
-                                raise  # an hour-long silent wait helps nobody: hand the typed error over
-                            delay = max(delay, float(retry_after))
-                        log.info(
-                            "run %s step %d: retry %d on %s after %s",
-                            rid,
-                            step,
-                            attempt,
-                            ref,
-                            type(e).__name__,
-                        )
-                        yield self._emit(
-                            DiagnosticEvent(
-                                run_id=rid,
-                                step=step,
-                                code="retry",
-                                message=f"retrying on the same provider ({attempt}/{self.retries}) after "
-                                f"{type(e).__name__}: {redact_secrets(e.message)}",
-                                data={"attempt": attempt, "delay_s": delay, "error_type": type(e).__name__},
-                            )
-                        )
-                        if delay > 0:
-                            await asyncio.sleep(delay)
-
-                resp = completed.response
-                elapsed = time.perf_counter() - t0
-                dropped = resp.reasoning_items_dropped + extra_dropped
-                extra_dropped = 0
-                if resp.reasoning:
-                    if self.continuation_policy == "verbatim":
-                        if cont.released:  # released while this call streamed: a new segment owns them
-                            cont = self._renew(adapter)
-                            yield self._emit(self._released_notice(step))
-                        refused = cont.add(resp.reasoning)
-                    else:
-                        refused = list(resp.reasoning)
-                    if refused:
-                        dropped += len(refused)
-                        why = (
-                            "continuation_policy='drop'"
-                            if self.continuation_policy == "drop"
-                            else "made by another provider/API/model/endpoint"
-                        )
-                        yield self._emit(
-                            DiagnosticEvent(
-                                run_id=rid,
-                                step=step,
-                                code="reasoning_items_dropped",
-                                message=f"{len(refused)} opaque reasoning item(s) not kept: {why}",
-                                data={"count": len(refused), "reason": why},
-                            )
-                        )
-                usage = resp.usage
-                cost = price_call(usage, ref.provider, ref.model)
-                record = CallRecord(
-                    run_id=rid,
-                    step=step,
-                    provider=ref.provider,
-                    api=ref.api,
-                    model=ref.model,
-                    response_id=resp.response_id,
-                    stop_reason=resp.stop_reason,
-                    usage=usage,
-                    cost=cost,
-                    latency_s=completed.latency_s if completed.latency_s is not None else elapsed,
-                    first_reasoning_s=(
-                        completed.first_reasoning_s if completed.first_reasoning_s is not None else first_r
-                    ),
-                    first_text_s=completed.first_text_s if completed.first_text_s is not None else first_t,
-                    reasoning_items_dropped=dropped,
-                )
-                self._calls.append(record)
-                if on_event is not None:
-                    on_event(completed)
-                yield completed
-                yield self._emit(
-                    ModelCallCompletedEvent(
-                        run_id=rid,
-                        step=step,
-                        provider=ref.provider,
-                        model=ref.model,
-                        response_id=resp.response_id,
-                        request_id=resp.request_id,
-                        stop_reason=resp.stop_reason,
-                        usage=usage,
-                        cost_usd=cost.total if cost.known else None,
-                        latency_s=record.latency_s,
-                        first_reasoning_s=record.first_reasoning_s,
-                        first_text_s=record.first_text_s,
-                        reasoning_items_dropped=dropped,
-                        items=resp.items,
-                    )
-                )
-                log.debug(
-                    "run %s step %d: %s, stop=%s, %d tool call(s)",
-                    rid,
-                    step,
-                    ref,
-                    resp.stop_reason,
-                    len(resp.tool_calls),
-                )
-                calls = resp.tool_calls
-                if calls:
-                    for c in calls:
-                        yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))
-                    results, notes = await self._run_tools(calls, step)
-                    for res, dur in results:
-                        yield self._emit(ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur))
-                    for note in notes:
-                        yield self._emit(note)
-                    # One assignment: the call and its results enter history together.
-                    cp.history = (*cp.history, *resp.items, *(r for r, _ in results))
-                    cp.step = step
-                    continue
-                cp.history = (*cp.history, *resp.items)
-                cp.step = step
-                if resp.stop_reason == "pause_turn":
-                    continue  # the provider paused a long turn; sending history back resumes it
-                status, output, stop_reason = "completed", resp.text, resp.stop_reason
-                break
-            yield self._finish(status, output, stop_reason)
+            end = _Ending()
+            async with _closing(self._steps(adapter, cont, end)) as steps:
+                async for ev in steps:
+                    yield ev
+            yield self._finish(end.status, end.output, end.stop_reason)
         except BaseException as e:
             if self.result is None:
                 self._finish("cancelled" if isinstance(e, _CANCEL_TYPES) else "failed", None, None, error=e)
@@ -676,6 +499,181 @@ class Run:
                     await adapter.aclose()
                 except Exception:  # pragma: no cover - closing must not mask the run's outcome
                     log.warning("run %s: closing the adapter failed", rid, exc_info=True)
+
+    async def _steps(
+        self, adapter: Adapter, cont: Continuation, end: _Ending
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The steps of the tool loop, until a final answer or ``max_steps``; how it ended goes to ``end``.
+
+        One step: a model call (with retries), its response applied to the continuation and the
+        records, then its tool calls run and the exchange appended to history in one assignment.
+        """
+        ref, rid, cp = self.ref, self.run_id, self.checkpoint
+        sdk_retries = _sdk_retries(adapter)
+        extra_dropped = self._carried_drop
+        step = 0
+        while step < self.max_steps:
+            step += 1
+            yield self._emit(
+                ModelCallStartedEvent(run_id=rid, step=step, provider=ref.provider, model=ref.model)
+            )
+            # Built after that yield: a consumer may pause there (a notebook cell ends and releases
+            # the continuation); a request built before would still carry the released items.
+            if cont.released:
+                cont = self._renew(adapter)
+                yield self._emit(self._released_notice(step))
+            call = CallTiming(self._request(cont), step)
+            async with _closing(self._call_model(adapter, call, sdk_retries)) as stream:
+                async for ev in stream:
+                    yield ev
+            completed = call.completed
+            assert completed is not None  # _call_model returns only with a completed response
+            resp = completed.response
+            if resp.reasoning and self.continuation_policy == "verbatim" and cont.released:
+                cont = self._renew(adapter)  # released while this call streamed: a new segment owns them
+                yield self._emit(self._released_notice(step))
+            refused = 0
+            if resp.reasoning:
+                kept_out = (
+                    cont.add(resp.reasoning) if self.continuation_policy == "verbatim" else resp.reasoning
+                )
+                refused = len(kept_out)
+            applied = apply_response(
+                completed,
+                call,
+                ref=ref,
+                run_id=rid,
+                step=step,
+                policy=self.continuation_policy,
+                refused=refused,
+                carried_drop=extra_dropped,
+            )
+            extra_dropped = 0
+            for diag in applied.diagnostics:
+                yield self._emit(diag)
+            self._calls.append(applied.record)
+            self._deliver(completed)
+            yield completed
+            yield self._emit(applied.completed)
+            calls = resp.tool_calls
+            log.debug(
+                "run %s step %d: %s, stop=%s, %d tool call(s)", rid, step, ref, resp.stop_reason, len(calls)
+            )
+            results: list[ToolResultItem] = []
+            if calls:
+                async with _closing(self._tool_step(calls, step, results)) as tool_events:
+                    async for ev in tool_events:
+                        yield ev
+            # One assignment: the call and its results enter history together.
+            cp.history = (*cp.history, *resp.items, *results)
+            cp.step = step
+            if calls or resp.stop_reason == "pause_turn":
+                continue  # "pause_turn": the provider paused a long turn; sending history back resumes it
+            end.status, end.output, end.stop_reason = "completed", resp.text, resp.stop_reason
+            return
+        end.status = "step_limit"
+
+    async def _call_model(
+        self, adapter: Adapter, call: CallTiming, sdk_retries: int
+    ) -> AsyncGenerator[RunEvent, None]:
+        """One model call: attempts on the same adapter until one completes or the retry rule says stop.
+
+        A failed attempt adds nothing to the checkpoint (its deltas were display only), so a retry
+        starts from the same request; the ``retry`` diagnostic records why and how long it waited.
+        """
+        attempt = 0
+        while True:
+            try:
+                async with _closing(self._attempt(adapter, call)) as stream:
+                    async for ev in stream:
+                        yield ev
+                return
+            except ProviderError as e:
+                decision = retry_decision(e, attempt, self.retries, self.retry_delay, sdk_retries)
+                if not decision.retry:
+                    raise
+                attempt += 1
+                log.info(
+                    "run %s step %d: retry %d on %s after %s",
+                    self.run_id,
+                    call.step,
+                    attempt,
+                    self.ref,
+                    type(e).__name__,
+                )
+                yield self._emit(
+                    DiagnosticEvent(
+                        run_id=self.run_id,
+                        step=call.step,
+                        code="retry",
+                        message=f"retrying on the same provider ({attempt}/{self.retries}) after "
+                        f"{type(e).__name__}: {redact_secrets(e.message)}",
+                        data={
+                            "attempt": attempt,
+                            "delay_s": decision.delay_s,
+                            "error_type": type(e).__name__,
+                        },
+                    )
+                )
+                if decision.delay_s > 0:
+                    await asyncio.sleep(decision.delay_s)
+
+    async def _attempt(self, adapter: Adapter, call: CallTiming) -> AsyncGenerator[RunEvent, None]:
+        """Stream one attempt: stamp each event, time the first deltas, keep the completed response.
+
+        The hot path (one pass per delta). Events are stamped in place: the adapter handed each one
+        over to the run (see ``agentlab.adapters.base``), so no copy is made. The completed response
+        is not yielded here: the step yields it after it has been accounted for.
+        """
+        rid, step = self.run_id, call.step
+        call.start()
+        t0 = call.t0
+        deliver = self._deliver
+        # aclosing: a consumer leaving events() early (GeneratorExit at our yield) must close the
+        # adapter's stream, and with it the HTTP response, now.
+        async with _closing(_encodable(adapter.stream(call.request))) as stream:
+            async for ev in stream:
+                d = ev.__dict__
+                d["run_id"] = rid
+                d["step"] = step
+                t = type(ev)
+                if t is ReasoningDeltaEvent:
+                    if call.first_r is None:
+                        call.first_r = time.perf_counter() - t0
+                elif t is TextDeltaEvent:
+                    if call.first_t is None:
+                        call.first_t = time.perf_counter() - t0
+                elif t is ResponseCompletedEvent:
+                    call.completed = ev  # type: ignore[assignment]
+                    continue
+                elif t is DiagnosticEvent:
+                    yield self._emit(ev)
+                    continue
+                deliver(ev)
+                yield ev
+        call.stop()
+        if call.completed is None:
+            raise ModelBehaviorError(
+                f"{self.ref.provider} adapter ended a stream without a completed response"
+            )
+
+    async def _tool_step(
+        self, calls: list[ToolCallItem], step: int, results: list[ToolResultItem]
+    ) -> AsyncGenerator[RunEvent, None]:
+        """A response's tool calls: their events, the calls run (:meth:`_run_tools`), their results.
+
+        The result items go to ``results`` (in call order) for the caller to append to history with
+        the response's items in one assignment.
+        """
+        rid = self.run_id
+        for c in calls:
+            yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))
+        done, notes = await self._run_tools(calls, step)
+        for res, dur in done:
+            yield self._emit(ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur))
+        for note in notes:
+            yield self._emit(note)
+        results.extend(r for r, _ in done)
 
     def _finish(
         self, status: RunStatus, output: str | None, stop_reason: Any, *, error: BaseException | None = None
@@ -820,7 +818,12 @@ class Run:
 
 
 def _sdk_retries(adapter: Adapter) -> int:
-    """How often the adapter's SDK retries an HTTP status error itself (0 when it does not say)."""
+    """How often the adapter's SDK retries an HTTP status error itself (``Adapter.max_retries``).
+
+    Read defensively: an adapter written before the protocol declared it (a third party's) may not
+    have the attribute, or not an int; it then counts as 0 (its SDK does not retry), so the run's
+    own ``retries`` cover status errors too.
+    """
     n = getattr(adapter, "max_retries", 0)
     return n if isinstance(n, int) else 0
 

@@ -99,6 +99,7 @@ class ScriptedAdapter:
         self.api = api or PROVIDERS[provider][0]
         self.model = model
         self.base_url = base_url
+        self.max_retries = 0  # no SDK below: the run's own ``retries`` cover every scripted error
         self.steps = list(steps)
         self.requests: list[ModelRequest] = []
         self.produced: dict[int, tuple[ProviderReasoningItem, ...]] = {}

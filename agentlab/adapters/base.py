@@ -109,6 +109,12 @@ class Adapter(Protocol):
     api: str
     model: str
     base_url: str | None
+    max_retries: int
+    """How often the adapter's SDK retries an HTTP status error itself (0: it does not).
+
+    The run does not retry status errors again when this is above 0 (the attempts would multiply);
+    it retries them itself when it is 0. An adapter without the attribute counts as 0.
+    """
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield display events, then one ``ResponseCompletedEvent``."""

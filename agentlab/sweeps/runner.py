@@ -222,6 +222,9 @@ class _GatedAdapter:
         self.api = inner.api
         self.model = inner.model
         self.base_url = inner.base_url
+        # 0: the run retries status errors itself, so each attempt passes the gate (waits out the
+        # cool-down); the sweep builds its adapters with the SDK's retries off.
+        self.max_retries = 0
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         await self.limiter.ready()

@@ -284,6 +284,7 @@ async def test_tool_call_arguments_are_json() -> None:
 
 class _NoCompletion:
     provider, api, model, base_url = "openai", "responses", "sim-reasoner", None
+    max_retries = 0
 
     async def stream(self, request: al.ModelRequest):  # type: ignore[no-untyped-def]
         yield TextDeltaEvent(text="half")

@@ -34,6 +34,7 @@ class Recording:
             inner.model,
             inner.base_url,
         )
+        self.max_retries = 0  # the run's own retries apply, as for any wrapper that does not forward it
         self.sent: list[tuple[bool, int]] = []  # (after release?, opaque items)
         self.released = False
 

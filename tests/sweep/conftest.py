@@ -37,6 +37,7 @@ class CountingAdapter:
             inner.model,
             inner.base_url,
         )
+        self.max_retries = 0  # the run's own retries apply, as for any wrapper that does not forward it
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         p, pr = self.provider, self.probe

@@ -1,0 +1,168 @@
+"""The run loop's pure steps on their own: retry classification and applying a completed response."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+import agentlab as al
+from agentlab._steps import MAX_RETRY_WAIT_S, CallTiming, RetryDecision, apply_response, retry_decision
+from agentlab.adapters.base import Adapter, parse_model
+from agentlab.errors import (
+    ProviderAPIError,
+    ProviderConnectionError,
+    ProviderServerError,
+    RateLimitError,
+    StreamInterruptedError,
+)
+from agentlab.events import ModelResponse, ResponseCompletedEvent
+from agentlab.items import AssistantTextItem
+from agentlab.runner import _sdk_retries
+from agentlab.testing import ScriptedAdapter, Step
+
+
+def test_retry_decision_is_a_frozen_value() -> None:
+    d = retry_decision(StreamInterruptedError("cut", provider="openai", retryable=True), 0, 2, 0.5, 3)
+    assert d == RetryDecision(True, 0.5, "retryable")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.retry = False  # type: ignore[misc]
+
+
+def test_backoff_doubles_per_attempt_until_retries_are_used_up() -> None:
+    e = ProviderConnectionError("reset", provider="openai")
+    assert [retry_decision(e, a, 3, 0.25, 0).delay_s for a in range(3)] == [0.25, 0.5, 1.0]
+    assert retry_decision(e, 3, 3, 0.25, 0) == RetryDecision(False, 0.0, "retries used up")
+    assert not retry_decision(e, 0, 0, 0.25, 0).retry  # retries=0: never
+
+
+def test_not_retryable_errors_are_never_retried() -> None:
+    d = retry_decision(
+        ProviderAPIError("400 bad request", provider="openai"), 0, 5, 0.0, 0
+    )  # retryable=False
+    assert d == RetryDecision(False, 0.0, "not retryable")
+
+
+def test_status_errors_are_left_to_the_sdk_when_it_retries() -> None:
+    e = ProviderServerError("503", provider="openai")
+    assert retry_decision(e, 0, 2, 0.0, 3) == RetryDecision(False, 0.0, "already retried by the SDK")
+    assert retry_decision(e, 0, 2, 0.0, 0).retry  # SDK retries off: the run retries it
+    # A stream broken mid-way is not an HTTP status error: the SDK cannot retry it, the run does.
+    assert retry_decision(
+        StreamInterruptedError("cut", provider="openai", retryable=True), 0, 2, 0.0, 3
+    ).retry
+
+
+def test_retry_after_raises_the_delay_and_a_long_one_fails_the_call() -> None:
+    assert (
+        retry_decision(RateLimitError("429", provider="openai", retry_after=2.0), 0, 2, 0.5, 0).delay_s == 2.0
+    )
+    assert (
+        retry_decision(RateLimitError("429", provider="openai", retry_after=0.1), 1, 2, 0.5, 0).delay_s == 1.0
+    )
+    d = retry_decision(
+        RateLimitError("429", provider="openai", retry_after=MAX_RETRY_WAIT_S + 1), 0, 2, 0.5, 0
+    )
+    assert d == RetryDecision(False, 0.0, "retry-after too long")
+
+
+def test_the_adapter_protocol_declares_the_sdk_retry_budget() -> None:
+    assert "max_retries" in Adapter.__annotations__
+    scripted = ScriptedAdapter([Step(text="hi")])
+    assert scripted.max_retries == 0 and _sdk_retries(scripted) == 0
+    for name in ("openai:sim-reasoner", "anthropic:sim-thinker"):
+        adapter = al.create_adapter(name, max_retries=2)
+        assert _sdk_retries(adapter) == 2
+
+
+def test_an_adapter_without_max_retries_counts_as_not_retrying() -> None:
+    class Legacy:  # a third party's adapter written before the protocol declared it
+        provider, api, model, base_url = "openai", "responses", "sim-reasoner", None
+
+    assert _sdk_retries(Legacy()) == 0  # type: ignore[arg-type]
+    legacy: Any = Legacy()
+    legacy.max_retries = "3"  # not an int: ignored the same way
+    assert _sdk_retries(legacy) == 0
+
+
+def _completed(**kw: Any) -> ResponseCompletedEvent:
+    resp = ModelResponse(
+        provider="openai",
+        api="responses",
+        model="sim-reasoner",
+        response_id="resp_1",
+        items=(AssistantTextItem(text="4"),),
+        reasoning_items_dropped=kw.pop("adapter_dropped", 0),
+    )
+    return ResponseCompletedEvent(response=resp, **kw)
+
+
+def _timing(
+    elapsed: float | None = 1.5, first_r: float | None = 0.2, first_t: float | None = 0.7
+) -> CallTiming:
+    t = CallTiming(al.ModelRequest(model="sim-reasoner", items=(al.UserItem(text="2+2?"),)), 3)
+    t.elapsed, t.first_r, t.first_t = elapsed, first_r, first_t
+    return t
+
+
+def test_apply_response_builds_the_record_and_the_event_from_the_run_timings() -> None:
+    ref = parse_model("openai:sim-reasoner")
+    out = apply_response(_completed(), _timing(), ref=ref, run_id="r1", step=3, policy="verbatim", refused=0)
+    assert out.diagnostics == ()
+    rec, ev = out.record, out.completed
+    assert (rec.run_id, rec.step, rec.response_id, rec.provider, rec.model) == (
+        "r1",
+        3,
+        "resp_1",
+        "openai",
+        "sim-reasoner",
+    )
+    assert (rec.latency_s, rec.first_reasoning_s, rec.first_text_s) == (1.5, 0.2, 0.7)
+    assert (ev.latency_s, ev.first_reasoning_s, ev.first_text_s) == (1.5, 0.2, 0.7)
+    assert ev.items == (AssistantTextItem(text="4"),) and ev.step == 3 and ev.run_id == "r1"
+    assert rec.reasoning_items_dropped == ev.reasoning_items_dropped == 0
+
+
+def test_the_adapters_timings_win_over_the_runs() -> None:
+    ref = parse_model("openai:sim-reasoner")
+    c = _completed(latency_s=9.0, first_reasoning_s=None, first_text_s=8.0)
+    rec = apply_response(c, _timing(), ref=ref, run_id="r", step=1, policy="verbatim", refused=0).record
+    assert (rec.latency_s, rec.first_reasoning_s, rec.first_text_s) == (9.0, 0.2, 8.0)
+
+
+@pytest.mark.parametrize(
+    ("policy", "why"),
+    [("drop", "continuation_policy='drop'"), ("verbatim", "made by another provider/API/model/endpoint")],
+)
+def test_refused_items_are_counted_and_explained(policy: Any, why: str) -> None:
+    ref = parse_model("openai:sim-reasoner")
+    out = apply_response(
+        _completed(adapter_dropped=1),
+        _timing(),
+        ref=ref,
+        run_id="r",
+        step=2,
+        policy=policy,
+        refused=2,
+        carried_drop=4,
+    )
+    assert out.record.reasoning_items_dropped == out.completed.reasoning_items_dropped == 7
+    (d,) = out.diagnostics
+    assert (d.code, d.step, d.run_id, d.data) == (
+        "reasoning_items_dropped",
+        2,
+        "r",
+        {"count": 2, "reason": why},
+    )
+    assert d.message == f"2 opaque reasoning item(s) not kept: {why}"
+
+
+def test_call_timing_restarts_per_attempt_and_keeps_no_payload_in_its_repr() -> None:
+    t = _timing()
+    t.completed = _completed()
+    t.start()
+    assert (t.elapsed, t.first_r, t.first_t, t.completed) == (None, None, None, None)
+    t.stop()
+    assert t.elapsed is not None and t.elapsed >= 0
+    assert "2+2" not in repr(t)
