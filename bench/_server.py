@@ -128,6 +128,8 @@ def serving(
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 if __name__ == "__main__":
