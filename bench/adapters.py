@@ -245,9 +245,12 @@ def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[s
 
 
 # Targets per delivery. In process (16 KiB reads, pure parsing cost): the issue-#7 targets. On the
-# socket every consumer pays the same per-event fixed cost (chunk framing, one read and one
-# iterator step per chunk), which the floor pays too, so the ratios to the SDK rise and the ratio to
-# the floor falls; the socket limits sit just above what was measured (see the module docstring).
+# socket every consumer pays a per-chunk fixed cost; the SDKs pay it too, so adapter/SDK rises
+# (measured 0.18x OpenAI, 0.50x Anthropic, 7,000 events, 9 rounds) and stays far inside the same
+# limits. adapter/floor rises too (measured 2.0-2.1x) because the socket floor is a sync stdlib loop
+# that skips httpx2's per-chunk async machinery the adapter (and the SDK) sit on; 2.5x still holds,
+# with about 20% headroom for a noisy shared machine, so the socket keeps the same limits. Against
+# the async httpx2 line loop on the same socket (``floor_httpx``) the adapter is about 1.25x.
 LIMITS: dict[str, dict[str, dict[str, float]]] = {
     "in_process": {
         "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
@@ -290,7 +293,7 @@ def _row(delivery: str, provider: str, m: dict[str, Any]) -> tuple[str, str]:
 
 def run(quick: bool) -> Section:
     sec = Section("adapter_overhead", "1. Adapter overhead (CPU µs per event: socket and in-process)")
-    n_r, n_t, rounds = (500, 200, 3) if quick else (5000, 2000, 7)
+    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 7)
     sec.figures["stream"] = {"reasoning_deltas": n_r, "text_deltas": n_t, "tool_calls": 1, "rounds": rounds}
     both = measure_both(n_r, n_t, rounds)
     sec.figures["deliveries"] = both
