@@ -6,7 +6,8 @@ interpreter, prints a markdown table and writes the figures as JSON (``bench/res
 figures are not meaningful). Every figure is measured in the run that prints it; nothing is
 hard-coded. Sections (issue #7):
 
-1. ``adapters``: CPU per streamed event, in process: floor, raw SDK typed stream, adapter, run step.
+1. ``adapters``: CPU per streamed event over a loopback socket (one HTTP chunk per SSE event, as real
+   servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step.
 2. ``peers``: the same bytes over loopback: raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
 3. ``startup``: ``import agentlab`` and first panel render vs ``import pydantic`` and the SDKs.
 4. ``notebook``: comm messages, bytes and delta-to-display latency of a 5,000-delta panel stream.

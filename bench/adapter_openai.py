@@ -1,7 +1,8 @@
 """CPU per streamed event for the OpenAI adapter alone: floor, raw SDK typed stream, adapter, run step.
 
 Folded into ``python -m bench`` (section 1, :mod:`bench.adapters`): the same recorded-shape stream
-(:mod:`bench.streams`), the same consumers and the same medians, for one provider, with an exit
+(:mod:`bench.streams`), over the loopback socket (one chunk per event) and in process, the same
+consumers and the same medians, for one provider, with an exit
 status for its targets (0 met, 1 missed). Run: ``.venv/bin/python bench/adapter_openai.py``
 (``--rounds 9`` for steadier medians; ``--reasoning N --text M`` for the stream's size).
 """

@@ -1,9 +1,22 @@
-"""Section 1: CPU per streamed event, in process, both providers, side by side.
+"""Section 1: CPU per streamed event, both providers, two deliveries, side by side in one run.
 
-Every consumer reads the same recorded-shape body (:mod:`bench.streams`), served in 16 KiB chunks by
-an ``httpx2.MockTransport`` behind the official SDK client:
+Every consumer reads the same recorded-shape body (:mod:`bench.streams`), delivered two ways:
 
-* ``floor``: ``httpx2`` line iteration of the raw response + ``json.loads`` per ``data:`` line;
+* ``socket`` (what production looks like): a server in its own process (:mod:`bench._server`
+  ``--per-event``) on 127.0.0.1 answers with ``Transfer-Encoding: chunked``, one HTTP chunk per SSE
+  event, each written on its own with ``TCP_NODELAY``, as real API servers flush; every client pays
+  the per-event fixed cost (chunk framing, one read per chunk) it pays against a real API. Only the
+  client's CPU is counted (the server is another process).
+* ``in-process`` (the pure parsing cost): an ``httpx2.MockTransport`` behind the official SDK client
+  hands the body over in 16 KiB chunks, so hundreds of events share one read; this hides the
+  per-event fixed cost and flatters every consumer, agentlab most (its parser is cheaper per byte).
+
+The consumers:
+
+* ``floor``: on the socket, a bare sync stdlib client (``http.client``, which undoes the chunked
+  framing) iterating the response line by line with one ``json.loads`` per ``data:`` line and
+  nothing else; in process, ``httpx2`` line iteration + ``json.loads`` per ``data:`` line.
+  ``floor_httpx`` (socket, information only): the async ``httpx2`` line loop on the socket;
 * ``sdk``: the raw SDK's typed stream (``responses.create(stream=True)`` /
   ``messages.create(stream=True)``), iterated to the end; ``sdk_helper``: Anthropic's
   ``messages.stream()`` helper (information only);
@@ -11,22 +24,26 @@ an ``httpx2.MockTransport`` behind the official SDK client:
 * ``run_step``: one full ``Run`` step (``max_steps=1``): adapter + reducer + checkpoint + in-memory
   event log + the tool call it asks for.
 
-Each figure is the median over rounds of process CPU time divided by the stream's event count.
+Each figure is the median (and min) over rounds of the measuring process's CPU time divided by the
+stream's event count; consumers are interleaved within each round.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.client as httpclient
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx2
 
+from ._server import serving
 from ._util import Section, Target, cpu_rounds, median
 from .streams import Stream, anthropic_stream, openai_stream
 
 CHUNK = 16 * 1024
+DELIVERIES = ("socket", "in_process")
 OPENAI_MODEL = "gpt-5"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 
@@ -72,7 +89,48 @@ async def _floor(http: httpx2.AsyncClient, url: str) -> int:
     return n
 
 
-def openai_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]:
+def _sync_floor(conn: httpclient.HTTPConnection, path: str) -> int:
+    """The bare sync floor: stdlib HTTP/1.1 (keep-alive), one line loop, one ``json.loads`` per event."""
+    conn.request("POST", path, body=b"{}", headers={"content-type": "application/json"})
+    n = 0
+    loads = json.loads
+    with conn.getresponse() as resp:
+        for line in resp:
+            if line.startswith(b"data: "):
+                loads(line[6:])
+                n += 1
+    return n
+
+
+def _clients(port: int | None, body: bytes) -> tuple[httpx2.AsyncClient, str, str]:
+    """The HTTP client and the two base URLs: the loopback server's, or the SDK defaults in process."""
+    if port is None:
+        http = httpx2.AsyncClient(transport=_transport(body))
+        return http, "https://api.openai.com/v1", "https://api.anthropic.com"
+    return httpx2.AsyncClient(), f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}"
+
+
+def _floors(
+    port: int | None, http: httpx2.AsyncClient, url: str, path: str
+) -> dict[str, Callable[[], Awaitable[Any]]]:
+    if port is None:
+
+        async def floor() -> None:
+            await _floor(http, url + path)
+
+        return {"floor": floor}
+    conn = httpclient.HTTPConnection("127.0.0.1", port)
+
+    async def sync_floor() -> None:
+        _sync_floor(conn, "/v1" + path)
+
+    async def floor_httpx() -> None:
+        await _floor(http, url + path)
+
+    return {"floor": sync_floor, "floor_httpx": floor_httpx}
+
+
+def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
     import openai
 
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
@@ -81,13 +139,10 @@ def openai_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]:
     from agentlab.request import ModelRequest
     from agentlab.runner import Run
 
-    http = httpx2.AsyncClient(transport=_transport(stream.body))
-    client = openai.AsyncOpenAI(api_key="sk-bench", http_client=http, max_retries=0)
+    http, base, _ = _clients(port, stream.body)
+    client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base, http_client=http, max_retries=0)
     tool = _tool()
     request = ModelRequest(model=OPENAI_MODEL, items=(UserItem(text="hi"),), tools=(tool.spec,))
-
-    async def floor() -> None:
-        await _floor(http, "https://api.openai.com/v1/responses")
 
     async def sdk() -> None:
         s = await client.responses.create(model=OPENAI_MODEL, input="hi", stream=True)
@@ -105,10 +160,11 @@ def openai_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]:
         res = await r.arun()
         assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
 
-    return {"floor": floor, "sdk": sdk, "adapter": adapter, "run_step": run_step}
+    floors = _floors(port, http, base, "/responses")
+    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
 
 
-def anthropic_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]:
+def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
     import anthropic
 
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
@@ -117,8 +173,8 @@ def anthropic_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]
     from agentlab.request import ModelRequest
     from agentlab.runner import Run
 
-    http = httpx2.AsyncClient(transport=_transport(stream.body))
-    client = anthropic.AsyncAnthropic(api_key="sk-ant-bench", http_client=http, max_retries=0)
+    http, _, base = _clients(port, stream.body)
+    client = anthropic.AsyncAnthropic(api_key="sk-ant-bench", base_url=base, http_client=http, max_retries=0)
     tool = _tool()
     request = ModelRequest(model=ANTHROPIC_MODEL, items=(UserItem(text="hi"),), tools=(tool.spec,))
     kw: dict[str, Any] = {
@@ -127,9 +183,6 @@ def anthropic_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]
         "messages": [{"role": "user", "content": "hi"}],
         "thinking": {"type": "enabled", "budget_tokens": 8000},
     }
-
-    async def floor() -> None:
-        await _floor(http, "https://api.anthropic.com/v1/messages")
 
     async def sdk() -> None:
         s = await client.messages.create(**kw, stream=True)
@@ -154,72 +207,140 @@ def anthropic_runners(stream: Stream) -> dict[str, Callable[[], Awaitable[Any]]]
         res = await r.arun()
         assert res.steps == 1 and res.calls[0].usage.output_tokens, res
 
-    return {"floor": floor, "sdk": sdk, "sdk_helper": sdk_helper, "adapter": adapter, "run_step": run_step}
+    floors = _floors(port, http, base + "/v1", "/messages")
+    return {**floors, "sdk": sdk, "sdk_helper": sdk_helper, "adapter": adapter, "run_step": run_step}
 
 
-async def measure(provider: str, n_reasoning: int, n_text: int, rounds: int) -> dict[str, Any]:
+async def measure(
+    provider: str, n_reasoning: int, n_text: int, rounds: int, port: int | None = None
+) -> dict[str, Any]:
+    """One provider's figures: over the loopback server at ``port``, or in process when ``None``."""
     stream = (
         openai_stream(n_reasoning, n_text) if provider == "openai" else anthropic_stream(n_reasoning, n_text)
     )
-    runners = openai_runners(stream) if provider == "openai" else anthropic_runners(stream)
+    runners = openai_runners(stream, port) if provider == "openai" else anthropic_runners(stream, port)
     samples = await cpu_rounds(runners, rounds)
-    us = {k: median(v) / stream.events * 1e6 for k, v in samples.items()}
+    per_event = {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()}
     return {
+        "delivery": "in_process" if port is None else "socket",
         "events": stream.events,
         "bytes": len(stream.body),
-        "us_per_event": us,
-        "samples_us_per_event": {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()},
+        "us_per_event": {k: median(v) for k, v in per_event.items()},
+        "min_us_per_event": {k: min(v) for k, v in per_event.items()},
+        "samples_us_per_event": per_event,
     }
 
 
-def run(quick: bool) -> Section:
-    sec = Section("adapter_overhead", "1. Adapter overhead (in-process transport, CPU µs per event)")
-    n_r, n_t, rounds = (500, 200, 3) if quick else (5000, 2000, 7)
-    sec.figures["stream"] = {"reasoning_deltas": n_r, "text_deltas": n_t, "tool_calls": 1, "rounds": rounds}
+def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[str, Any]]:
+    """``{delivery: {provider: figures}}``, socket first, from one process and one server."""
+    out: dict[str, dict[str, Any]] = {d: {} for d in DELIVERIES}
+    # Bounded: a generous request budget and lifetime, so a dead client never leaves the server up.
+    budget, lifetime = (rounds + 1) * 20 + 10, 120.0 + rounds * 120.0
+    with serving(n_reasoning, n_text, per_event=True, max_requests=budget, lifetime=lifetime) as port:
+        for provider in ("openai", "anthropic"):
+            out["socket"][provider] = asyncio.run(measure(provider, n_reasoning, n_text, rounds, port))
     for provider in ("openai", "anthropic"):
-        m = asyncio.run(measure(provider, n_r, n_t, rounds))
-        sec.figures[provider] = m
-        us = m["us_per_event"]
-        helper = f", SDK `messages.stream()` helper {us['sdk_helper']:.1f}" if "sdk_helper" in us else ""
-        sec.row(
-            f"{provider}: floor / raw SDK typed / adapter / run step ({m['events']:,} events)",
-            f"{us['floor']:.1f} / {us['sdk']:.1f} / {us['adapter']:.1f} / {us['run_step']:.1f} µs{helper}",
-        )
-        limit = 0.5 if provider == "openai" else 1.0
-        sec.targets += [
-            Target(f"{provider}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], limit, "x"),
-            Target(f"{provider}: adapter / floor", us["adapter"] / us["floor"], 2.5, "x"),
-            Target(f"{provider}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], 1.5, "x"),
-        ]
+        out["in_process"][provider] = asyncio.run(measure(provider, n_reasoning, n_text, rounds))
+    return out
+
+
+# Targets per delivery. In process (16 KiB reads, pure parsing cost): the issue-#7 targets. On the
+# socket every consumer pays a per-chunk fixed cost; the SDKs pay it too, so adapter/SDK rises
+# (measured 0.18x OpenAI, 0.50x Anthropic, 7,000 events, 9 rounds) and stays far inside the same
+# limits. adapter/floor rises too (measured 2.0-2.1x) because the socket floor is a sync stdlib loop
+# that skips httpx2's per-chunk async machinery the adapter (and the SDK) sit on; 2.5x still holds,
+# with about 20% headroom for a noisy shared machine, so the socket keeps the same limits. Against
+# the async httpx2 line loop on the same socket (``floor_httpx``) the adapter is about 1.25x.
+LIMITS: dict[str, dict[str, dict[str, float]]] = {
+    "in_process": {
+        "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
+        "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
+    },
+    "socket": {
+        "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
+        "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
+    },
+}
+LABEL = {"socket": "socket, 1 chunk per event", "in_process": "in-process, 16 KiB chunks"}
+
+
+def _targets(delivery: str, provider: str, us: dict[str, float]) -> list[Target]:
+    lim = LIMITS[delivery][provider]
+    tag = f"{provider} ({LABEL[delivery]})"
+    return [
+        Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], lim["sdk"], "x"),
+        Target(f"{tag}: adapter / floor", us["adapter"] / us["floor"], lim["floor"], "x"),
+        Target(f"{tag}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], lim["run_sdk"], "x"),
+    ]
+
+
+def _row(delivery: str, provider: str, m: dict[str, Any]) -> tuple[str, str]:
+    us, lo = m["us_per_event"], m["min_us_per_event"]
+    keys = ["floor", "sdk", "adapter", "run_step"]
+    med = " / ".join(f"{us[k]:.1f}" for k in keys)
+    mins = " / ".join(f"{lo[k]:.1f}" for k in keys)
+    info = (("floor_httpx", "async httpx2 line loop"), ("sdk_helper", "SDK `messages.stream()` helper"))
+    extra = [f"{name} {us[k]:.1f}" for k, name in info if k in us]
+    a_sdk, a_floor = us["adapter"] / us["sdk"], us["adapter"] / us["floor"]
+    ratios = f"; adapter/SDK {a_sdk:.2f}x, adapter/floor {a_floor:.2f}x"
+    label = (
+        f"{provider} [{LABEL[delivery]}]: floor / raw SDK typed / adapter / run step"
+        f" ({m['events']:,} events), median (min)"
+    )
+    fig = f"{med} µs ({mins})" + ratios
+    return label, fig + ("; " + ", ".join(extra) if extra else "")
+
+
+def run(quick: bool) -> Section:
+    sec = Section("adapter_overhead", "1. Adapter overhead (CPU µs per event: socket and in-process)")
+    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 7)
+    sec.figures["stream"] = {"reasoning_deltas": n_r, "text_deltas": n_t, "tool_calls": 1, "rounds": rounds}
+    both = measure_both(n_r, n_t, rounds)
+    sec.figures["deliveries"] = both
+    for delivery in DELIVERIES:
+        for provider, m in both[delivery].items():
+            sec.row(*_row(delivery, provider, m))
+            sec.targets += _targets(delivery, provider, m["us_per_event"])
+    for provider in ("openai", "anthropic"):  # the keys older readers of results.json expect
+        sec.figures[provider] = both["in_process"][provider]
+    sec.notes.append(
+        "socket: a server process on 127.0.0.1 sends Transfer-Encoding: chunked, one chunk per SSE event,"
+        " TCP_NODELAY (as real APIs flush); floor = sync http.client line loop + json.loads per event."
+        " in-process: httpx2.MockTransport, 16 KiB chunks (hides the per-event read cost)."
+    )
     return sec
 
 
 def cli(provider: str, argv: list[str] | None = None, *, reasoning_flag: str = "--reasoning") -> int:
-    """One provider's section-1 figures from the command line (``bench/adapter_<provider>.py``).
+    """One provider's section-1 figures, both deliveries, from the command line.
 
-    Exit status 0 when the adapter meets its targets (OpenAI: <= 1/2 of the raw SDK typed stream;
-    Anthropic: <= the raw SDK typed stream; both: <= 2.5x the floor), 1 otherwise.
+    Exit status 0 when the adapter meets its adapter/SDK and adapter/floor targets in both deliveries
+    (see ``LIMITS``), 1 otherwise.
     """
     import argparse
 
     p = argparse.ArgumentParser(
         description=f"CPU per streamed event, {provider}: floor, raw SDK, adapter, run step"
+        " (socket and in-process)"
     )
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument(reasoning_flag, dest="reasoning", type=int, default=5000)
     p.add_argument("--text", type=int, default=2000)
     a = p.parse_args(argv)
-    m = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds))
-    print(
-        f"{provider}: {m['events']:,} events ({a.reasoning} reasoning deltas, {a.text} text deltas, "
-        f"1 tool call), {m['bytes'] / 1e6:.1f} MB; {a.rounds} rounds; CPU µs/event (median [min-max]):"
-    )
-    for k, v in m["samples_us_per_event"].items():
-        print(f"  {k:10s} {m['us_per_event'][k]:7.2f}  [{min(v):.2f}-{max(v):.2f}]")
-    us = m["us_per_event"]
-    limit = 0.5 if provider == "openai" else 1.0
-    print(f"  adapter / sdk   = {us['adapter'] / us['sdk']:.2f}  (target <= {limit:.2f})")
-    print(f"  adapter / floor = {us['adapter'] / us['floor']:.2f}  (target <= 2.50)")
-    print(f"  run step / sdk  = {us['run_step'] / us['sdk']:.2f}  (target <= 1.50)")
-    ok = us["adapter"] <= limit * us["sdk"] and us["adapter"] <= 2.5 * us["floor"]
+    budget, lifetime = (a.rounds + 1) * 10 + 10, 120.0 + a.rounds * 120.0
+    with serving(a.reasoning, a.text, per_event=True, max_requests=budget, lifetime=lifetime) as port:
+        sock = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds, port))
+    inproc = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds))
+    ok = True
+    for delivery, m in (("socket", sock), ("in_process", inproc)):
+        print(
+            f"{provider} [{LABEL[delivery]}]: {m['events']:,} events ({a.reasoning} reasoning deltas, "
+            f"{a.text} text deltas, 1 tool call), {m['bytes'] / 1e6:.1f} MB; {a.rounds} rounds; "
+            "CPU µs/event (median [min-max]):"
+        )
+        for k, v in m["samples_us_per_event"].items():
+            print(f"  {k:11s} {m['us_per_event'][k]:7.2f}  [{min(v):.2f}-{max(v):.2f}]")
+        for t in _targets(delivery, provider, m["us_per_event"]):
+            print(f"  {t.name.split(': ', 1)[1]:38s} = {t.value:.2f}  (target <= {t.limit:.2f})")
+            ok = ok and (bool(t.met) or "run step" in t.name)
     return 0 if ok else 1

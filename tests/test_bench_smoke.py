@@ -52,4 +52,65 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         us = named["adapter_overhead"]["figures"][provider]["us_per_event"]
         assert set(us) >= {"floor", "sdk", "adapter", "run_step"}
         assert "raw SDK typed stream" in named["peers"]["figures"][provider]["us_per_event"]
+    deliveries = named["adapter_overhead"]["figures"]["deliveries"]
+    assert set(deliveries) == {"socket", "in_process"}
+    for delivery, figs in deliveries.items():
+        for provider in ("openai", "anthropic"):
+            m = figs[provider]
+            assert m["delivery"] == delivery
+            assert set(m["us_per_event"]) >= {"floor", "sdk", "adapter", "run_step"}
+            assert set(m["min_us_per_event"]) == set(m["us_per_event"])
+    assert "floor_httpx" in deliveries["socket"]["openai"]["us_per_event"]
+    names = [t["name"] for t in named["adapter_overhead"]["targets"]]
+    assert sum("socket" in n for n in names) == sum("in-process" in n for n in names) == 6
     assert "| target (issue #7) |" in proc.stdout  # the markdown table was printed
+
+
+def test_bench_server_sends_one_chunk_per_event() -> None:
+    """The socket delivery: chunked framing, one chunk per SSE event, the same bytes as in process."""
+    from bench._server import _reply
+    from bench.streams import openai_stream
+
+    stream = openai_stream(20, 10)
+    parts = _reply(stream.body, "req_x", per_event=True)
+    head, _, first = parts[0].partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head and b"content-length" not in head
+    chunks = [first, *parts[1:-1]]
+    assert parts[-1] == b"0\r\n\r\n" and len(chunks) == stream.events
+    payloads = []
+    for c in chunks:
+        size, _, rest = c.partition(b"\r\n")
+        assert rest.endswith(b"\r\n") and len(rest) - 2 == int(size, 16)
+        payloads.append(rest[:-2])
+        assert payloads[-1].count(b"data: ") == 1 and payloads[-1].endswith(b"\n\n")
+    assert b"".join(payloads) == stream.body
+    (whole,) = _reply(stream.body, "req_x", per_event=False)
+    assert whole.endswith(stream.body) and b"content-length: %d" % len(stream.body) in whole
+
+
+def test_bench_server_is_bounded_and_floor_reads_every_event() -> None:
+    """The server exits after its request budget; the sync floor sees every event over the socket."""
+    import http.client
+    import time
+
+    from bench._server import serving
+    from bench.adapters import _sync_floor
+    from bench.streams import anthropic_stream
+
+    with serving(30, 10, per_event=True, max_requests=2, lifetime=60) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        assert _sync_floor(conn, "/v1/messages") == anthropic_stream(30, 10).events
+        _sync_floor(conn, "/v1/messages")
+        conn.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # budget spent: the server stops listening
+            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            try:
+                probe.connect()
+            except OSError:
+                break
+            finally:
+                probe.close()
+            time.sleep(0.05)
+        else:
+            raise AssertionError("bench server still accepting after its request budget")
