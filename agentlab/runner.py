@@ -1042,12 +1042,15 @@ class _Worker:
 def _run_on_worker(coro: Coroutine[Any, Any, T]) -> T:
     w = _Worker(coro)
     w.thread.start()
-    # Wait on an Event, not Thread.join: on Python 3.11 a KeyboardInterrupt inside join() marks the
-    # still-running thread as stopped, so a later join() would return before the run recorded itself.
+    # Poll the Event with sleeps, not Thread.join (on Python 3.11 a KeyboardInterrupt inside join()
+    # marks the still-running thread as stopped, so a later join() would return before the run
+    # recorded itself) and not Event.wait (a KeyboardInterrupt landing inside Condition.wait, between
+    # its lock's release and re-acquire, leaves the lock released twice: "release unlocked lock"
+    # instead of the interrupt). ``is_set`` takes no lock and ``sleep`` is safe to interrupt.
     try:
         with _ctrl_c_raises():
-            while not w.done.wait(0.05):
-                pass
+            while not w.done.is_set():
+                time.sleep(0.005)
         w.thread.join()
     except KeyboardInterrupt as e:
         w.cancel()
