@@ -16,41 +16,18 @@ pass-through). pydantic-ai: the bare model stream (``direct.model_request_stream
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ._server import serving
 from ._util import Section, Target, cpu_rounds, median
 from .streams import anthropic_final, anthropic_stream, openai_final, openai_stream
 
-ROOT = Path(__file__).resolve().parents[1]
 TASK = "What is the weather in Paris?"
-
-
-@contextlib.contextmanager
-def server(n_reasoning: int, n_text: int) -> Iterator[int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench._server", "--reasoning", str(n_reasoning), "--text", str(n_text)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.startswith("port "):
-            raise RuntimeError(f"bench server did not start: {line!r}")
-        yield int(line.split()[1])
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def get_weather(city: str) -> str:
@@ -301,7 +278,7 @@ def run(quick: bool) -> Section:
     n_r, n_t, rounds = (300, 120, 2) if quick else (5000, 2000, 3)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     warnings.simplefilter("ignore")  # peers' own deprecation/serializer warnings are not ours to judge
-    with server(n_r, n_t) as port:
+    with serving(n_r, n_t, per_event=False) as port:
         m = asyncio.run(measure(port, rounds, n_r, n_t))
     sec.figures = {"stream": {"reasoning_deltas": n_r, "text_deltas": n_t, "rounds": rounds}, **m}
     if m["missing"]:

@@ -30,6 +30,7 @@ from agentlab.items import AssistantTextItem, UserItem
 from agentlab.memory import MemoryStore
 from agentlab.sweeps import load_results, read_rows, sim_tasks, sim_tools, sweep
 from agentlab.sweeps.store import ResultsFile
+from tests.support.runs import count_started_runs
 
 BIG = 6000  # longer than a page, so a write into a full disk is always cut short (a torn line)
 
@@ -174,16 +175,7 @@ def test_a_run_whose_event_log_fills_the_disk_fails_loudly(disk: Disk) -> None:
 def test_a_sweep_whose_results_file_fills_stops_and_resumes(
     disk: Disk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentlab.sweeps.runner as sweep_runner
-
-    started: list[str] = []
-
-    class CountingRun(al.Run):
-        async def arun(self) -> al.RunResult:
-            started.append(self.run_id)
-            return await super().arun()
-
-    monkeypatch.setattr(sweep_runner, "Run", CountingRun)
+    started = count_started_runs(monkeypatch)
     p = disk.path / "r.jsonl"
     models = ["openai:sim-reasoner", "anthropic:sim-thinker"]
     tasks = sim_tasks()[:4]

@@ -18,6 +18,7 @@ from agentlab.errors import StorageError
 from agentlab.eventlog import EventLog
 from agentlab.sweeps import load_results, read_rows, sim_tasks, sim_tools, sweep
 from tests.support.faulty_files import Faults
+from tests.support.runs import count_started_runs
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]
 
@@ -25,16 +26,7 @@ MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]
 def test_sweep_stops_starting_runs_when_a_row_cannot_be_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentlab.sweeps.runner as sweep_runner
-
-    started: list[str] = []
-
-    class CountingRun(al.Run):
-        async def arun(self) -> al.RunResult:
-            started.append(self.run_id)
-            return await super().arun()
-
-    monkeypatch.setattr(sweep_runner, "Run", CountingRun)
+    started = count_started_runs(monkeypatch)
     faults = Faults(monkeypatch)
     out = tmp_path / "r.jsonl"
     tasks = sim_tasks()[:4]
