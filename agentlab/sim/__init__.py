@@ -63,8 +63,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
-from .transport import SimTransport
+from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
     import anthropic

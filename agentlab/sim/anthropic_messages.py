@@ -39,12 +39,12 @@ import json
 import re
 from typing import Any
 
-from . import errors as E
-from .caching import Breakpoint
-from .core import Ids, SimReply, Simulator, SSEEvent, sse
-from .reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
-from .signing import ThinkingVerdict, turn_layout
-from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
+from agentlab.sim import errors as E
+from agentlab.sim.caching import Breakpoint
+from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.signing import ThinkingVerdict, turn_layout
+from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 _BLOCK_TYPES = (

@@ -11,10 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import anthropic_messages, faults, openai_responses
-from . import errors as E
-from .core import ANTHROPIC_MODELS, OPENAI_MODELS, SimReply, Simulator
-from .faults import Chunk
+from agentlab.sim import anthropic_messages, faults, openai_responses
+from agentlab.sim import errors as E
+from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, SimReply, Simulator
+from agentlab.sim.faults import Chunk
 
 
 def _models_openai() -> dict[str, Any]:

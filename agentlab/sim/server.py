@@ -16,9 +16,9 @@ import socket
 import struct
 from collections.abc import Callable
 
-from .app import handle
-from .core import Simulator
-from .faults import Reset, Sleep
+from agentlab.sim.app import handle
+from agentlab.sim.core import Simulator
+from agentlab.sim.faults import Reset, Sleep
 
 _REASONS = {
     200: "OK",

@@ -37,8 +37,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ConfigError
-from ..tools import Tool, tool
+from agentlab.errors import ConfigError
+from agentlab.loop.tools import Tool, tool
 
 __all__ = ["CITIES", "Match", "Task", "load_tasks", "sim_tasks", "sim_tools"]
 
@@ -301,7 +301,7 @@ def sim_tools() -> list[Tool]:
         Args:
             expression: e.g. "12 * (3 + 4)".
         """
-        from ..sim.reasoner import fmt, safe_eval
+        from agentlab.sim.reasoner import fmt, safe_eval
 
         try:
             return fmt(safe_eval(expression))
