@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "Session": "agentlab.loop.runner",
     "arun": "agentlab.loop.runner",
     "run": "agentlab.loop.runner",
-    "run_sync": "agentlab.loop.runner",
+    "run_sync": "agentlab.loop.sync",
     "RunResult": "agentlab.loop.result",
     "RunUsage": "agentlab.loop.result",
     "CallRecord": "agentlab.loop.result",
