@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "parse_model": "agentlab.adapters.base",
     # runs, tools, continuity
     "Run": "agentlab.loop.runner",
-    "Session": "agentlab.loop.runner",
+    "Session": "agentlab.loop.session",
     "arun": "agentlab.loop.runner",
     "run": "agentlab.loop.runner",
     "run_sync": "agentlab.loop.sync",
