@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab import frontend
 from agentlab.adapters.base import Adapter, ModelRef, parse_model
-from agentlab.loop.runner import Run, run_sync
+from agentlab.loop.runner import Run
+from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import as_tools
 
 if TYPE_CHECKING:

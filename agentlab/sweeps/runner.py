@@ -61,7 +61,8 @@ from agentlab.errors import (
     StorageError,
 )
 from agentlab.loop.result import RunResult
-from agentlab.loop.runner import ContinuationPolicy, Run, run_sync
+from agentlab.loop.runner import ContinuationPolicy, Run
+from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
 from agentlab.neutral.error_text import durable_error_text
