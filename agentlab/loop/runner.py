@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from agentlab import frontend
-from agentlab._lazy import lazy_exports
 from agentlab.adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from agentlab.errors import (
     AgentlabError,
@@ -991,7 +990,3 @@ def presented(r: Run) -> Run:
         fe.present_run(r)
     return r
 
-
-# ``Session`` lives in agentlab.loop.session (it composes runs, so that module imports this one and
-# not the reverse); a lazy name keeps ``from agentlab.loop.runner import Session`` working.
-__getattr__, __dir__ = lazy_exports(__name__, {"Session": "agentlab.loop.session"}, globals())
