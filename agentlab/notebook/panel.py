@@ -241,6 +241,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
 
     @property
     def collapsed(self) -> bool:
+        """True once the cell that streamed this panel has ended and the panel folded to its header."""
         return self._collapsed
 
     def show(self) -> None:
@@ -311,8 +312,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                     self._pushed = snap
 
     def _render_body(self) -> tuple[str, bool]:
-        """The synced header (no reasoning text, except in a collapsed ``keep_text`` panel) and
-        whether the "Show reasoning" toggle is on screen."""
+        """The synced header, and whether the "Show reasoning" toggle is on screen.
+
+        The header holds no reasoning text, except in a collapsed ``keep_text`` panel.
+        """
         header = self._render_header(collapsed=self._collapsed)
         chars = self._chars
         if not self._collapsed:

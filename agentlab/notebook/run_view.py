@@ -352,11 +352,13 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     @property
     def panels(self) -> list[ReasoningPanel]:
+        """The reasoning panel of every step so far, in step order (a snapshot; steps may still be added)."""
         with self._lock:
             return [s.panel for _, s in sorted(self._steps.items())]
 
     @property
     def status(self) -> str:
+        """``waiting``, ``running``, or how the run ended (``completed``, ``failed``, ...)."""
         return self._status
 
     def __repr__(self) -> str:
@@ -386,4 +388,5 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
 
     @property
     def panels(self) -> list[ReasoningPanel]:
+        """Every column's reasoning panels, column by column."""
         return [p for c in self.columns for p in c.panels]

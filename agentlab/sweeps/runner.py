@@ -131,10 +131,12 @@ class Setting:
             object.__setattr__(self, "providers", tuple(self.providers))
 
     def applies_to(self, provider: str) -> bool:
+        """Whether this setting runs for ``provider`` (``providers=None``: every provider)."""
         return self.providers is None or provider in self.providers
 
     @property
     def thinking(self) -> bool:
+        """Whether reasoning is on (``reasoning=None`` keeps the model's default, which thinks)."""
         return self.reasoning is None or self.reasoning.enabled
 
     def fingerprint(self) -> str:

@@ -53,8 +53,10 @@ def _norm(text: str) -> str:
 
 
 def _number_matches(written: str, expected: float) -> bool:
-    """A written number matches when it is ``expected`` rounded to the decimals it shows; a
-    non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``)."""
+    """A written number matches when it is ``expected`` rounded to the decimals it shows.
+
+    A non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``).
+    """
     value = float(written.replace(",", ""))
     decimals = len(written.split(".", 1)[1]) if "." in written else 0
     if expected != int(expected) and decimals == 0:
