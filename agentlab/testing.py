@@ -117,7 +117,7 @@ class ScriptedAdapter:
             raise ScriptError(f"{left} scripted step(s) were not consumed (got {len(self.requests)} call(s))")
 
     async def aclose(self) -> None:
-        """Mark the adapter closed, so a test can check that the run closed the adapter it built."""
+        """Mark the adapter closed, so a test can check that its owner (e.g. a sweep) closed it."""
         self.closed = True
 
     def _opaque(self, i: int, step: Step, turn_id: str) -> tuple[ProviderReasoningItem, ...]:

@@ -136,7 +136,7 @@ class Setting:
 
     @property
     def thinking(self) -> bool:
-        """Whether reasoning is on (``reasoning=None`` keeps the model's default, which thinks)."""
+        """Whether reasoning is on (``reasoning=None`` is a run's default, which reasons)."""
         return self.reasoning is None or self.reasoning.enabled
 
     def fingerprint(self) -> str:

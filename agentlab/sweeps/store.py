@@ -196,7 +196,7 @@ class ResultsFile:
         self._file.append(data)
 
     def close(self) -> None:
-        """Stop writing; later appends raise instead of reopening a file the sweep has finished with."""
+        """Stop writing: later appends raise, so a finished sweep's file cannot grow by accident."""
         self._file = None
 
     def __enter__(self) -> ResultsFile:
