@@ -332,6 +332,7 @@ class Run:
 
     @property
     def provider(self) -> str:
+        """The provider this run is pinned to; a run never switches provider mid-loop."""
         return self.ref.provider
 
     @property
@@ -363,6 +364,7 @@ class Run:
 
     @property
     def model(self) -> str:
+        """The model name without its provider prefix (simulator options included, e.g. ``sim-reasoner``)."""
         return self.ref.model
 
     def release_continuation(self) -> int:
@@ -905,10 +907,10 @@ def _sdk_retries(adapter: Adapter) -> int:
 
 
 def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
-    """The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
+    r"""The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
 
     Every model output passes here before it enters history, the event log or the result, so a
-    JSON ``"\\ud800"`` escape from a provider (a lone surrogate once decoded) cannot make any of them
+    JSON ``"\ud800"`` escape from a provider (a lone surrogate once decoded) cannot make any of them
     unwritable; one place, for every adapter.
     """
     items: list[AssistantTextItem | ToolCallItem] = []

@@ -132,10 +132,12 @@ class Setting:
             object.__setattr__(self, "providers", tuple(self.providers))
 
     def applies_to(self, provider: str) -> bool:
+        """Whether this setting runs for ``provider`` (``providers=None``: every provider)."""
         return self.providers is None or provider in self.providers
 
     @property
     def thinking(self) -> bool:
+        """Whether reasoning is on (``reasoning=None`` is a run's default, which reasons)."""
         return self.reasoning is None or self.reasoning.enabled
 
     def fingerprint(self) -> str:

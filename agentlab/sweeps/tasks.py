@@ -52,14 +52,11 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def numbers_in(text: str) -> list[float]:
-    """Every number written in ``text`` (``2,148,000`` is one number)."""
-    return [float(m.group(0).replace(",", "")) for m in _NUM.finditer(text)]
-
-
 def _number_matches(written: str, expected: float) -> bool:
-    """A written number matches when it is ``expected`` rounded to the decimals it shows; a
-    non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``)."""
+    """A written number matches when it is ``expected`` rounded to the decimals it shows.
+
+    A non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``).
+    """
     value = float(written.replace(",", ""))
     decimals = len(written.split(".", 1)[1]) if "." in written else 0
     if expected != int(expected) and decimals == 0:
