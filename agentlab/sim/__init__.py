@@ -63,7 +63,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import anthropic_messages, openai_responses
 from .core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from .protocols import SimProtocol, protocols, register_protocol, unregister_protocol
 from .transport import SimTransport
 
 if TYPE_CHECKING:
@@ -75,13 +77,21 @@ __all__ = [
     "ANTHROPIC_MODELS",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
+    "SimProtocol",
     "SimTransport",
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
     "openai_client",
     "openai_sync_client",
+    "protocols",
+    "register_protocol",
+    "unregister_protocol",
 ]
+
+# The built-in protocols; the first registered answers requests that name none (OpenAI).
+register_protocol(openai_responses.PROTOCOL)
+register_protocol(anthropic_messages.PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"

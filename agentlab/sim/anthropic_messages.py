@@ -41,7 +41,8 @@ from typing import Any
 
 from . import errors as E
 from .caching import Breakpoint
-from .core import Ids, SimReply, Simulator, SSEEvent, sse
+from .core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from .protocols import SimProtocol
 from .reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
 from .signing import ThinkingVerdict, turn_layout
 from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -611,3 +612,33 @@ def _stream(msg: dict[str, Any], usage_in: dict[str, Any], model: str) -> list[S
     events.append(sse("message_stop", {"type": "message_stop"}))
     del model
     return events
+
+
+def models_page() -> dict[str, Any]:
+    """``GET /v1/models`` as Anthropic lists models."""
+    data = [
+        {
+            "type": "model",
+            "id": m,
+            "display_name": m.replace("-", " ").title(),
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        for m in ANTHROPIC_MODELS
+    ]
+    return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+
+
+#: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
+PROTOCOL = SimProtocol(
+    name="anthropic",
+    endpoints=("/messages",),
+    handle=handle,
+    models=ANTHROPIC_MODELS,
+    models_page=models_page,
+    errors=E.ANTHROPIC,
+    unknown_event=sse(
+        "sim_unknown_event", {"type": "sim_unknown_event", "note": "an event type this client has never seen"}
+    ),
+    # The Anthropic SDK always sends it; OpenAI clients never do.
+    marker_header="anthropic-version",
+)

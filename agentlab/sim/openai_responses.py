@@ -29,7 +29,8 @@ import json
 from typing import Any
 
 from . import errors as E
-from .core import Ids, SimReply, Simulator, SSEEvent, sse
+from .core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from .protocols import SimProtocol
 from .reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from .signing import FIXED_TIMESTAMP
 from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -49,7 +50,7 @@ def _text_of(content: Any) -> str:
 
 
 def _bad(message: str, param: str | None = "input", code: str | None = None) -> E.SimError:
-    return E.bad_request("openai", message, param, code)
+    return E.OPENAI.bad_request(message, param, code)
 
 
 def _abbrev(token: str) -> str:
@@ -558,3 +559,31 @@ def _stream(
         "response.completed" if final["status"] == "completed" else "response.incomplete", {"response": final}
     )
     return events
+
+
+def models_page() -> dict[str, Any]:
+    """``GET /v1/models`` as OpenAI lists models."""
+    return {
+        "object": "list",
+        "data": [
+            {"id": m, "object": "model", "created": 1767225600, "owned_by": "agentlab-sim"}
+            for m in OPENAI_MODELS
+        ],
+    }
+
+
+_UNKNOWN_EVENT = "response.sim_unknown_event"
+
+#: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
+PROTOCOL = SimProtocol(
+    name="openai",
+    endpoints=("/responses",),
+    handle=handle,
+    models=OPENAI_MODELS,
+    models_page=models_page,
+    errors=E.OPENAI,
+    unknown_event=sse(
+        _UNKNOWN_EVENT,
+        {"type": _UNKNOWN_EVENT, "note": "an event type this client has never seen", "sequence_number": 1},
+    ),
+)
