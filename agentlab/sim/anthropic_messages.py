@@ -76,11 +76,6 @@ _TEXT_CALL = re.compile(r"^\[called tool ([A-Za-z0-9_-]+) with (.*)\]$", re.S)
 _TEXT_RESULT = re.compile(r"^\[(result of|error from) tool ([A-Za-z0-9_-]+): (.*)\]$", re.S)
 
 
-def uses_name(uses: list[tuple[str, str, dict[str, Any]]], call_id: str) -> str | None:
-    """The tool name of a call in ``uses`` by id."""
-    return next((n for c, n, _ in uses if c == call_id), None)
-
-
 def _bad(message: str) -> E.SimError:
     return E.SimError(400, "invalid_request_error", message)
 
@@ -301,10 +296,13 @@ class _Loop:
             self.pending_text_calls.append(cid)
         elif result and role == "user":
             name = result.group(2)
-            match = next((c for c in self.pending_text_calls if uses_name(self.uses, c) == name), None)
+            match = next((c for c in self.pending_text_calls if self._name_of(c) == name), None)
             if match is not None:
                 self.pending_text_calls.remove(match)
                 self.results[match] = result.group(3)
+
+    def _name_of(self, call_id: str) -> str | None:
+        return next((n for c, n, _ in self.uses if c == call_id), None)
 
 
 def _past_calls(loop: list[Any]) -> tuple[PastCall, ...]:
