@@ -49,6 +49,11 @@ Rules enforced (the point of it):
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
 
+Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
+its models, handler and error shape. The built-ins are OpenAI Responses (``POST .../responses``)
+and Anthropic Messages (``POST .../messages``); a provider package adds its simulated protocol with
+one ``register_protocol(SimProtocol(...))`` call.
+
 Faults (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; see
 :mod:`agentlab.sim.faults`)::
 

@@ -6,6 +6,10 @@ type and request id; the SDKs themselves decide retries from status and ``retry-
 
 * OpenAI: ``{"error": {"message", "type", "param", "code"}}`` with ``x-request-id: req_<32 hex>``.
 * Anthropic: ``{"type": "error", "error": {"type", "message"}, "request_id"}`` with ``request-id``.
+
+Each protocol's shape and catalogue (bad request, unknown model, the 429/500/529 faults) is one
+:class:`ErrorDialect` (:data:`OPENAI`, :data:`ANTHROPIC`); a protocol's registry entry names its
+dialect, so the app renders every refusal without knowing which protocol it serves.
 """
 
 from __future__ import annotations
