@@ -1,10 +1,10 @@
 """The table of simulated wire protocols: which protocol answers which request, and how.
 
-Why a table: the app once told OpenAI Responses and Anthropic Messages apart by an if/else over a
-provider name, repeated in the error renderer and the fault injector. Each protocol now declares
-everything the app needs from it in one :class:`SimProtocol` entry, and a new simulated protocol
-(a provider package's Gemini or Chat Completions endpoint) joins with one
-:func:`register_protocol` call, without editing the simulator's core.
+Why a table: routing, error rendering and fault injection must not branch on a provider name, or
+every new protocol edits all three. Each protocol declares everything the app needs from it in one
+:class:`SimProtocol` entry, and a new simulated protocol (a provider package's Gemini or Chat
+Completions endpoint) joins with one :func:`register_protocol` call, without editing the
+simulator's core.
 
 Routing (see :func:`endpoint_for` and :func:`protocol_for`):
 
