@@ -9,42 +9,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._lazy import lazy_exports
-from .frontend import install_when as _install_when
+from agentlab._lazy import lazy_exports
+from agentlab.frontend import install_when as _install_when
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # items
-    "AssistantTextItem": "agentlab.items",
-    "PortableItem": "agentlab.items",
-    "ProviderReasoningItem": "agentlab.items",
-    "SummaryItem": "agentlab.items",
-    "SystemItem": "agentlab.items",
-    "ToolCallItem": "agentlab.items",
-    "ToolResultItem": "agentlab.items",
-    "UserItem": "agentlab.items",
+    "AssistantTextItem": "agentlab.neutral.items",
+    "PortableItem": "agentlab.neutral.items",
+    "ProviderReasoningItem": "agentlab.neutral.items",
+    "SummaryItem": "agentlab.neutral.items",
+    "SystemItem": "agentlab.neutral.items",
+    "ToolCallItem": "agentlab.neutral.items",
+    "ToolResultItem": "agentlab.neutral.items",
+    "UserItem": "agentlab.neutral.items",
     # requests
-    "CacheHints": "agentlab.request",
-    "ModelRequest": "agentlab.request",
-    "ReasoningSettings": "agentlab.request",
-    "ToolSpec": "agentlab.request",
+    "CacheHints": "agentlab.neutral.request",
+    "ModelRequest": "agentlab.neutral.request",
+    "ReasoningSettings": "agentlab.neutral.request",
+    "ToolSpec": "agentlab.neutral.request",
     # events
-    "DiagnosticEvent": "agentlab.events",
-    "ErrorEvent": "agentlab.events",
-    "ModelCallCompletedEvent": "agentlab.events",
-    "ModelCallStartedEvent": "agentlab.events",
-    "ModelResponse": "agentlab.events",
-    "ReasoningDeltaEvent": "agentlab.events",
-    "ResponseCompletedEvent": "agentlab.events",
-    "RunCompletedEvent": "agentlab.events",
-    "RunStartedEvent": "agentlab.events",
-    "TextDeltaEvent": "agentlab.events",
-    "ToolCallDeltaEvent": "agentlab.events",
-    "ToolCallEvent": "agentlab.events",
-    "ToolResultEvent": "agentlab.events",
+    "DiagnosticEvent": "agentlab.neutral.events",
+    "ErrorEvent": "agentlab.neutral.events",
+    "ModelCallCompletedEvent": "agentlab.neutral.events",
+    "ModelCallStartedEvent": "agentlab.neutral.events",
+    "ModelResponse": "agentlab.neutral.events",
+    "ReasoningDeltaEvent": "agentlab.neutral.events",
+    "ResponseCompletedEvent": "agentlab.neutral.events",
+    "RunCompletedEvent": "agentlab.neutral.events",
+    "RunStartedEvent": "agentlab.neutral.events",
+    "TextDeltaEvent": "agentlab.neutral.events",
+    "ToolCallDeltaEvent": "agentlab.neutral.events",
+    "ToolCallEvent": "agentlab.neutral.events",
+    "ToolResultEvent": "agentlab.neutral.events",
     # usage
-    "CallUsage": "agentlab.usage",
+    "CallUsage": "agentlab.neutral.usage",
     # adapters
     "Adapter": "agentlab.adapters.base",
     "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages",
@@ -53,39 +53,39 @@ _EXPORTS: dict[str, str] = {
     "create_adapter": "agentlab.adapters.base",
     "parse_model": "agentlab.adapters.base",
     # runs, tools, continuity
-    "Run": "agentlab.runner",
-    "Session": "agentlab.runner",
-    "arun": "agentlab.runner",
-    "run": "agentlab.runner",
-    "run_sync": "agentlab.runner",
-    "RunResult": "agentlab.result",
-    "RunUsage": "agentlab.result",
-    "CallRecord": "agentlab.result",
-    "Tool": "agentlab.tools",
-    "tool": "agentlab.tools",
-    "Checkpoint": "agentlab.checkpoint",
-    "Continuation": "agentlab.continuation",
-    "live_continuations": "agentlab.continuation",
-    "release_all": "agentlab.continuation",
+    "Run": "agentlab.loop.runner",
+    "Session": "agentlab.loop.runner",
+    "arun": "agentlab.loop.runner",
+    "run": "agentlab.loop.runner",
+    "run_sync": "agentlab.loop.runner",
+    "RunResult": "agentlab.loop.result",
+    "RunUsage": "agentlab.loop.result",
+    "CallRecord": "agentlab.loop.result",
+    "Tool": "agentlab.loop.tools",
+    "tool": "agentlab.loop.tools",
+    "Checkpoint": "agentlab.loop.checkpoint",
+    "Continuation": "agentlab.loop.continuation",
+    "live_continuations": "agentlab.loop.continuation",
+    "release_all": "agentlab.loop.continuation",
     # durable records, privacy
-    "EventLog": "agentlab.eventlog",
-    "MemoryStore": "agentlab.memory",
+    "EventLog": "agentlab.records.eventlog",
+    "MemoryStore": "agentlab.records.memory",
     # usage and cost
-    "Cost": "agentlab.pricing",
-    "Price": "agentlab.pricing",
-    "UnpricedModelWarning": "agentlab.pricing",
-    "get_price": "agentlab.pricing",
-    "price_call": "agentlab.pricing",
-    "prices_override": "agentlab.pricing",
-    "set_price": "agentlab.pricing",
-    "usage_by": "agentlab.frames",
-    "usage_frame": "agentlab.frames",
-    "usage_from_anthropic": "agentlab.usage",
-    "usage_from_openai": "agentlab.usage",
+    "Cost": "agentlab.costs.pricing",
+    "Price": "agentlab.costs.pricing",
+    "UnpricedModelWarning": "agentlab.costs.pricing",
+    "get_price": "agentlab.costs.pricing",
+    "price_call": "agentlab.costs.pricing",
+    "prices_override": "agentlab.costs.pricing",
+    "set_price": "agentlab.costs.pricing",
+    "usage_by": "agentlab.costs.frames",
+    "usage_frame": "agentlab.costs.frames",
+    "usage_from_anthropic": "agentlab.neutral.usage",
+    "usage_from_openai": "agentlab.neutral.usage",
     # comparing models, notebooks
-    "Comparison": "agentlab.comparison",
-    "acompare": "agentlab.comparison",
-    "compare": "agentlab.comparison",
+    "Comparison": "agentlab.loop.comparison",
+    "acompare": "agentlab.loop.comparison",
+    "compare": "agentlab.loop.comparison",
     # sweeps and continuity experiments
     "Setting": "agentlab.sweeps.runner",
     "SweepReport": "agentlab.sweeps.runner",
@@ -133,12 +133,12 @@ _install_when("IPython", "agentlab.notebook.hookup:JupyterFrontend")
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext agentlab``: release provider continuations after every cell."""
-    from .notebook.extension import load_ipython_extension as _load
+    from agentlab.notebook.extension import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .notebook.extension import unload_ipython_extension as _unload
+    from agentlab.notebook.extension import unload_ipython_extension as _unload
 
     _unload(ipython)

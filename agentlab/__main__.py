@@ -29,13 +29,13 @@ def _have(module: str) -> bool:
 
 def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
     """``(adapter or None, how)``: ``None`` lets the run create the real adapter for a sim model."""
-    from .adapters.base import PROVIDERS, parse_model
+    from agentlab.adapters.base import PROVIDERS, parse_model
 
     ref = parse_model(model)
     module = PROVIDERS[ref.provider][1].partition(":")[0]
     if not scripted and _have(module) and _have("agentlab.sim"):
         return None, f"simulated provider behind the {ref.provider} SDK ({module})"
-    from .testing import ScriptedAdapter, Step
+    from agentlab.testing import ScriptedAdapter, Step
 
     steps = [
         Step(
@@ -55,8 +55,7 @@ def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
 
 def demo(models: Sequence[str], scripted: bool = False) -> int:
     import agentlab as al
-
-    from .tools import tool
+    from agentlab.loop.tools import tool
 
     @tool
     def get_weather(city: str) -> str:
@@ -137,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = demo(args.model or ["openai:sim-reasoner", "anthropic:sim-thinker"], scripted=args.scripted)
         if args.no_report:
             return code
-        from .notebook.report import main as report_main
+        from agentlab.notebook.report import main as report_main
 
         print("== notebooks: executing notebooks/*.ipynb headless on the simulated providers")
         sys.stdout.flush()

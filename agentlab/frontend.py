@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .runner import Run
-    from .sweeps.progress import ProgressDisplay
+    from agentlab.loop.runner import Run
+    from agentlab.sweeps.progress import ProgressDisplay
 
 __all__ = ["Frontend", "current", "install_when", "set_frontend"]
 

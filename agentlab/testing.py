@@ -26,8 +26,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .adapters.base import PROVIDERS
-from .events import (
+from agentlab.adapters.base import PROVIDERS
+from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
     ModelResponse,
@@ -37,9 +37,9 @@ from .events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from .items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
-from .request import ModelRequest
-from .usage import CallUsage
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ScriptError", "ScriptedAdapter", "Step"]
 

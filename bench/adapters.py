@@ -134,10 +134,10 @@ def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
     import openai
 
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
-    from agentlab.eventlog import EventLog
-    from agentlab.items import UserItem
-    from agentlab.request import ModelRequest
-    from agentlab.runner import Run
+    from agentlab.loop.runner import Run
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+    from agentlab.records.eventlog import EventLog
 
     http, base, _ = _clients(port, stream.body)
     client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base, http_client=http, max_retries=0)
@@ -168,10 +168,10 @@ def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Call
     import anthropic
 
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
-    from agentlab.eventlog import EventLog
-    from agentlab.items import UserItem
-    from agentlab.request import ModelRequest
-    from agentlab.runner import Run
+    from agentlab.loop.runner import Run
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+    from agentlab.records.eventlog import EventLog
 
     http, _, base = _clients(port, stream.body)
     client = anthropic.AsyncAnthropic(api_key="sk-ant-bench", base_url=base, http_client=http, max_retries=0)

@@ -27,9 +27,9 @@ MODELS = [
 def records(n: int) -> list[Any]:
     import warnings
 
-    from agentlab.pricing import UnpricedModelWarning, price_call
-    from agentlab.result import CallRecord
-    from agentlab.usage import CallUsage
+    from agentlab.costs.pricing import UnpricedModelWarning, price_call
+    from agentlab.loop.result import CallRecord
+    from agentlab.neutral.usage import CallUsage
 
     warnings.simplefilter("ignore", UnpricedModelWarning)
     steps = 50
@@ -98,7 +98,7 @@ def run(quick: bool) -> Section:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    from agentlab.frames import usage_frame
+    from agentlab.costs.frames import usage_frame
     from agentlab.notebook.charts import plot_cost_breakdown, plot_reasoning_per_step
 
     sec = Section("analysis", "6. usage_frame() and cost charts at scale")

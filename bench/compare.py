@@ -13,7 +13,7 @@ import time
 import warnings
 from typing import Any
 
-from agentlab.pricing import UnpricedModelWarning
+from agentlab.costs.pricing import UnpricedModelWarning
 
 from ._util import Section, Target, median
 

@@ -73,8 +73,8 @@ def weather_tool() -> Any:
 
 async def workload(steps: int, *, session: bool) -> dict[str, Any]:
     import agentlab as al
-    from agentlab.continuation import live_continuations
-    from agentlab.events import ResponseCompletedEvent
+    from agentlab.loop.continuation import live_continuations
+    from agentlab.neutral.events import ResponseCompletedEvent
 
     refs: list[weakref.ref[Any]] = []
 

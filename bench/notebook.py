@@ -119,7 +119,7 @@ def feed_run_view(n: int, rate: float) -> dict[str, Any]:
 
     import agentlab as al
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
-    from agentlab.events import ReasoningDeltaEvent
+    from agentlab.neutral.events import ReasoningDeltaEvent
     from agentlab.notebook._coalesce import wait_idle
     from agentlab.notebook.run_view import RunView
 
@@ -197,7 +197,7 @@ def feed_columns(k: int, n: int, rate: float) -> dict[str, Any]:
 
     from ipywidgets.widgets import widget
 
-    from agentlab.events import ReasoningDeltaEvent
+    from agentlab.neutral.events import ReasoningDeltaEvent
     from agentlab.notebook._coalesce import wait_idle
     from agentlab.notebook.run_view import CompareView
 

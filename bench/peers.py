@@ -47,8 +47,8 @@ def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[An
     import agentlab as al
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
-    from agentlab.items import UserItem
-    from agentlab.request import ModelRequest
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
 
     tool = al.tool(get_weather)
     oai = openai.AsyncOpenAI(

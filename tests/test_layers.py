@@ -12,7 +12,7 @@ The rule, precisely:
   or relative), ``IPython``, ``ipykernel``, ``ipywidgets``, ``anywidget``, ``traitlets``,
   ``nbformat``, ``nbclient`` or ``nbconvert``, nor name them in an ``importlib.import_module`` /
   ``__import__`` call.
-- ``matplotlib`` only in the chart modules ``agentlab/charts.py`` and ``agentlab/sweeps/charts.py``;
+- ``matplotlib`` only in the chart modules ``agentlab/render/charts.py`` and ``agentlab/sweeps/charts.py``;
   elsewhere only under ``if TYPE_CHECKING:`` (types of the methods that delegate to the charts).
 - Package facades map public names to modules in lazy tables (strings, resolved on first access);
   those are not imports by core code. ``agentlab.sweeps.WidgetProgress`` is the one such entry that
@@ -32,7 +32,7 @@ import agentlab
 
 ROOT = Path(agentlab.__file__).resolve().parent
 EDGE = {"__init__.py", "__main__.py"}
-CHARTS = {"charts.py", "sweeps/charts.py"}
+CHARTS = {"render/charts.py", "sweeps/charts.py"}
 NEVER = ("agentlab.notebook", "IPython", "ipykernel", "ipywidgets", "anywidget", "traitlets", "nbformat")
 NEVER += ("nbclient", "nbconvert")
 

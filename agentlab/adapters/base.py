@@ -20,11 +20,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from .._inputs import did_you_mean
-from .._simulated import is_simulated, simulated_base
-from ..errors import ModelBehaviorError, UnknownModelError, detach_frames
-from ..events import AdapterEvent, ModelResponse, ResponseCompletedEvent
-from ..request import ModelRequest
+from agentlab.adapters._simulated import is_simulated, simulated_base
+from agentlab.errors import ModelBehaviorError, UnknownModelError, detach_frames
+from agentlab.neutral._inputs import did_you_mean
+from agentlab.neutral.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.request import ModelRequest
 
 __all__ = [
     "PROVIDERS",
@@ -88,7 +88,7 @@ def check_simulated(ref: ModelRef) -> None:
     """
     if not is_simulated(ref.model):
         return
-    from ..sim import ANTHROPIC_MODELS, OPENAI_MODELS
+    from agentlab.sim import ANTHROPIC_MODELS, OPENAI_MODELS
 
     known = {"openai": OPENAI_MODELS, "anthropic": ANTHROPIC_MODELS}[ref.provider]
     base = simulated_base(ref.model)  # "sim-reasoner+fault=429x1": options after "+"

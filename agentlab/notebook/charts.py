@@ -1,4 +1,5 @@
-"""The charts under their notebook name (they live in :mod:`agentlab.charts`, below the notebook layer).
+"""The charts under their notebook name (they live in :mod:`agentlab.render.charts`, below the
+notebook layer).
 
 ``Comparison.plot_costs`` and the sweep charts draw with them from core, which must not import the
 notebook layer; this module keeps ``agentlab.notebook.plot_*`` where the notebooks find them.
@@ -6,7 +7,7 @@ notebook layer; this module keeps ``agentlab.notebook.plot_*`` where the noteboo
 
 from __future__ import annotations
 
-from ..charts import (
+from agentlab.render.charts import (
     SEGMENTS,
     cost_breakdown,
     plot_cost_breakdown,

@@ -4,7 +4,7 @@ Widgets need a live kernel or an embedded widget manager; nbconvert's HTML, GitH
 and a terminal do not have one. Everything users look at after the fact (a run's usage line, a
 comparison table, a usage frame) therefore also exists as plain HTML built here. None of it ever
 contains reasoning text: only portable items (answers, tool calls/results) and counters. The escaped
-tables and number formats live in :mod:`agentlab.html_tables` (core renders with them too) and are
+tables and number formats live in :mod:`agentlab.render.html_tables` (core renders with them too) and are
 re-exported here.
 
 Formatting rules (also in README): tokens with thousands separators; unknown is ``<NA>``, never 0;
@@ -16,12 +16,12 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from ..html_tables import PALETTE, fields_html, fmt_int, fmt_seconds, fmt_usd, table_html
+from agentlab.render.html_tables import PALETTE, fields_html, fmt_int, fmt_seconds, fmt_usd, table_html
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..usage import CallUsage
+    from agentlab.neutral.usage import CallUsage
 
 __all__ = [
     "PALETTE",

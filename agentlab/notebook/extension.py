@@ -1,6 +1,6 @@
 """``%load_ext agentlab``: continuations and reasoning text live no longer than the cell that made them.
 
-Before every cell the extension records :func:`agentlab.continuation.generation`; after it
+Before every cell the extension records :func:`agentlab.loop.continuation.generation`; after it
 (``post_run_cell`` fires also when the cell raised or was interrupted) it releases every provider
 continuation created since, and collapses every reasoning panel (closing its live text). A run
 paused or interrupted in one cell and resumed in a later one therefore continues from portable items
@@ -33,7 +33,7 @@ class _CellScope:
 
     def __init__(self, ip: Any) -> None:
         self.ip = ip
-        from ..continuation import generation
+        from agentlab.loop.continuation import generation
 
         # Continuations created before the extension was loaded (e.g. earlier in the loading cell)
         # are not this cell's: take the marker now, and again before every cell.
@@ -41,17 +41,17 @@ class _CellScope:
         self.released_last_cell = 0
 
     def pre_run_cell(self, info: Any = None) -> None:
-        from ..continuation import generation
+        from agentlab.loop.continuation import generation
 
         self.gen = generation()
 
     def post_run_cell(self, result: Any = None) -> None:
-        from ..continuation import release_since
+        from agentlab.loop.continuation import release_since
 
         # The loading cell is covered too: ``gen`` was taken when the extension was loaded.
         self.released_last_cell = release_since(self.gen)
         if "agentlab.notebook.panel" in sys.modules:
-            from .panel import collapse_panels
+            from agentlab.notebook.panel import collapse_panels
 
             collapse_panels()
 

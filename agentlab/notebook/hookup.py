@@ -1,6 +1,6 @@
 """The Jupyter hook-up, in one place: what core asks of a frontend, answered for IPython/Jupyter.
 
-Core (``agentlab.runner``, ``agentlab.comparison``, ``agentlab.sweeps``) never imports this package;
+Core (``agentlab.loop.runner``, ``agentlab.loop.comparison``, ``agentlab.sweeps``) never imports this package;
 it calls the :class:`agentlab.frontend.Frontend` protocol, and ``agentlab/__init__.py`` declares
 that this module's :class:`JupyterFrontend` is installed once IPython is loaded. It lives in the
 notebook package (not beside core) because everything it does is the notebook layer's: load the
@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .extension import autoload, shorten_interrupt
-from .live import display, in_kernel, live_run_view, sdk_note
+from agentlab.notebook.extension import autoload, shorten_interrupt
+from agentlab.notebook.live import display, in_kernel, live_run_view, sdk_note
 
 if TYPE_CHECKING:
-    from ..runner import Run
-    from ..sweeps.progress import ProgressDisplay
+    from agentlab.loop.runner import Run
+    from agentlab.sweeps.progress import ProgressDisplay
 
 __all__ = ["JupyterFrontend"]
 
@@ -41,7 +41,7 @@ class JupyterFrontend:
         autoload()
         if live is False or (live is None and not in_kernel()):
             return None
-        from .run_view import CompareView
+        from agentlab.notebook.run_view import CompareView
 
         view = CompareView(list(labels), task=task)
         for r, col in zip(runs, view.columns, strict=True):
@@ -65,6 +65,6 @@ class JupyterFrontend:
         """``"widget"``: an ipywidgets bar; ``"auto"``: one in a kernel, else None (the text line)."""
         if kind == "auto" and not in_kernel():
             return None
-        from .progress import WidgetProgress
+        from agentlab.notebook.progress import WidgetProgress
 
         return WidgetProgress()

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run_view import RunView
+    from agentlab.notebook.run_view import RunView
 
 __all__ = ["display", "in_kernel", "live_run_view", "sdk_note"]
 
@@ -57,12 +57,12 @@ def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
     Returns the view, or None outside a kernel (nothing imported, nothing shown). Also loads the
     cell-scope extension, so the run's continuation cannot outlive the cell.
     """
-    from .extension import autoload
+    from agentlab.notebook.extension import autoload
 
     autoload()
     if not in_kernel():
         return None
-    from .run_view import RunView
+    from agentlab.notebook.run_view import RunView
 
     view = RunView(title or f"{run.ref}")
     note = sdk_note(run)

@@ -35,11 +35,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..events import ReasoningDeltaEvent, TextDeltaEvent
-from ..usage import CallUsage
-from ._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
-from ._live_text import TEXT_STYLE, LiveText, Snapshot
-from .display import UI_FONT
+from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
+from agentlab.neutral.usage import CallUsage
+from agentlab.notebook._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
+from agentlab.notebook._live_text import TEXT_STYLE, LiveText, Snapshot
+from agentlab.notebook.display import UI_FONT
 
 __all__ = ["PanelOptions", "ReasoningPanel", "collapse_panels", "live_panels", "options"]
 

@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any
 
-from ..sweeps.progress import SweepProgress
+from agentlab.sweeps.progress import SweepProgress
 
 __all__ = ["WidgetProgress"]
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic_file import write_atomic
+from agentlab.records.atomic_file import write_atomic
 
 __all__ = [
     "NOTEBOOKS",

@@ -21,7 +21,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ErrorEvent,
     ModelCallCompletedEvent,
@@ -34,10 +34,10 @@ from ..events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from ..usage import CallUsage
-from ._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
-from .display import PALETTE, UI_FONT, fmt_seconds, usage_line
-from .panel import ReasoningPanel
+from agentlab.neutral.usage import CallUsage
+from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
+from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, usage_line
+from agentlab.notebook.panel import ReasoningPanel
 
 __all__ = ["CompareView", "RunView"]
 

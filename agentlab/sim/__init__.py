@@ -68,10 +68,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import anthropic_messages, openai_responses
-from .core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
-from .protocols import SimProtocol, protocols, register_protocol, unregister_protocol
-from .transport import SimTransport
+from agentlab.sim import anthropic_messages, openai_responses
+from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim.protocols import SimProtocol, protocols, register_protocol, unregister_protocol
+from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
     import anthropic

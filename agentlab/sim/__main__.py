@@ -6,8 +6,8 @@ import argparse
 import asyncio
 import sys
 
-from .core import Simulator
-from .server import serve
+from agentlab.sim.core import Simulator
+from agentlab.sim.server import serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
     args = parser.parse_args(argv)
     if args.command == "bench":
-        from .bench import run_bench
+        from agentlab.sim.bench import run_bench
 
         run_bench(args.seconds)
         return 0

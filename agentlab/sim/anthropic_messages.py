@@ -41,13 +41,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors as E
-from .caching import Breakpoint
-from .core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
-from .protocols import SimProtocol
-from .reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
-from .signing import ThinkingVerdict, turn_layout
-from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
+from agentlab.sim import errors as E
+from agentlab.sim.caching import Breakpoint
+from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.protocols import SimProtocol
+from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.signing import ThinkingVerdict, turn_layout
+from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 _BLOCK_TYPES = (

@@ -13,11 +13,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import errors as E
-from . import faults
-from .core import Simulator
-from .faults import Chunk, Fault
-from .protocols import SimProtocol, endpoint_for, protocol_for, protocols
+from agentlab.sim import errors as E
+from agentlab.sim import faults
+from agentlab.sim.core import Simulator
+from agentlab.sim.faults import Chunk, Fault
+from agentlab.sim.protocols import SimProtocol, endpoint_for, protocol_for, protocols
 
 Answer = tuple[int, dict[str, str], list[Chunk]]
 

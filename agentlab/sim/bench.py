@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx2
 
-from .app import handle
-from .core import Simulator
-from .transport import SimTransport
+from agentlab.sim.app import handle
+from agentlab.sim.core import Simulator
+from agentlab.sim.transport import SimTransport
 
 TASK = "Is it warmer in Paris or Rome?"
 _SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -79,7 +79,7 @@ def run_bench(seconds: float = 2.0) -> dict[str, float]:
 
 
 async def _sdk_rates(seconds: float) -> dict[str, float]:
-    from . import anthropic_client, openai_client
+    from agentlab.sim import anthropic_client, openai_client
 
     oai, ant = openai_client(), anthropic_client()
 

@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .caching import CacheStore
-from .signing import DEFAULT_SECRET, Signer
+from agentlab.sim.caching import CacheStore
+from agentlab.sim.signing import DEFAULT_SECRET, Signer
 
 OPENAI_MODELS = ("sim-reasoner", "sim-reasoner-mini")
 ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")

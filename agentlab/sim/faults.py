@@ -26,7 +26,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .core import Simulator, SSEEvent
+from agentlab.sim.core import Simulator, SSEEvent
 
 _FAULT = re.compile(r"^(429|500|529|cut|malformed|reset|unknown_event|slow:(\d+))(?:x(\d+))?$")
 ERROR_FAULTS = ("429", "500", "529")

@@ -30,12 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import errors as E
-from .core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
-from .protocols import SimProtocol
-from .reasoner import PastCall, Situation, Step, ToolDef, plan_step
-from .signing import FIXED_TIMESTAMP
-from .tokenizer import chunks, count_tokens, tokenize, truncate_tokens
+from agentlab.sim import errors as E
+from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.protocols import SimProtocol
+from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.signing import FIXED_TIMESTAMP
+from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 EFFORT_LEVELS = {"none": -1, "minimal": 0, "low": 1, "medium": 2, "high": 4, "xhigh": 6}
 _ITEM_TYPES = ("message", "reasoning", "function_call", "function_call_output", "item_reference")

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .core import SimReply, Simulator, SSEEvent
-from .errors import ErrorDialect
+from agentlab.sim.core import SimReply, Simulator, SSEEvent
+from agentlab.sim.errors import ErrorDialect
 
 #: ``handle(sim, request, headers, model) -> SimReply``: one request of the protocol, the model
 #: already checked against ``models`` and stripped of ``+option`` suffixes; refusals raise ``SimError``.

@@ -16,9 +16,9 @@ import socket
 import struct
 from collections.abc import Callable
 
-from .app import handle
-from .core import Simulator
-from .faults import Chunk, Reset, Sleep
+from agentlab.sim.app import handle
+from agentlab.sim.core import Simulator
+from agentlab.sim.faults import Chunk, Reset, Sleep
 
 _REASONS = {
     200: "OK",

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx2
 
-from .app import handle
-from .core import Simulator
-from .faults import Chunk, Reset, Sleep
+from agentlab.sim.app import handle
+from agentlab.sim.core import Simulator
+from agentlab.sim.faults import Chunk, Reset, Sleep
 
 
 class _Body(httpx2.SyncByteStream, httpx2.AsyncByteStream):

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .._lazy import lazy_exports
+from agentlab._lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "AdaptiveLimiter": "agentlab.sweeps.limiter",

@@ -1,6 +1,6 @@
 """Sweep results as pandas: the per-run frame, and a summary per model and setting.
 
-Conventions follow ``agentlab.frames.usage_frame``: token columns are nullable ``Int64`` (unknown is
+Conventions follow ``agentlab.costs.frames.usage_frame``: token columns are nullable ``Int64`` (unknown is
 ``<NA>``, never 0), costs are ``float64`` (NaN: unknown/unpriced), text columns are ``string``, and
 ``success`` is nullable ``boolean`` (``<NA>``: not scored, i.e. no checker, or the run failed with an
 error before the model gave a final verdict).
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .store import ROW_FIELDS, read_rows, row_key
+from agentlab.sweeps.store import ROW_FIELDS, read_rows, row_key
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from .. import frontend
-from ..errors import ConfigError
+from agentlab import frontend
+from agentlab.errors import ConfigError
 
 __all__ = ["ProgressDisplay", "SweepProgress", "TextProgress", "make_display"]
 

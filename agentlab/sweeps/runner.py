@@ -51,10 +51,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _inputs
-from ..adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
-from ..error_text import durable_error_text
-from ..errors import (
+from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
+from agentlab.errors import (
     BudgetExceededError,
     ConfigError,
     InvalidSettingsError,
@@ -62,16 +60,18 @@ from ..errors import (
     RateLimitError,
     StorageError,
 )
-from ..events import AdapterEvent, DiagnosticEvent, ToolCallEvent
-from ..logs import get_logger, redact_secrets
-from ..request import ModelRequest, ReasoningSettings
-from ..result import RunResult
-from ..runner import ContinuationPolicy, Run, run_sync
-from ..tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
-from .limiter import AdaptiveLimiter, LimiterStats
-from .progress import ProgressDisplay, SweepProgress, make_display
-from .store import ResultsFile, RunKey, read_rows, row_key
-from .tasks import Task, load_tasks
+from agentlab.loop.result import RunResult
+from agentlab.loop.runner import ContinuationPolicy, Run, run_sync
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
+from agentlab.neutral import _inputs
+from agentlab.neutral.error_text import durable_error_text
+from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ToolCallEvent
+from agentlab.neutral.request import ModelRequest, ReasoningSettings
+from agentlab.records.logs import get_logger, redact_secrets
+from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
+from agentlab.sweeps.progress import ProgressDisplay, SweepProgress, make_display
+from agentlab.sweeps.store import ResultsFile, RunKey, read_rows, row_key
+from agentlab.sweeps.tasks import Task, load_tasks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,13 +265,13 @@ class SweepReport:
 
     def frame(self) -> pd.DataFrame:
         """The results file as a frame (one row per run key; see ``load_results``)."""
-        from .analysis import load_results
+        from agentlab.sweeps.analysis import load_results
 
         return load_results(self.path)
 
     def summary(self, by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
         """Success rate with Wilson intervals, steps, tokens, cost per solved task, reasoning share."""
-        from .analysis import summarize
+        from agentlab.sweeps.analysis import summarize
 
         return summarize(self.frame(), by=by)
 
@@ -485,7 +485,7 @@ def _check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budge
             if s.applies_to(ref.provider):
                 _check_combination(ref, s)
     if budget_usd is not None:
-        from ..pricing import get_price
+        from agentlab.costs.pricing import get_price
 
         unpriced = [str(r) for r in refs if get_price(r.provider, r.model) is None]
         if unpriced:

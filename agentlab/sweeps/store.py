@@ -2,7 +2,7 @@
 
 Why this shape:
 
-* **Durable as runs finish.** Each row is appended through :class:`~agentlab.jsonl.AppendOnlyJsonl`
+* **Durable as runs finish.** Each row is appended through :class:`~agentlab.records.jsonl.AppendOnlyJsonl`
   and ``fsync``ed, so a crash loses at most the runs in flight, never a finished row. A row lands
   whole or not at all: a failed write (disk full) raises ``StorageError`` with the file as it was.
   A crash *during* a write can leave a torn last line; opening the file again cuts it (with a
@@ -31,9 +31,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..frames import TOKEN_COST_COLUMNS
-from ..jsonl import AppendOnlyJsonl, read_records
+from agentlab.costs.frames import TOKEN_COST_COLUMNS
+from agentlab.errors import ConfigError
+from agentlab.records.jsonl import AppendOnlyJsonl, read_records
 
 __all__ = [
     "KEY_FIELDS",

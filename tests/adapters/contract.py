@@ -30,7 +30,7 @@ from typing import Any
 import httpx2
 
 from agentlab.adapters.base import Adapter
-from agentlab.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.sim import SimTransport
 
 __all__ = [

@@ -10,7 +10,7 @@ import pytest
 
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
 from agentlab.errors import ConfigError, InvalidSettingsError, MissingApiKeyError
-from agentlab.items import (
+from agentlab.neutral.items import (
     AssistantTextItem,
     PortableItem,
     ProviderReasoningItem,
@@ -20,7 +20,7 @@ from agentlab.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
 from tests.adapters.anthropic_support import sdk_client
 
 MODEL = "claude-sonnet-4-0"

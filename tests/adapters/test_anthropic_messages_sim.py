@@ -16,14 +16,14 @@ import pytest
 
 from agentlab import sim
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
-from agentlab.checkpoint import Checkpoint
 from agentlab.errors import ProviderAPIError
-from agentlab.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
-from agentlab.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
-from agentlab.runner import Run, Session
+from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.runner import Run, Session
+from agentlab.loop.tools import tool
+from agentlab.neutral.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
 from agentlab.sim.reasoner import MAGIC_REDACTED
-from agentlab.tools import tool
 
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Oslo": "-3 C, snow", "Berlin": "11 C"}
 WEATHER = ToolSpec(

@@ -20,9 +20,14 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from agentlab.events import DiagnosticEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
-from agentlab.items import UserItem
-from agentlab.request import ModelRequest
+from agentlab.neutral.events import (
+    DiagnosticEvent,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    TextDeltaEvent,
+)
+from agentlab.neutral.items import UserItem
+from agentlab.neutral.request import ModelRequest
 from tests.adapters.anthropic_support import SSE, Replay, Served, adapter_for, served
 from tests.support.cassettes import fixtures_dir, load_cassette, to_sse
 

@@ -14,15 +14,21 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from agentlab.events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ModelResponse,
     ReasoningDeltaEvent,
     ResponseCompletedEvent,
     TextDeltaEvent,
 )
-from agentlab.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.request import ModelRequest, ToolSpec
+from agentlab.neutral.items import (
+    AssistantTextItem,
+    ProviderReasoningItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+)
+from agentlab.neutral.request import ModelRequest, ToolSpec
 from tests.adapters.contract import CASES, AdapterCase, collect, completed, contains
 
 WEATHER = ToolSpec(

@@ -21,7 +21,7 @@ import pytest
 
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import ProviderAPIError, StreamInterruptedError
-from agentlab.events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ModelResponse,
     ReasoningDeltaEvent,
@@ -29,7 +29,7 @@ from agentlab.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentlab.items import (
+from agentlab.neutral.items import (
     AssistantTextItem,
     PortableItem,
     SystemItem,
@@ -37,7 +37,7 @@ from agentlab.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.request import ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette, load_chunks
 
 pytestmark = pytest.mark.fixtures

@@ -18,7 +18,7 @@ from agentlab.adapters.openai_responses import build_request, strict_schema_ok
 from agentlab.adapters.openai_responses._raw import raw_member
 from agentlab.adapters.openai_responses._request import SUMMARY_MARKER, prompt_cache_key
 from agentlab.errors import InvalidSettingsError
-from agentlab.items import (
+from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
     SummaryItem,
@@ -27,7 +27,7 @@ from agentlab.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
 
 BASE = "https://api.openai.com/v1"
 WEATHER = ToolSpec(

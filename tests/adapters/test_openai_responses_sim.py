@@ -18,9 +18,9 @@ import pytest
 import agentlab as al
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import ProviderAPIError
-from agentlab.events import ModelResponse
-from agentlab.items import ProviderReasoningItem, ToolResultItem, UserItem
-from agentlab.request import ModelRequest, ToolSpec
+from agentlab.neutral.events import ModelResponse
+from agentlab.neutral.items import ProviderReasoningItem, ToolResultItem, UserItem
+from agentlab.neutral.request import ModelRequest, ToolSpec
 from agentlab.sim import openai_client
 from tests.adapters.contract import RecordingTransport, collect, completed
 

@@ -26,15 +26,15 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from agentlab.events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ReasoningDeltaEvent,
     ResponseCompletedEvent,
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentlab.items import ProviderReasoningItem, UserItem
-from agentlab.request import ModelRequest
+from agentlab.neutral.items import ProviderReasoningItem, UserItem
+from agentlab.neutral.request import ModelRequest
 from tests.support.cassettes import to_sse
 
 RID = "resp_1"

@@ -1,5 +1,6 @@
-"""``agentlab.error_text``: what an error text about bad wire input may say, and the adapter paths that
-use it beyond streaming (non-streaming bodies, in-stream error envelopes, the SDK-exception fallback)."""
+"""``agentlab.neutral.error_text``: what an error text about bad wire input may say, and the adapter
+paths that use it beyond streaming (non-streaming bodies, in-stream error envelopes, the
+SDK-exception fallback)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from agentlab.adapters.anthropic_messages import _errors as a_errors
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.adapters.openai_responses import _errors as o_errors
 from agentlab.adapters.openai_responses._stream import assemble_body
-from agentlab.error_text import WireFieldError, durable_error_text, safe_name, wire_error_text
 from agentlab.errors import AgentlabError, ProviderError, StreamInterruptedError
-from agentlab.events import ReasoningDeltaEvent
-from agentlab.items import UserItem
-from agentlab.request import ModelRequest
+from agentlab.neutral.error_text import WireFieldError, durable_error_text, safe_name, wire_error_text
+from agentlab.neutral.events import ReasoningDeltaEvent
+from agentlab.neutral.items import UserItem
+from agentlab.neutral.request import ModelRequest
 from tests.adapters.anthropic_support import Replay, Served, adapter_for
 from tests.reliability.test_error_texts import assert_error_text_clean, chain
 

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 import agentlab as al
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import AgentlabError
-from agentlab.events import ErrorEvent
+from agentlab.neutral.events import ErrorEvent
 from tests.adapters.anthropic_support import adapter_for
 from tests.reliability.test_error_texts import chain
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab.events import DiagnosticEvent
-from agentlab.items import UserItem
+from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.items import UserItem
 from tests.adversarial.support import (
     MODELS,
     Canaries,

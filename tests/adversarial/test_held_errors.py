@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 import agentlab as al
-from agentlab.items import ProviderReasoningItem
+from agentlab.neutral.items import ProviderReasoningItem
 from tests.adversarial.support import (
     MODELS,
     PROVIDERS,
@@ -92,7 +92,7 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
     import httpx2
     import openai
 
-    from agentlab.logs import SDK_LOGGERS
+    from agentlab.records.logs import SDK_LOGGERS
 
     c = Canaries.fresh()
     key = c.key_for(provider)
@@ -131,7 +131,7 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
     assert len(names) > 2, f"DEBUG logging really captured records: {names}"
     assert not uncovered, (
         f"loggers that emitted during a real-socket {provider} run but are not covered by log redaction "
-        f"(agentlab.logs.SDK_LOGGERS = {SDK_LOGGERS}): {uncovered}"
+        f"(agentlab.records.logs.SDK_LOGGERS = {SDK_LOGGERS}): {uncovered}"
     )
     hits = scan("DEBUG logs over a real socket", "\n".join(logs.lines), {f"{provider} api key": key})
     assert not hits, report(hits)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agentlab.atomic_file import write_atomic
 from agentlab.errors import StorageError
+from agentlab.records.atomic_file import write_atomic
 
 
 def test_replaces_the_file_in_one_step(tmp_path: Path) -> None:

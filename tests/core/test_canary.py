@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import agentlab as al
-from agentlab.events import ReasoningDeltaEvent
-from agentlab.memory import MemoryStore
+from agentlab.neutral.events import ReasoningDeltaEvent
+from agentlab.records.memory import MemoryStore
 from agentlab.testing import ScriptedAdapter, Step
 
 

@@ -11,12 +11,18 @@ import pickle
 import pytest
 
 import agentlab as al
-from agentlab.checkpoint import Checkpoint
-from agentlab.continuation import Continuation, generation, live_continuations, release_all, release_since
 from agentlab.errors import ContinuityError, PrivacyError
-from agentlab.events import DiagnosticEvent
-from agentlab.items import ProviderReasoningItem, ToolResultItem, UserItem
-from agentlab.request import ModelRequest
+from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.continuation import (
+    Continuation,
+    generation,
+    live_continuations,
+    release_all,
+    release_since,
+)
+from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.items import ProviderReasoningItem, ToolResultItem, UserItem
+from agentlab.neutral.request import ModelRequest
 from agentlab.testing import ScriptedAdapter, Step
 
 OA = "openai:sim-reasoner"

@@ -9,9 +9,8 @@ from typing import get_args
 import pytest
 
 import agentlab as al
-from agentlab import eventlog, events
-from agentlab.eventlog import EventLog, TornLineWarning
-from agentlab.events import (
+from agentlab.neutral import events
+from agentlab.neutral.events import (
     DURABLE_TYPES,
     DiagnosticEvent,
     ErrorEvent,
@@ -27,9 +26,11 @@ from agentlab.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentlab.items import ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.items import ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.usage import CallUsage
+from agentlab.records import eventlog
+from agentlab.records.eventlog import EventLog, TornLineWarning
 from agentlab.testing import ScriptedAdapter, Step
-from agentlab.usage import CallUsage
 
 
 def opaque() -> ProviderReasoningItem:
@@ -119,8 +120,8 @@ def test_diagnostic_data_cannot_carry_opaque_state(tmp_path: Path) -> None:
     """Refused by construction: no durable record can be built around opaque provider state."""
     import pydantic
 
-    from agentlab.events import DiagnosticEvent
-    from agentlab.items import ProviderReasoningItem
+    from agentlab.neutral.events import DiagnosticEvent
+    from agentlab.neutral.items import ProviderReasoningItem
 
     item = ProviderReasoningItem(
         b'{"type":"thinking"}',
@@ -147,7 +148,7 @@ def test_diagnostic_data_cannot_carry_opaque_state(tmp_path: Path) -> None:
 
 
 def _one_of_each_event() -> dict[type, object]:
-    """A minimal instance of every event type defined in ``agentlab.events``."""
+    """A minimal instance of every event type defined in ``agentlab.neutral.events``."""
     call = ToolCallItem(call_id="c", name="n")
     samples: list[object] = [
         ReasoningDeltaEvent(text="t"),

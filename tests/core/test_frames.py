@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import agentlab as al
-from agentlab.frames import USAGE_COLUMNS
+from agentlab.costs.frames import USAGE_COLUMNS
+from agentlab.neutral.usage import CallUsage
 from agentlab.testing import ScriptedAdapter, Step
-from agentlab.usage import CallUsage
 
 LEGACY = CallUsage(
     input_tokens=100,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab.comparison import Comparison, ComparisonEntry
 from agentlab.errors import ProviderServerError
+from agentlab.loop.comparison import Comparison, ComparisonEntry
 from agentlab.testing import ScriptedAdapter, Step
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"

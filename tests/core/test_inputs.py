@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import agentlab as al
+from agentlab.costs.pricing import UnpricedModelWarning
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
@@ -26,9 +27,8 @@ from agentlab.errors import (
     UnknownModelError,
     UserError,
 )
-from agentlab.events import DiagnosticEvent, RunStartedEvent
-from agentlab.items import AssistantTextItem, ToolResultItem, UserItem
-from agentlab.pricing import UnpricedModelWarning
+from agentlab.neutral.events import DiagnosticEvent, RunStartedEvent
+from agentlab.neutral.items import AssistantTextItem, ToolResultItem, UserItem
 from agentlab.testing import ScriptedAdapter, Step
 
 M = "openai:sim-reasoner"

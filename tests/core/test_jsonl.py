@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab import jsonl
 from agentlab.errors import ConfigError, StorageError
-from agentlab.eventlog import EventLog
-from agentlab.events import ErrorEvent, RunStartedEvent
-from agentlab.items import AssistantTextItem, UserItem
-from agentlab.jsonl import AppendOnlyJsonl, TornLineWarning, read_records
-from agentlab.memory import MemoryStore
+from agentlab.neutral.events import ErrorEvent, RunStartedEvent
+from agentlab.neutral.items import AssistantTextItem, UserItem
+from agentlab.records import jsonl
+from agentlab.records.eventlog import EventLog
+from agentlab.records.jsonl import AppendOnlyJsonl, TornLineWarning, read_records
+from agentlab.records.memory import MemoryStore
 from agentlab.sweeps.store import ResultsFile, read_rows
 from tests.support.faulty_files import Faults
 

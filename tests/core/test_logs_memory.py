@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import agentlab as al
-from agentlab.events import ReasoningDeltaEvent
-from agentlab.items import AssistantTextItem, ProviderReasoningItem, SummaryItem, UserItem
-from agentlab.logs import get_logger, redact, redact_secrets
-from agentlab.memory import MemoryStore
+from agentlab.neutral.events import ReasoningDeltaEvent
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, SummaryItem, UserItem
+from agentlab.records.logs import get_logger, redact, redact_secrets
+from agentlab.records.memory import MemoryStore
 
 
 @pytest.mark.parametrize(

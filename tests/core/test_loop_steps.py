@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab._steps import MAX_RETRY_WAIT_S, CallTiming, RetryDecision, apply_response, retry_decision
 from agentlab.adapters.base import Adapter, parse_model
 from agentlab.errors import (
     ProviderAPIError,
@@ -17,9 +16,10 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from agentlab.events import ModelResponse, ResponseCompletedEvent
-from agentlab.items import AssistantTextItem
-from agentlab.runner import _sdk_retries
+from agentlab.loop.runner import _sdk_retries
+from agentlab.loop.steps import MAX_RETRY_WAIT_S, CallTiming, RetryDecision, apply_response, retry_decision
+from agentlab.neutral.events import ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.items import AssistantTextItem
 from agentlab.testing import ScriptedAdapter, Step
 
 

@@ -7,8 +7,7 @@ import math
 import pytest
 
 import agentlab as al
-from agentlab.errors import ConfigError
-from agentlab.pricing import (
+from agentlab.costs.pricing import (
     Cost,
     UnpricedModelWarning,
     get_price,
@@ -17,7 +16,8 @@ from agentlab.pricing import (
     prices_override,
     set_price,
 )
-from agentlab.usage import CallUsage, usage_from_anthropic, usage_from_openai
+from agentlab.errors import ConfigError
+from agentlab.neutral.usage import CallUsage, usage_from_anthropic, usage_from_openai
 
 GPT5 = get_price("openai", "gpt-5")
 
@@ -176,7 +176,7 @@ def test_unknown_tokens_stay_unknown_in_sums() -> None:
 
 
 def test_simulator_model_options_do_not_unprice_the_model() -> None:
-    from agentlab.pricing import get_price
+    from agentlab.costs.pricing import get_price
 
     assert get_price("anthropic", "sim-thinker+fault=429x1") == get_price("anthropic", "sim-thinker")
     assert get_price("openai", "sim-reasoner+fault=slow:5") is not None

@@ -11,7 +11,7 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import ConfigError, OverloadedError, ProviderAPIError, StepLimitError, UserError
-from agentlab.events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ModelCallCompletedEvent,
     ReasoningDeltaEvent,
@@ -19,7 +19,7 @@ from agentlab.events import (
     TextDeltaEvent,
     ToolResultEvent,
 )
-from agentlab.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.testing import ScriptedAdapter, ScriptError, Step
 
 M = "openai:sim-reasoner"

@@ -16,9 +16,9 @@ import pytest
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter, MessageAssembler
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
-from agentlab.checkpoint import Checkpoint
-from agentlab.continuation import Continuation
-from agentlab.events import (
+from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.continuation import Continuation
+from agentlab.neutral.events import (
     ModelCallCompletedEvent,
     ModelResponse,
     ReasoningDeltaEvent,
@@ -26,9 +26,15 @@ from agentlab.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentlab.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.request import ModelRequest
-from agentlab.usage import CallUsage
+from agentlab.neutral.items import (
+    AssistantTextItem,
+    ProviderReasoningItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+)
+from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.usage import CallUsage
 
 C = f"CANARY{uuid.uuid4().hex[:12]}"
 

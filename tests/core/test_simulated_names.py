@@ -1,4 +1,5 @@
-"""One rule for simulated model names (``agentlab._simulated``), asked everywhere outside the simulator."""
+"""One rule for simulated model names (``agentlab.adapters._simulated``), asked everywhere outside
+the simulator."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 from pathlib import Path
 
 import agentlab
-from agentlab._simulated import SIM_PREFIX, is_simulated, simulated_base
+from agentlab.adapters._simulated import SIM_PREFIX, is_simulated, simulated_base
 
 ROOT = Path(agentlab.__file__).parent
 
@@ -29,5 +30,5 @@ def test_no_module_outside_the_simulator_re_derives_the_prefix() -> None:
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
         if rule.search(line)
     ]
-    assert found == [], f"derive simulated names with agentlab._simulated.is_simulated: {found}"
+    assert found == [], f"derive simulated names with agentlab.adapters._simulated.is_simulated: {found}"
     assert SIM_PREFIX == "sim-"

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 import agentlab as al
-from agentlab.pricing import prices_override
+from agentlab.costs.pricing import prices_override
 from agentlab.testing import ScriptedAdapter, Step
 
 M = "openai:sim-reasoner"

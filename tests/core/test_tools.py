@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 import agentlab as al
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
-from agentlab.items import ToolCallItem
-from agentlab.tools import Tool, as_tools, tool
+from agentlab.loop.tools import Tool, as_tools, tool
+from agentlab.neutral.items import ToolCallItem
 
 
 class Point(BaseModel):

@@ -173,7 +173,7 @@ def _close_widgets() -> Iterator[None]:
 def _quickstart_reasoning() -> list[str]:
     """The reasoning text of each step of the quickstart's first run (the simulator is deterministic)."""
     import agentlab
-    from agentlab.events import ReasoningDeltaEvent
+    from agentlab.neutral.events import ReasoningDeltaEvent
 
     weather = {"Paris": "24 C, sunny", "Rome": "21 C, cloudy", "Oslo": "9 C, rain", "Florence": "23 C, clear"}
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 import agentlab
-from agentlab.frames import usage_frame
+from agentlab.costs.frames import usage_frame
+from agentlab.neutral.usage import CallUsage
 from agentlab.notebook import charts
 from agentlab.testing import ScriptedAdapter, Step
-from agentlab.usage import CallUsage
 
 
 def _result(model: str, reasoning: list[int | None]) -> agentlab.RunResult:

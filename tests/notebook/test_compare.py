@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import agentlab
-from agentlab.comparison import Comparison, acompare, compare
 from agentlab.errors import ProviderServerError, UserError
+from agentlab.loop.comparison import Comparison, acompare, compare
 from agentlab.testing import ScriptedAdapter, Step
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker", "openai:sim-reasoner-mini"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentlab.continuation import Continuation, live_continuations, release_all
+from agentlab.loop.continuation import Continuation, live_continuations, release_all
 
 
 class _Shell:

@@ -90,7 +90,7 @@ def kernel() -> Iterator[Kernel]:
 
 SETUP = """
 import agentlab
-from agentlab.continuation import live_continuations
+from agentlab.loop.continuation import live_continuations
 
 @agentlab.tool
 def get_weather(city: str) -> str:
@@ -209,7 +209,7 @@ def test_frontend_messages_for_5000_deltas(kernel: Kernel) -> None:
         """
 import time
 from IPython.display import display
-from agentlab.events import ReasoningDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.notebook.panel import ReasoningPanel
 p = ReasoningPanel("measure")
 display(p)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentlab.events import ReasoningDeltaEvent, TextDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.notebook._coalesce import MAX_RATE, wait_idle
 from agentlab.notebook.panel import ReasoningPanel, collapse_panels
 
@@ -160,7 +160,7 @@ def test_keep_option_from_environment(monkeypatch: Any) -> None:
 
 
 def test_reported_usage_replaces_estimates(comm_messages: list[dict[str, Any]]) -> None:
-    from agentlab.usage import CallUsage
+    from agentlab.neutral.usage import CallUsage
 
     panel = ReasoningPanel("r")
     panel.append("x" * 400, step=2)

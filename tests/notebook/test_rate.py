@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import agentlab
-from agentlab.events import ReasoningDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.notebook._coalesce import MAX_RATE, wait_idle
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.run_view import CompareView, RunView

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import agentlab
-from agentlab.continuation import release_all
+from agentlab.loop.continuation import release_all
 
 
 @agentlab.tool

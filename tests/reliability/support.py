@@ -22,9 +22,9 @@ import httpx2
 
 import agentlab as al
 from agentlab.adapters.base import Adapter
-from agentlab.eventlog import EventLog
-from agentlab.events import ErrorEvent, RunCompletedEvent, RunStartedEvent
-from agentlab.items import ProviderReasoningItem, ToolCallItem, ToolResultItem
+from agentlab.neutral.events import ErrorEvent, RunCompletedEvent, RunStartedEvent
+from agentlab.neutral.items import ProviderReasoningItem, ToolCallItem, ToolResultItem
+from agentlab.records.eventlog import EventLog
 from agentlab.sim import SimTransport
 
 PROVIDERS = ("openai", "anthropic")

@@ -27,8 +27,8 @@ from agentlab.errors import (
     ProviderAPIError,
     UnknownModelError,
 )
-from agentlab.events import DiagnosticEvent, ToolResultEvent
-from agentlab.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.events import DiagnosticEvent, ToolResultEvent
+from agentlab.neutral.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.testing import ScriptedAdapter, Step
 from tests.reliability.support import (
     MODELS,

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
-from agentlab.continuation import generation, release_since
-from agentlab.events import ModelCallStartedEvent, ToolCallEvent
-from agentlab.items import SummaryItem, UserItem
+from agentlab.loop.continuation import generation, release_since
+from agentlab.neutral.events import ModelCallStartedEvent, ToolCallEvent
+from agentlab.neutral.items import SummaryItem, UserItem
 from agentlab.sim.reasoner import MAGIC_REDACTED
 from tests.reliability.support import (
     MODELS,

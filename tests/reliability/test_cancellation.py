@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab.events import ReasoningDeltaEvent, RunCompletedEvent, ToolCallEvent
-from agentlab.items import UserItem
+from agentlab.neutral.events import ReasoningDeltaEvent, RunCompletedEvent, ToolCallEvent
+from agentlab.neutral.items import UserItem
 from tests.reliability.support import (
     MODELS,
     PROVIDERS,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import agentlab as al
-from agentlab.events import ErrorEvent, ModelCallCompletedEvent, RunCompletedEvent, RunStartedEvent
+from agentlab.neutral.events import ErrorEvent, ModelCallCompletedEvent, RunCompletedEvent, RunStartedEvent
 from agentlab.sim import SimTransport
 from tests.reliability.support import (
     MODELS,
@@ -138,7 +138,7 @@ async def test_concurrent_runs_with_cancellations_end_defined(tmp_path: Path) ->
     import asyncio
     import random
 
-    from agentlab.events import ReasoningDeltaEvent
+    from agentlab.neutral.events import ReasoningDeltaEvent
 
     rnd = random.Random(8)
     shared = SimTransport(retry_after_ms=1)

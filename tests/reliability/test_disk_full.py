@@ -24,10 +24,10 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import StorageError
-from agentlab.eventlog import EventLog
-from agentlab.events import ErrorEvent, RunStartedEvent
-from agentlab.items import AssistantTextItem, UserItem
-from agentlab.memory import MemoryStore
+from agentlab.neutral.events import ErrorEvent, RunStartedEvent
+from agentlab.neutral.items import AssistantTextItem, UserItem
+from agentlab.records.eventlog import EventLog
+from agentlab.records.memory import MemoryStore
 from agentlab.sweeps import load_results, read_rows, sim_tasks, sim_tools, sweep
 from agentlab.sweeps.store import ResultsFile
 from tests.support.runs import count_started_runs
@@ -215,7 +215,7 @@ def test_a_sweep_whose_results_file_fills_stops_and_resumes(
 
 def test_report_pages_on_a_full_disk_are_old_or_whole(disk: Disk) -> None:
     """The report's pages and notebooks are whole files: on ENOSPC the old page stays, no temp left."""
-    from agentlab.atomic_file import write_atomic
+    from agentlab.records.atomic_file import write_atomic
 
     page = disk.path / "index.html"
     write_atomic(page, "<p>old</p>")

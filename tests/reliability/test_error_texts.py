@@ -23,7 +23,7 @@ import agentlab as al
 from agentlab.adapters.base import Adapter, ModelRef
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
-from agentlab.events import ReasoningDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.sweeps import Task, sweep
 from tests.adapters.anthropic_support import SSE, Replay, Served, adapter_for
 from tests.support.cassettes import to_sse

@@ -25,7 +25,7 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from agentlab.events import (
+from agentlab.neutral.events import (
     DiagnosticEvent,
     ErrorEvent,
     ModelCallCompletedEvent,
@@ -36,7 +36,7 @@ from agentlab.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentlab.items import ToolCallItem, ToolResultItem
+from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from tests.reliability.support import (
     MODELS,
     PROVIDERS,

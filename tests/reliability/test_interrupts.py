@@ -24,7 +24,7 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import ConfigError, ToolDefinitionError
-from agentlab.events import DiagnosticEvent, RunCompletedEvent, ToolResultEvent
+from agentlab.neutral.events import DiagnosticEvent, RunCompletedEvent, ToolResultEvent
 from agentlab.testing import ScriptedAdapter, Step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,7 +297,7 @@ def test_tool_timeout_wins_over_the_run_timeout() -> None:
 
 
 def test_no_timeout_when_none() -> None:
-    from agentlab.tools import DEFAULT_TOOL_TIMEOUT_S
+    from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S
 
     run = al.Run("openai:sim-reasoner", "t", tools=[_slow_sync(0.01)], tool_timeout=None)
     assert run.tool_timeout is None

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab.events import ReasoningDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent
 from tests.reliability.support import MODELS, PROVIDERS, get_weather
 
 TOKEN = uuid.uuid4().hex[:12]

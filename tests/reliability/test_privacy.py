@@ -36,10 +36,10 @@ import pytest
 
 import agentlab as al
 from agentlab import sim
-from agentlab.continuation import generation, release_since
 from agentlab.errors import ContinuityError, ProviderError
-from agentlab.events import ReasoningDeltaEvent, ToolCallEvent
-from agentlab.memory import MemoryStore
+from agentlab.loop.continuation import generation, release_since
+from agentlab.neutral.events import ReasoningDeltaEvent, ToolCallEvent
+from agentlab.records.memory import MemoryStore
 from agentlab.sim.reasoner import MAGIC_REDACTED
 from tests.reliability.support import (
     MODELS,
@@ -361,7 +361,7 @@ import agentlab as al
 from agentlab import sim
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
-from agentlab.events import ReasoningDeltaEvent
+from agentlab.neutral.events import ReasoningDeltaEvent
 from tests.reliability.support import RecordingTransport, get_weather, opaque_payloads_on_wire
 
 logging.basicConfig(level=logging.DEBUG)  # DEBUG lines land in the saved outputs

@@ -31,8 +31,8 @@ import pytest
 import agentlab as al
 from agentlab import sim
 from agentlab.errors import ProviderError
-from agentlab.events import ReasoningDeltaEvent
-from agentlab.items import ProviderReasoningItem
+from agentlab.neutral.events import ReasoningDeltaEvent
+from agentlab.neutral.items import ProviderReasoningItem
 from tests.reliability.support import (
     MODELS,
     PROVIDERS,

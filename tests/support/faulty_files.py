@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agentlab import jsonl
-from agentlab.jsonl import AppendOnlyJsonl
+from agentlab.records import jsonl
+from agentlab.records.jsonl import AppendOnlyJsonl
 
 
 class FailingFile(io.FileIO):

@@ -11,8 +11,8 @@ import pytest
 
 from agentlab.adapters.base import ModelRef
 from agentlab.errors import RateLimitError
-from agentlab.events import AdapterEvent
-from agentlab.request import ModelRequest
+from agentlab.neutral.events import AdapterEvent
+from agentlab.neutral.request import ModelRequest
 
 
 @dataclass

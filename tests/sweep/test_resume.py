@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.eventlog import TornLineWarning
+from agentlab.records.eventlog import TornLineWarning
 from agentlab.sweeps import SweepProgress, load_results, read_rows, sim_tasks, sim_tools, sweep
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]

@@ -15,7 +15,7 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import StorageError
-from agentlab.eventlog import EventLog
+from agentlab.records.eventlog import EventLog
 from agentlab.sweeps import load_results, read_rows, sim_tasks, sim_tools, sweep
 from tests.support.faulty_files import Faults
 from tests.support.runs import count_started_runs

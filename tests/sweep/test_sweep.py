@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlab.errors import ConfigError, InvalidSettingsError
-from agentlab.request import ReasoningSettings
+from agentlab.neutral.request import ReasoningSettings
 from agentlab.sweeps import (
     Setting,
     SweepProgress,

@@ -29,15 +29,15 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..._simulated import is_simulated
-from ...error_text import wire_error_text
-from ...errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
-from ...events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
-from ...logs import install_redaction, stack_loggers
-from ...request import ModelRequest
-from ._errors import PROVIDER, translate
-from ._request import BuiltRequest, build_request
-from ._stream import MessageAssembler
+from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
+from agentlab.adapters.anthropic_messages._request import BuiltRequest, build_request
+from agentlab.adapters.anthropic_messages._stream import MessageAssembler
+from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
+from agentlab.neutral.error_text import wire_error_text
+from agentlab.neutral.events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
+from agentlab.neutral.request import ModelRequest
+from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
 
@@ -94,7 +94,7 @@ class AnthropicMessagesAdapter:
                 raise ConfigError("anthropic: pass api_key/base_url to your client, not beside it")
         elif is_simulated(model):
             try:
-                from ...sim import anthropic_client
+                from agentlab.sim import anthropic_client
             except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
                 raise ConfigError(f"anthropic: the simulator is not available ({exc})") from None
             kw: dict[str, Any] = {"max_retries": max_retries}

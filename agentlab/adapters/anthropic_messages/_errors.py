@@ -5,7 +5,7 @@ decided by the SDK (``max_retries``, honouring ``retry-after``/``retry-after-ms`
 reaches here, so what arrives is final. Messages carry the provider's own error text, status, error
 type and request id, never request headers (which hold the key). The provider's own message is kept
 (it is the API speaking, not the model) with key-looking substrings redacted; an exception that is
-not the SDK's is described by type and position only (:mod:`agentlab.error_text`).
+not the SDK's is described by type and position only (:mod:`agentlab.neutral.error_text`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import anthropic
 
-from ...error_text import wire_error_text
-from ...errors import (
+from agentlab.adapters.base import retry_after_seconds as retry_after
+from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
     MissingApiKeyError,
@@ -27,8 +27,8 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from ...logs import redact_secrets
-from ..base import retry_after_seconds as retry_after
+from agentlab.neutral.error_text import wire_error_text
+from agentlab.records.logs import redact_secrets
 
 __all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
 

@@ -30,10 +30,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._shapes import ShapedDataclass, shaped_repr
-from ...errors import InvalidSettingsError
-from ...events import DiagnosticEvent
-from ...items import (
+from agentlab.errors import InvalidSettingsError
+from agentlab.neutral._shapes import ShapedDataclass, shaped_repr
+from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
     SummaryItem,
@@ -42,7 +42,7 @@ from ...items import (
     ToolResultItem,
     UserItem,
 )
-from ...request import ModelRequest
+from agentlab.neutral.request import ModelRequest
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -25,10 +25,11 @@ import json
 import logging
 from typing import Any
 
-from ..._shapes import shaped_repr
-from ...error_text import WireFieldError, safe_name, type_name, wire_error_text
-from ...errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
-from ...events import (
+from agentlab.adapters.anthropic_messages._errors import in_stream_error
+from agentlab.errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
+from agentlab.neutral._shapes import shaped_repr
+from agentlab.neutral.error_text import WireFieldError, safe_name, type_name, wire_error_text
+from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
     ModelResponse,
@@ -37,9 +38,8 @@ from ...events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from ...items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
-from ...usage import usage_from_anthropic
-from ._errors import in_stream_error
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.usage import usage_from_anthropic
 
 __all__ = ["MessageAssembler"]
 
@@ -132,7 +132,7 @@ class MessageAssembler:
 
         Raises only agentlab errors: a malformed event (wrong types, missing fields, a delta for a
         block never started or already stopped) is a ``StreamInterruptedError`` whose text names the
-        event type, field and block index, never a value (see :mod:`agentlab.error_text`).
+        event type, field and block index, never a value (see :mod:`agentlab.neutral.error_text`).
         """
         try:
             return self._apply(ev)

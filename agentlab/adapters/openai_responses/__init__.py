@@ -22,14 +22,21 @@ from typing import Any
 import httpx2
 import openai
 
-from ..._simulated import is_simulated
-from ...errors import InvalidSettingsError, MissingApiKeyError, ProviderError
-from ...events import AdapterEvent
-from ...logs import install_redaction, stack_loggers
-from ...request import ModelRequest
-from ._errors import translate
-from ._request import API, PROVIDER, BuiltRequest, build_request, is_reasoning_model, strict_schema_ok
-from ._stream import ResponseAssembler, assemble_body
+from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.openai_responses._errors import translate
+from agentlab.adapters.openai_responses._request import (
+    API,
+    PROVIDER,
+    BuiltRequest,
+    build_request,
+    is_reasoning_model,
+    strict_schema_ok,
+)
+from agentlab.adapters.openai_responses._stream import ResponseAssembler, assemble_body
+from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderError
+from agentlab.neutral.events import AdapterEvent
+from agentlab.neutral.request import ModelRequest
+from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = [
     "OpenAIResponsesAdapter",
@@ -80,7 +87,7 @@ class OpenAIResponsesAdapter:
                     "(the adapter is async; wrap an httpx2.AsyncClient: AsyncOpenAI(http_client=...))"
                 )
         elif is_simulated(model):
-            from ...sim import openai_client
+            from agentlab.sim import openai_client
 
             client = openai_client()
         else:

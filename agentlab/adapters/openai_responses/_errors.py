@@ -4,7 +4,7 @@ Every translated error carries the provider, HTTP status, the provider's error `
 ``error_type``) and ``code`` (as the extra attribute ``code``), the message and the ``x-request-id``.
 Keys never appear: the SDK's messages quote only what the API returned, and the API masks keys (and
 key-looking substrings are redacted here too). An exception that is not the SDK's is described by type
-and position only (:mod:`agentlab.error_text`): its text may quote a body.
+and position only (:mod:`agentlab.neutral.error_text`): its text may quote a body.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import httpx2
 import openai
 
-from ...error_text import wire_error_text
-from ...errors import (
+from agentlab.adapters.base import retry_after_seconds as retry_after
+from agentlab.errors import (
     OverloadedError,
     ProviderAPIError,
     ProviderConnectionError,
@@ -24,8 +24,8 @@ from ...errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from ...logs import redact_secrets
-from ..base import retry_after_seconds as retry_after
+from agentlab.neutral.error_text import wire_error_text
+from agentlab.records.logs import redact_secrets
 
 __all__ = ["in_stream_error", "retry_after", "translate"]
 

@@ -31,11 +31,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._shapes import ShapedDataclass, shaped_repr
-from ..._simulated import is_simulated
-from ...errors import InvalidSettingsError
-from ...events import DiagnosticEvent
-from ...items import (
+from agentlab.adapters._simulated import is_simulated
+from agentlab.errors import InvalidSettingsError
+from agentlab.neutral._shapes import ShapedDataclass, shaped_repr
+from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
     SummaryItem,
@@ -44,7 +44,7 @@ from ...items import (
     ToolResultItem,
     UserItem,
 )
-from ...request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
 
 __all__ = [
     "API",

@@ -17,10 +17,13 @@ import logging
 import time
 from typing import Any
 
-from ..._shapes import shaped_repr
-from ...error_text import WireFieldError, safe_name, wire_error_text
-from ...errors import AgentlabError, StreamInterruptedError
-from ...events import (
+from agentlab.adapters.openai_responses._errors import in_stream_error
+from agentlab.adapters.openai_responses._raw import raw_array_elements, raw_member
+from agentlab.adapters.openai_responses._request import API, PROVIDER
+from agentlab.errors import AgentlabError, StreamInterruptedError
+from agentlab.neutral._shapes import shaped_repr
+from agentlab.neutral.error_text import WireFieldError, safe_name, wire_error_text
+from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
     ModelResponse,
@@ -30,11 +33,8 @@ from ...events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from ...items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
-from ...usage import CallUsage, usage_from_openai
-from ._errors import in_stream_error
-from ._raw import raw_array_elements, raw_member
-from ._request import API, PROVIDER
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.usage import CallUsage, usage_from_openai
 
 __all__ = ["ResponseAssembler", "assemble_body"]
 

@@ -37,13 +37,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, 
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from . import _inputs, frontend
-from ._steps import CallTiming, apply_response, retry_decision
-from .adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
-from .checkpoint import Checkpoint
-from .continuation import Continuation
-from .error_text import durable_error_text
-from .errors import (
+from agentlab import frontend
+from agentlab.adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
+from agentlab.errors import (
     AgentlabError,
     ConfigError,
     InvalidSettingsError,
@@ -54,8 +50,14 @@ from .errors import (
     UserError,
     detach_frames,
 )
-from .eventlog import EventLog
-from .events import (
+from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.continuation import Continuation
+from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
+from agentlab.loop.steps import CallTiming, apply_response, retry_decision
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
+from agentlab.neutral import _inputs
+from agentlab.neutral.error_text import durable_error_text
+from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
     ErrorEvent,
@@ -71,11 +73,17 @@ from .events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from .items import AssistantTextItem, PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
-from .logs import get_logger, redact_secrets
-from .request import CacheHints, ModelRequest, ReasoningSettings
-from .result import CallRecord, RunResult, RunStatus, RunUsage
-from .tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
+from agentlab.neutral.items import (
+    AssistantTextItem,
+    PortableItem,
+    SystemItem,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+)
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
+from agentlab.records.eventlog import EventLog
+from agentlab.records.logs import get_logger, redact_secrets
 
 __all__ = ["ContinuationPolicy", "Run", "Session", "arun", "run", "run_sync"]
 
@@ -681,7 +689,7 @@ class Run:
         """Release the continuation, write the closing records, build the result. Must not raise.
 
         The recorded error text (``RunResult.error``, the ``ErrorEvent``) follows one rule, owned by
-        :func:`agentlab.error_text.durable_error_text`: an agentlab error's own text (built value-free
+        :func:`agentlab.neutral.error_text.durable_error_text`: an agentlab error's own text (built value-free
         where it was raised), else the exception's type and a value-free description, never the text
         of an arbitrary exception (an ``on_event`` callback's may quote a reasoning delta).
         """

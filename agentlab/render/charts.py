@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .html_tables import PALETTE
+from agentlab.render.html_tables import PALETTE
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -5,7 +5,7 @@ reader cannot tell. Here the bytes go to a temporary file beside the target, are
 fsynced, and only then renamed over it (``os.replace`` is atomic on one file system): the target is
 either the old file or the whole new one. On failure the temporary file is removed and a
 ``StorageError`` names the path and the errno, never the content. Append-only records have their own
-writer (:mod:`agentlab.jsonl`).
+writer (:mod:`agentlab.records.jsonl`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ._inputs import scrub
-from .errors import StorageError
+from agentlab.errors import StorageError
+from agentlab.neutral._inputs import scrub
 
 __all__ = ["write_atomic"]
 

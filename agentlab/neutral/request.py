@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ._shapes import ShapedRepr
-from .items import PortableItem, ProviderReasoningItem
+from agentlab.neutral._shapes import ShapedRepr
+from agentlab.neutral.items import PortableItem, ProviderReasoningItem
 
 __all__ = ["CacheHints", "ModelRequest", "ReasoningSettings", "ToolSpec"]
 

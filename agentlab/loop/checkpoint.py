@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from ._shapes import ShapedRepr
-from .continuation import Continuation
-from .items import PortableItem
+from agentlab.loop.continuation import Continuation
+from agentlab.neutral._shapes import ShapedRepr
+from agentlab.neutral.items import PortableItem
 
 __all__ = ["Checkpoint"]
 

@@ -78,9 +78,9 @@ def _nan(v: float | None) -> float:
 
 
 def _rows(records: Any) -> Iterable[dict[str, Any]]:
-    from .events import ModelCallCompletedEvent
-    from .pricing import UnpricedModelWarning, price_call
-    from .result import CallRecord, RunResult
+    from agentlab.costs.pricing import UnpricedModelWarning, price_call
+    from agentlab.loop.result import CallRecord, RunResult
+    from agentlab.neutral.events import ModelCallCompletedEvent
 
     if isinstance(records, CallRecord | RunResult | ModelCallCompletedEvent):
         records = [records]

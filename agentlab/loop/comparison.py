@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import frontend
-from .adapters.base import Adapter, ModelRef, parse_model
-from .runner import Run, run_sync
-from .tools import as_tools
+from agentlab import frontend
+from agentlab.adapters.base import Adapter, ModelRef, parse_model
+from agentlab.loop.runner import Run, run_sync
+from agentlab.loop.tools import as_tools
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-    from .result import RunResult
+    from agentlab.loop.result import RunResult
 
 __all__ = ["Comparison", "ComparisonEntry", "acompare", "compare"]
 
@@ -110,7 +110,7 @@ class Comparison:
             df.insert(0, "label", e.label)
             frames.append(df)
         if not frames:
-            from .frames import usage_frame
+            from agentlab.costs.frames import usage_frame
 
             empty = usage_frame(())
             empty.insert(0, "label", pd.Series(dtype="string"))
@@ -153,20 +153,20 @@ class Comparison:
 
     def plot_costs(self, ax: Axes | None = None, **kw: Any) -> Axes:
         """Stacked cost per model: reasoning, other output, uncached input, cache (see charts)."""
-        from .charts import plot_cost_breakdown
+        from agentlab.render.charts import plot_cost_breakdown
 
         return plot_cost_breakdown(self.usage, by="label", ax=ax, **kw)
 
     def plot_reasoning(self, ax: Axes | None = None, **kw: Any) -> Axes:
         """Reasoning tokens per step, one line per model."""
-        from .charts import plot_reasoning_per_step
+        from agentlab.render.charts import plot_reasoning_per_step
 
         return plot_reasoning_per_step(self.usage, by="label", ax=ax, **kw)
 
     # ------------------------------------------------------------------ display
 
     def _rows(self) -> list[list[str]]:
-        from .html_tables import fmt_int, fmt_seconds, fmt_usd
+        from agentlab.render.html_tables import fmt_int, fmt_seconds, fmt_usd
 
         rows = []
         for e in self.entries:
@@ -191,7 +191,7 @@ class Comparison:
     _HEADER = ("model", "status", "steps", "input", "output", "reasoning", "cost", "time", "solved", "answer")
 
     def _repr_html_(self) -> str:
-        from .html_tables import fmt_seconds, table_html
+        from agentlab.render.html_tables import fmt_seconds, table_html
 
         caption = (
             f"Comparison of {len(self.entries)} models · wall {fmt_seconds(self.wall_s)} "
@@ -241,8 +241,8 @@ def _prepare(
     Displaying from the caller, not from ``run_sync``'s worker thread, keeps the view's output in
     the cell that asked for it; the worker thread then only sets traits.
     """
-    from ._inputs import check_kwargs
-    from .errors import UserError
+    from agentlab.errors import UserError
+    from agentlab.neutral._inputs import check_kwargs
 
     check_kwargs(run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters"))
     if check is not None and not callable(check):

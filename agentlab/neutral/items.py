@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .errors import ContinuityError
+from agentlab.errors import ContinuityError
 
 __all__ = [
     "AssistantTextItem",
@@ -132,7 +132,7 @@ class ProviderReasoningItem:
         "turn_id",
     )
 
-    _shaped_repr: ClassVar[bool] = True  # its repr shows no payload (see ``agentlab._shapes``)
+    _shaped_repr: ClassVar[bool] = True  # its repr shows no payload (see ``agentlab.neutral._shapes``)
     _opaque: ClassVar[bool] = True
     provider: str
     api: str
@@ -220,7 +220,7 @@ class ProviderReasoningItem:
         return hash((self.provider, self.api, self.turn_id, self.index, self._payload))
 
     def __reduce__(self) -> NoReturn:
-        from .errors import PrivacyError
+        from agentlab.errors import PrivacyError
 
         raise PrivacyError("ProviderReasoningItem is transient and cannot be pickled or persisted")
 

@@ -79,7 +79,7 @@ class CallUsage(BaseModel):
 
     def _repr_html_(self) -> str:
         """Token buckets as a small table (renders without widgets: nbconvert, GitHub)."""
-        from .html_tables import table_html
+        from agentlab.render.html_tables import table_html
 
         def f(v: int | None) -> str:
             return "<NA>" if v is None else f"{v:,}"

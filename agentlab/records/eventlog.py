@@ -6,7 +6,7 @@ classes (``RunStartedEvent``, ``ModelCallCompletedEvent``, ``ToolResultEvent``, 
 ``ResponseCompletedEvent`` with its opaque continuation), opaque items, continuations and anything
 else raise ``PrivacyError`` before a byte is written.
 
-On disk every record is one line of an :class:`~agentlab.jsonl.AppendOnlyJsonl` file: encoded
+On disk every record is one line of an :class:`~agentlab.records.jsonl.AppendOnlyJsonl` file: encoded
 completely first, appended whole or not at all. A write that fails (disk full, I/O error) raises
 ``StorageError`` with the file as it was and the record not kept in memory either, so memory and file
 agree; a run whose log cannot be written fails with that error rather than going on unrecorded.
@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import PrivacyError
-from .events import DURABLE_TYPES, ErrorEvent, durable_event_adapter
-from .jsonl import AppendOnlyJsonl, TornLineWarning, read_records
+from agentlab.errors import PrivacyError
+from agentlab.neutral.events import DURABLE_TYPES, ErrorEvent, durable_event_adapter
+from agentlab.records.jsonl import AppendOnlyJsonl, TornLineWarning, read_records
 
 __all__ = ["DURABLE_TYPES", "EventLog", "TornLineWarning"]
 
@@ -47,7 +47,7 @@ class EventLog:
                 + (" (transient: display only)" if getattr(type(event), "durable", None) is False else "")
             )
         if type(event) is ErrorEvent:
-            from .logs import redact_secrets
+            from agentlab.records.logs import redact_secrets
 
             event = event.model_copy(update={"message": redact_secrets(event.message)})
         with self._lock:

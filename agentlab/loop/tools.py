@@ -26,10 +26,10 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
 from pydantic_core import PydanticSerializationError, to_json
 
-from ._inputs import scrub
-from .errors import ToolDefinitionError, ToolExecutionError
-from .items import ToolCallItem, ToolResultItem
-from .request import ToolSpec
+from agentlab.errors import ToolDefinitionError, ToolExecutionError
+from agentlab.neutral._inputs import scrub
+from agentlab.neutral.items import ToolCallItem, ToolResultItem
+from agentlab.neutral.request import ToolSpec
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",

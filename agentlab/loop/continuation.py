@@ -18,8 +18,8 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, ClassVar, NoReturn
 
-from .errors import ContinuityError, PrivacyError
-from .items import ProviderReasoningItem
+from agentlab.errors import ContinuityError, PrivacyError
+from agentlab.neutral.items import ProviderReasoningItem
 
 __all__ = ["Continuation", "generation", "live_continuations", "release_all", "release_since"]
 
@@ -49,7 +49,7 @@ class Continuation:
         "serial",
     )
 
-    _shaped_repr: ClassVar[bool] = True  # its repr shows counts only (see ``agentlab._shapes``)
+    _shaped_repr: ClassVar[bool] = True  # its repr shows counts only (see ``agentlab.neutral._shapes``)
 
     def __init__(
         self, *, provider: str, api: str, model: str, base_url: str | None = None, run_id: str | None = None

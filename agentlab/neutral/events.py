@@ -16,9 +16,15 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._shapes import ShapedRepr
-from .items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
-from .usage import CallUsage
+from agentlab.neutral._shapes import ShapedRepr
+from agentlab.neutral.items import (
+    AssistantTextItem,
+    PortableItem,
+    ProviderReasoningItem,
+    ToolCallItem,
+    ToolResultItem,
+)
+from agentlab.neutral.usage import CallUsage
 
 __all__ = [
     "DURABLE_TYPES",

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import StepLimitError
-from .events import DurableEvent, StopReason
-from .items import PortableItem
-from .pricing import Cost
-from .usage import CallUsage, sum_usage
+from agentlab.costs.pricing import Cost
+from agentlab.errors import StepLimitError
+from agentlab.neutral.events import DurableEvent, StopReason
+from agentlab.neutral.items import PortableItem
+from agentlab.neutral.usage import CallUsage, sum_usage
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,7 +95,7 @@ class RunUsage(BaseModel):
 
     def _repr_html_(self) -> str:
         """Tokens and cost per bucket (renders without widgets: nbconvert, GitHub)."""
-        from .html_tables import table_html
+        from agentlab.render.html_tables import table_html
 
         t, c = self.tokens, self.cost
 
@@ -158,8 +158,8 @@ class RunResult(BaseModel):
         return self
 
     def usage_frame(self) -> pd.DataFrame:
-        """One row per model call (see ``agentlab.frames`` for columns and dtypes)."""
-        from .frames import usage_frame
+        """One row per model call (see ``agentlab.costs.frames`` for columns and dtypes)."""
+        from agentlab.costs.frames import usage_frame
 
         return usage_frame(self.calls)
 
@@ -168,7 +168,7 @@ class RunResult(BaseModel):
 
     def _repr_html_(self) -> str:
         """Plain-text rows; ``fields_html`` escapes every one (model, error and output come from outside)."""
-        from .html_tables import fields_html
+        from agentlab.render.html_tables import fields_html
 
         u = self.usage
         rows = [

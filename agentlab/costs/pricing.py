@@ -5,7 +5,7 @@ Prices are USD per million tokens, per ``provider:model``: ``input`` (uncached p
 ``source`` and ``as_of`` date they were copied from. Simulated models are in the table too, marked
 ``simulated`` (their prices are fictional).
 
-Cost follows the token convention of :mod:`agentlab.usage` (inclusive ``input_tokens``)::
+Cost follows the token convention of :mod:`agentlab.neutral.usage` (inclusive ``input_tokens``)::
 
     input       = (input - cache_read - cache_write) x input price
     cache_read  = cache_read x cache-read price
@@ -34,9 +34,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from ._simulated import simulated_base
-from .errors import ConfigError
-from .usage import CallUsage
+from agentlab.adapters._simulated import simulated_base
+from agentlab.errors import ConfigError
+from agentlab.neutral.usage import CallUsage
 
 __all__ = [
     "Cost",

@@ -31,7 +31,7 @@ import json
 import re
 from typing import Any
 
-from .errors import AgentlabError
+from agentlab.errors import AgentlabError
 
 __all__ = ["WireFieldError", "durable_error_text", "safe_name", "type_name", "wire_error_text"]
 

@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError, StorageError
+from agentlab.errors import ConfigError, StorageError
 
 __all__ = ["AppendOnlyJsonl", "Opener", "TornLineWarning", "encode_line", "iter_lines", "read_records"]
 

@@ -1,6 +1,6 @@
 """The run loop's pure steps: retry classification and applying a completed response.
 
-``Run`` (``agentlab.runner``) composes these with its streaming and tool steps. They are kept apart
+``Run`` (``agentlab.loop.runner``) composes these with its streaming and tool steps. They are kept apart
 from it so that each rule can be read and tested on its own, without a provider, a stream or an
 event loop: :func:`retry_decision` says whether a failed model call is tried again and after how
 long; :func:`apply_response` turns a completed response into the step's ``CallRecord``, its
@@ -13,14 +13,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from .errors import ProviderAPIError, ProviderError
-from .events import DiagnosticEvent, ModelCallCompletedEvent, ResponseCompletedEvent
-from .pricing import price_call
-from .result import CallRecord
+from agentlab.costs.pricing import price_call
+from agentlab.errors import ProviderAPIError, ProviderError
+from agentlab.loop.result import CallRecord
+from agentlab.neutral.events import DiagnosticEvent, ModelCallCompletedEvent, ResponseCompletedEvent
 
 if TYPE_CHECKING:
-    from .adapters.base import ModelRef
-    from .request import ModelRequest
+    from agentlab.adapters.base import ModelRef
+    from agentlab.neutral.request import ModelRequest
 
 __all__ = [
     "MAX_RETRY_WAIT_S",

@@ -4,7 +4,7 @@ Long-term memory outlives runs, sessions and notebooks, so it is the last place 
 reasoning text may reach. ``MemoryStore.add`` therefore accepts the portable item types by exact
 type (system, user, assistant text, tool call, tool result, summary) and raises ``PrivacyError`` for
 everything else: ``ProviderReasoningItem``, reasoning/text deltas, completed responses, raw dicts.
-With a path, items are appended as JSONL through :class:`~agentlab.jsonl.AppendOnlyJsonl`: an item
+With a path, items are appended as JSONL through :class:`~agentlab.records.jsonl.AppendOnlyJsonl`: an item
 is remembered only once its line is on disk whole; a failed write (disk full) raises
 ``StorageError`` and leaves both the file and the store as they were, so the store always reloads.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from .errors import PrivacyError
-from .items import (
+from agentlab.errors import PrivacyError
+from agentlab.neutral.items import (
     AssistantTextItem,
     PortableItem,
     SummaryItem,
@@ -27,7 +27,7 @@ from .items import (
     ToolResultItem,
     UserItem,
 )
-from .jsonl import AppendOnlyJsonl, read_records
+from agentlab.records.jsonl import AppendOnlyJsonl, read_records
 
 __all__ = ["MemoryStore"]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError, InvalidSettingsError, UserError
-from .request import CacheHints, ReasoningSettings
+from agentlab.errors import ConfigError, InvalidSettingsError, UserError
+from agentlab.neutral.request import CacheHints, ReasoningSettings
 
 __all__ = [
     "cache_hints",
@@ -194,7 +194,7 @@ def provider_options(value: object, provider: str) -> dict[str, Any]:
     A key without one can only be a typo or a generic knob in the wrong place. Keys for *another*
     provider are left to the adapter, which knows whether it tolerates them (a shared ``compare``).
     """
-    from .adapters.base import PROVIDERS
+    from agentlab.adapters.base import PROVIDERS
 
     if value is None:
         return {}

@@ -1,0 +1,3 @@
+"""The provider-neutral vocabulary every layer speaks: portable items, the request, stream events,
+usage. Values only; nothing here talks to a provider or does I/O.
+"""
