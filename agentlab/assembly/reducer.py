@@ -377,10 +377,19 @@ def _touch(snap: CallSnapshot, event: Any) -> CallSnapshot:
 
 
 def _on_text(snap: CallSnapshot, ev: TextDeltaEvent) -> CallSnapshot:
-    new = _touch(snap, ev)
-    nd = new.__dict__
-    nd["_text"] = snap._text.add(ev.text)
-    nd["text_deltas"] = snap.text_deltas + 1
+    sd = snap.__dict__
+    if sd["status"] != "streaming" or (sd["step"] is None and ev.step is not None):
+        new = _touch(snap, ev)
+        nd = new.__dict__
+    else:  # the hot path: one dict copy, no checks left to make
+        new = _new(CallSnapshot)
+        nd = new.__dict__
+        nd.update(sd)
+        nd["events"] = sd["events"] + 1
+    chain: Chunks = sd["_text"]
+    text = ev.text
+    nd["_text"] = Chunks(chain, text, chain.size + len(text))
+    nd["text_deltas"] = sd["text_deltas"] + 1
     return new
 
 
