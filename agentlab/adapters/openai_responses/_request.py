@@ -28,12 +28,12 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral._shapes import ShapedDataclass, shaped_repr
+from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -176,18 +176,6 @@ def prompt_cache_key(model: str, system: str, tools: list[dict[str, Any]], hints
     h.update(b"\x00")
     h.update(json.dumps(tools, sort_keys=True, separators=(",", ":")).encode())
     return "agentlab-" + h.hexdigest()[:32]
-
-
-@dataclass(repr=False)
-class BuiltRequest(ShapedDataclass):
-    """The wire body plus what was dropped on the way (reported to the caller as diagnostics)."""
-
-    _repr_shown = frozenset({"reasoning_sent", "reasoning_dropped"})
-
-    body: bytes
-    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
-    reasoning_sent: int = 0
-    reasoning_dropped: int = 0
 
 
 def _dumps(obj: Any) -> str:
@@ -408,17 +396,12 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
 
 def build_request(  # noqa: C901 - one branch per request setting, each checked before sending; to be split by setting
     request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
-) -> BuiltRequest:
+) -> BuiltRequest[bytes]:
     """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent."""
     diags: list[DiagnosticEvent] = []
     reasoning_model = is_reasoning_model(model)
 
-    foreign = sorted(k for k in request.provider_options if not k.startswith("openai_"))
-    if foreign:
-        raise InvalidSettingsError(
-            f"provider_options {foreign} are for another provider; this run is pinned to openai "
-            "(use 'openai_*' keys here)"
-        )
+    check_foreign_options(PROVIDER, request)
     options = request.options_for("openai")
     owned = sorted(k for k in options if k in _OWNED)
     if owned:
@@ -531,9 +514,11 @@ def build_request(  # noqa: C901 - one branch per request setting, each checked 
             parts.append(f'"input":[{rendered}]')
         else:
             parts.append(f"{_dumps(k)}:{_dumps(v)}")
+    effort = body.get("reasoning", {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
     return BuiltRequest(
         body=("{" + ",".join(parts) + "}").encode("utf-8"),
         diagnostics=diags,
         reasoning_sent=sent,
         reasoning_dropped=dropped,
+        reasoning_mode=effort,
     )
