@@ -42,7 +42,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.request import ModelRequest, ReasoningSettings
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -89,24 +89,8 @@ def _adaptive_preferred(model: str) -> bool:
     return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
 
 
-def _thinking(  # noqa: C901 - one check per API rule on thinking and max_tokens, each with its own message
-    req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
-) -> tuple[dict[str, Any] | None, int]:
-    """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
-    r = req.reasoning
-    user_max = req.max_output_tokens
-    max_tokens = user_max or DEFAULT_MAX_TOKENS
-    if r is None or not r.enabled:
-        return None, max_tokens
-    if r.effort == "none":
-        raise InvalidSettingsError(
-            "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
-        )
-    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
-    if r.adaptive and r.budget_tokens is not None:
-        raise InvalidSettingsError(
-            "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
-        )
+def _check_sampling_with_thinking(req: ModelRequest, opts: dict[str, Any]) -> None:
+    """Sampling knobs and forced tool use the API refuses while thinking is on."""
     # The generic knob and the escape hatch (anthropic_temperature) go through the same rule.
     temp = req.temperature if req.temperature is not None else opts.get("temperature")
     if temp is not None and temp != 1:
@@ -124,29 +108,58 @@ def _thinking(  # noqa: C901 - one check per API rule on thinking and max_tokens
             "anthropic: tool_choice='required' (forced tool use) is not allowed with thinking; "
             "use tool_choice='auto' or turn thinking off"
         )
+
+
+def _adaptive_config(r: ReasoningSettings, opts: dict[str, Any]) -> dict[str, Any]:
+    """Adaptive thinking: the model picks its depth; ``effort`` travels as ``output_config``."""
+    if r.effort is not None:
+        if r.effort not in _OUTPUT_EFFORTS:
+            raise InvalidSettingsError(
+                f"anthropic: effort {r.effort!r} is not offered; use one of {sorted(_OUTPUT_EFFORTS)}"
+            )
+        opts.setdefault("output_config", {"effort": r.effort})
+    return {"type": "adaptive"}
+
+
+def _budget_config(r: ReasoningSettings, user_max: int | None, max_tokens: int) -> tuple[dict[str, Any], int]:
+    """Budgeted thinking: the budget (explicit, or from ``effort``) and the ``max_tokens`` it needs."""
+    budget = r.budget_tokens if r.budget_tokens is not None else EFFORT_BUDGETS[r.effort or "medium"]
+    if budget < MIN_BUDGET:
+        raise InvalidSettingsError(f"anthropic: budget_tokens must be at least {MIN_BUDGET}; got {budget}")
+    if budget >= max_tokens and not r.interleaved:
+        if user_max is not None:
+            raise InvalidSettingsError(
+                f"anthropic: budget_tokens ({budget}) must be below max_output_tokens ({user_max}); "
+                "raise max_output_tokens or lower the budget (or use interleaved thinking)"
+            )
+        max_tokens = budget + ANSWER_ROOM
+    return {"type": "enabled", "budget_tokens": budget}, max_tokens
+
+
+def _thinking(
+    req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
+) -> tuple[dict[str, Any] | None, int]:
+    """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
+    r = req.reasoning
+    user_max = req.max_output_tokens
+    max_tokens = user_max or DEFAULT_MAX_TOKENS
+    if r is None or not r.enabled:
+        return None, max_tokens
+    if r.effort == "none":
+        raise InvalidSettingsError(
+            "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
+        )
+    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
+    if r.adaptive and r.budget_tokens is not None:
+        raise InvalidSettingsError(
+            "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
+        )
+    _check_sampling_with_thinking(req, opts)
     cfg: dict[str, Any]
     if adaptive:
-        cfg = {"type": "adaptive"}
-        if r.effort is not None:
-            if r.effort not in _OUTPUT_EFFORTS:
-                raise InvalidSettingsError(
-                    f"anthropic: effort {r.effort!r} is not offered; use one of {sorted(_OUTPUT_EFFORTS)}"
-                )
-            opts.setdefault("output_config", {"effort": r.effort})
+        cfg = _adaptive_config(r, opts)
     else:
-        budget = r.budget_tokens if r.budget_tokens is not None else EFFORT_BUDGETS[r.effort or "medium"]
-        if budget < MIN_BUDGET:
-            raise InvalidSettingsError(
-                f"anthropic: budget_tokens must be at least {MIN_BUDGET}; got {budget}"
-            )
-        if budget >= max_tokens and not r.interleaved:
-            if user_max is not None:
-                raise InvalidSettingsError(
-                    f"anthropic: budget_tokens ({budget}) must be below max_output_tokens ({user_max}); "
-                    "raise max_output_tokens or lower the budget (or use interleaved thinking)"
-                )
-            max_tokens = budget + ANSWER_ROOM
-        cfg = {"type": "enabled", "budget_tokens": budget}
+        cfg, max_tokens = _budget_config(r, user_max, max_tokens)
     if r.display is not None:
         cfg["display"] = r.display
     if r.interleaved and not adaptive:
