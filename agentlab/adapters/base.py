@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from agentlab.adapters._simulated import is_simulated, simulated_base
+from agentlab.adapters.http_errors import retry_after_seconds
 from agentlab.errors import UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
 from agentlab.neutral.events import AdapterEvent
@@ -134,19 +135,3 @@ def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
     return adapter
 
 
-def retry_after_seconds(headers: Any) -> float | None:
-    """The server's retry hint in seconds: ``retry-after-ms`` first, then ``retry-after`` (seconds form).
-
-    Both providers send these headers on 429/529/5xx answers; an HTTP-date ``retry-after`` is ignored.
-    """
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) / scale
-        except (TypeError, ValueError):
-            continue
-    return None

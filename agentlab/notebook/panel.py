@@ -35,6 +35,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from agentlab.assembly.reducer import EMPTY, CallSnapshot, accumulate
 from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
@@ -94,9 +95,11 @@ def _fmt_tokens(n: int | None, *, estimated: bool = False) -> str:
 class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
     """A live, coalesced view of one model call's reasoning (or a whole run's, step by step).
 
-    Feed it agentlab events (:meth:`feed`) or text (:meth:`append`) from any thread. Reported token
-    counts replace the live estimates when :meth:`set_usage` is called (at call completion); until
-    then reasoning/text tokens are shown as ``~chars/4`` estimates, marked with ``~``.
+    Feed it agentlab events (:meth:`feed`) or text (:meth:`append`) from any thread, or hand it the
+    call's current snapshot (:meth:`show`): its state is a :class:`~agentlab.assembly.reducer.CallSnapshot`
+    folded by the shared reducer, so whatever frame it renders shows the whole text so far. Reported
+    token counts replace the live estimates when :meth:`set_usage` is called (at call completion);
+    until then reasoning/text tokens are shown as ``~chars/4`` estimates, marked with ``~``.
     """
 
     def __init__(
@@ -108,10 +111,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         live_chars: int | None = None,
     ) -> None:
         self._lock = threading.RLock()
-        self._parts: list[str] = []
-        self._chars = 0
-        self._text_chars = 0
-        self._block: str | None = None
+        self._call: CallSnapshot = EMPTY
         self._step: int | None = None
         self._usage: CallUsage | None = None
         self._t0: float | None = None
@@ -148,28 +148,27 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ input (any thread)
 
     def feed(self, event: object) -> None:
-        """Take an agentlab event: reasoning deltas are shown, text deltas only counted."""
-        if isinstance(event, ReasoningDeltaEvent):
-            self.append(event.text, block=event.block, step=event.step)
-        elif isinstance(event, TextDeltaEvent):
+        """Take an agentlab event: reasoning deltas are shown, text deltas only counted (others ignored)."""
+        if isinstance(event, ReasoningDeltaEvent | TextDeltaEvent):
             with self._lock:
-                self._start()
-                self._text_chars += len(event.text)
+                self._start(event.step)
+                self._call = accumulate(self._call, event)
             mark_dirty(self)
 
     def append(self, text: str, *, block: str | None = None, step: int | None = None) -> None:
         """Append reasoning text; a new ``block`` starts a new paragraph."""
         with self._lock:
-            self._start()
-            if step is not None:
-                self._step = step
-            if block is not None and block != self._block:
-                if self._block is not None and self._parts:
-                    self._parts.append("\n\n")
-                    self._chars += 2
-                self._block = block
-            self._parts.append(text)
-            self._chars += len(text)
+            current = self._call.block
+            ev = ReasoningDeltaEvent(text=text, block=block or current or "0", step=step)
+            self._start(step)
+            self._call = accumulate(self._call, ev)
+        mark_dirty(self)
+
+    def show_call(self, snapshot: CallSnapshot) -> None:
+        """Show ``snapshot``, the call's state as its owner folded it (a run view folds each event once)."""
+        with self._lock:
+            self._start(snapshot.step)
+            self._call = snapshot
         mark_dirty(self)
 
     def set_usage(self, usage: CallUsage | None) -> None:
@@ -225,7 +224,9 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             self.children = [self._body, self._toggle]
         live.close()
 
-    def _start(self) -> None:
+    def _start(self, step: int | None) -> None:
+        if step is not None:
+            self._step = step
         if self._t0 is None:
             self._t0 = time.monotonic()
         if not self._collapsed:
@@ -237,7 +238,8 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
     def text(self) -> str:
         """The full reasoning text, from kernel memory (never from the frontend)."""
         with self._lock:
-            return "".join(self._parts)
+            call = self._call
+        return call.reasoning
 
     @property
     def collapsed(self) -> bool:
@@ -263,8 +265,8 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             r = _fmt_tokens(u.reasoning_tokens)
             t = _fmt_tokens(u.non_reasoning_output_tokens)
         else:
-            r = _fmt_tokens((self._chars + 3) // 4, estimated=True)
-            t = _fmt_tokens((self._text_chars + 3) // 4, estimated=True)
+            r = _fmt_tokens((self._call.reasoning_chars + 3) // 4, estimated=True)
+            t = _fmt_tokens((self._call.text_chars + 3) // 4, estimated=True)
         elapsed = 0.0
         if self._t0 is not None:
             elapsed = (self._t_end or time.monotonic()) - self._t0
@@ -284,7 +286,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
     def _live_snapshot(self) -> Snapshot:
         """What the live text shows now: the streaming tail with counters, or the whole text on demand."""
         with self._lock:
-            text = "".join(self._parts)
+            text = self._call.reasoning
             if self._collapsed:
                 return {"type": "snapshot", "meta": "", "text": text, "streaming": False}
             tail = text[-self._live_chars :] if text else ""
@@ -317,12 +319,12 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         The header holds no reasoning text, except in a collapsed ``keep_text`` panel.
         """
         header = self._render_header(collapsed=self._collapsed)
-        chars = self._chars
+        chars = self._call.reasoning_chars
         if not self._collapsed:
             return header, False
         note = f"{chars:,} chars of reasoning"
         if self.keep_text:
-            full = html.escape("".join(self._parts))
+            full = html.escape(self._call.reasoning)
             return (
                 f"{header}<details><summary style='font-size:12px'>{note} (kept in this "
                 f'notebook)</summary><pre style="{TEXT_STYLE};max-height:30em">{full}</pre></details>'
@@ -335,4 +337,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         state = "collapsed" if self._collapsed else ("streaming" if self._streaming else "idle")
-        return f"<ReasoningPanel {self.title!r} {state}, {self._chars:,} chars in kernel memory>"
+        return (
+            f"<ReasoningPanel {self.title!r} {state}, {self._call.reasoning_chars:,} chars in kernel memory>"
+        )

@@ -17,15 +17,18 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import ipywidgets as widgets
 
+from agentlab.assembly.reducer import EMPTY, CallSnapshot, ToolCallState, accumulate
 from agentlab.neutral.events import (
     DiagnosticEvent,
     ErrorEvent,
     ModelCallCompletedEvent,
     ModelCallStartedEvent,
     ReasoningDeltaEvent,
+    ResponseCompletedEvent,
     RunCompletedEvent,
     RunStartedEvent,
     TextDeltaEvent,
@@ -45,6 +48,10 @@ _STATUS_SLACK = 0.5
 """Seconds a run view's status update may wait behind streaming reasoning panels for a message slot."""
 
 
+_FOLDED = (ToolCallDeltaEvent, ToolCallEvent, ToolResultEvent, ResponseCompletedEvent)
+"""Step events the view only folds (a completed response's fold keeps its portable facts, no opaque item)."""
+
+
 def _clip(s: str, n: int = _MAX_CELL) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
@@ -57,30 +64,24 @@ def _pretty_args(arguments: str) -> str:
 
 
 @dataclass
-class _Tool:
-    call_id: str
-    name: str
-    arguments: str = ""
-    output: str | None = None
-    is_error: bool = False
-    duration_s: float | None = None
-
-
-@dataclass
 class _Step:
+    """One step's widgets and its model call's state (folded by the shared reducer, one fold per event)."""
+
     number: int
     panel: ReasoningPanel
     title: widgets.HTML
     tools_html: widgets.HTML
     box: widgets.VBox
-    text: list[str] = field(default_factory=list)
-    tools: dict[str, _Tool] = field(default_factory=dict)
+    call: CallSnapshot = field(default_factory=lambda: EMPTY)
     started: float = field(default_factory=time.monotonic)
-    latency_s: float | None = None
-    stop_reason: str | None = None
-    usage: CallUsage | None = None
-    cost_usd: float | None = None
-    done: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.call.status == "completed"
+
+    @property
+    def tools(self) -> tuple[ToolCallState, ...]:
+        return self.call.tool_calls
 
 
 def _step_title(n: int) -> str:
@@ -142,20 +143,19 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ events (any thread)
 
     def on_event(self, event: object) -> None:
-        """Route one agentlab event into the view. Unknown events are ignored (future-proof)."""
-        if isinstance(event, ReasoningDeltaEvent):
-            self._step_for(event.step).panel.feed(event)
-            return
-        if isinstance(event, TextDeltaEvent):
-            st = self._step_for(event.step)
-            st.panel.feed(event)
-            with self._lock:
-                st.text.append(event.text)
-        elif isinstance(event, ToolCallDeltaEvent):
-            st = self._step_for(event.step)
-            with self._lock:
-                tool = st.tools.setdefault(event.call_id, _Tool(event.call_id, event.name))
-                tool.arguments += event.arguments_delta
+        """Route one agentlab event into the view. Unknown events are ignored (future-proof).
+
+        A step's events are folded into its :class:`~agentlab.assembly.reducer.CallSnapshot`; a
+        render shows the current snapshot, so frames the flusher skips lose nothing.
+        """
+        t = type(event)
+        if t is ReasoningDeltaEvent or t is TextDeltaEvent:
+            st = self._fold(event)
+            st.panel.show_call(st.call)
+            if t is ReasoningDeltaEvent:
+                return
+        elif t in _FOLDED:
+            self._fold(event)
         elif isinstance(event, RunStartedEvent):
             with self._lock:
                 self._run_id = event.run_id
@@ -163,29 +163,12 @@ class RunView(widgets.VBox):  # type: ignore[misc]
                 if not self.title:
                     self.title = f"{event.provider}:{event.model}"
         elif isinstance(event, ModelCallStartedEvent):
-            self._step_for(event.step)
+            self._fold(event)
             with self._lock:
                 self._status = "running"
-        elif isinstance(event, ToolCallEvent):
-            st = self._step_for(event.step)
-            with self._lock:
-                c = event.call
-                tool = st.tools.setdefault(c.call_id, _Tool(c.call_id, c.name))
-                tool.name, tool.arguments = c.name, c.arguments
-        elif isinstance(event, ToolResultEvent):
-            st = self._step_for(event.step)
-            with self._lock:
-                r = event.result
-                tool = st.tools.setdefault(r.call_id, _Tool(r.call_id, r.name or "?"))
-                tool.output, tool.is_error, tool.duration_s = r.output, r.is_error, event.duration_s
         elif isinstance(event, ModelCallCompletedEvent):
-            st = self._step_for(event.step)
+            st = self._fold(event)
             with self._lock:
-                st.done = True
-                st.latency_s = event.latency_s
-                st.stop_reason = event.stop_reason
-                st.usage = event.usage
-                st.cost_usd = event.cost_usd
                 self._calls += 1
                 self._usage = event.usage if self._usage is None else self._usage + event.usage
                 if event.cost_usd is not None:
@@ -237,6 +220,14 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ steps
 
+    def _fold(self, event: Any) -> _Step:
+        """Fold a step's event into that step's call snapshot."""
+        n = 0 if event.step is None else event.step
+        with self._lock:
+            st = self._steps.get(n) or self._step_for(n)
+            st.call = accumulate(st.call, event)
+        return st
+
     def _step_for(self, step: int | None) -> _Step:
         n = 0 if step is None else step
         with self._lock:
@@ -277,19 +268,20 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         )
 
     def _render_step_title(self, st: _Step) -> str:
+        call = st.call
         if not st.done:
             return _step_title(st.number)
-        bits = [f"<b>Step {st.number}</b>", html.escape(st.stop_reason or ""), fmt_seconds(st.latency_s)]
-        if st.usage is not None:
-            bits.append(html.escape(usage_line(st.usage, st.cost_usd)))
+        bits = [f"<b>Step {st.number}</b>", html.escape(call.stop_reason or ""), fmt_seconds(call.latency_s)]
+        if call.usage is not None:
+            bits.append(html.escape(usage_line(call.usage, call.cost_usd)))
         return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}</div>'
 
     def _render_tools(self, st: _Step) -> str:
         parts = []
-        text = "".join(st.text).strip()
+        text = st.call.text.strip()
         if text and st.tools:  # preamble text before tool calls ("Let me check the weather")
             parts.append(f'<div style="font-size:12px;opacity:0.8">{html.escape(_clip(text))}</div>')
-        for t in st.tools.values():
+        for t in st.tools:
             args = html.escape(_clip(_pretty_args(t.arguments)))
             if t.output is None:
                 res = '<span style="opacity:0.6">running…</span>'
@@ -322,8 +314,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             )
         elif self._steps:
             last = self._steps[max(self._steps)]
-            if last.text and not last.tools:
-                streamed = "".join(last.text)
+            if last.call.text_chars and not last.tools:
+                streamed = last.call.text
                 parts.append(
                     f'<div style="margin-top:4px;white-space:pre-wrap;opacity:0.85">'
                     f"{html.escape(streamed[-2000:])}</div>"

@@ -17,7 +17,8 @@ What every adapter promises (asserted by the suite):
 * A continuation item made by another provider is never sent: it is dropped with a
   ``DiagnosticEvent(code="reasoning_item_dropped")`` and counted in ``reasoning_items_dropped``.
 * Status errors map to ``RateLimitError`` (with ``retry_after``), ``ProviderServerError``,
-  ``OverloadedError``, ``ProviderAPIError``; a cut or reset stream to ``StreamInterruptedError``.
+  ``OverloadedError``, ``ProviderAPIError``, status by status the same on every adapter
+  (``STATUS_LADDER``); a cut or reset stream to ``StreamInterruptedError``.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from agentlab.sim import SimTransport
 
 __all__ = [
     "CASES",
+    "STATUS_LADDER",
     "AdapterCase",
     "RecordingTransport",
+    "StatusTransport",
     "collect",
     "completed",
     "contains",
@@ -63,6 +66,43 @@ class RecordingTransport(SimTransport):
         return json.loads(self.bodies[-1])
 
 
+class StatusTransport(RecordingTransport):
+    """Answers every request with one HTTP error status and a provider-neutral error envelope
+    (``{"error": {"type", "message"}}``, which both providers' bodies follow)."""
+
+    def __init__(self, status: int, error_type: str = "some_error", **kw: Any) -> None:
+        super().__init__(**kw)
+        self.status = status
+        self.error_type = error_type
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.bodies.append(await request.aread())
+        body = {"type": "error", "error": {"type": self.error_type, "message": f"status {self.status}"}}
+        return httpx2.Response(
+            self.status,
+            json=body,
+            headers={"retry-after": "2", "x-request-id": "req_c", "request-id": "req_c"},
+        )
+
+
+STATUS_LADDER: dict[int, str] = {
+    400: "ProviderAPIError",
+    401: "ProviderAPIError",
+    403: "ProviderAPIError",
+    404: "ProviderAPIError",
+    409: "ProviderAPIError",
+    413: "ProviderAPIError",
+    422: "ProviderAPIError",
+    429: "RateLimitError",
+    500: "ProviderServerError",
+    502: "ProviderServerError",
+    503: "OverloadedError",
+    504: "ProviderServerError",
+    529: "OverloadedError",
+}
+"""The one status -> error type ladder (``agentlab.adapters.http_errors``), the same for every adapter."""
+
+
 @dataclass(frozen=True)
 class AdapterCase:
     """One adapter under the contract: ``build(transport, max_retries, model)`` returns a ready adapter
@@ -78,6 +118,11 @@ class AdapterCase:
     ) -> tuple[Adapter, RecordingTransport]:
         transport = RecordingTransport(**transport_options)
         return self.build(transport, max_retries, model or self.model), transport
+
+    def answering(self, status: int, error_type: str = "some_error") -> tuple[Adapter, StatusTransport]:
+        """An adapter (no SDK retries) whose every request is answered with ``status``."""
+        transport = StatusTransport(status, error_type)
+        return self.build(transport, 0, self.model), transport
 
 
 CASES: dict[str, AdapterCase] = {}

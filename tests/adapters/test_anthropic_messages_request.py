@@ -154,10 +154,16 @@ def test_temperature_one_and_top_p_in_range_are_allowed_with_thinking() -> None:
         _req(
             reasoning=ReasoningSettings(budget_tokens=2048),
             temperature=1.0,
-            provider_options={"anthropic_top_p": 0.96, "openai_store": False},
+            provider_options={"anthropic_top_p": 0.96},
         )
     )
-    assert body["temperature"] == 1.0 and body["top_p"] == 0.96 and "store" not in body
+    assert body["temperature"] == 1.0 and body["top_p"] == 0.96
+
+
+def test_another_providers_options_are_refused_as_on_openai() -> None:
+    """A run is pinned to one provider: an ``openai_*`` knob here would silently do nothing."""
+    with pytest.raises(InvalidSettingsError, match="another provider"):
+        _body(_req(provider_options={"openai_store": False}))
 
 
 # ---------------------------------------------------------------- items
@@ -247,7 +253,7 @@ def test_reasoning_goes_back_at_its_index_inside_its_own_turn() -> None:
     ]
     assert msgs[1]["content"][2] == {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
     assert [b["type"] for b in msgs[3]["content"]] == ["thinking", "text"]
-    assert built.dropped == 0 and not built.diagnostics
+    assert built.reasoning_dropped == 0 and not built.diagnostics
 
 
 def test_payload_is_sent_as_received_with_every_key() -> None:
@@ -278,14 +284,14 @@ def test_payload_is_sent_as_received_with_every_key() -> None:
 def test_items_made_elsewhere_are_dropped_with_a_diagnostic(foreign: dict[str, Any]) -> None:
     items = (UserItem(text="q"), AssistantTextItem(text="a", turn_id="m1", index=1), UserItem(text="n"))
     built = _adapter().build(_req(items, continuation=(_think("m1", 0, **foreign),)))
-    assert built.dropped == 1 and [d.code for d in built.diagnostics] == ["reasoning_item_dropped"]
+    assert built.reasoning_dropped == 1 and [d.code for d in built.diagnostics] == ["reasoning_item_dropped"]
     assert [b["type"] for b in built.body["messages"][1]["content"]] == ["text"]
 
 
 def test_orphaned_and_trailing_items_are_not_sent() -> None:
     items = (UserItem(text="q"), AssistantTextItem(text="a", turn_id="m1", index=0), UserItem(text="n"))
     built = _adapter().build(_req(items, continuation=(_think("gone", 0), _think("m1", 5))))
-    assert built.dropped == 2
+    assert built.reasoning_dropped == 2
     assert built.diagnostics[0].data == {"other": 0, "orphaned": 1, "trailing": 1}
     assert [b["type"] for b in built.body["messages"][1]["content"]] == ["text"]
 

@@ -10,6 +10,7 @@ import pytest
 from agentlab.errors import (
     OverloadedError,
     ProviderAPIError,
+    ProviderError,
     ProviderServerError,
     RateLimitError,
     StreamInterruptedError,
@@ -29,7 +30,7 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import ModelRequest, ToolSpec
-from tests.adapters.contract import CASES, AdapterCase, collect, completed, contains
+from tests.adapters.contract import CASES, STATUS_LADDER, AdapterCase, collect, completed, contains
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -195,6 +196,23 @@ async def test_errors_map_to_typed_errors(case: AdapterCase, fault: str, error: 
         assert err.retry_after is not None and err.status == 429
     if isinstance(err, ProviderAPIError):
         assert err.request_id or err.status
+
+
+@pytest.mark.parametrize("status", sorted(STATUS_LADDER))
+async def test_same_status_same_error_type_on_every_adapter(case: AdapterCase, status: int) -> None:
+    adapter, transport = case.answering(status)
+    with pytest.raises(ProviderError) as info:
+        await collect(adapter, ask(case, "hi"))
+    err = info.value
+    assert type(err).__name__ == STATUS_LADDER[status], (case.name, status, type(err).__name__)
+    assert err.status == status and err.provider == adapter.provider and err.error_type == "some_error"
+    assert err.retry_after == 2.0 and err.request_id == "req_c" and len(transport.bodies) == 1
+
+
+async def test_an_overloaded_error_type_is_overloaded_whatever_the_status(case: AdapterCase) -> None:
+    adapter, _ = case.answering(400, "overloaded_error")
+    with pytest.raises(OverloadedError):
+        await collect(adapter, ask(case, "hi"))
 
 
 async def test_bounded_retries_recover_from_a_transient_fault(case: AdapterCase) -> None:

@@ -418,7 +418,7 @@ def test_key_never_in_repr(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bad_construction() -> None:
-    with pytest.raises(TypeError, match="AsyncOpenAI"):
+    with pytest.raises(InvalidSettingsError, match="AsyncOpenAI"):
         OpenAIResponsesAdapter("gpt-5", client=openai.OpenAI(api_key="x"))  # type: ignore[arg-type]
     with pytest.raises(InvalidSettingsError):
         OpenAIResponsesAdapter("", client=openai.AsyncOpenAI(api_key="x"))

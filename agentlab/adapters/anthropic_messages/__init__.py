@@ -31,8 +31,9 @@ import httpx2
 
 from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
-from agentlab.adapters.anthropic_messages._request import BuiltRequest, build_request
+from agentlab.adapters.anthropic_messages._request import build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
+from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from agentlab.neutral.error_text import wire_error_text
 from agentlab.neutral.events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
@@ -78,21 +79,21 @@ class AnthropicMessagesAdapter:
         timeout: float | None = None,
         extra_headers: dict[str, str] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError(f"anthropic: model must be a non-empty string, got {model!r}")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"anthropic: max_retries must be an int >= 0, got {max_retries!r}")
+        check_adapter_args(
+            PROVIDER,
+            model,
+            max_retries=max_retries,
+            timeout=timeout,
+            extra_headers=extra_headers,
+            client=client,
+            client_type=anthropic.AsyncAnthropic,
+            api_key=api_key,
+            base_url=base_url,
+        )
         self.model = model
         self._extra_headers = dict(extra_headers or {})
         self._owns_client = client is None
-        if client is not None:
-            if not isinstance(client, anthropic.AsyncAnthropic):
-                raise ConfigError(
-                    f"anthropic: client must be an anthropic.AsyncAnthropic, got {type(client).__name__}"
-                )
-            if api_key is not None or base_url is not None:
-                raise ConfigError("anthropic: pass api_key/base_url to your client, not beside it")
-        elif is_simulated(model):
+        if client is None and is_simulated(model):
             try:
                 from agentlab.sim import anthropic_client
             except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
@@ -101,7 +102,7 @@ class AnthropicMessagesAdapter:
             if timeout is not None:
                 kw["timeout"] = timeout
             client = anthropic_client(**kw)
-        else:
+        elif client is None:
             if not (api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
                 raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
             ckw: dict[str, Any] = {"max_retries": max_retries}
@@ -126,11 +127,12 @@ class AnthropicMessagesAdapter:
         if self._owns_client:
             await self._client.close()
 
-    def build(self, request: ModelRequest) -> BuiltRequest:
+    def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
         """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
+        check_request(PROVIDER, self.model, request)
         return build_request(request, base_url=self.base_url, extra_headers=self._extra_headers)
 
-    def _call_kwargs(self, built: BuiltRequest, *, stream: bool) -> dict[str, Any]:
+    def _call_kwargs(self, built: BuiltRequest[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for k, v in built.body.items():
@@ -243,7 +245,7 @@ class AnthropicMessagesAdapter:
                 elif first_text is None and ev.__class__ is TextDeltaEvent:
                     first_text = time.perf_counter() - t0
                 yield ev
-        response = asm.response(request_id=request_id, dropped=built.dropped)
+        response = asm.response(request_id=request_id, dropped=built.reasoning_dropped)
         yield ResponseCompletedEvent(
             response=response,
             latency_s=time.perf_counter() - t0,

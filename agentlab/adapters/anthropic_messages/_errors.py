@@ -14,17 +14,14 @@ from typing import Any
 
 import anthropic
 
-from agentlab.adapters.base import retry_after_seconds as retry_after
+from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.adapters.http_errors import retry_after_seconds as retry_after
 from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
     MissingApiKeyError,
-    OverloadedError,
     ProviderAPIError,
-    ProviderConnectionError,
     ProviderError,
-    ProviderServerError,
-    RateLimitError,
     StreamInterruptedError,
 )
 from agentlab.neutral.error_text import wire_error_text
@@ -36,6 +33,8 @@ PROVIDER = "anthropic"
 
 # In-stream ``error`` event types a caller may retry (a *new* call; never transparently).
 _RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+# Error types that mean overloaded whatever the status (besides 503/529, the shared ladder's).
+_OVERLOADED_TYPES = frozenset({"overloaded_error"})
 
 
 def _body_error(body: object) -> tuple[str | None, str | None, str | None]:
@@ -58,28 +57,17 @@ def translate(exc: BaseException) -> AgentlabError:
     if isinstance(exc, anthropic.APIStatusError):
         etype, msg, body_rid = _body_error(exc.body)
         status = exc.status_code
-        request_id = exc.request_id or body_rid
-        message = redact_secrets(msg or exc.api_message or f"HTTP {status}")
-        kw: dict[str, Any] = {
-            "provider": PROVIDER,
-            "status": status,
-            "error_type": etype or exc.type,
-            "request_id": request_id,
-            "retry_after": retry_after(exc.response.headers),
-        }
-        if status == 429:
-            return RateLimitError(message, **kw)
-        if status in (503, 529) or etype == "overloaded_error":
-            return OverloadedError(message, **kw)
-        if status >= 500:
-            return ProviderServerError(message, **kw)
-        return ProviderAPIError(message, **kw)
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderConnectionError("request timed out", provider=PROVIDER)
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__
-        detail = f": {type(cause).__name__}" if cause is not None else ""
-        return ProviderConnectionError(f"connection failed{detail}", provider=PROVIDER)
+        return status_error(
+            status,
+            redact_secrets(msg or exc.api_message or f"HTTP {status}"),
+            provider=PROVIDER,
+            error_type=etype or exc.type,
+            request_id=exc.request_id or body_rid,
+            headers=exc.response.headers,
+            overloaded_types=_OVERLOADED_TYPES,
+        )
+    if isinstance(exc, anthropic.APIConnectionError):  # APITimeoutError included
+        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, anthropic.APITimeoutError))
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ProviderAPIError(
             "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code

@@ -27,11 +27,11 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral._shapes import ShapedDataclass, shaped_repr
+from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -42,7 +42,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.request import ModelRequest, ReasoningSettings
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -80,20 +80,6 @@ _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 _TTL_RANK = {"5m": 0, "1h": 1}
 
 
-@dataclass(repr=False)
-class BuiltRequest(ShapedDataclass):
-    """The body parts for ``messages.create`` and what building it noticed."""
-
-    _repr_shown = frozenset({"dropped", "thinking_type"})
-
-    body: dict[str, Any]
-    """The full JSON body except ``stream`` (kwargs the SDK knows and extras alike)."""
-    headers: dict[str, str] = field(default_factory=dict)
-    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
-    dropped: int = 0
-    thinking_type: str | None = None
-
-
 def _adaptive_preferred(model: str) -> bool:
     """Models the SDK itself steers from budgeted to adaptive thinking (it warns on ``enabled``)."""
     try:
@@ -103,24 +89,8 @@ def _adaptive_preferred(model: str) -> bool:
     return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
 
 
-def _thinking(  # noqa: C901 - one check per API rule on thinking and max_tokens, each with its own message
-    req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
-) -> tuple[dict[str, Any] | None, int]:
-    """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
-    r = req.reasoning
-    user_max = req.max_output_tokens
-    max_tokens = user_max or DEFAULT_MAX_TOKENS
-    if r is None or not r.enabled:
-        return None, max_tokens
-    if r.effort == "none":
-        raise InvalidSettingsError(
-            "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
-        )
-    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
-    if r.adaptive and r.budget_tokens is not None:
-        raise InvalidSettingsError(
-            "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
-        )
+def _check_sampling_with_thinking(req: ModelRequest, opts: dict[str, Any]) -> None:
+    """Sampling knobs and forced tool use the API refuses while thinking is on."""
     # The generic knob and the escape hatch (anthropic_temperature) go through the same rule.
     temp = req.temperature if req.temperature is not None else opts.get("temperature")
     if temp is not None and temp != 1:
@@ -138,29 +108,58 @@ def _thinking(  # noqa: C901 - one check per API rule on thinking and max_tokens
             "anthropic: tool_choice='required' (forced tool use) is not allowed with thinking; "
             "use tool_choice='auto' or turn thinking off"
         )
+
+
+def _adaptive_config(r: ReasoningSettings, opts: dict[str, Any]) -> dict[str, Any]:
+    """Adaptive thinking: the model picks its depth; ``effort`` travels as ``output_config``."""
+    if r.effort is not None:
+        if r.effort not in _OUTPUT_EFFORTS:
+            raise InvalidSettingsError(
+                f"anthropic: effort {r.effort!r} is not offered; use one of {sorted(_OUTPUT_EFFORTS)}"
+            )
+        opts.setdefault("output_config", {"effort": r.effort})
+    return {"type": "adaptive"}
+
+
+def _budget_config(r: ReasoningSettings, user_max: int | None, max_tokens: int) -> tuple[dict[str, Any], int]:
+    """Budgeted thinking: the budget (explicit, or from ``effort``) and the ``max_tokens`` it needs."""
+    budget = r.budget_tokens if r.budget_tokens is not None else EFFORT_BUDGETS[r.effort or "medium"]
+    if budget < MIN_BUDGET:
+        raise InvalidSettingsError(f"anthropic: budget_tokens must be at least {MIN_BUDGET}; got {budget}")
+    if budget >= max_tokens and not r.interleaved:
+        if user_max is not None:
+            raise InvalidSettingsError(
+                f"anthropic: budget_tokens ({budget}) must be below max_output_tokens ({user_max}); "
+                "raise max_output_tokens or lower the budget (or use interleaved thinking)"
+            )
+        max_tokens = budget + ANSWER_ROOM
+    return {"type": "enabled", "budget_tokens": budget}, max_tokens
+
+
+def _thinking(
+    req: ModelRequest, opts: dict[str, Any], headers: dict[str, str]
+) -> tuple[dict[str, Any] | None, int]:
+    """The ``thinking`` param and ``max_tokens``, with the API's constraints checked."""
+    r = req.reasoning
+    user_max = req.max_output_tokens
+    max_tokens = user_max or DEFAULT_MAX_TOKENS
+    if r is None or not r.enabled:
+        return None, max_tokens
+    if r.effort == "none":
+        raise InvalidSettingsError(
+            "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
+        )
+    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
+    if r.adaptive and r.budget_tokens is not None:
+        raise InvalidSettingsError(
+            "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
+        )
+    _check_sampling_with_thinking(req, opts)
     cfg: dict[str, Any]
     if adaptive:
-        cfg = {"type": "adaptive"}
-        if r.effort is not None:
-            if r.effort not in _OUTPUT_EFFORTS:
-                raise InvalidSettingsError(
-                    f"anthropic: effort {r.effort!r} is not offered; use one of {sorted(_OUTPUT_EFFORTS)}"
-                )
-            opts.setdefault("output_config", {"effort": r.effort})
+        cfg = _adaptive_config(r, opts)
     else:
-        budget = r.budget_tokens if r.budget_tokens is not None else EFFORT_BUDGETS[r.effort or "medium"]
-        if budget < MIN_BUDGET:
-            raise InvalidSettingsError(
-                f"anthropic: budget_tokens must be at least {MIN_BUDGET}; got {budget}"
-            )
-        if budget >= max_tokens and not r.interleaved:
-            if user_max is not None:
-                raise InvalidSettingsError(
-                    f"anthropic: budget_tokens ({budget}) must be below max_output_tokens ({user_max}); "
-                    "raise max_output_tokens or lower the budget (or use interleaved thinking)"
-                )
-            max_tokens = budget + ANSWER_ROOM
-        cfg = {"type": "enabled", "budget_tokens": budget}
+        cfg, max_tokens = _budget_config(r, user_max, max_tokens)
     if r.display is not None:
         cfg["display"] = r.display
     if r.interleaved and not adaptive:
@@ -219,10 +218,9 @@ def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bo
     )
 
 
-def _messages(  # noqa: C901 - one branch per item kind while re-interleaving this loop's reasoning blocks
-    req: ModelRequest, base_url: str | None, out: BuiltRequest
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""
+def _by_turn(req: ModelRequest, base_url: str | None) -> tuple[dict[str, list[ProviderReasoningItem]], int]:
+    """This loop's reasoning blocks grouped by the turn that made them (in block order), and how
+    many of the continuation were made elsewhere (another provider/API/model/endpoint)."""
     by_turn: dict[str, list[ProviderReasoningItem]] = {}
     other = 0
     for opaque in req.continuation:
@@ -233,49 +231,62 @@ def _messages(  # noqa: C901 - one branch per item kind while re-interleaving th
             log.debug("anthropic: dropping reasoning item not made here: %r", opaque)
     for lst in by_turn.values():
         lst.sort(key=lambda r: r.index)
-    history_turns = {
-        i.turn_id
-        for i in req.items
-        if isinstance(i, AssistantTextItem | ToolCallItem) and i.turn_id is not None
-    }
-    orphans = sum(len(v) for k, v in by_turn.items() if k not in history_turns)
-    trailing = 0
+    return by_turn, other
 
-    system: list[dict[str, Any]] = []
-    m = _Messages()
-    pending: list[ProviderReasoningItem] = []  # reasoning of the turn being emitted, not yet placed
-    current_turn: str | None = None
 
-    def flush_turn() -> None:
-        nonlocal trailing, pending
+class _Interleaver:
+    """Walks the history once, putting each turn's reasoning blocks back before the part that
+    followed them (by block ``index``); counts what could be sent and what trailed a turn."""
+
+    _shaped_repr = True
+
+    def __init__(self, by_turn: dict[str, list[ProviderReasoningItem]]) -> None:
+        self.by_turn = by_turn
+        self.m = _Messages()
+        self.system: list[dict[str, Any]] = []
+        self.pending: list[ProviderReasoningItem] = []  # reasoning of the turn being emitted, not yet placed
+        self.current_turn: str | None = None
+        self.trailing = 0
+        self.sent = 0
+
+    def __repr__(self) -> str:
+        return shaped_repr(
+            self, ("trailing", "sent"), messages=self.m.messages, trailing=self.trailing, sent=self.sent
+        )
+
+    def flush_turn(self) -> None:
         # Reasoning after the turn's last portable part would end the message with a thinking block,
         # which the API rejects; such items cannot be sent.
-        trailing += len(pending)
-        pending = []
+        self.trailing += len(self.pending)
+        self.pending = []
 
-    for item in req.items:
-        if isinstance(item, AssistantTextItem | ToolCallItem):
-            if item.turn_id != current_turn:
-                flush_turn()
-                current_turn = item.turn_id
-                pending = list(by_turn.pop(item.turn_id, ())) if item.turn_id is not None else []
-            idx = item.index
-            while pending and (idx is None or pending[0].index < idx):
-                r = pending.pop(0)
-                m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
-            if isinstance(item, AssistantTextItem):
-                if item.text:
-                    m.push("assistant", {"type": "text", "text": item.text})
-            else:
-                m.push(
-                    "assistant",
-                    {"type": "tool_use", "id": item.call_id, "name": item.name, "input": _tool_input(item)},
-                )
-            continue
-        flush_turn()
-        current_turn = None
+    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+        m = self.m
+        if item.turn_id != self.current_turn:
+            self.flush_turn()
+            self.current_turn = item.turn_id
+            self.pending = list(self.by_turn.pop(item.turn_id, ())) if item.turn_id is not None else []
+        idx = item.index
+        pending = self.pending
+        while pending and (idx is None or pending[0].index < idx):
+            r = pending.pop(0)
+            m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
+            self.sent += 1
+        if isinstance(item, AssistantTextItem):
+            if item.text:
+                m.push("assistant", {"type": "text", "text": item.text})
+        else:
+            m.push(
+                "assistant",
+                {"type": "tool_use", "id": item.call_id, "name": item.name, "input": _tool_input(item)},
+            )
+
+    def other(self, item: SystemItem | UserItem | SummaryItem | ToolResultItem) -> None:
+        self.flush_turn()
+        self.current_turn = None
+        m = self.m
         if isinstance(item, SystemItem):
-            system.append({"type": "text", "text": item.text})
+            self.system.append({"type": "text", "text": item.text})
         elif isinstance(item, UserItem | SummaryItem):
             if not item.text:
                 raise InvalidSettingsError(
@@ -291,15 +302,12 @@ def _messages(  # noqa: C901 - one branch per item kind while re-interleaving th
             if item.is_error:
                 block["is_error"] = True
             m.push("user", block)
-    flush_turn()
 
-    # Tool results must open the user turn that answers a tool_use turn.
-    for msg in m.messages:
-        if msg["role"] == "user" and len(msg["content"]) > 1:
-            msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
 
+def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int, trailing: int) -> None:
+    """One diagnostic for the reasoning items that could not be sent, by reason."""
     dropped = other + orphans + trailing
-    out.dropped = dropped
+    out.reasoning_dropped = dropped
     if dropped:
         out.diagnostics.append(
             DiagnosticEvent(
@@ -311,10 +319,38 @@ def _messages(  # noqa: C901 - one branch per item kind while re-interleaving th
                 data={"other": other, "orphaned": orphans, "trailing": trailing},
             )
         )
-    return system, m.messages
 
 
-def _recover_dangling(messages: list[dict[str, Any]], out: BuiltRequest) -> None:
+def _messages(
+    req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""
+    by_turn, other = _by_turn(req, base_url)
+    history_turns = {
+        i.turn_id
+        for i in req.items
+        if isinstance(i, AssistantTextItem | ToolCallItem) and i.turn_id is not None
+    }
+    orphans = sum(len(v) for k, v in by_turn.items() if k not in history_turns)
+    walk = _Interleaver(by_turn)
+    for item in req.items:
+        if isinstance(item, AssistantTextItem | ToolCallItem):
+            walk.assistant(item)
+        else:
+            walk.other(item)
+    walk.flush_turn()
+
+    # Tool results must open the user turn that answers a tool_use turn.
+    for msg in walk.m.messages:
+        if msg["role"] == "user" and len(msg["content"]) > 1:
+            msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
+
+    out.reasoning_sent = walk.sent
+    _report_dropped(out, other, orphans, walk.trailing)
+    return walk.system, walk.m.messages
+
+
+def _recover_dangling(messages: list[dict[str, Any]], out: BuiltRequest[dict[str, Any]]) -> None:
     """The documented recovery (module docstring) for a final tool_use turn without its thinking."""
     last_a = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
     if last_a is None:
@@ -373,7 +409,7 @@ def _check_results(messages: list[dict[str, Any]]) -> None:
             )
 
 
-def _cache_control(ttl: str, out: BuiltRequest) -> dict[str, Any]:
+def _cache_control(ttl: str, out: BuiltRequest[dict[str, Any]]) -> dict[str, Any]:
     if ttl == "24h":
         out.diagnostics.append(
             DiagnosticEvent(
@@ -415,7 +451,7 @@ def count_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [p["cache_control"] for p in _breakpoint_blocks(body) if p.get("cache_control")]
 
 
-def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest) -> None:
+def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest[dict[str, Any]]) -> None:
     hints = req.cache
     if hints is not None and hints.enabled:
         cc = _cache_control(hints.ttl, out)
@@ -452,21 +488,18 @@ def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest) -> 
 
 def build_request(
     req: ModelRequest, *, base_url: str | None, extra_headers: dict[str, str] | None = None
-) -> BuiltRequest:
+) -> BuiltRequest[dict[str, Any]]:
     """The Messages API body for ``req`` (everything but ``stream``), or ``InvalidSettingsError``."""
     opts = req.options_for(PROVIDER)
     owned = sorted(k for k in opts if k in _OWNED)
     if owned:
         raise InvalidSettingsError(f"anthropic: provider_options cannot set {owned}; agentlab builds them")
-    foreign = sorted(k for k in req.provider_options if not k.startswith(f"{PROVIDER}_"))
-    if foreign:
-        # Another provider's knobs are expected in a shared request (compare); say so at debug level.
-        log.debug("anthropic: ignoring provider_options for other providers: %s", foreign)
-    out = BuiltRequest(body={}, headers=dict(extra_headers or {}))
+    check_foreign_options(PROVIDER, req)
+    out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
     if req.temperature is not None and not (0 <= req.temperature <= 1):
         raise InvalidSettingsError(f"anthropic: temperature must be between 0 and 1; got {req.temperature}")
     thinking, max_tokens = _thinking(req, opts, out.headers)
-    out.thinking_type = thinking["type"] if thinking else None
+    out.reasoning_mode = thinking["type"] if thinking else None
 
     system, messages = _messages(req, base_url, out)
     if not messages:

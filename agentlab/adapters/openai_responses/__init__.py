@@ -23,17 +23,17 @@ import httpx2
 import openai
 
 from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.adapters.openai_responses._errors import translate
 from agentlab.adapters.openai_responses._request import (
     API,
     PROVIDER,
-    BuiltRequest,
     build_request,
     is_reasoning_model,
     strict_schema_ok,
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler, assemble_body
-from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderError
+from agentlab.errors import MissingApiKeyError, ProviderError
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
@@ -71,26 +71,27 @@ class OpenAIResponsesAdapter:
         timeout: float | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidSettingsError("model must be a non-empty OpenAI model name, e.g. 'gpt-5.1'")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise InvalidSettingsError(f"max_retries must be an int >= 0, got {max_retries!r}")
+        check_adapter_args(
+            PROVIDER,
+            model,
+            max_retries=max_retries,
+            timeout=timeout,
+            extra_headers=extra_headers,
+            client=client,
+            client_type=openai.AsyncOpenAI,
+            api_key=api_key,
+            base_url=base_url,
+        )
         self.model = model
         self.max_retries = max_retries
         self.timeout = timeout
         self._headers = dict(extra_headers or {})
         self._owns_client = client is None
-        if client is not None:
-            if not isinstance(client, openai.AsyncOpenAI):
-                raise TypeError(
-                    f"client must be an openai.AsyncOpenAI, got {type(client).__name__} "
-                    "(the adapter is async; wrap an httpx2.AsyncClient: AsyncOpenAI(http_client=...))"
-                )
-        elif is_simulated(model):
+        if client is None and is_simulated(model):
             from agentlab.sim import openai_client
 
             client = openai_client()
-        else:
+        elif client is None:
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
                 raise MissingApiKeyError("openai", "OPENAI_API_KEY")
@@ -115,13 +116,9 @@ class OpenAIResponsesAdapter:
         """The SDK client in use (e.g. to share its connection pool)."""
         return self._client
 
-    def build(self, request: ModelRequest) -> BuiltRequest:
+    def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
-        if request.model != self.model:
-            raise InvalidSettingsError(
-                f"this adapter is pinned to {self.model!r}; the request names {request.model!r} "
-                "(a run stays on one provider and model)"
-            )
+        check_request(PROVIDER, self.model, request)
         return build_request(request, model=self.model, base_url=self.base_url)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler

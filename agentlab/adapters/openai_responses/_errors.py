@@ -14,16 +14,9 @@ from typing import Any
 import httpx2
 import openai
 
-from agentlab.adapters.base import retry_after_seconds as retry_after
-from agentlab.errors import (
-    OverloadedError,
-    ProviderAPIError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderServerError,
-    RateLimitError,
-    StreamInterruptedError,
-)
+from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.adapters.http_errors import retry_after_seconds as retry_after
+from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import wire_error_text
 from agentlab.records.logs import redact_secrets
 
@@ -31,11 +24,8 @@ __all__ = ["in_stream_error", "retry_after", "translate"]
 
 PROVIDER = "openai"
 
-
-def _with_code(err: ProviderError, code: str | None) -> ProviderError:
-    # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
-    err.code = code
-    return err
+# Error ``type`` names that mean overloaded whatever the status (besides 503/529, the shared ladder's).
+_OVERLOADED_TYPES = frozenset({"overloaded_error", "server_is_overloaded"})
 
 
 def _body_error(body: object) -> dict[str, Any]:
@@ -54,33 +44,24 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
         info = _body_error(exc.body)
-        message = redact_secrets(str(info.get("message") or exc.message))
-        etype = exc.type or (str(info["type"]) if info.get("type") else None)
-        kw: dict[str, Any] = {
-            "provider": PROVIDER,
-            "status": status,
-            "error_type": etype,
-            "request_id": exc.request_id,
-            "retry_after": retry_after(exc.response.headers),
-        }
-        err: ProviderError
-        if status == 429:
-            err = RateLimitError(message, **kw)
-        elif status in (503, 529) or etype in ("overloaded_error", "server_is_overloaded"):
-            err = OverloadedError(message, **kw)
-        elif status >= 500:
-            err = ProviderServerError(message, **kw)
-        else:
-            err = ProviderAPIError(message, **kw)
-        return _with_code(err, exc.code)
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderConnectionError("request to OpenAI timed out", provider=PROVIDER)
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        detail = f" ({type(cause).__name__})" if cause is not None else ""
-        return ProviderConnectionError(f"could not reach OpenAI{detail}", provider=PROVIDER)
+        # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
+        return status_error(
+            exc.status_code,
+            redact_secrets(str(info.get("message") or exc.message)),
+            provider=PROVIDER,
+            error_type=exc.type or (str(info["type"]) if info.get("type") else None),
+            code=exc.code,
+            request_id=exc.request_id,
+            headers=exc.response.headers,
+            overloaded_types=_OVERLOADED_TYPES,
+        )
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, openai.APITimeoutError))
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ProviderAPIError(
+            "response did not match the Responses API schema", provider=PROVIDER, status=exc.status_code
+        )
     if isinstance(exc, httpx2.TimeoutException):
         return StreamInterruptedError(
             f"stream timed out ({type(exc).__name__})",

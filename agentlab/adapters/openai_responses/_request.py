@@ -28,12 +28,12 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral._shapes import ShapedDataclass, shaped_repr
+from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -178,18 +178,6 @@ def prompt_cache_key(model: str, system: str, tools: list[dict[str, Any]], hints
     return "agentlab-" + h.hexdigest()[:32]
 
 
-@dataclass(repr=False)
-class BuiltRequest(ShapedDataclass):
-    """The wire body plus what was dropped on the way (reported to the caller as diagnostics)."""
-
-    _repr_shown = frozenset({"reasoning_sent", "reasoning_dropped"})
-
-    body: bytes
-    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
-    reasoning_sent: int = 0
-    reasoning_dropped: int = 0
-
-
 def _dumps(obj: Any) -> str:
     # The same compact, non-ASCII-preserving form the SDK itself sends.
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -226,18 +214,8 @@ def _drop(diags: list[DiagnosticEvent], item: ProviderReasoningItem, reason: str
     )
 
 
-def _select_continuation(
-    request: ModelRequest, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
-) -> tuple[dict[tuple[str, int], list[_Raw]], int, int]:
-    """Decide which reasoning items go back and before which history item.
-
-    Returns ``{(turn_id, index of the follower): [raw reasoning items, in order]}``, the number kept
-    and the number dropped. A reasoning item at ``index`` needs the item at ``index + 1`` of the same
-    response: either a portable item still in history or another kept reasoning item (which then
-    needs its own follower). Without it the API answers 400 "provided without its required following
-    item", so the item is dropped instead.
-    """
-    dropped = 0
+def _present_followers(request: ModelRequest) -> set[tuple[str, int]]:
+    """(turn_id, index) of every portable output item still in the history."""
     present: set[tuple[str, int]] = set()
     for it in request.items:
         if (
@@ -246,65 +224,71 @@ def _select_continuation(
             and it.index is not None
         ):
             present.add((it.turn_id, it.index))
+    return present
 
-    candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
-    for item in request.continuation:
-        if not item.matches(provider=PROVIDER, api=API):
-            log.debug(
-                "dropping reasoning item from %s/%s (this run is pinned to %s/%s)",
-                item.provider,
-                item.api,
-                PROVIDER,
-                API,
-            )
-            _drop(
-                diags,
-                item,
-                "other_provider",
-                f"reasoning item made by {item.provider}/{item.api} not sent to {PROVIDER}/{API}",
-            )
-            dropped += 1
-            continue
-        if item.model != model or (
-            base_url is not None and item.base_url is not None and item.base_url != base_url
-        ):
-            log.debug("dropping reasoning item made by another model or endpoint (%s)", item.model)
-            _drop(
-                diags,
-                item,
-                "other_model",
-                f"reasoning item made by {item.model} at {item.base_url} not sent to {model} at {base_url}",
-            )
-            dropped += 1
-            continue
-        text = item.unseal(provider=PROVIDER, api=API).decode("utf-8")
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
-            _drop(diags, item, "malformed", "reasoning item payload is not an OpenAI reasoning item")
-            dropped += 1
-            continue
-        if not parsed.get("encrypted_content"):
-            # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".
-            _drop(
-                diags,
-                item,
-                "no_encrypted_content",
-                "reasoning item has no encrypted_content (was the request made without "
-                "include=['reasoning.encrypted_content']?); it cannot be replayed statelessly",
-            )
-            dropped += 1
-            continue
-        key = (item.turn_id, item.index)
-        if key in candidates:
-            continue  # the same item twice: send it once
-        candidates[key] = (item, text)
 
+def _sendable(
+    item: ProviderReasoningItem, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
+) -> str | None:
+    """The item's raw JSON text when it can be replayed here; else None, with its diagnostic."""
+    if not item.matches(provider=PROVIDER, api=API):
+        log.debug(
+            "dropping reasoning item from %s/%s (this run is pinned to %s/%s)",
+            item.provider,
+            item.api,
+            PROVIDER,
+            API,
+        )
+        _drop(
+            diags,
+            item,
+            "other_provider",
+            f"reasoning item made by {item.provider}/{item.api} not sent to {PROVIDER}/{API}",
+        )
+        return None
+    if item.model != model or (
+        base_url is not None and item.base_url is not None and item.base_url != base_url
+    ):
+        log.debug("dropping reasoning item made by another model or endpoint (%s)", item.model)
+        _drop(
+            diags,
+            item,
+            "other_model",
+            f"reasoning item made by {item.model} at {item.base_url} not sent to {model} at {base_url}",
+        )
+        return None
+    text = item.unseal(provider=PROVIDER, api=API).decode("utf-8")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
+        _drop(diags, item, "malformed", "reasoning item payload is not an OpenAI reasoning item")
+        return None
+    if not parsed.get("encrypted_content"):
+        # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".
+        _drop(
+            diags,
+            item,
+            "no_encrypted_content",
+            "reasoning item has no encrypted_content (was the request made without "
+            "include=['reasoning.encrypted_content']?); it cannot be replayed statelessly",
+        )
+        return None
+    return text
+
+
+def _with_followers(
+    candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]],
+    present: set[tuple[str, int]],
+    diags: list[DiagnosticEvent],
+) -> tuple[dict[tuple[str, int], tuple[ProviderReasoningItem, str]], int]:
+    """The candidates whose follower survives (a portable item or a kept reasoning item), and the
+    number dropped as orphans."""
     # Walk each response's reasoning items from the last one back, so a reasoning item followed by
     # another reasoning item knows whether that one survived.
     kept: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
+    dropped = 0
     for key in sorted(candidates, key=lambda k: (k[0], -k[1])):
         item, text = candidates[key]
         follower = (item.turn_id, item.index + 1)
@@ -320,6 +304,32 @@ def _select_continuation(
                 "OpenAI rejects a reasoning item without it",
             )
             dropped += 1
+    return kept, dropped
+
+
+def _select_continuation(
+    request: ModelRequest, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
+) -> tuple[dict[tuple[str, int], list[_Raw]], int, int]:
+    """Decide which reasoning items go back and before which history item.
+
+    Returns ``{(turn_id, index of the follower): [raw reasoning items, in order]}``, the number kept
+    and the number dropped. A reasoning item at ``index`` needs the item at ``index + 1`` of the same
+    response: either a portable item still in history or another kept reasoning item (which then
+    needs its own follower). Without it the API answers 400 "provided without its required following
+    item", so the item is dropped instead.
+    """
+    dropped = 0
+    candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
+    for item in request.continuation:
+        text = _sendable(item, model=model, base_url=base_url, diags=diags)
+        if text is None:
+            dropped += 1
+            continue
+        key = (item.turn_id, item.index)
+        if key in candidates:
+            continue  # the same item twice: send it once
+        candidates[key] = (item, text)
+    kept, orphaned = _with_followers(candidates, _present_followers(request), diags)
 
     # Group chains: each kept reasoning item is emitted before the first portable follower.
     before: dict[tuple[str, int], list[_Raw]] = {}
@@ -329,7 +339,7 @@ def _select_continuation(
         while target in kept:
             target = (target[0], target[1] + 1)
         before.setdefault(target, []).append(_Raw(text))
-    return before, len(kept), dropped
+    return before, len(kept), dropped + orphaned
 
 
 def _reasoning_param(
@@ -406,19 +416,10 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
     }
 
 
-def build_request(  # noqa: C901 - one branch per request setting, each checked before sending; to be split by setting
-    request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
-) -> BuiltRequest:
-    """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent."""
-    diags: list[DiagnosticEvent] = []
-    reasoning_model = is_reasoning_model(model)
-
-    foreign = sorted(k for k in request.provider_options if not k.startswith("openai_"))
-    if foreign:
-        raise InvalidSettingsError(
-            f"provider_options {foreign} are for another provider; this run is pinned to openai "
-            "(use 'openai_*' keys here)"
-        )
+def _checked_options(request: ModelRequest, model: str, reasoning_model: bool) -> dict[str, Any]:
+    """The request's ``openai_*`` escape-hatch options, refused when they would break what the
+    adapter owns or are meant for another provider."""
+    check_foreign_options(PROVIDER, request)
     options = request.options_for("openai")
     owned = sorted(k for k in options if k in _OWNED)
     if owned:
@@ -427,74 +428,81 @@ def build_request(  # noqa: C901 - one branch per request setting, each checked 
             "(agentlab is stateless: store=false, full input every call, no previous_response_id)"
         )
     _check_sampling(request, options, model, reasoning_model)
+    return options
 
-    cache_mode = _cache_mode(model)
-    hints = request.cache
-    use_cache = hints is not None and hints.enabled
-    system_breakpoint = bool(use_cache and hints is not None and hints.system and cache_mode == "options")
 
-    before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
-    # Output items of a response whose reasoning is replayed go back with their original ids (the
-    # API pairs a reasoning item with the item that followed it); other items need none.
-    replayed_turns = {turn for turn, _ in before}
-
+def _split_system(request: ModelRequest) -> tuple[list[str], list[Any]]:
+    """(texts of the leading system items, the rest of the history)."""
     items = list(request.items)
     lead: list[str] = []
     while items and isinstance(items[0], SystemItem):
         first = items.pop(0)
         assert isinstance(first, SystemItem)
         lead.append(first.text)
-    system_text = "\n\n".join(lead)
+    return lead, items
 
-    inputs: list[Any] = []
-    if lead and system_breakpoint:
-        inputs.append(_message("developer", system_text, breakpoint=True))
+
+def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
+    """One portable history item as a Responses ``input`` item."""
+    if isinstance(it, UserItem):
+        return _message("user", it.text)
+    if isinstance(it, SystemItem):
+        return _message("developer", it.text)
+    if isinstance(it, SummaryItem):
+        return _message("user", SUMMARY_MARKER + it.text)
+    if isinstance(it, AssistantTextItem):
+        if it.turn_id in replayed_turns and it.provider_item_id:
+            return {
+                "type": "message",
+                "role": "assistant",
+                "id": it.provider_item_id,
+                "status": "completed",
+                "content": [{"type": "output_text", "text": it.text, "annotations": []}],
+            }
+        return _message("assistant", it.text)
+    if isinstance(it, ToolCallItem):
+        call: dict[str, Any] = {"type": "function_call"}
+        if it.turn_id in replayed_turns and it.provider_item_id:
+            call["id"] = it.provider_item_id
+        call.update(call_id=it.call_id, name=it.name, arguments=it.arguments)
+        return call
+    if isinstance(it, ToolResultItem):
+        return {"type": "function_call_output", "call_id": it.call_id, "output": it.output}
+    raise TypeError(f"unexpected history item {type(it).__name__}")  # pragma: no cover - closed union
+
+
+def _inputs(
+    items: list[Any], before: dict[tuple[str, int], list[_Raw]], lead_message: dict[str, Any] | None
+) -> list[Any]:
+    """The ``input`` list: each kept reasoning item right before the item that followed it."""
+    # Output items of a response whose reasoning is replayed go back with their original ids (the
+    # API pairs a reasoning item with the item that followed it); other items need none.
+    replayed_turns = {turn for turn, _ in before}
+    inputs: list[Any] = [] if lead_message is None else [lead_message]
     for it in items:
         key = (it.turn_id, it.index) if isinstance(it, AssistantTextItem | ToolCallItem) else None
         if key is not None and key in before:
             inputs.extend(before[key])
-        if isinstance(it, UserItem):
-            inputs.append(_message("user", it.text))
-        elif isinstance(it, SystemItem):
-            inputs.append(_message("developer", it.text))
-        elif isinstance(it, SummaryItem):
-            inputs.append(_message("user", SUMMARY_MARKER + it.text))
-        elif isinstance(it, AssistantTextItem):
-            if it.turn_id in replayed_turns and it.provider_item_id:
-                inputs.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "id": it.provider_item_id,
-                        "status": "completed",
-                        "content": [{"type": "output_text", "text": it.text, "annotations": []}],
-                    }
-                )
-            else:
-                inputs.append(_message("assistant", it.text))
-        elif isinstance(it, ToolCallItem):
-            call: dict[str, Any] = {"type": "function_call"}
-            if it.turn_id in replayed_turns and it.provider_item_id:
-                call["id"] = it.provider_item_id
-            call.update(call_id=it.call_id, name=it.name, arguments=it.arguments)
-            inputs.append(call)
-        elif isinstance(it, ToolResultItem):
-            inputs.append({"type": "function_call_output", "call_id": it.call_id, "output": it.output})
-        else:  # pragma: no cover - the PortableItem union is closed
-            raise TypeError(f"unexpected history item {type(it).__name__}")
+        inputs.append(_item_json(it, replayed_turns))
+    return inputs
 
-    tools = [_tool(t) for t in request.tools]
 
-    body: dict[str, Any] = {"model": model}
-    if lead and not system_breakpoint:
-        body["instructions"] = system_text
-    body["input"] = inputs
+def _add_tools(body: dict[str, Any], request: ModelRequest, tools: list[dict[str, Any]]) -> None:
     if tools:
         body["tools"] = tools
         body["tool_choice"] = request.tool_choice
         body["parallel_tool_calls"] = request.parallel_tool_calls
     elif request.tool_choice == "required":
         raise InvalidSettingsError("tool_choice='required' needs at least one tool")
+
+
+def _add_reasoning(
+    body: dict[str, Any],
+    request: ModelRequest,
+    model: str,
+    reasoning_model: bool,
+    diags: list[DiagnosticEvent],
+) -> None:
     if reasoning_model:
         reasoning = _reasoning_param(request.reasoning, model, diags)
         if reasoning:
@@ -503,27 +511,33 @@ def build_request(  # noqa: C901 - one branch per request setting, each checked 
         raise InvalidSettingsError(
             f"{model} is not a reasoning model; drop reasoning effort or pick e.g. 'openai:gpt-5.1'"
         )
-    if request.max_output_tokens is not None:
-        body["max_output_tokens"] = request.max_output_tokens
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    body["store"] = False
+
+
+def _add_include(body: dict[str, Any], options: dict[str, Any], reasoning_model: bool) -> None:
     include = ["reasoning.encrypted_content"] if reasoning_model else []
     for extra in options.pop("include", None) or []:
         if extra not in include:
             include.append(extra)
     if include:
         body["include"] = include
-    body["stream"] = request.stream if stream is None else stream
-    if use_cache and hints is not None:
-        body["prompt_cache_key"] = prompt_cache_key(model, system_text, tools, hints)
-        if hints.ttl != "5m":
-            if cache_mode == "options":
-                body["prompt_cache_options"] = {"ttl": "12h"}
-            elif cache_mode == "retention":
-                body["prompt_cache_retention"] = "24h"
-    body.update(options)
 
+
+def _add_cache(
+    body: dict[str, Any], model: str, system_text: str, tools: list[dict[str, Any]], hints: CacheHints | None
+) -> None:
+    if hints is None or not hints.enabled:
+        return
+    body["prompt_cache_key"] = prompt_cache_key(model, system_text, tools, hints)
+    if hints.ttl != "5m":
+        cache_mode = _cache_mode(model)
+        if cache_mode == "options":
+            body["prompt_cache_options"] = {"ttl": "12h"}
+        elif cache_mode == "retention":
+            body["prompt_cache_retention"] = "24h"
+
+
+def _render(body: dict[str, Any]) -> bytes:
+    """The body as the exact bytes to send: ``input``'s verbatim reasoning items spliced in as text."""
     parts: list[str] = []
     for k, v in body.items():
         if k == "input":
@@ -531,9 +545,54 @@ def build_request(  # noqa: C901 - one branch per request setting, each checked 
             parts.append(f'"input":[{rendered}]')
         else:
             parts.append(f"{_dumps(k)}:{_dumps(v)}")
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+def build_request(
+    request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
+) -> BuiltRequest[bytes]:
+    """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent.
+
+    The body's keys are added in one fixed order (model, instructions, input, tools, reasoning,
+    limits, store, include, stream, cache, then the escape-hatch options), so the bytes of the
+    cacheable prefix do not move between the steps of a loop.
+    """
+    diags: list[DiagnosticEvent] = []
+    reasoning_model = is_reasoning_model(model)
+    options = _checked_options(request, model, reasoning_model)
+    hints = request.cache
+    system_breakpoint = bool(
+        hints is not None and hints.enabled and hints.system and _cache_mode(model) == "options"
+    )
+
+    before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
+    lead, items = _split_system(request)
+    system_text = "\n\n".join(lead)
+    lead_message = _message("developer", system_text, breakpoint=True) if lead and system_breakpoint else None
+    inputs = _inputs(items, before, lead_message)
+    tools = [_tool(t) for t in request.tools]
+
+    body: dict[str, Any] = {"model": model}
+    if lead and not system_breakpoint:
+        body["instructions"] = system_text
+    body["input"] = inputs
+    _add_tools(body, request, tools)
+    _add_reasoning(body, request, model, reasoning_model, diags)
+    if request.max_output_tokens is not None:
+        body["max_output_tokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    body["store"] = False
+    _add_include(body, options, reasoning_model)
+    body["stream"] = request.stream if stream is None else stream
+    _add_cache(body, model, system_text, tools, hints)
+    body.update(options)
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, dict) else None
     return BuiltRequest(
-        body=("{" + ",".join(parts) + "}").encode("utf-8"),
+        body=_render(body),
         diagnostics=diags,
         reasoning_sent=sent,
         reasoning_dropped=dropped,
+        reasoning_mode=effort,
     )

@@ -1,0 +1,117 @@
+"""What an adapter builds before it sends: one ``BuiltRequest`` type for every provider, and the
+checks of an adapter's constructor arguments, written once so the same mistake raises the same
+error type on every adapter.
+
+Why one type: the run, the contract suite and users who call ``adapter.build(request)`` to see
+what would be sent read the same fields whatever the provider (what was dropped, what diagnostics
+building produced). Only the body's form differs: OpenAI's is the exact bytes to send (reasoning
+items spliced in verbatim), Anthropic's the JSON object handed to the SDK's ``messages.create``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from agentlab.errors import InvalidSettingsError
+from agentlab.neutral._shapes import ShapedDataclass
+from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.request import ModelRequest
+
+__all__ = ["BuiltRequest", "check_adapter_args", "check_foreign_options", "check_request"]
+
+BodyT = TypeVar("BodyT", bytes, dict[str, Any])
+
+
+@dataclass(repr=False)
+class BuiltRequest(ShapedDataclass, Generic[BodyT]):
+    """The request body an adapter will send, and what building it noticed.
+
+    The repr shows sizes and counts only (the body holds the prompt and opaque items; headers may
+    hold credentials): ``<BuiltRequest body=<1234 bytes> headers=<dict, 1 keys> ... reasoning_sent=2>``.
+    """
+
+    _repr_shown = frozenset({"reasoning_sent", "reasoning_dropped", "reasoning_mode"})
+
+    body: BodyT
+    """OpenAI: the exact JSON bytes; Anthropic: the JSON object (every key but ``stream``)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra HTTP headers this request needs (Anthropic ``anthropic-beta``); auth is the SDK's."""
+    diagnostics: list[DiagnosticEvent] = field(default_factory=list)
+    """What building dropped or changed, yielded before the call's first event."""
+    reasoning_sent: int = 0
+    """Opaque reasoning items of the continuation put into the body."""
+    reasoning_dropped: int = 0
+    """Opaque reasoning items of the continuation that could not be sent (each one reported)."""
+    reasoning_mode: str | None = None
+    """The reasoning configuration sent (Anthropic ``enabled``/``adaptive``, OpenAI the effort), or None."""
+
+
+def check_adapter_args(
+    provider: str,
+    model: object,
+    *,
+    max_retries: object,
+    timeout: object = None,
+    extra_headers: object = None,
+    client: object = None,
+    client_type: type | None = None,
+    api_key: object = None,
+    base_url: object = None,
+) -> None:
+    """Refuse an adapter's bad constructor arguments with ``InvalidSettingsError`` (one type for all).
+
+    ``client_type``: the SDK client class the adapter takes (checked when ``client`` is given; its
+    ``api_key``/``base_url`` then belong to the client, not beside it).
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidSettingsError(f"{provider}: model must be a non-empty model name, got {model!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise InvalidSettingsError(f"{provider}: max_retries must be an int >= 0, got {max_retries!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise InvalidSettingsError(f"{provider}: timeout must be a number of seconds > 0, got {timeout!r}")
+    if extra_headers is not None and not (
+        isinstance(extra_headers, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in extra_headers.items())
+    ):
+        raise InvalidSettingsError(
+            f"{provider}: extra_headers must be a dict of str to str, got {type(extra_headers).__name__}"
+        )
+    if client is None or client_type is None:
+        return
+    if not isinstance(client, client_type):
+        raise InvalidSettingsError(
+            f"{provider}: client must be an {client_type.__module__.split('.')[0]}.{client_type.__name__}, "
+            f"got {type(client).__name__} (the adapter is async; wrap an httpx2.AsyncClient: "
+            f"{client_type.__name__}(http_client=...))"
+        )
+    if api_key is not None or base_url is not None:
+        raise InvalidSettingsError(f"{provider}: pass api_key/base_url to your client, not beside it")
+
+
+def check_foreign_options(provider: str, request: ModelRequest) -> None:
+    """Another provider's ``provider_options`` keys are refused: a run is pinned to one provider, and a
+    knob meant for another one would silently do nothing here."""
+    foreign = sorted(k for k in request.provider_options if not k.startswith(f"{provider}_"))
+    if foreign:
+        raise InvalidSettingsError(
+            f"provider_options {foreign} are for another provider; this run is pinned to {provider} "
+            f"(use '{provider}_*' keys here)"
+        )
+
+
+def check_request(provider: str, model: str, request: object) -> ModelRequest:
+    """The request, if it is a ``ModelRequest`` for the adapter's model; else ``InvalidSettingsError``."""
+    if not isinstance(request, ModelRequest):
+        raise InvalidSettingsError(
+            f"{provider}: build()/stream() take an agentlab ModelRequest, got {type(request).__name__}"
+        )
+    if request.model != model:
+        raise InvalidSettingsError(
+            f"this adapter is pinned to {model!r}; the request names {request.model!r} "
+            "(a run stays on one provider and model)"
+        )
+    return request
