@@ -3,7 +3,10 @@
 ``test_contract.py`` runs the same scenarios for each registered case against the in-process
 simulator (``agentlab.sim``) behind the provider's real SDK. Adding a provider is one ``register``
 line at the bottom of this file: a name, a simulated model, and how to build the adapter on a given
-transport with a given ``max_retries``.
+transport with a given ``max_retries``. A provider whose far side is not the simulator passes its
+own ``serve`` (anything with ``bodies`` and ``last_json`` that takes the scenarios' fault options)
+and may run the scenarios from its own test module with its own ``case`` fixture
+(``tests/providers/test_toy.py``).
 
 What every adapter promises (asserted by the suite):
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 
@@ -36,6 +39,7 @@ from agentlab.sim import SimTransport
 __all__ = [
     "CASES",
     "AdapterCase",
+    "Recorder",
     "RecordingTransport",
     "collect",
     "completed",
@@ -63,21 +67,34 @@ class RecordingTransport(SimTransport):
         return json.loads(self.bodies[-1])
 
 
+class Recorder(Protocol):
+    """The provider's far side as the scenarios see it: every request body it received."""
+
+    bodies: list[bytes]
+
+    @property
+    def last_json(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class AdapterCase:
-    """One adapter under the contract: ``build(transport, max_retries, model)`` returns a ready adapter
-    whose SDK client talks to ``transport``."""
+    """One adapter under the contract: ``build(far_side, max_retries, model)`` returns a ready adapter
+    talking to ``far_side``, which ``serve(**options)`` builds from a scenario's fault options
+    (``default_fault=``, ``retry_after_ms=``); by default the simulator's transport. ``provider`` names
+    the registry entry the adapter belongs to (default: ``name``)."""
 
     name: str
     model: str
-    build: Callable[[RecordingTransport, int, str], Adapter]
+    build: Callable[[Any, int, str], Adapter]
     notes: dict[str, Any] = field(default_factory=dict)
+    serve: Callable[..., Recorder] = RecordingTransport
+    provider: str | None = None
 
     def adapter(
         self, *, max_retries: int = 0, model: str | None = None, **transport_options: Any
-    ) -> tuple[Adapter, RecordingTransport]:
-        transport = RecordingTransport(**transport_options)
-        return self.build(transport, max_retries, model or self.model), transport
+    ) -> tuple[Adapter, Any]:
+        far_side = self.serve(**transport_options)
+        return self.build(far_side, max_retries, model or self.model), far_side
 
 
 CASES: dict[str, AdapterCase] = {}
