@@ -2,9 +2,10 @@
 
 What it shows a new provider's author, in one small file: the ``Adapter`` protocol's attributes
 (``provider``/``api``/``model``/``base_url``/``max_retries``), the continuation filter (another
-provider's opaque items are dropped with a ``reasoning_item_dropped`` diagnostic, never sent), one
-``translate`` from the service's error answers to agentlab's error tree, bounded retries honouring the
-server's hint, and one completed response last (or a typed error, and no completed response).
+provider's opaque items are dropped, counted in one ``reasoning_item_dropped`` diagnostic, never
+sent), one ``translate`` from the service's error answers to agentlab's error tree, bounded retries
+honouring the server's hint, and one completed response last (or a typed error, and no completed
+response).
 """
 
 from __future__ import annotations
@@ -70,19 +71,20 @@ class ToyAdapter:
     async def aclose(self) -> None:
         """Nothing to release: the toy service is in process."""
 
-    def _body(self, request: ModelRequest) -> tuple[bytes, list[DiagnosticEvent]]:
-        """The toy wire body; opaque items this service did not make are dropped with a diagnostic."""
+    def _body(self, request: ModelRequest) -> tuple[bytes, list[DiagnosticEvent], int]:
+        """The toy wire body; opaque items this service did not make are dropped and counted."""
         sent: list[Any] = []
-        dropped: list[DiagnosticEvent] = []
         for item in request.continuation:
             if item.matches(provider=self.provider, api=self.api, model=self.model, base_url=self.base_url):
                 sent.append(json.loads(item.unseal(provider=self.provider, api=self.api)))
-                continue
-            dropped.append(
+        dropped = len(request.continuation) - len(sent)
+        diags = []
+        if dropped:
+            diags.append(
                 DiagnosticEvent(
                     code="reasoning_item_dropped",
-                    message=f"an opaque item from {item.provider}/{item.api} was not sent to {self.provider}",
-                    data={"reason": "other_provider", "provider": item.provider, "api": item.api},
+                    message=f"{dropped} opaque reasoning item(s) not sent: made by another provider or model",
+                    data={"count": dropped, "reason": "other_provider", "provider": self.provider},
                 )
             )
         body = {
@@ -92,7 +94,7 @@ class ToyAdapter:
             "reasoning": sent,
             "stream": request.stream,
         }
-        return json.dumps(body).encode(), dropped
+        return json.dumps(body).encode(), diags, dropped
 
     async def _send(self, body: bytes) -> Iterator[bytes]:
         """The answer's lines; retryable error answers are retried ``max_retries`` times."""
@@ -108,12 +110,12 @@ class ToyAdapter:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield its display events, then one ``ResponseCompletedEvent``."""
-        body, dropped = self._body(request)
-        for diag in dropped:
+        body, diags, dropped = self._body(request)
+        for diag in diags:
             yield diag
         started = time.perf_counter()
         lines = await self._send(body)
-        call = _Call(self, started, len(dropped))
+        call = _Call(self, started, dropped)
         for event in _events(lines, request.stream):
             for out in call.feed(event):
                 yield out
