@@ -52,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses",
     "create_adapter": "agentlab.adapters.base",
     "parse_model": "agentlab.adapters.base",
+    # providers
+    "ProviderSpec": "agentlab.adapters.registry",
+    "get_provider": "agentlab.adapters.registry",
+    "register_provider": "agentlab.adapters.registry",
     # runs, tools, continuity
     "Run": "agentlab.loop.runner",
     "Session": "agentlab.loop.session",
@@ -80,8 +84,8 @@ _EXPORTS: dict[str, str] = {
     "set_price": "agentlab.costs.pricing",
     "usage_by": "agentlab.costs.frames",
     "usage_frame": "agentlab.costs.frames",
-    "usage_from_anthropic": "agentlab.neutral.usage",
-    "usage_from_openai": "agentlab.neutral.usage",
+    "usage_from_anthropic": "agentlab.adapters.anthropic_messages._usage",
+    "usage_from_openai": "agentlab.adapters.openai_responses._usage",
     # comparing models, notebooks
     "Comparison": "agentlab.loop.comparison",
     "acompare": "agentlab.loop.comparison",

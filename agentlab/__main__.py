@@ -29,11 +29,14 @@ def _have(module: str) -> bool:
 
 def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
     """``(adapter or None, how)``: ``None`` lets the run create the real adapter for a sim model."""
-    from agentlab.adapters.base import PROVIDERS, parse_model
+    from agentlab.adapters.base import parse_model
+    from agentlab.adapters.registry import get_provider
 
     ref = parse_model(model)
-    module = PROVIDERS[ref.provider][1].partition(":")[0]
-    if not scripted and _have(module) and _have("agentlab.sim"):
+    spec = get_provider(ref.provider)
+    module = spec.adapter.partition(":")[0]
+    sdk_ok = spec.sdk_module is None or _have(spec.sdk_module)
+    if not scripted and sdk_ok and _have(module) and _have("agentlab.sim"):
         return None, f"simulated provider behind the {ref.provider} SDK ({module})"
     from agentlab.testing import ScriptedAdapter, Step
 

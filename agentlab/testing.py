@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.adapters.base import PROVIDERS
+from agentlab.adapters.registry import find_provider
 from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
@@ -93,10 +93,15 @@ class ScriptedAdapter:
         api: str | None = None,
         base_url: str | None = "scripted://",
     ) -> None:
-        if provider not in PROVIDERS and api is None:
-            raise ValueError(f"unknown provider {provider!r}; pass api= too")
+        spec = find_provider(provider)
+        if api is None:
+            if spec is None:
+                raise ValueError(f"unknown provider {provider!r}; pass api= too")
+            api = spec.api
         self.provider = provider
-        self.api = api or PROVIDERS[provider][0]
+        self.api = api
+        # opaque items carry the block type the provider's own adapter gives them
+        self.block_type = spec.reasoning_block_type if spec is not None else "reasoning"
         self.model = model
         self.base_url = base_url
         self.max_retries = 0  # no SDK below: the run's own ``retries`` cover every scripted error
@@ -127,14 +132,13 @@ class ScriptedAdapter:
                 out.append(p)
                 continue
             payload = p.encode() if isinstance(p, str) else p
-            block = "reasoning" if self.provider == "openai" else "thinking"
             out.append(
                 ProviderReasoningItem(
                     payload,
                     provider=self.provider,
                     api=self.api,
                     model=self.model,
-                    block_type=block,
+                    block_type=self.block_type,
                     turn_id=turn_id,
                     index=j,
                     base_url=self.base_url,

@@ -1,8 +1,35 @@
 """Provider adapters: map a ``ModelRequest`` onto an official SDK and its stream back onto events.
 
-Adapters load lazily (their SDKs are heavy); ``create_adapter`` routes a ``provider:model`` string.
+Adapters load lazily (their SDKs are heavy); ``create_adapter`` routes a ``provider:model`` string
+through the provider registry (``agentlab.adapters.registry``). This facade is lazy too: the
+registry and the provider specs import it first, and must not pull in the adapter contract's models.
 """
 
-from agentlab.adapters.base import Adapter, ModelRef, create_adapter, parse_model
+from __future__ import annotations
 
-__all__ = ["Adapter", "ModelRef", "create_adapter", "parse_model"]
+from typing import TYPE_CHECKING
+
+from agentlab._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from agentlab.adapters.base import Adapter as Adapter
+    from agentlab.adapters.base import ModelRef as ModelRef
+    from agentlab.adapters.base import create_adapter as create_adapter
+    from agentlab.adapters.base import parse_model as parse_model
+    from agentlab.adapters.registry import ProviderSpec as ProviderSpec
+    from agentlab.adapters.registry import get_provider as get_provider
+    from agentlab.adapters.registry import register_provider as register_provider
+
+_EXPORTS: dict[str, str] = {
+    "Adapter": "agentlab.adapters.base",
+    "ModelRef": "agentlab.adapters.base",
+    "ProviderSpec": "agentlab.adapters.registry",
+    "create_adapter": "agentlab.adapters.base",
+    "get_provider": "agentlab.adapters.registry",
+    "parse_model": "agentlab.adapters.base",
+    "register_provider": "agentlab.adapters.registry",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -8,27 +8,27 @@ in place (no per-delta copy), so yield a fresh event object each time; never re-
 Adapters translate SDK exceptions into agentlab's error tree in one place and own retries (bounded,
 honouring ``retry-after``).
 
-Routing happens once per run: ``parse_model("anthropic:claude-sonnet-4-5")``. A model name starting
+Routing happens once per run: ``parse_model("anthropic:claude-sonnet-4-5")``, through the provider
+registry (``agentlab.adapters.registry``: one ``ProviderSpec`` per provider). A model name starting
 with ``sim-`` routes to the in-process simulator behind the real SDK; a real name never does.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from agentlab.adapters._simulated import is_simulated, simulated_base
 from agentlab.adapters.http_errors import retry_after_seconds
+from agentlab.adapters.registry import find_provider, get_provider, provider_names
 from agentlab.errors import UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
-    "PROVIDERS",
     "Adapter",
     "ModelRef",
     "check_simulated",
@@ -37,21 +37,14 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-ProviderName = Literal["openai", "anthropic"]
-
-# provider -> (API surface, "module:Class"), imported on first use only.
-PROVIDERS: dict[str, tuple[str, str]] = {
-    "openai": ("responses", "agentlab.adapters.openai_responses:OpenAIResponsesAdapter"),
-    "anthropic": ("messages", "agentlab.adapters.anthropic_messages:AnthropicMessagesAdapter"),
-}
-
 
 class ModelRef(BaseModel):
     """A routed model: provider, API surface and the provider's model name."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: ProviderName
+    provider: str
+    """A registered provider's name (``agentlab.adapters.registry``)."""
     api: str
     model: str
 
@@ -71,26 +64,27 @@ def parse_model(spec: str | ModelRef) -> ModelRef:
     provider, _, model = spec.partition(":")
     provider = provider.strip().lower()
     model = model.strip()
-    if provider not in PROVIDERS:
-        hint = did_you_mean(provider, PROVIDERS)
-        raise UnknownModelError(
-            f"unknown provider {provider!r} in {spec!r}{hint}; known: {sorted(PROVIDERS)}"
-        )
+    found = find_provider(provider)
+    if found is None:
+        known = provider_names()
+        hint = did_you_mean(provider, known)
+        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}{hint}; known: {sorted(known)}")
     if not model:
         raise UnknownModelError(f"model name missing in {spec!r}")
-    return ModelRef(provider=provider, api=PROVIDERS[provider][0], model=model)  # type: ignore[arg-type]
+    return ModelRef(provider=found.name, api=found.api, model=model)
 
 
 def check_simulated(ref: ModelRef) -> None:
     """A ``sim-*`` name the simulator does not serve fails here, with the nearest name, not as its 404.
 
-    Only for runs that will reach the simulator (no injected adapter): imports ``agentlab.sim``.
+    Only for runs that will reach the simulator (no injected adapter): imports ``agentlab.sim``. The
+    provider's spec names the simulator's models for it; a provider without a simulator is not checked.
     """
     if not is_simulated(ref.model):
         return
-    from agentlab.sim import ANTHROPIC_MODELS, OPENAI_MODELS
-
-    known = {"openai": OPENAI_MODELS, "anthropic": ANTHROPIC_MODELS}[ref.provider]
+    known = get_provider(ref.provider).simulated_model_names()
+    if known is None:
+        return
     base = simulated_base(ref.model)  # "sim-reasoner+fault=429x1": options after "+"
     if base not in known:
         names = [f"{ref.provider}:{m}" for m in known]
@@ -128,10 +122,7 @@ class Adapter(Protocol):
 def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
     """Build the adapter for a model string; imports its SDK on first use."""
     ref = parse_model(spec)
-    _, target = PROVIDERS[ref.provider]
-    module_name, _, cls_name = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    adapter: Adapter = cls(ref.model, **options)
+    adapter: Adapter = get_provider(ref.provider).adapter_class()(ref.model, **options)
     return adapter
 
 

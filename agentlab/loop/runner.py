@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from agentlab import frontend
-from agentlab.adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
+from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
+from agentlab.adapters.registry import find_provider, get_provider
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
@@ -124,13 +125,28 @@ def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
+def _check_drop(ref: ModelRef, policy: ContinuationPolicy, reasoning: bool) -> None:
+    """Refuse ``drop`` where the provider's spec says the API rejects it with reasoning on.
+
+    Rewriting the turns as text would make it run, but as a different experiment presented as this
+    one; the honest ablation there is reasoning off.
+    """
+    spec = get_provider(ref.provider)
+    if policy == "drop" and reasoning and not spec.drop_with_reasoning:
+        raise InvalidSettingsError(
+            f"continuation_policy='drop' is not possible on {spec.label}: {spec.drop_refusal}. "
+            f"The {spec.label} ablation is {spec.reasoning_term} off instead: "
+            "reasoning={'enabled': False}."
+        )
+
+
 def _route(model: object, task: object, adapter: object) -> ModelRef:
     """The run's provider from ``model``; the usual mistakes (task first, a typo) as one-line errors."""
     if (
         isinstance(model, str)
         and ":" not in model
         and isinstance(task, str)
-        and task.partition(":")[0].strip().lower() in PROVIDERS
+        and find_provider(task.partition(":")[0].strip().lower()) is not None
     ):
         raise UnknownModelError(
             f"the model comes first, then the task: run({task!r}, {_short(model)!r}), not the other way round"
@@ -279,15 +295,7 @@ class Run:
         if session is not None and not isinstance(session, SessionLink):
             raise ConfigError(f"session must be an agentlab.Session or None, got {type(session).__name__}")
         self.reasoning = _inputs.reasoning_settings(reasoning)
-        if continuation_policy == "drop" and self.ref.provider == "anthropic" and self.reasoning.enabled:
-            # Anthropic rejects a tool-use turn without its thinking blocks while thinking is on, so a
-            # "drop" ablation cannot be run there; rewriting turns as text would be a different
-            # experiment presented as this one. The honest Anthropic ablation is thinking off.
-            raise InvalidSettingsError(
-                "continuation_policy='drop' is not possible on Anthropic with thinking on: the API "
-                "requires the tool loop's thinking blocks back verbatim. For an Anthropic ablation turn "
-                "thinking off instead: reasoning={'enabled': False}."
-            )
+        _check_drop(self.ref, continuation_policy, self.reasoning.enabled)
         if task is not None:
             _inputs.check_text(task, "task", error=UserError)
         self.tools: dict[str, Tool] = as_tools(tools)

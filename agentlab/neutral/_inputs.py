@@ -194,7 +194,7 @@ def provider_options(value: object, provider: str) -> dict[str, Any]:
     A key without one can only be a typo or a generic knob in the wrong place. Keys for *another*
     provider are left to the adapter, which knows whether it tolerates them (a shared ``compare``).
     """
-    from agentlab.adapters.base import PROVIDERS
+    from agentlab.adapters.registry import option_prefixes
 
     if value is None:
         return {}
@@ -202,7 +202,7 @@ def provider_options(value: object, provider: str) -> dict[str, Any]:
         raise InvalidSettingsError(
             f"provider_options must be a dict such as {{'{provider}_...': value}}, got {type(value).__name__}"
         )
-    prefixes = tuple(f"{p}_" for p in PROVIDERS)
+    prefixes = option_prefixes()
     bad = sorted(str(k) for k in value if not (isinstance(k, str) and k.startswith(prefixes)))
     if bad:
         raise InvalidSettingsError(

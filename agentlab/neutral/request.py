@@ -102,10 +102,15 @@ class ModelRequest(ShapedRepr, BaseModel):
     @field_validator("provider_options")
     @classmethod
     def _prefixed(cls, v: dict[str, Any]) -> dict[str, Any]:
-        bad = [k for k in v if not (k.startswith("openai_") or k.startswith("anthropic_"))]
+        if not v:
+            return v
+        from agentlab.adapters.registry import option_prefixes
+
+        prefixes = option_prefixes()
+        bad = [k for k in v if not k.startswith(prefixes)]
         if bad:
             raise ValueError(
-                f"provider_options keys must start with 'openai_' or 'anthropic_'; got {sorted(bad)}"
+                f"provider_options keys must start with one of {list(prefixes)}; got {sorted(bad)}"
             )
         return v
 

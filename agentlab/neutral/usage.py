@@ -26,8 +26,7 @@ __all__ = [
     "CallUsage",
     "ReasoningSource",
     "sum_usage",
-    "usage_from_anthropic",
-    "usage_from_openai",
+    "token_count",
 ]
 
 ReasoningSource = Literal["reported", "estimated", "unknown"]
@@ -130,44 +129,13 @@ def sum_usage(usages: Iterable[CallUsage]) -> CallUsage:
     return total
 
 
-def _int(d: Mapping[str, Any] | None, key: str) -> int | None:
+def token_count(d: Mapping[str, Any] | None, key: str) -> int | None:
+    """A provider's token figure under ``key``, or ``None`` when absent or not a number.
+
+    Every provider's usage normalizer (in its own package) reads its wire figures through this, so
+    "missing is unknown, never 0" is decided once.
+    """
     if not d:
         return None
     v = d.get(key)
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
-def usage_from_openai(usage: Mapping[str, Any]) -> CallUsage:
-    """Normalize an OpenAI Responses ``usage`` object (``input_tokens`` already includes cached)."""
-    details = usage.get("input_tokens_details") or {}
-    out_details = usage.get("output_tokens_details") or {}
-    reasoning = _int(out_details, "reasoning_tokens")
-    return CallUsage(
-        input_tokens=_int(usage, "input_tokens"),
-        cache_read_tokens=_int(details, "cached_tokens") or 0,
-        cache_write_tokens=0,
-        cache_write_1h_tokens=0,
-        output_tokens=_int(usage, "output_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
-
-
-def usage_from_anthropic(usage: Mapping[str, Any]) -> CallUsage:
-    """Normalize an Anthropic Messages ``usage`` object (its ``input_tokens`` excludes the cache)."""
-    uncached = _int(usage, "input_tokens")
-    read = _int(usage, "cache_read_input_tokens") or 0
-    write = _int(usage, "cache_creation_input_tokens") or 0
-    creation = usage.get("cache_creation") or {}
-    write_1h = _int(creation, "ephemeral_1h_input_tokens") or 0
-    out_details = usage.get("output_tokens_details") or {}
-    thinking = _int(out_details, "thinking_tokens")
-    return CallUsage(
-        input_tokens=None if uncached is None else uncached + read + write,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        cache_write_1h_tokens=write_1h,
-        output_tokens=_int(usage, "output_tokens"),
-        reasoning_tokens=thinking,
-        reasoning_source="reported" if thinking is not None else "unknown",
-    )

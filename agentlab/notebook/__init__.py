@@ -35,11 +35,12 @@ _LAZY = {
     "style_usage_frame": "agentlab.notebook.display",
 }
 
-# provider -> (simulated model, key variable, model variable)
+# notebook role -> (provider, simulated model); the roles are the notebooks' own vocabulary, the
+# provider's key variable comes from its registry entry.
 _CHOICES = {
-    "openai": ("sim-reasoner", "OPENAI_API_KEY", "AGENTLAB_OPENAI_MODEL"),
-    "anthropic": ("sim-thinker", "ANTHROPIC_API_KEY", "AGENTLAB_ANTHROPIC_MODEL"),
-    "openai_small": ("sim-reasoner-mini", "OPENAI_API_KEY", "AGENTLAB_OPENAI_SMALL_MODEL"),
+    "openai": ("openai", "sim-reasoner"),
+    "anthropic": ("anthropic", "sim-thinker"),
+    "openai_small": ("openai", "sim-reasoner-mini"),
 }
 
 
@@ -51,12 +52,14 @@ def choose_models(environ: dict[str, str] | None = None) -> dict[str, str]:
     (``openai:sim-reasoner``, ``anthropic:sim-thinker``, ``openai:sim-reasoner-mini``). A key alone
     never switches a notebook to a paid model.
     """
+    from agentlab.adapters.registry import get_provider
+
     env = os.environ if environ is None else environ
     out = {}
-    for name, (sim, key_var, model_var) in _CHOICES.items():
-        provider = name.split("_")[0]
-        real = env.get(model_var, "").strip()
-        out[name] = f"{provider}:{real}" if real and env.get(key_var) else f"{provider}:{sim}"
+    for role, (provider, sim) in _CHOICES.items():
+        key_var = get_provider(provider).api_key_env
+        real = env.get(f"AGENTLAB_{role.upper()}_MODEL", "").strip()
+        out[role] = f"{provider}:{real}" if real and key_var and env.get(key_var) else f"{provider}:{sim}"
     return out
 
 

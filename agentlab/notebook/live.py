@@ -45,10 +45,16 @@ def sdk_note(run: Any) -> str | None:
     The SDK imports take seconds in a fresh kernel (measured: anthropic ~2.8 s, openai ~1.3 s);
     saying so keeps a silent first cell from looking hung.
     """
+    from agentlab.adapters.registry import find_provider
+
     provider = getattr(getattr(run, "ref", None), "provider", None)
-    if provider is None or getattr(run, "adapter", None) is not None or provider in sys.modules:
+    spec = find_provider(provider) if isinstance(provider, str) else None
+    if spec is None or getattr(run, "adapter", None) is not None:
         return None
-    return f"importing the {provider} SDK (first call in this kernel)…"
+    sdk = spec.sdk_module  # the provider's spec names the module its adapter imports
+    if sdk is None or sdk in sys.modules:
+        return None
+    return f"importing the {sdk} SDK (first call in this kernel)…"
 
 
 def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:

@@ -3,7 +3,8 @@
 agentlab never logs reasoning text or opaque payloads on purpose (and never logs per-delta: that
 path must stay cheap). ``RedactionFilter`` is the second line of defence, on every ``agentlab.*``
 logger and on the loggers of the provider stack, whose DEBUG output can include request bodies.
-That stack is not a fixed list of names: besides the known ones (``SDK_LOGGERS``), each adapter
+That stack is not a fixed list of names: besides the HTTP stack (``SDK_LOGGERS``) and each
+provider's SDK loggers (its registry entry, covered once the provider is known), each adapter
 registers the packages its SDK client is actually built on (``stack_loggers``: the SDK, its HTTP
 client, that client's transport and connection pool; e.g. ``httpx2`` and ``httpcore2``). On them:
 
@@ -40,8 +41,10 @@ __all__ = [
 ]
 
 REDACTED = "[REDACTED]"
-SDK_LOGGERS = ("openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2")
-"""Known provider-stack loggers; adapters add what their client is really built on (``stack_loggers``)."""
+SDK_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
+"""The HTTP-stack loggers every provider SDK may log through. Each provider's own SDK loggers come
+from its registry entry (``ProviderSpec.sdk_loggers``, added when the provider is first routed), and
+adapters add what their client is really built on (``stack_loggers``)."""
 
 _SECRET_RE = re.compile(
     r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
+from agentlab.adapters.registry import get_provider, provider_names
 from agentlab.errors import (
     BudgetExceededError,
     ConfigError,
@@ -161,27 +162,39 @@ def continuity_settings(*, max_steps: int = 20) -> list[Setting]:
     is on (the API rejects it), so its ablation is no thinking at all: a different question (what
     reasoning buys), labelled as such.
     """
+    can_drop, cannot = _drop_split()
     return [
         Setting("verbatim", max_steps=max_steps),
-        Setting("drop", continuation_policy="drop", max_steps=max_steps, providers=("openai",)),
+        Setting("drop", continuation_policy="drop", max_steps=max_steps, providers=can_drop),
         Setting(
             "thinking_off",
             reasoning=ReasoningSettings(enabled=False),
             max_steps=max_steps,
-            providers=("anthropic",),
+            providers=cannot,
         ),
     ]
 
 
+def _drop_split() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(providers that can drop reasoning mid-loop, providers that cannot)``, from their specs."""
+    specs = [get_provider(n) for n in provider_names()]
+    return (
+        tuple(s.name for s in specs if s.drop_with_reasoning),
+        tuple(s.name for s in specs if not s.drop_with_reasoning),
+    )
+
+
 def _check_combination(ref: ModelRef, s: Setting) -> None:
-    if ref.provider == "anthropic" and s.continuation_policy == "drop" and s.thinking:
+    spec = get_provider(ref.provider)
+    if s.continuation_policy == "drop" and s.thinking and not spec.drop_with_reasoning:
+        can_drop, _ = _drop_split()
         raise InvalidSettingsError(
-            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: with thinking on, "
-            "Anthropic requires the current tool loop's thinking blocks to go back unmodified (the API "
-            "answers 400 otherwise), so a 'drop' run would only be possible by rewriting the tool calls "
-            "as plain text, which is a different experiment, not the ablation. For Anthropic, ablate "
-            "with thinking off: Setting('thinking_off', reasoning=ReasoningSettings(enabled=False), "
-            "providers=('anthropic',)), and give 'drop' providers=('openai',); "
+            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: {spec.drop_refusal}, "
+            "so a 'drop' run would only be possible by rewriting the tool calls as plain text, which is "
+            f"a different experiment, not the ablation. For {spec.label}, ablate with "
+            f"{spec.reasoning_term} off: "
+            "Setting('thinking_off', reasoning=ReasoningSettings(enabled=False), "
+            f"providers=({spec.name!r},)), and give 'drop' providers={can_drop!r}; "
             "agentlab.sweeps.continuity_settings() builds exactly that."
         )
 

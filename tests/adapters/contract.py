@@ -3,7 +3,10 @@
 ``test_contract.py`` runs the same scenarios for each registered case against the in-process
 simulator (``agentlab.sim``) behind the provider's real SDK. Adding a provider is one ``register``
 line at the bottom of this file: a name, a simulated model, and how to build the adapter on a given
-transport with a given ``max_retries``.
+transport with a given ``max_retries``. A provider whose far side is not the simulator passes its
+own ``serve`` (anything with ``bodies`` and ``last_json`` that takes the scenarios' fault options)
+and may run the scenarios from its own test module with its own ``case`` fixture
+(``tests/providers/test_toy.py``).
 
 What every adapter promises (asserted by the suite):
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 
@@ -38,6 +41,7 @@ __all__ = [
     "CASES",
     "STATUS_LADDER",
     "AdapterCase",
+    "Recorder",
     "RecordingTransport",
     "StatusTransport",
     "collect",
@@ -103,26 +107,42 @@ STATUS_LADDER: dict[int, str] = {
 """The one status -> error type ladder (``agentlab.adapters.http_errors``), the same for every adapter."""
 
 
+class Recorder(Protocol):
+    """The provider's far side as the scenarios see it: every request body it received."""
+
+    bodies: list[bytes]
+
+    @property
+    def last_json(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class AdapterCase:
-    """One adapter under the contract: ``build(transport, max_retries, model)`` returns a ready adapter
-    whose SDK client talks to ``transport``."""
+    """One adapter under the contract: ``build(far_side, max_retries, model)`` returns a ready adapter
+    talking to ``far_side``, which ``serve(**options)`` builds from a scenario's fault options
+    (``default_fault=``, ``retry_after_ms=``); by default the simulator's transport. ``provider`` names
+    the registry entry the adapter belongs to (default: ``name``)."""
 
     name: str
     model: str
-    build: Callable[[RecordingTransport, int, str], Adapter]
+    build: Callable[[Any, int, str], Adapter]
     notes: dict[str, Any] = field(default_factory=dict)
+    serve: Callable[..., Recorder] = RecordingTransport
+    provider: str | None = None
+    answer: Callable[[int, str], Recorder] = StatusTransport
+    """The far side answering every request with one error status (retry-after 2 s, request id
+    ``req_c``); a provider without HTTP transports supplies its own."""
 
     def adapter(
         self, *, max_retries: int = 0, model: str | None = None, **transport_options: Any
-    ) -> tuple[Adapter, RecordingTransport]:
-        transport = RecordingTransport(**transport_options)
-        return self.build(transport, max_retries, model or self.model), transport
+    ) -> tuple[Adapter, Any]:
+        far_side = self.serve(**transport_options)
+        return self.build(far_side, max_retries, model or self.model), far_side
 
-    def answering(self, status: int, error_type: str = "some_error") -> tuple[Adapter, StatusTransport]:
+    def answering(self, status: int, error_type: str = "some_error") -> tuple[Adapter, Recorder]:
         """An adapter (no SDK retries) whose every request is answered with ``status``."""
-        transport = StatusTransport(status, error_type)
-        return self.build(transport, 0, self.model), transport
+        far_side = self.answer(status, error_type)
+        return self.build(far_side, 0, self.model), far_side
 
 
 CASES: dict[str, AdapterCase] = {}

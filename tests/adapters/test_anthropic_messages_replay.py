@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agentlab import usage_from_anthropic
 from agentlab.neutral.events import (
     DiagnosticEvent,
     ModelResponse,
@@ -28,7 +29,6 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.items import PortableItem, SystemItem, ToolResultItem, UserItem
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
-from agentlab.neutral.usage import usage_from_anthropic
 from tests.adapters.anthropic_support import Replay, adapter_for, served
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette
 

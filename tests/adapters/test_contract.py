@@ -233,3 +233,19 @@ async def test_unknown_event_types_are_tolerated(case: AdapterCase) -> None:
     adapter, _ = case.adapter(default_fault="unknown_event")
     resp = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?")))
     assert "84" in resp.text
+
+
+def test_the_registry_entry_describes_this_adapter(case: AdapterCase) -> None:
+    """Routing ``provider:model`` through the registry reaches this adapter's class and API."""
+    from agentlab.adapters.base import parse_model
+    from agentlab.adapters.registry import get_provider
+    from agentlab.neutral.usage import CallUsage
+
+    spec = get_provider(case.provider or case.name)
+    adapter, _ = case.adapter()
+    assert (adapter.provider, adapter.api) == (spec.name, spec.api)
+    assert isinstance(adapter, spec.adapter_class())
+    ref = parse_model(f"{spec.name}:{case.model}")
+    assert (ref.provider, ref.api, ref.model) == (spec.name, spec.api, case.model)
+    assert isinstance(spec.normalize_usage({}), CallUsage)
+    assert spec.normalize_usage({}).reasoning_tokens is None  # unknown stays unknown, never 0

@@ -92,6 +92,7 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
     import httpx2
     import openai
 
+    from agentlab.adapters.registry import get_provider
     from agentlab.records.logs import SDK_LOGGERS
 
     c = Canaries.fresh()
@@ -124,7 +125,7 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
             asyncio.run(go())
         finally:
             logging.getLogger().removeHandler(h)
-    covered = ("agentlab", *SDK_LOGGERS)
+    covered = ("agentlab", *SDK_LOGGERS, *get_provider(provider).sdk_loggers)
     # the standard library's loggers (asyncio's "Using selector") carry no request data
     third_party = {n for n in names if n.split(".")[0] not in sys.stdlib_module_names}
     uncovered = sorted(n for n in third_party if not any(n == p or n.startswith(p + ".") for p in covered))

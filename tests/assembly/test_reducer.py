@@ -20,7 +20,9 @@ import openai
 import pytest
 
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
+from agentlab.adapters.anthropic_messages._usage import usage_from_anthropic
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+from agentlab.adapters.openai_responses._usage import usage_from_openai
 from agentlab.assembly.reducer import EMPTY, CallSnapshot, Chunks, accumulate, fold
 from agentlab.errors import PrivacyError
 from agentlab.neutral.events import (
@@ -45,7 +47,7 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import ModelRequest
-from agentlab.neutral.usage import CallUsage, usage_from_anthropic, usage_from_openai
+from agentlab.neutral.usage import CallUsage
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette
 
 SECRET = "the-secret-plan-7f3a"

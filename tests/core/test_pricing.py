@@ -7,6 +7,7 @@ import math
 import pytest
 
 import agentlab as al
+from agentlab import usage_from_anthropic, usage_from_openai
 from agentlab.costs.pricing import (
     Cost,
     UnpricedModelWarning,
@@ -17,7 +18,7 @@ from agentlab.costs.pricing import (
     set_price,
 )
 from agentlab.errors import ConfigError
-from agentlab.neutral.usage import CallUsage, usage_from_anthropic, usage_from_openai
+from agentlab.neutral.usage import CallUsage
 
 GPT5 = get_price("openai", "gpt-5")
 

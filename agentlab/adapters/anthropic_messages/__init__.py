@@ -1,254 +1,38 @@
-"""The Anthropic Messages adapter, on the official ``anthropic`` SDK.
+"""The Anthropic Messages provider: one package holds everything Anthropic-specific.
 
-The SDK stays in charge of what it is good at: credentials, headers, retries (bounded, honouring
-``retry-after``/``retry-after-ms``, never re-routed) and HTTP error answers. The response body is read
-raw (``with_streaming_response`` / ``with_raw_response``): SSE lines go through ``json.loads`` and a dict
-dispatch in :mod:`._stream`, because the SDK's typed event union costs several times more per event
-than the mapping itself. Streaming and non-streaming share the same assembler and produce the same
-``ModelResponse``.
+* :mod:`.provider`: the ``ProviderSpec`` the registry reads (model prefix, usage normalizer, SDK
+  loggers, continuity policy, simulated models). It imports no SDK, so routing a model string and
+  checking settings stay cheap.
+* :mod:`._adapter`: ``AnthropicMessagesAdapter`` on the official ``anthropic`` SDK, imported on
+  first use.
+* :mod:`._request`, :mod:`._stream`, :mod:`._errors`, :mod:`._usage`: body building, stream
+  mapping, error translation, usage normalization.
 
-* :mod:`._request`: ``ModelRequest`` -> body (thinking config and its rules, verbatim thinking
-  blocks, the documented recovery for a dangling tool-use turn, cache breakpoints).
-* :mod:`._stream`: raw events -> display events + ``ModelResponse`` (portable items, opaque
-  ``ProviderReasoningItem``s, usage, stop reason).
-* :mod:`._errors`: the one place SDK exceptions become agentlab errors.
-
-A stream that breaks after events were yielded raises ``StreamInterruptedError`` and is not retried
-here: the caller (the run) keeps its checkpoint as it was before the call.
+The package root is a lazy facade (the adapter's names resolve on first access) because the
+registry imports :mod:`.provider`, and importing a submodule runs this file first.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
-import os
-import time
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
-import anthropic
-import httpx2
+from agentlab._lazy import lazy_exports
 
-from agentlab.adapters._simulated import is_simulated
-from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
-from agentlab.adapters.anthropic_messages._request import build_request
-from agentlab.adapters.anthropic_messages._stream import MessageAssembler
-from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
-from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.neutral.events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
-from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import install_redaction, stack_loggers
+if TYPE_CHECKING:
+    from agentlab.adapters.anthropic_messages._adapter import (
+        AnthropicMessagesAdapter as AnthropicMessagesAdapter,
+    )
+    from agentlab.adapters.anthropic_messages._request import BuiltRequest as BuiltRequest
+    from agentlab.adapters.anthropic_messages._request import build_request as build_request
+    from agentlab.adapters.anthropic_messages._stream import MessageAssembler as MessageAssembler
 
-__all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
+_EXPORTS: dict[str, str] = {
+    "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages._adapter",
+    "BuiltRequest": "agentlab.adapters.anthropic_messages._request",
+    "MessageAssembler": "agentlab.adapters.anthropic_messages._stream",
+    "build_request": "agentlab.adapters.anthropic_messages._request",
+}
 
-API = "messages"
+__all__ = sorted(_EXPORTS)
 
-
-def _create_params() -> frozenset[str]:
-    """Body keys ``AsyncMessages.create`` takes as keyword arguments; others travel as ``extra_body``."""
-    from anthropic.resources.messages import AsyncMessages
-
-    skip = {"self", "stream", "extra_headers", "extra_query", "extra_body", "timeout"}
-    return frozenset(p for p in inspect.signature(AsyncMessages.create).parameters if p not in skip)
-
-
-_CREATE_PARAMS = _create_params()
-
-
-class AnthropicMessagesAdapter:
-    """Maps ``ModelRequest`` onto ``POST /v1/messages`` and its answer back onto agentlab events.
-
-    ``client`` is an ``anthropic.AsyncAnthropic`` (tests inject one built on
-    ``httpx2.AsyncClient(transport=...)``). Without one, a ``sim-*`` model gets the in-process
-    simulator's client and a real model gets a new SDK client, which needs ``api_key`` or
-    ``ANTHROPIC_API_KEY`` (``MissingApiKeyError`` otherwise). The key is never shown in ``repr``.
-    """
-
-    provider = PROVIDER
-    api = API
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: anthropic.AsyncAnthropic | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        check_adapter_args(
-            PROVIDER,
-            model,
-            max_retries=max_retries,
-            timeout=timeout,
-            extra_headers=extra_headers,
-            client=client,
-            client_type=anthropic.AsyncAnthropic,
-            api_key=api_key,
-            base_url=base_url,
-        )
-        self.model = model
-        self._extra_headers = dict(extra_headers or {})
-        self._owns_client = client is None
-        if client is None and is_simulated(model):
-            try:
-                from agentlab.sim import anthropic_client
-            except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
-                raise ConfigError(f"anthropic: the simulator is not available ({exc})") from None
-            kw: dict[str, Any] = {"max_retries": max_retries}
-            if timeout is not None:
-                kw["timeout"] = timeout
-            client = anthropic_client(**kw)
-        elif client is None:
-            if not (api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-                raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
-            ckw: dict[str, Any] = {"max_retries": max_retries}
-            if api_key:
-                ckw["api_key"] = api_key
-            if base_url is not None:
-                ckw["base_url"] = base_url
-            if timeout is not None:
-                ckw["timeout"] = timeout
-            client = anthropic.AsyncAnthropic(**ckw)
-        self._client: anthropic.AsyncAnthropic = client
-        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
-        self.base_url: str | None = str(client.base_url).rstrip("/")
-        # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
-        self.max_retries: int = int(client.max_retries)
-
-    def __repr__(self) -> str:
-        return f"<AnthropicMessagesAdapter model={self.model!r} base_url={self.base_url!r}>"
-
-    async def aclose(self) -> None:
-        """Close the SDK client if this adapter created it (an injected client stays the caller's)."""
-        if self._owns_client:
-            await self._client.close()
-
-    def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
-        """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
-        check_request(PROVIDER, self.model, request)
-        return build_request(request, base_url=self.base_url, extra_headers=self._extra_headers)
-
-    def _call_kwargs(self, built: BuiltRequest[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        for k, v in built.body.items():
-            (kwargs if k in _CREATE_PARAMS else extra)[k] = v
-        if extra:
-            kwargs["extra_body"] = extra
-        if built.headers:
-            kwargs["extra_headers"] = built.headers
-        if stream:
-            kwargs["stream"] = True
-        return kwargs
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
-        """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``."""
-        built = self.build(request)
-        for diag in built.diagnostics:
-            yield diag
-        asm = MessageAssembler(model=request.model, base_url=self.base_url)
-        t0 = time.perf_counter()
-        first_reasoning: float | None = None
-        first_text: float | None = None
-        request_id: str | None = None
-        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
-        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
-        # holds the x-api-key header and the body (thinking blocks included), nor to its frames.
-        failure: AgentlabError | None = None
-        if request.stream:
-            try:
-                cm = self._client.messages.with_streaming_response.create(
-                    **self._call_kwargs(built, stream=True)
-                )
-                resp = await cm.__aenter__()
-            except Exception as exc:
-                failure = translate(exc)
-            if failure is not None:
-                raise failure
-            # The hot loop: one level of generator, one json.loads and one dict dispatch per event.
-            request_id = asm.request_id = resp.request_id
-            feed = asm.feed
-            loads = json.loads
-            data: str | None = None
-            waiting = True  # for the first reasoning / text delta (timings)
-            bad: str | None = None  # a value-free text for a line that could not be read
-            try:
-                async for line in resp.http_response.aiter_lines():
-                    if line:
-                        if line.startswith("data:"):
-                            chunk = line[6:] if line[5:6] == " " else line[5:]
-                            data = chunk if data is None else f"{data}\n{chunk}"
-                        continue  # event:/id:/retry:/comments: the JSON's "type" says it all
-                    if data is None:
-                        continue
-                    ev = feed(loads(data))
-                    data = None
-                    if ev is not None:
-                        if waiting:
-                            if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
-                                first_reasoning = time.perf_counter() - t0
-                            elif first_text is None and ev.__class__ is TextDeltaEvent:
-                                first_text = time.perf_counter() - t0
-                            waiting = first_reasoning is None or first_text is None
-                        yield ev
-                if data is not None:  # a last event without its blank line: complete, or cut off
-                    try:
-                        obj = loads(data)
-                    except ValueError:
-                        obj = None  # truncated mid-event: reported below as a stream without message_stop
-                    ev = feed(obj) if obj is not None else None
-                    if ev is not None:
-                        yield ev
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                bad = wire_error_text(exc)  # raised below, outside the handler: exc holds the line
-            except httpx2.HTTPError as exc:
-                raise StreamInterruptedError(
-                    f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                    retryable=True,
-                ) from None
-            finally:
-                await cm.__aexit__(None, None, None)
-            if bad is not None:
-                raise StreamInterruptedError(
-                    f"malformed stream event ({bad}); nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                )
-            if not asm.completed:
-                # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
-                # broken connection (below, httpx2 errors) is worth a new call.
-                raise StreamInterruptedError(
-                    "the stream ended before message_stop; nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                )
-        else:
-            try:
-                raw = await self._client.messages.with_raw_response.create(
-                    **self._call_kwargs(built, stream=False)
-                )
-                request_id = asm.request_id = raw.request_id
-                body = await raw.read()
-            except Exception as exc:
-                failure = translate(exc)
-            if failure is not None:
-                raise failure
-            for ev in asm.add_body(body):
-                if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
-                    first_reasoning = time.perf_counter() - t0
-                elif first_text is None and ev.__class__ is TextDeltaEvent:
-                    first_text = time.perf_counter() - t0
-                yield ev
-        response = asm.response(request_id=request_id, dropped=built.reasoning_dropped)
-        yield ResponseCompletedEvent(
-            response=response,
-            latency_s=time.perf_counter() - t0,
-            first_reasoning_s=first_reasoning,
-            first_text_s=first_text,
-        )
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -26,6 +26,7 @@ import logging
 from typing import Any
 
 from agentlab.adapters.anthropic_messages._errors import in_stream_error
+from agentlab.adapters.anthropic_messages._usage import usage_from_anthropic
 from agentlab.errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.error_text import WireFieldError, safe_name, type_name, wire_error_text
@@ -39,7 +40,6 @@ from agentlab.neutral.events import (
     ToolCallDeltaEvent,
 )
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
-from agentlab.neutral.usage import usage_from_anthropic
 
 __all__ = ["MessageAssembler"]
 

@@ -1,218 +1,35 @@
-"""The OpenAI Responses adapter: ``ModelRequest`` -> ``POST /v1/responses`` -> agentlab events.
+"""The OpenAI Responses provider: one package holds everything OpenAI-specific.
 
-The official ``openai`` SDK stays in charge of what it is good at: auth, base URL, headers, bounded
-retries honouring ``retry-after`` (``max_retries``), status errors. The adapter builds the body
-itself (``_request``: reasoning items must go back byte for byte) and reads the raw SSE lines
-itself (``_stream``: one ``json.loads`` per event instead of the SDK's typed event union, which
-costs several times more per delta). SDK exceptions become agentlab errors in one place
-(``_errors.translate``).
+* :mod:`.provider`: the ``ProviderSpec`` the registry reads (model prefix, usage normalizer, SDK
+  loggers, continuity policy, simulated models). It imports no SDK, so routing a model string and
+  checking settings stay cheap.
+* :mod:`._adapter`: ``OpenAIResponsesAdapter`` on the official ``openai`` SDK, imported on first use.
+* :mod:`._request`, :mod:`._stream`, :mod:`._raw`, :mod:`._errors`, :mod:`._usage`: body building,
+  stream mapping, raw SSE reading, error translation, usage normalization.
 
-A stream that breaks after events were yielded is never retried here: it raises
-``StreamInterruptedError`` and yields no ``ResponseCompletedEvent``, so a run's checkpoint never
-receives half a response.
+The package root is a lazy facade (the adapter's names resolve on first access) because the
+registry imports :mod:`.provider`, and importing a submodule runs this file first.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-import httpx2
-import openai
+from agentlab._lazy import lazy_exports
 
-from agentlab.adapters._simulated import is_simulated
-from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
-from agentlab.adapters.openai_responses._errors import translate
-from agentlab.adapters.openai_responses._request import (
-    API,
-    PROVIDER,
-    build_request,
-    is_reasoning_model,
-    strict_schema_ok,
-)
-from agentlab.adapters.openai_responses._stream import ResponseAssembler, assemble_body
-from agentlab.errors import MissingApiKeyError, ProviderError
-from agentlab.neutral.events import AdapterEvent
-from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import install_redaction, stack_loggers
+if TYPE_CHECKING:
+    from agentlab.adapters.openai_responses._adapter import OpenAIResponsesAdapter as OpenAIResponsesAdapter
+    from agentlab.adapters.openai_responses._request import build_request as build_request
+    from agentlab.adapters.openai_responses._request import is_reasoning_model as is_reasoning_model
+    from agentlab.adapters.openai_responses._request import strict_schema_ok as strict_schema_ok
 
-__all__ = [
-    "OpenAIResponsesAdapter",
-    "build_request",
-    "is_reasoning_model",
-    "strict_schema_ok",
-]
+_EXPORTS: dict[str, str] = {
+    "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses._adapter",
+    "build_request": "agentlab.adapters.openai_responses._request",
+    "is_reasoning_model": "agentlab.adapters.openai_responses._request",
+    "strict_schema_ok": "agentlab.adapters.openai_responses._request",
+}
 
-_TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
+__all__ = sorted(_EXPORTS)
 
-
-class OpenAIResponsesAdapter:
-    """Adapter for the OpenAI Responses API on the official SDK (``openai``, httpx2 transport).
-
-    ``client`` is an ``openai.AsyncOpenAI`` to use as is (tests pass one on an
-    ``httpx2.MockTransport``); without it a ``sim-*`` model gets the in-process simulator's client
-    and a real model gets a client keyed from ``api_key`` or ``OPENAI_API_KEY``.
-    ``max_retries``/``timeout``/``extra_headers`` apply to every request this adapter sends.
-    """
-
-    provider = PROVIDER
-    api = API
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: openai.AsyncOpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> None:
-        check_adapter_args(
-            PROVIDER,
-            model,
-            max_retries=max_retries,
-            timeout=timeout,
-            extra_headers=extra_headers,
-            client=client,
-            client_type=openai.AsyncOpenAI,
-            api_key=api_key,
-            base_url=base_url,
-        )
-        self.model = model
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self._headers = dict(extra_headers or {})
-        self._owns_client = client is None
-        if client is None and is_simulated(model):
-            from agentlab.sim import openai_client
-
-            client = openai_client()
-        elif client is None:
-            key = api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                raise MissingApiKeyError("openai", "OPENAI_API_KEY")
-            client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
-        self._client: openai.AsyncOpenAI = client
-        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
-        self.base_url: str | None = str(client.base_url).rstrip("/")
-        self._options: dict[str, Any] = {
-            "max_retries": max_retries,
-            "security": {"bearer_auth": True},
-        }
-        if self._headers:
-            self._options["headers"] = self._headers
-        if timeout is not None:
-            self._options["timeout"] = timeout
-
-    def __repr__(self) -> str:
-        return f"<OpenAIResponsesAdapter model={self.model!r} base_url={self.base_url!r}>"
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client in use (e.g. to share its connection pool)."""
-        return self._client
-
-    def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
-        """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
-        check_request(PROVIDER, self.model, request)
-        return build_request(request, model=self.model, base_url=self.base_url)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
-        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        built = self.build(request)
-        for diag in built.diagnostics:
-            yield diag
-        started = time.perf_counter()
-        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
-        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
-        # holds the auth header and the body (opaque items included), nor to its frames.
-        failure: ProviderError | None = None
-        try:
-            # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
-            # streaming) after its own status checks and retries; the overloads cannot express that.
-            post: Any = self._client.post
-            resp: httpx2.Response = await post(
-                "/responses",
-                cast_to=httpx2.Response,
-                content=built.body,
-                options=self._options,
-                stream=request.stream,
-            )
-        except _TRANSPORT_ERRORS as e:
-            failure = translate(e)
-        if failure is not None:
-            raise failure
-        request_id = resp.headers.get("x-request-id")
-        try:
-            if not request.stream or "event-stream" not in resp.headers.get("content-type", ""):
-                try:
-                    raw = await resp.aread()
-                except _TRANSPORT_ERRORS as e:
-                    failure = translate(e, request_id=request_id)
-                if failure is not None:
-                    raise failure
-                events, completed = assemble_body(
-                    raw,
-                    model=self.model,
-                    base_url=self.base_url,
-                    request_id=request_id,
-                    started=started,
-                    reasoning_dropped=built.reasoning_dropped,
-                )
-                for ev in events:
-                    yield ev
-                yield completed
-                return
-            asm = ResponseAssembler(
-                model=self.model,
-                base_url=self.base_url,
-                request_id=request_id,
-                started=started,
-                reasoning_dropped=built.reasoning_dropped,
-            )
-            feed = asm.feed
-            pending = asm.pending
-            buf: str | None = None
-            try:
-                async for line in resp.aiter_lines():
-                    if line.startswith("data:"):
-                        chunk = line[6:] if line.startswith("data: ") else line[5:]
-                        buf = chunk if buf is None else f"{buf}\n{chunk}"
-                    elif not line and buf is not None:
-                        data, buf = buf, None
-                        out = feed(data)
-                        if out is not None:
-                            yield out
-                        if pending:
-                            for p in pending:
-                                yield p
-                            pending.clear()
-            except _TRANSPORT_ERRORS as e:
-                failure = translate(e, request_id=request_id)
-            if failure is not None:
-                raise failure
-            if buf is not None:  # a last event without its blank line: complete, or cut mid-event
-                last = asm.feed_last(buf)
-                if last is not None:
-                    yield last
-            for p in pending:
-                yield p
-            pending.clear()
-            yield asm.finish()
-        finally:
-            await resp.aclose()
-
-    async def aclose(self) -> None:
-        """Close the SDK client if this adapter created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAIResponsesAdapter:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

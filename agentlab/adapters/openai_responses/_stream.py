@@ -20,6 +20,7 @@ from typing import Any
 from agentlab.adapters.openai_responses._errors import in_stream_error
 from agentlab.adapters.openai_responses._raw import raw_array_elements, raw_member
 from agentlab.adapters.openai_responses._request import API, PROVIDER
+from agentlab.adapters.openai_responses._usage import usage_from_openai
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.error_text import WireFieldError, safe_name, wire_error_text
@@ -34,7 +35,7 @@ from agentlab.neutral.events import (
     ToolCallDeltaEvent,
 )
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
-from agentlab.neutral.usage import CallUsage, usage_from_openai
+from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ResponseAssembler", "assemble_body"]
 

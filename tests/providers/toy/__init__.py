@@ -1,0 +1,12 @@
+"""A toy provider, built by following README's "How to add a provider" and nothing else.
+
+* :mod:`.provider`: ``SPEC``, its one registry entry (``agentlab.register_provider(SPEC)``).
+* :mod:`._adapter`: ``ToyAdapter``, which maps a ``ModelRequest`` onto the toy wire format and the
+  toy events back onto agentlab's (imported on first use, like a real adapter and its SDK).
+* :mod:`._usage`: the usage normalizer.
+* :mod:`.server`: the toy's remote side, a scripted in-process service (a real provider has the
+  network there, and ``agentlab.sim`` for offline runs).
+
+``tests/providers/test_toy.py`` registers it and runs it through the shared adapter contract and
+``agentlab.run("toy:toy-1", ...)`` with a tool call.
+"""
