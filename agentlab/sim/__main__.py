@@ -11,6 +11,11 @@ from agentlab.sim.server import serve
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line and return the exit status instead of exiting.
+
+    ``argv`` lets tests drive it in process; a port that cannot be bound returns 2 with the reason on
+    stderr rather than a traceback, since a busy port is the usual way ``serve`` fails.
+    """
     parser = argparse.ArgumentParser(prog="python -m agentlab.sim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="serve both simulated APIs on 127.0.0.1")

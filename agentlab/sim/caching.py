@@ -51,12 +51,22 @@ class Breakpoint:
 
 @dataclass(frozen=True)
 class AnthropicCacheResult:
+    """Cache token counts of one Anthropic request: the prefix read, and what was written per ttl.
+
+    Writes stay split by ttl because the API reports them that way (``cache_creation``:
+    ``ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``) and prices the two differently.
+    """
+
     read: int
     write_5m: int
     write_1h: int
 
     @property
     def write(self) -> int:
+        """Both ttls together: the ``cache_creation_input_tokens`` total the API reports beside the split.
+
+        ``input_tokens`` on the wire excludes these and ``read``, so usage sums back to the prompt length.
+        """
         return self.write_5m + self.write_1h
 
 

@@ -32,7 +32,7 @@ class SSEEvent:
 
 
 def sse(event_type: str, data: dict[str, Any], *, delta: bool = False) -> SSEEvent:
-    """Frame ``data`` as ``event: <type>\\ndata: <compact json>\\n\\n`` like both real APIs."""
+    r"""Frame ``data`` as ``event: <type>\ndata: <compact json>\n\n`` like both real APIs."""
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return SSEEvent(f"event: {event_type}\ndata: {payload}\n\n".encode(), delta)
 
@@ -59,19 +59,27 @@ class Ids:
         return hashlib.sha256(self._base + self._n.to_bytes(4, "big")).digest()
 
     def hex(self, prefix: str, n: int = 48) -> str:
+        """``prefix`` + ``n`` hex chars: the shape of OpenAI ids (``resp_``, ``rs_``, ``fc_``, ``msg_``)."""
         return prefix + (self._next().hex() * 2)[:n]
 
     def b58(self, prefix: str, n: int = 22) -> str:
+        """``prefix`` + ``n`` base58 chars: Anthropic's id shape (``msg_01`` / ``toolu_01`` + 22)."""
         d = self._next() + self._next()
         return prefix + "".join(_B58[b % 58] for b in d[:n])
 
     def alnum(self, prefix: str, n: int = 24) -> str:
+        """``prefix`` + ``n`` chars of ``[A-Za-z0-9]``: OpenAI ``call_`` ids, unlike its hex ones."""
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
         d = self._next() + self._next()
         return prefix + "".join(alphabet[b % 62] for b in d[:n])
 
     @property
     def seed_bytes(self) -> bytes:
+        """The per-request digest itself, not drawn from the id sequence.
+
+        Values derived from it (the request-id header, OpenAI's delta obfuscation) therefore do not
+        shift the ids a reply carries, and stay the same for the same seed and request bytes.
+        """
         return self._base
 
 

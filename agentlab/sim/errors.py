@@ -108,11 +108,17 @@ class OpenAIErrors(ErrorDialect):
     """``{"error": {"message", "type", "param", "code"}}`` with ``x-request-id``."""
 
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Sends no ``x-should-retry``: the OpenAI SDK decides retries from the status alone here.
+
+        ``x-request-id`` comes from the request, so a retried identical request gets the same id; the
+        error's own headers (``retry-after``) go on last.
+        """
         headers = {"content-type": "application/json", "x-request-id": openai_request_id(seed)}
         headers.update(err.headers)
         return err.status, headers, json.dumps(openai_body(err), separators=(",", ":")).encode()
 
     def model_not_found(self, model: str) -> SimError:
+        """A 400, not a 404, naming ``param: "model"`` and ``code: "model_not_found"``, as recorded."""
         return SimError(
             400,
             "invalid_request_error",
@@ -122,6 +128,7 @@ class OpenAIErrors(ErrorDialect):
         )
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
+        """Type ``requests`` (the limit hit), code ``rate_limit_exceeded``; the wait in text and headers."""
         return SimError(
             429,
             "requests",
@@ -132,6 +139,7 @@ class OpenAIErrors(ErrorDialect):
         )
 
     def server_error(self) -> SimError:
+        """A 500 ``server_error`` with ``param`` and ``code`` null, which the SDK retries by status."""
         return SimError(
             500,
             "server_error",
@@ -141,6 +149,7 @@ class OpenAIErrors(ErrorDialect):
         )
 
     def overloaded(self) -> SimError:
+        """OpenAI has no 529: overload is a 503 ``server_error``, so this fault tests the 503 path."""
         return SimError(
             503,
             "server_error",
@@ -159,6 +168,11 @@ class AnthropicErrors(ErrorDialect):
     not_found_type = "not_found_error"
 
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Statuses other than 408/409/429/5xx carry ``x-should-retry: false``, which the SDK obeys.
+
+        The SDK reads that header before it looks at the status; the body repeats ``request-id``, and
+        the error's own headers (``retry-after``) go on last.
+        """
         rid = anthropic_request_id(seed)
         headers = {"content-type": "application/json", "request-id": rid}
         if err.status < 500 and err.status not in (408, 409, 429):
@@ -167,6 +181,7 @@ class AnthropicErrors(ErrorDialect):
         return err.status, headers, json.dumps(anthropic_body(err, rid), separators=(",", ":")).encode()
 
     def model_not_found(self, model: str) -> SimError:
+        """A 404 ``not_found_error`` whose message is only ``model: <name>``, as recorded (OpenAI: a 400)."""
         return SimError(404, "not_found_error", f"model: {model}")
 
     def bad_request(self, message: str, param: str | None = None, code: str | None = None) -> SimError:
@@ -174,6 +189,7 @@ class AnthropicErrors(ErrorDialect):
         return SimError(400, "invalid_request_error", message, None, code)
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
+        """``rate_limit_error`` with no code; the wait is only in the headers, which the SDK honours."""
         return SimError(
             429,
             "rate_limit_error",
@@ -182,9 +198,11 @@ class AnthropicErrors(ErrorDialect):
         )
 
     def server_error(self) -> SimError:
+        """A 500 ``api_error``: Anthropic's type for its own failures (OpenAI says ``server_error``)."""
         return SimError(500, "api_error", "Internal server error (simulated)")
 
     def overloaded(self) -> SimError:
+        """A 529 ``overloaded_error``, the Anthropic-only status the SDK retries like any 5xx."""
         return SimError(529, "overloaded_error", "Overloaded")
 
 

@@ -38,6 +38,12 @@ class FaultSpecError(ValueError):
 
 @dataclass(frozen=True)
 class Fault:
+    """One parsed fault of a spec.
+
+    ``times`` is compared with the attempt counter (``429x2``: the first two attempts only), so a
+    retrying SDK eventually succeeds; ``delay_ms`` is only set for ``slow``.
+    """
+
     kind: str
     times: int | None = None  # None: every attempt
     delay_ms: int = 0
@@ -72,6 +78,12 @@ def active(sim: Simulator, spec: str, method: str, path: str, body: bytes) -> li
 
 @dataclass(frozen=True)
 class Sleep:
+    """A pause in a reply's chunk plan, so the plan stays pure data.
+
+    Whoever delivers the plan sleeps its own way (the transport with ``time.sleep`` or
+    ``asyncio.sleep`` per client, the server by awaiting), and a ``slow`` fault times the same on both.
+    """
+
     seconds: float
 
 

@@ -204,6 +204,11 @@ class Step:
 
     @property
     def reasoning_text(self) -> str:
+        """The paragraphs as one text, a blank line between them.
+
+        The OpenAI side both counts reasoning tokens from it and seals it into encrypted content, so the
+        billed count and the sealed text agree.
+        """
         return "\n\n".join(self.reasoning)
 
 

@@ -81,12 +81,20 @@ class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return httpx2.Response(status, headers=headers, stream=_Body(chunks, request), request=request)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Sync clients: read the whole body first (the simulator answers complete requests only).
+
+        ``latency_ms`` sleeps the calling thread, as a slow network would.
+        """
         body = request.read()
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)
         return self._respond(request, body)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Async clients: the same reply, but ``latency_ms`` awaits.
+
+        Other requests on the event loop (parallel runs, a notebook's loop) keep going meanwhile.
+        """
         body = await request.aread()
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
