@@ -5,14 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-OPENAI_WEATHER = {
+from anthropic.types import ToolParam
+from openai.types.responses import FunctionToolParam
+
+WEATHER_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}
+# `strict` is left out, as the API allows (it has a default); the SDK's TypedDict marks it required.
+OPENAI_WEATHER: FunctionToolParam = {  # type: ignore[typeddict-item]
     "type": "function",
     "name": "get_weather",
     "description": "Current weather for a city.",
     "parameters": WEATHER_SCHEMA,
 }
-ANTHROPIC_WEATHER = {
+ANTHROPIC_WEATHER: ToolParam = {
     "name": "get_weather",
     "description": "Current weather for a city.",
     "input_schema": WEATHER_SCHEMA,
