@@ -45,7 +45,7 @@ async def test_openai_tool_loop_nonstream_answers_from_tool_results() -> None:
 
 async def test_openai_streams_and_stream_helper() -> None:
     client = sim.openai_client()
-    stream = await client.responses.create(
+    stream = await client.responses.create(  # type: ignore[call-overload]  # wire-JSON tool dict
         model="sim-reasoner",
         input="Is it warmer in Paris or Rome?",
         tools=[OPENAI_WEATHER],
@@ -101,7 +101,7 @@ async def test_anthropic_tool_loop_with_thinking_nonstream_and_stream() -> None:
         max_tokens=4000,
         thinking={"type": "enabled", "budget_tokens": 2048},
         messages=msgs[:1],  # type: ignore[arg-type]
-        tools=[ANTHROPIC_WEATHER],
+        tools=[ANTHROPIC_WEATHER],  # type: ignore[list-item]
     ) as st:
         async for _ in st:
             pass
