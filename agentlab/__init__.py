@@ -196,10 +196,10 @@ _EXPORTS: dict[str, str] = {
     "parse_model": "agentlab.adapters.base",
     # runs, tools, continuity
     "Run": "agentlab.loop.runner",
-    "Session": "agentlab.loop.runner",
+    "Session": "agentlab.loop.session",
     "arun": "agentlab.loop.runner",
     "run": "agentlab.loop.runner",
-    "run_sync": "agentlab.loop.runner",
+    "run_sync": "agentlab.loop.sync",
     "RunResult": "agentlab.loop.result",
     "RunUsage": "agentlab.loop.result",
     "CallRecord": "agentlab.loop.result",

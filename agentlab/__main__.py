@@ -111,6 +111,7 @@ def demo(models: Sequence[str], scripted: bool = False) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``agentlab`` console script (``[project.scripts]``); returns the process exit code."""
     parser = argparse.ArgumentParser(
         prog="agentlab", description=__doc__.splitlines()[0] if __doc__ else None
     )

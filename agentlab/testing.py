@@ -108,6 +108,7 @@ class ScriptedAdapter:
 
     @property
     def consumed(self) -> int:
+        """How many scripted steps were requested so far."""
         return len(self.requests)
 
     def assert_done(self) -> None:
@@ -117,6 +118,7 @@ class ScriptedAdapter:
             raise ScriptError(f"{left} scripted step(s) were not consumed (got {len(self.requests)} call(s))")
 
     async def aclose(self) -> None:
+        """Mark the adapter closed, so a test can check that its owner (e.g. a sweep) closed it."""
         self.closed = True
 
     def _opaque(self, i: int, step: Step, turn_id: str) -> tuple[ProviderReasoningItem, ...]:
@@ -184,6 +186,7 @@ class ScriptedAdapter:
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Replay the next scripted step as adapter events; ``ScriptError`` for a call not in the script."""
         i = len(self.requests)
         self.requests.append(request)
         if i >= len(self.steps):

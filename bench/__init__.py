@@ -4,7 +4,7 @@ One entry point, ``python -m bench`` (``make bench``): every section runs in its
 interpreter, prints a markdown table and writes the figures as JSON (``bench/results.json`` or
 ``--out PATH``). ``--quick`` is the CI smoke mode (small streams, one or two rounds; seconds, and its
 figures are not meaningful). Every figure is measured in the run that prints it; nothing is
-hard-coded. Sections (issue #7):
+hard-coded. Sections:
 
 1. ``adapters``: CPU per streamed event over a loopback socket (one HTTP chunk per SSE event, as real
    servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step.

@@ -121,7 +121,7 @@ def table(results: dict[str, Any]) -> str:
         for label, value in sec["rows"]:
             lines.append(f"| {title} | {label} | {value} |")
             title = ""
-    lines += ["", "| target (issue #7) | measured | limit | met |", "|---|---|---|---|"]
+    lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     for sec in results["sections"]:
         for t in sec["targets"]:
             met = {True: "yes", False: "**NO**", None: "n/a"}[t["met"]]

@@ -15,7 +15,7 @@ __all__ = ["Section", "Target", "cpu_rounds", "percentile"]
 
 @dataclass
 class Target:
-    """One target of issue #7: ``value`` compared with ``limit`` (``value <= limit`` unless ``higher``)."""
+    """One performance target: ``value`` compared with ``limit`` (``value <= limit`` unless ``higher``)."""
 
     name: str
     value: float | None

@@ -244,7 +244,7 @@ def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[s
     return out
 
 
-# Targets per delivery. In process (16 KiB reads, pure parsing cost): the issue-#7 targets. On the
+# Targets per delivery. In process (16 KiB reads, pure parsing cost): where the limits were set. On the
 # socket every consumer pays a per-chunk fixed cost; the SDKs pay it too, so adapter/SDK rises
 # (measured 0.18x OpenAI, 0.50x Anthropic, 7,000 events, 9 rounds) and stays far inside the same
 # limits. adapter/floor rises too (measured 2.0-2.1x) because the socket floor is a sync stdlib loop

@@ -108,8 +108,11 @@ def _latencies(arrivals: list[float], msgs: list[tuple[float, int, int]]) -> lis
 
 
 def feed_run_view(n: int, rate: float) -> dict[str, Any]:
-    """The whole notebook path: a real ``Run`` (OpenAI adapter, in-process transport pacing its SSE
-    events at ``rate`` per second) whose ``on_event`` is a ``RunView`` (header, step, panel)."""
+    """The whole notebook path: a real ``Run`` whose ``on_event`` is a ``RunView``.
+
+    The run uses the OpenAI adapter over an in-process transport pacing its SSE events at ``rate`` per
+    second; the view has header, step and panel.
+    """
     import asyncio
     from collections.abc import AsyncIterator
 
@@ -191,8 +194,10 @@ def feed_run_view(n: int, rate: float) -> dict[str, Any]:
 
 
 def feed_columns(k: int, n: int, rate: float) -> dict[str, Any]:
-    """``k`` compare columns streaming at once, ``n`` deltas each at ``rate``/s per column (one thread
-    per column, as ``compare`` runs them): messages of *all* widgets, and per-column latency."""
+    """``k`` compare columns streaming at once: messages of *all* widgets, and per-column latency.
+
+    Each column streams ``n`` deltas at ``rate``/s on its own thread, as ``compare`` runs them.
+    """
     import threading
 
     from ipywidgets.widgets import widget

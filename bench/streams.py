@@ -1,11 +1,11 @@
 """Recorded-shape SSE bodies, built once and served byte for byte to every consumer.
 
-The shapes follow recorded streams (``../shared/fixtures``): an OpenAI Responses stream of a reasoning
+The shapes follow recorded provider streams: an OpenAI Responses stream of a reasoning
 item (summary deltas, ``encrypted_content`` partial in ``output_item.added`` and complete in
 ``output_item.done`` and ``response.completed``), a message and one function call with streamed
 arguments; an Anthropic Messages stream of a thinking block (thinking deltas, one signature delta),
-a text block and one ``tool_use`` block with ``input_json_delta``s. The default size is the issue's:
-5,000 reasoning deltas, 2,000 text deltas, one tool call.
+a text block and one ``tool_use`` block with ``input_json_delta``s. The default size is the
+headline case: 5,000 reasoning deltas, 2,000 text deltas, one tool call.
 
 ``final_*`` bodies are the short answer a tool loop's second request gets (a few text deltas), so
 agent loops (agentlab's ``Run``, pydantic-ai's ``Agent``) can finish on the same bytes.

@@ -3,6 +3,6 @@
 Adapters load lazily (their SDKs are heavy); ``create_adapter`` routes a ``provider:model`` string.
 """
 
-from agentlab.adapters.base import Adapter, ModelRef, complete, create_adapter, parse_model
+from agentlab.adapters.base import Adapter, ModelRef, create_adapter, parse_model
 
-__all__ = ["Adapter", "ModelRef", "complete", "create_adapter", "parse_model"]
+__all__ = ["Adapter", "ModelRef", "create_adapter", "parse_model"]

@@ -21,9 +21,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from agentlab.adapters._simulated import is_simulated, simulated_base
-from agentlab.errors import ModelBehaviorError, UnknownModelError, detach_frames
+from agentlab.errors import UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
-from agentlab.neutral.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "Adapter",
     "ModelRef",
     "check_simulated",
-    "complete",
     "create_adapter",
     "parse_model",
     "retry_after_seconds",
@@ -133,26 +132,6 @@ def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
     cls = getattr(importlib.import_module(module_name), cls_name)
     adapter: Adapter = cls(ref.model, **options)
     return adapter
-
-
-async def complete(adapter: Adapter, request: ModelRequest) -> ModelResponse:
-    """Consume a stream to its ``ModelResponse`` (for callers that do not display deltas).
-
-    Like a run, this is a boundary: an error leaving it carries no locals of the adapter's frames.
-    """
-    final: ModelResponse | None = None
-    event: AdapterEvent | None = None
-    try:
-        async for event in adapter.stream(request):
-            if isinstance(event, ResponseCompletedEvent):
-                final = event.response
-    except BaseException as e:
-        final = event = None  # this frame stays on the traceback: it keeps no response or delta
-        detach_frames(e)
-        raise
-    if final is None:
-        raise ModelBehaviorError(f"{adapter.provider} adapter ended without a completed response")
-    return final
 
 
 def retry_after_seconds(headers: Any) -> float | None:

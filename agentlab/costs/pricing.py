@@ -89,8 +89,10 @@ JSON: a bare ``NaN`` is not JSON, and strict parsers (``JSON.parse``, ``jq``) re
 
 
 class Cost(BaseModel):
-    """USD of one call or a sum of calls. NaN means unknown (``null`` in JSON); ``reasoning`` is a
-    part of ``output``."""
+    """USD of one call or a sum of calls.
+
+    NaN means unknown (``null`` in JSON); ``reasoning`` is a part of ``output``.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -103,10 +105,12 @@ class Cost(BaseModel):
 
     @classmethod
     def unknown(cls) -> Cost:
+        """A cost no price could be found for: NaN in every bucket, so sums that include it stay unknown."""
         return cls(input=_NAN, cache_read=_NAN, cache_write=_NAN, output=_NAN, reasoning=_NAN, total=_NAN)
 
     @property
     def known(self) -> bool:
+        """False when any summed call was unpriced (a NaN total is unknown, not free)."""
         return not math.isnan(self.total)
 
     def __add__(self, other: Cost) -> Cost:
@@ -192,8 +196,11 @@ _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 
 def get_price(provider: str, model: str) -> Price | None:
-    """The price of a model; a dated snapshot (``gpt-5-2025-08-07``, ``claude-sonnet-4-5-20250929``,
-    ``...-latest``) falls back to its family. Nothing else is guessed: ``o3-pro`` is not ``o3``."""
+    """The price of a model, or None when it is not priced.
+
+    A dated snapshot (``gpt-5-2025-08-07``, ``claude-sonnet-4-5-20250929``, ``...-latest``) falls back
+    to its family. Nothing else is guessed: ``o3-pro`` is not ``o3``.
+    """
     table = prices()
     model = simulated_base(model)  # simulator options (``sim-thinker+fault=429x1``) cost nothing
     key = _key(provider, model)

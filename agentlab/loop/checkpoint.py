@@ -52,6 +52,7 @@ class Checkpoint(ShapedRepr, BaseModel):
         return None if c is None or c.released else c
 
     def attach(self, continuation: Continuation | None) -> None:
+        """Give this checkpoint the loop's live opaque items; never serialized, copied or pickled with it."""
         self._continuation = continuation
 
     def release_continuation(self) -> int:
@@ -60,10 +61,12 @@ class Checkpoint(ShapedRepr, BaseModel):
         return c.release() if c is not None else 0
 
     def to_json(self, **kw: Any) -> str:
+        """Portable JSON: the history and counters only (the continuation is private and never dumped)."""
         return self.model_dump_json(**kw)
 
     @classmethod
     def from_json(cls, data: str | bytes) -> Checkpoint:
+        """A checkpoint from ``to_json``, without continuation: a resumed run starts opaque state afresh."""
         return cls.model_validate_json(data)
 
     def __getstate__(self) -> dict[Any, Any]:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab import frontend
 from agentlab.adapters.base import Adapter, ModelRef, parse_model
-from agentlab.loop.runner import Run, run_sync
+from agentlab.loop.runner import Run
+from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import as_tools
 
 if TYPE_CHECKING:
@@ -48,18 +49,22 @@ class ComparisonEntry:
 
     @property
     def status(self) -> str:
+        """``failed`` when the run raised before producing a result (``error`` says why)."""
         return self.result.status if self.result is not None else "failed"
 
     @property
     def output(self) -> str | None:
+        """The final answer; None when the run failed or ended without one."""
         return self.result.output if self.result is not None else None
 
     @property
     def steps(self) -> int:
+        """Model calls made; 0 for a run that failed before producing a result."""
         return self.result.steps if self.result is not None else 0
 
     @property
     def cost_usd(self) -> float:
+        """USD of the run; NaN when any of its calls was unpriced or the run failed."""
         return self.result.usage.cost.total if self.result is not None else math.nan
 
 
@@ -79,22 +84,27 @@ class Comparison:
 
     @property
     def labels(self) -> list[str]:
+        """Column labels in order: the model strings, a repeated model numbered ``#2`` and on."""
         return [e.label for e in self.entries]
 
     @property
     def results(self) -> dict[str, RunResult]:
+        """The runs that produced a result, by label (failed ones are left out, see ``entries``)."""
         return {e.label: e.result for e in self.entries if e.result is not None}
 
     @property
     def answers(self) -> dict[str, str | None]:
+        """Every column's final answer by label, None for a failed run, to read answers side by side."""
         return {e.label: e.output for e in self.entries}
 
     @property
     def steps(self) -> dict[str, int]:
+        """Model calls per column, by label."""
         return {e.label: e.steps for e in self.entries}
 
     @property
     def sum_s(self) -> float:
+        """What the runs took one after another; set beside ``wall_s`` it shows the concurrency gain."""
         return sum(e.duration_s for e in self.entries)
 
     @property

@@ -69,6 +69,7 @@ class Continuation:
 
     @property
     def released(self) -> bool:
+        """True once released: the items are gone and the loop can no longer continue."""
         return self._released
 
     @property
@@ -82,6 +83,7 @@ class Continuation:
         return tuple(self._items)
 
     def accepts(self, item: ProviderReasoningItem) -> bool:
+        """Whether ``item`` may go back on this loop (same provider, API, model, endpoint); others never."""
         return item.matches(provider=self.provider, api=self.api, model=self.model, base_url=self.base_url)
 
     def add(self, items: Iterable[ProviderReasoningItem]) -> list[ProviderReasoningItem]:

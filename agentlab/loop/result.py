@@ -58,6 +58,7 @@ class RunUsage(BaseModel):
 
     @classmethod
     def from_records(cls, records: tuple[CallRecord, ...] | list[CallRecord]) -> RunUsage:
+        """The run's totals, summed from its call records so they can never disagree with them."""
         cost = Cost()
         for r in records:
             cost = cost + r.cost
@@ -71,26 +72,32 @@ class RunUsage(BaseModel):
     # Flat accessors: the figures people look for first.
     @property
     def input_tokens(self) -> int | None:
+        """Inclusive input tokens of the run (cache reads and writes inside); None if any call did not say."""
         return self.tokens.input_tokens
 
     @property
     def cache_read_tokens(self) -> int | None:
+        """The part of ``input_tokens`` read from the provider's cache; None if any call did not say."""
         return self.tokens.cache_read_tokens
 
     @property
     def cache_write_tokens(self) -> int | None:
+        """The part of ``input_tokens`` written to the provider's cache; None if any call did not say."""
         return self.tokens.cache_write_tokens
 
     @property
     def output_tokens(self) -> int | None:
+        """All billed output tokens over the run, reasoning included; None if any call did not say."""
         return self.tokens.output_tokens
 
     @property
     def reasoning_tokens(self) -> int | None:
+        """The part of ``output_tokens`` spent reasoning; None when a provider gave no figure (never 0)."""
         return self.tokens.reasoning_tokens
 
     @property
     def total_usd(self) -> float:
+        """The run's USD total; NaN when any call was unpriced (unknown, not free)."""
         return self.cost.total
 
     def _repr_html_(self) -> str:

@@ -1,10 +1,13 @@
-"""The tool loop: ``Run``, ``run``/``arun`` and ``Session``.
+"""The tool loop: ``Run`` and ``run``/``arun``.
 
 A run is pinned to one provider, chosen once from the model string at construction. Each step builds
 a ``ModelRequest`` from the checkpoint's portable history plus this loop's continuation (the opaque
 reasoning items received so far in this run), streams the adapter's events (re-emitted stamped with
 ``run_id``/``step``), and on the completed response appends portable items to history and opaque
 ones to the continuation. Tool calls run concurrently; their results go back in the next request.
+
+A ``Session`` (``agentlab.loop.session``) joins a run only through the :class:`SessionLink` hooks;
+the sync bridge (``run_sync``, its worker thread and Ctrl-C handling) is ``agentlab.loop.sync``.
 
 Invariants the tests hold us to:
 
@@ -26,16 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
-import signal
-import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from agentlab import frontend
 from agentlab.adapters.base import PROVIDERS, Adapter, ModelRef, check_simulated, create_adapter, parse_model
@@ -54,6 +54,7 @@ from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.continuation import Continuation
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
+from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
 from agentlab.neutral.error_text import durable_error_text
@@ -85,7 +86,21 @@ from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
 from agentlab.records.eventlog import EventLog
 from agentlab.records.logs import get_logger, redact_secrets
 
-__all__ = ["ContinuationPolicy", "Run", "Session", "arun", "run", "run_sync"]
+if TYPE_CHECKING:
+    from agentlab.loop.session import Session
+
+__all__ = [
+    "ContinuationPolicy",
+    "Run",
+    "RunStart",
+    "Session",
+    "SessionLink",
+    "arun",
+    "new_run",
+    "presented",
+    "run",
+    "run_sync",
+]
 
 log = get_logger(__name__)
 
@@ -176,6 +191,50 @@ def _event_log(value: object) -> EventLog | None:
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunStart:
+    """What a session hands a run as its loop starts (the answer to :meth:`SessionLink.begin_run`).
+
+    Explicit values instead of state written into the run: ``history`` is the portable history to
+    continue from, ``notices`` the diagnostics the run records right after ``RunStartedEvent`` (what
+    became of the previous loop's opaque items), ``dropped`` how many of those items the run counts
+    as dropped on its first call's record (``CallRecord.reasoning_items_dropped``).
+    """
+
+    history: tuple[PortableItem, ...]
+    notices: tuple[DiagnosticEvent, ...] = ()
+    dropped: int = 0
+
+
+@runtime_checkable
+class SessionLink(Protocol):
+    """What a run asks of the session it continues (``session=``): its history source and sink.
+
+    ``agentlab.Session`` is the implementation; the protocol is the whole contract between the two,
+    so neither touches the other's private members. The run reads ``system`` and ``history`` at
+    construction (to check its request shape early), calls :meth:`begin_run` when its loop starts,
+    :meth:`abandon_run` if it stops before recording anything, and :meth:`end_run` once its result
+    exists (on every other exit: completed, step limit, failed, cancelled).
+    """
+
+    @property
+    def system(self) -> str | None:
+        """The system prompt a run uses when it is given none of its own."""
+
+    @property
+    def history(self) -> tuple[PortableItem, ...]:
+        """The portable history as of the last ended run."""
+
+    def begin_run(self, run: Run) -> RunStart:
+        """Claim the session for ``run`` (at most one active run) and hand it its start."""
+
+    def abandon_run(self, run: Run) -> None:
+        """Give back the claim of ``run``, which recorded nothing."""
+
+    def end_run(self, run: Run, held: int) -> None:
+        """Take the ended ``run``'s result and history; ``held``: opaque items its loop released."""
+
+
 class Run:
     """One tool loop on one provider. Iterate ``events()`` or ``await arun()`` — once.
 
@@ -206,7 +265,7 @@ class Run:
         max_output_tokens: int | None = None,
         adapter: Adapter | None = None,
         event_log: EventLog | str | Path | None = None,
-        session: Session | None = None,
+        session: SessionLink | None = None,
         continuation_policy: ContinuationPolicy = "verbatim",
         on_event: Callable[[RunEvent], Any] | None = None,
         run_id: str | None = None,
@@ -217,7 +276,7 @@ class Run:
     ) -> None:
         self.ref = _route(model, task, adapter)
         _check_loop_options(max_steps, retries, retry_delay, run_id, continuation_policy, on_event)
-        if session is not None and not isinstance(session, Session):
+        if session is not None and not isinstance(session, SessionLink):
             raise ConfigError(f"session must be an agentlab.Session or None, got {type(session).__name__}")
         self.reasoning = _inputs.reasoning_settings(reasoning)
         if continuation_policy == "drop" and self.ref.provider == "anthropic" and self.reasoning.enabled:
@@ -264,7 +323,6 @@ class Run:
         self._started = False
         self._durable_events: list[Any] = []
         self._calls: list[CallRecord] = []
-        self._pending: list[DiagnosticEvent] = []
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
         if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
@@ -274,6 +332,7 @@ class Run:
 
     @property
     def provider(self) -> str:
+        """The provider this run is pinned to; a run never switches provider mid-loop."""
         return self.ref.provider
 
     @property
@@ -305,6 +364,7 @@ class Run:
 
     @property
     def model(self) -> str:
+        """The model name without its provider prefix (simulator options included, e.g. ``sim-reasoner``)."""
         return self.ref.model
 
     def release_continuation(self) -> int:
@@ -392,6 +452,24 @@ class Run:
             raise UserError("nothing to answer: give a task, e.g. Run('openai:sim-reasoner', 'What is 2+2?')")
         return tuple(history)
 
+    def _claim_session(self) -> tuple[DiagnosticEvent, ...]:
+        """Claim the session (if any) as the loop starts; the notices to record after ``RunStartedEvent``.
+
+        The history is taken as the session hands it over *now* (another run may have ended since
+        this Run was constructed); if it cannot be composed, the claim is given back untouched.
+        """
+        session = self.session
+        if session is None:
+            return ()
+        start = session.begin_run(self)
+        self._carried_drop = start.dropped
+        try:
+            self.checkpoint.history = self._compose(start.history)
+        except BaseException:
+            session.abandon_run(self)
+            raise
+        return start.notices
+
     def _request(self, cont: Continuation) -> ModelRequest:
         opaque = cont.items if self.continuation_policy == "verbatim" else ()
         return ModelRequest(
@@ -464,15 +542,7 @@ class Run:
             raise UserError("a Run runs once; create a new Run (or use a Session for follow-ups)")
         self._started = True
         ref, rid, cp = self.ref, self.run_id, self.checkpoint
-        if self.session is not None:
-            # Claim the session and take its history as it is *now* (another run may have ended
-            # since this Run was constructed).
-            self._carried_drop = self.session._begin(self)
-            try:
-                cp.history = self._compose(self.session.history)
-            except BaseException:
-                self.session._abandon(self)
-                raise
+        notices = self._claim_session()
         adapter = self._adapter
         own_adapter = adapter is None
         try:
@@ -489,7 +559,7 @@ class Run:
                     run_id=rid, step=0, provider=ref.provider, model=ref.model, api=ref.api, task=self.task
                 )
             )
-            for diag in self._pending:
+            for diag in notices:
                 yield self._emit(diag)
             end = _Ending()
             async with _closing(self._steps(adapter, cont, end)) as steps:
@@ -740,7 +810,7 @@ class Run:
         )
         log.debug("run %s finished: %s after %d call(s)", rid, status, len(self._calls))
         if self.session is not None:
-            self.session._end(self, held)
+            self.session.end_run(self, held)
         return done
 
     def _emit_safely(self, ev: Event) -> None:
@@ -837,10 +907,10 @@ def _sdk_retries(adapter: Adapter) -> int:
 
 
 def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
-    """The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
+    r"""The response with text UTF-8 cannot encode made safe, and how many code points were replaced.
 
     Every model output passes here before it enters history, the event log or the result, so a
-    JSON ``"\\ud800"`` escape from a provider (a lone surrogate once decoded) cannot make any of them
+    JSON ``"\ud800"`` escape from a provider (a lone surrogate once decoded) cannot make any of them
     unwritable; one place, for every adapter.
     """
     items: list[AssistantTextItem | ToolCallItem] = []
@@ -892,230 +962,27 @@ def _err(c: ToolCallItem, msg: str) -> ToolResultItem:
     return ToolResultItem(call_id=c.call_id, name=c.name, output=f"Error: {msg}", is_error=True)
 
 
-# ---------------------------------------------------------------------- sync bridge
-
-
-CANCEL_WAIT_S = 1.0
-"""After Ctrl-C, how long ``run_sync`` waits for the run to record itself ``cancelled`` (and again
-for its worker loop to close) before leaving the worker thread behind and re-raising."""
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code.
-
-    Without a running loop this is ``asyncio.run``. With one (Jupyter, or sync code called inside
-    ``asyncio.run``), ``asyncio.run`` would fail, so the coroutine runs on a fresh loop in a worker
-    thread while this thread waits; Ctrl-C cancels the worker's task (so the run records
-    ``cancelled``, calls no model again and releases its continuation) and re-raises at once: the
-    waits after it are bounded, a worker still busy after them is left behind (a daemon thread).
-    Context variables (e.g. ``prices_override``) are carried over.
-
-    In IPython the re-raised ``KeyboardInterrupt`` renders as one line (no frames of agentlab's
-    internals); it is still a plain ``KeyboardInterrupt`` to ``except`` clauses.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:  # outside the except block: errors carry no "no running event loop" context
-        try:
-            return _run_here(coro)
-        except KeyboardInterrupt as e:
-            raise _short_interrupt(e) from None
-    return _run_on_worker(coro)
-
-
-def _run_here(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run``, with the clean-up after the main task bounded.
-
-    Same Ctrl-C contract as ``asyncio.run`` (the first SIGINT cancels the main task and
-    ``KeyboardInterrupt`` is raised once it has ended; a second one raises at once), but a task left
-    behind that ignores its cancellation (an async tool swallowing ``CancelledError``) is waited for
-    at most ``CANCEL_WAIT_S`` instead of forever: ``asyncio.run`` would need a second Ctrl-C.
-    """
-    loop = asyncio.new_event_loop()
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        asyncio.set_event_loop(loop)
-    task = loop.create_task(coro)
-    interrupts = 0
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1 and not task.done():
-            task.cancel()
-            loop.call_soon_threadsafe(lambda: None)  # wake a select() waiting on a long timeout
-            return
-        raise KeyboardInterrupt
-
-    install = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if install:
-        signal.signal(signal.SIGINT, on_sigint)
-    try:
-        try:
-            return loop.run_until_complete(task)
-        except asyncio.CancelledError:
-            if interrupts and task.uncancel() == 0:
-                raise KeyboardInterrupt from None
-            raise
-        finally:
-            if install and signal.getsignal(signal.SIGINT) is on_sigint:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-    finally:
-        try:
-            _close_bounded(loop)
-        finally:
-            if main:
-                asyncio.set_event_loop(None)
-
-
-def _close_bounded(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what is left on ``loop``, wait for it at most ``CANCEL_WAIT_S``, then close the loop."""
-    try:
-        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-        for t in pending:
-            t.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.wait(pending, timeout=CANCEL_WAIT_S))
-            stuck = [t.get_name() for t in pending if not t.done()]
-            if stuck:
-                log.warning("left %d task(s) that ignored cancellation: %s", len(stuck), ", ".join(stuck))
-            for t in pending:
-                if t.done() and not t.cancelled() and t.exception() is not None:
-                    loop.call_exception_handler(
-                        {
-                            "message": "unhandled exception during run_sync() shutdown",
-                            "exception": t.exception(),
-                            "task": t,
-                        }
-                    )
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-    finally:
-        loop.close()
-
-
-class _Worker:
-    """A fresh event loop on a daemon thread running one coroutine; its outcome in ``result``/``error``."""
-
-    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.coro = coro
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.task: asyncio.Task[Any] | None = None
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.ready = threading.Event()  # the task exists (or could not be made)
-        self.settled = threading.Event()  # the task has finished
-        self.done = threading.Event()  # the loop is closed
-        ctx = contextvars.copy_context()
-        self.thread = threading.Thread(target=ctx.run, args=(self._target,), name="agentlab-run", daemon=True)
-
-    def _target(self) -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            task = loop.create_task(self.coro)
-            self.loop, self.task = loop, task
-            self.ready.set()
-            self.result = loop.run_until_complete(task)
-        except BaseException as e:
-            self.error = e
-        finally:
-            self.ready.set()
-            self.settled.set()
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                loop.close()
-                self.done.set()
-
-    def cancel(self) -> None:
-        """Cancel the task from another thread and wait (bounded) for it to record itself."""
-        self.ready.wait(CANCEL_WAIT_S)
-        loop, task = self.loop, self.task
-        if loop is not None and task is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(task.cancel)
-        if self.settled.wait(CANCEL_WAIT_S) and self.done.wait(CANCEL_WAIT_S):
-            self.thread.join()
-        else:
-            log.warning(
-                "the run's worker thread did not stop %.1f s after Ctrl-C; left behind", CANCEL_WAIT_S
-            )
-
-
-def _run_on_worker(coro: Coroutine[Any, Any, T]) -> T:
-    w = _Worker(coro)
-    w.thread.start()
-    # Poll the Event with sleeps, not Thread.join (on Python 3.11 a KeyboardInterrupt inside join()
-    # marks the still-running thread as stopped, so a later join() would return before the run
-    # recorded itself) and not Event.wait (a KeyboardInterrupt landing inside Condition.wait, between
-    # its lock's release and re-acquire, leaves the lock released twice: "release unlocked lock"
-    # instead of the interrupt). ``is_set`` takes no lock and ``sleep`` is safe to interrupt.
-    try:
-        with _ctrl_c_raises():
-            while not w.done.is_set():
-                time.sleep(0.005)
-        w.thread.join()
-    except KeyboardInterrupt as e:
-        w.cancel()
-        raise _short_interrupt(e) from None
-    if w.error is not None:
-        raise w.error
-    return w.result  # type: ignore[no-any-return]
-
-
-@contextlib.contextmanager
-def _ctrl_c_raises() -> Iterator[None]:
-    """While this thread blocks on a worker, let SIGINT raise ``KeyboardInterrupt`` here.
-
-    Inside ``asyncio.run`` the SIGINT handler only cancels the main task, which cannot happen while
-    this (the loop's) thread is blocked waiting: the run would go on calling the model and the
-    interrupt land only after it completed. So asyncio's handler is swapped for the default one
-    for the wait; any other handler (a kernel's, the user's own, SIG_IGN) is left alone.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    current = signal.getsignal(signal.SIGINT)
-    owner = getattr(getattr(current, "func", current), "__self__", None)
-    if not isinstance(owner, asyncio.Runner):
-        yield
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, current)
-
-
-def _short_interrupt(e: KeyboardInterrupt) -> KeyboardInterrupt:
-    """The interrupt to re-raise: one line in IPython (the frontend renders it; ``agentlab.frontend``)."""
-    fe = frontend.current()
-    return fe.interrupt(e) if fe is not None else e
-
-
 async def arun(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """``await agentlab.arun("openai:sim-reasoner", "task", tools=[...])``: one run, its result."""
-    return await _presented(_new_run(model, task, kw, "arun")).arun()
+    return await presented(new_run(model, task, kw, "arun")).arun()
 
 
 def run(model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
     """Sync form of ``arun``; works in scripts and inside Jupyter's running event loop."""
-    r = _presented(_new_run(model, task, kw, "run"))
+    r = presented(new_run(model, task, kw, "run"))
     return run_sync(r.arun())
 
 
-def _new_run(model: str | ModelRef, task: str | None, kw: dict[str, Any], caller: str) -> Run:
-    """``Run(model, task, **kw)``; an unknown keyword is a one-line ``UserError`` naming the known ones."""
+def new_run(model: str | ModelRef, task: str | None, kw: dict[str, Any], caller: str) -> Run:
+    """``Run(model, task, **kw)``; an unknown keyword is a one-line ``UserError`` naming the known ones.
+
+    ``caller`` is the entry point the user called (``"run"``, ``"Session.start"``), named in that error.
+    """
     _inputs.check_kwargs(kw, Run.__init__, caller)
     return Run(model, task, **kw)
 
 
-def _presented(r: Run) -> Run:
+def presented(r: Run) -> Run:
     """``r``, shown by the installed frontend first (in a Jupyter kernel: a live run view).
 
     Scripts have no frontend, so nothing is imported for it (``agentlab.frontend``;
@@ -1125,103 +992,3 @@ def _presented(r: Run) -> Run:
         fe.present_run(r)
     return r
 
-
-# ---------------------------------------------------------------------- sessions
-
-
-class Session:
-    """Portable history across runs; each run pinned to its own provider.
-
-    What crosses from one run to the next is portable history only. Opaque reasoning never does: a
-    run's continuation is released when its loop ends. When the next run is on *another* provider
-    (or API/model), the items the previous loop held are reported as dropped (a
-    ``reasoning_items_dropped`` diagnostic and the count on the new run's first call). On the same
-    provider the new loop simply starts without the old continuation (a ``continuation_not_carried``
-    diagnostic says so).
-
-    A session is plain data (system prompt, portable history, results): it pickles and copies. A
-    copy never carries a live run (``_active``) and so never a continuation: a copy taken mid-run is
-    the session as of its last finished run, idle, with a lock of its own.
-    """
-
-    def __init__(self, *, system: str | None = None, history: Iterable[PortableItem] = ()) -> None:
-        self.system = system
-        self.history: tuple[PortableItem, ...] = tuple(history)
-        self.results: list[RunResult] = []
-        self._last: tuple[str, str, str] | None = None
-        self._last_opaque = 0
-        self._active: Run | None = None
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Settings and history only: no lock, no active run (its continuation stays with it)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_active")}
-        state["results"] = list(self.results)  # a shallow copy must not share the list it appends to
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._active = None
-        self._lock = threading.Lock()
-
-    def _begin(self, r: Run) -> int:
-        with self._lock:
-            if self._active is not None:
-                raise UserError("this Session already has an active run; await it before starting another")
-            self._active = r
-        if self._last is None:
-            return 0
-        here = (r.ref.provider, r.ref.api, r.ref.model)
-        n = self._last_opaque
-        if here != self._last:
-            r._pending.append(
-                DiagnosticEvent(
-                    run_id=r.run_id,
-                    step=0,
-                    code="reasoning_items_dropped",
-                    message=f"session moved from {':'.join(self._last)} to {':'.join(here)}: {n} opaque "
-                    "reasoning item(s) of the previous loop dropped; portable history kept",
-                    data={"count": n, "from": ":".join(self._last), "to": ":".join(here)},
-                )
-            )
-            return n
-        if n:
-            r._pending.append(
-                DiagnosticEvent(
-                    run_id=r.run_id,
-                    step=0,
-                    code="continuation_not_carried",
-                    message=f"new tool loop on {':'.join(here)} starts without the previous loop's "
-                    f"{n} opaque item(s)",
-                    data={"count": n},
-                )
-            )
-        return 0
-
-    def _abandon(self, r: Run) -> None:
-        with self._lock:
-            if self._active is r:
-                self._active = None
-
-    def _end(self, r: Run, held: int) -> None:
-        assert r.result is not None
-        self.history = r.checkpoint.history
-        self.results.append(r.result)
-        self._last = (r.ref.provider, r.ref.api, r.ref.model)
-        self._last_opaque = held
-        with self._lock:
-            self._active = None
-
-    def start(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> Run:
-        """A ``Run`` continuing this session (iterate ``events()`` or ``await arun()``)."""
-        return _new_run(model, task, {**kw, "session": self}, "Session.start")
-
-    async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return await _presented(self.start(model, task, **kw)).arun()
-
-    def run(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
-        return run_sync(_presented(self.start(model, task, **kw)).arun())
-
-    def __repr__(self) -> str:
-        last = ":".join(self._last) if self._last else None
-        return f"<Session {len(self.history)} items, {len(self.results)} runs, last={last}>"

@@ -77,8 +77,11 @@ class ToolOutcome(BaseModel):
     @field_validator("output")
     @classmethod
     def _encodable(cls, v: str) -> str:
-        """Text UTF-8 cannot encode (lone surrogates, e.g. a file read with ``surrogateescape``)
-        would make the request, the event log and the result unwritable: replaced, and said."""
+        """Replace text UTF-8 cannot encode, and say so in the output.
+
+        Lone surrogates (e.g. a file read with ``surrogateescape``) would make the request, the event
+        log and the result unwritable.
+        """
         fixed, n = scrub(v)
         return v if not n else f"{fixed}\n…[{n} unencodable character(s) replaced with U+FFFD]"
 
@@ -404,6 +407,7 @@ class Tool:
         return ToolSpec(name=self.name, description=self.description, parameters=params, strict=strict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function as written: a decorated tool stays usable (and testable) as a plain function."""
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -500,8 +504,10 @@ class Tool:
 
 
 def _check_options(name: object, description: object, max_output_chars: object) -> None:
-    """``@tool`` options, checked at decoration: a bad one would otherwise fail (or silently do
-    nothing) only when the model first calls the tool."""
+    """Check ``@tool`` options at decoration.
+
+    A bad one would otherwise fail (or silently do nothing) only when the model first calls the tool.
+    """
     for label, v in (("name", name), ("description", description)):
         if v is not None and not isinstance(v, str):
             raise ToolDefinitionError(f"@tool({label}=...) must be a str, got {type(v).__name__}")

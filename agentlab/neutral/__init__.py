@@ -1,3 +1,5 @@
-"""The provider-neutral vocabulary every layer speaks: portable items, the request, stream events,
-usage. Values only; nothing here talks to a provider or does I/O.
+"""The provider-neutral vocabulary every layer speaks.
+
+Portable items, the request, stream events, usage. Values only; nothing here talks to a provider or
+does I/O.
 """

@@ -1,4 +1,4 @@
-"""The rules for what a caller may pass in, checked once where a run (or a setting) is built.
+r"""The rules for what a caller may pass in, checked once where a run (or a setting) is built.
 
 Every keyword of ``Run`` (and so of ``al.run``, ``Session.start``, ``compare`` and sweep ``Setting``s)
 is checked here before anything is sent or logged, and a bad value raises agentlab's typed error in
@@ -6,9 +6,9 @@ one line that says the fix (``UserError`` renders as that line in IPython). pyda
 ``ValidationError`` never reaches the caller from a setting: its multi-line text names pydantic's
 model, not the keyword the caller typed.
 
-Text is the other half. A Python ``str`` may hold lone surrogates (``"\\udcff"``: what
+Text is the other half. A Python ``str`` may hold lone surrogates (``"\udcff"``: what
 ``surrogateescape`` decoding makes of undecodable bytes in files and filenames, or what a JSON
-``"\\ud800"`` escape decodes to), which UTF-8 cannot encode, so neither the wire body, the event log
+``"\ud800"`` escape decodes to), which UTF-8 cannot encode, so neither the wire body, the event log
 nor a result's JSON could be written. Text the caller gave is refused naming where it is
 (``task``, ``system``, ``history[3].text``); text a tool or the model produced is not the caller's
 to fix, so it is made safe (:func:`scrub`: each such code point becomes U+FFFD) and the fact is said.

@@ -149,10 +149,12 @@ class ModelResponse(ShapedRepr, BaseModel):
 
     @property
     def text(self) -> str:
+        """The answer text of this call (every text item joined); tool calls are not in it."""
         return "".join(i.text for i in self.items if isinstance(i, AssistantTextItem))
 
     @property
     def tool_calls(self) -> list[ToolCallItem]:
+        """The calls the model asked for in this response; empty when it answered instead."""
         return [i for i in self.items if isinstance(i, ToolCallItem)]
 
 
@@ -217,6 +219,8 @@ class DiagnosticEvent(Event):
 
 
 class RunStartedEvent(Event):
+    """The first record of a run: which provider, model and API it is pinned to, and the task."""
+
     durable: ClassVar[bool] = True
     kind: Literal["run_started"] = "run_started"
     provider: str
@@ -226,6 +230,8 @@ class RunStartedEvent(Event):
 
 
 class ModelCallStartedEvent(Event):
+    """A model call is about to be made for ``step`` (emitted once per step, not per retry)."""
+
     durable: ClassVar[bool] = True
     kind: Literal["model_call_started"] = "model_call_started"
     provider: str
@@ -259,12 +265,16 @@ class ModelCallCompletedEvent(ShapedRepr, Event):
 
 
 class ToolCallEvent(Event):
+    """A tool call the model asked for, recorded before the tool runs (so a crash still shows it)."""
+
     durable: ClassVar[bool] = True
     kind: Literal["tool_call"] = "tool_call"
     call: ToolCallItem
 
 
 class ToolResultEvent(Event):
+    """A tool's result as the model will see it, with how long the tool took."""
+
     durable: ClassVar[bool] = True
     kind: Literal["tool_result"] = "tool_result"
     result: ToolResultItem
@@ -272,6 +282,8 @@ class ToolResultEvent(Event):
 
 
 class ErrorEvent(Event):
+    """Why a run failed, in text safe to keep: secrets redacted, no opaque data, no locals."""
+
     durable: ClassVar[bool] = True
     kind: Literal["error"] = "error"
     error_type: str
@@ -282,6 +294,8 @@ class ErrorEvent(Event):
 
 
 class RunCompletedEvent(Event):
+    """The last record of a run: how it ended, its answer and its totals (usage, cost)."""
+
     durable: ClassVar[bool] = True
     kind: Literal["run_completed"] = "run_completed"
     status: Literal["completed", "failed", "cancelled", "step_limit"]

@@ -1,5 +1,7 @@
-"""Conversation items: portable ones that any provider understands, and the one opaque kind that no
-provider but its maker may see.
+"""Conversation items: portable ones, and the one opaque kind only its maker may see.
+
+Portable items are understood by any provider; ``ProviderReasoningItem`` by no provider but the one
+that made it.
 
 Portable items are small frozen pydantic values in a union discriminated by ``kind``; they are what
 history, checkpoints, the memory store and session hand-overs between providers are made of.

@@ -75,6 +75,7 @@ class CallUsage(BaseModel):
 
     @property
     def total_tokens(self) -> int | None:
+        """Input plus output tokens; unknown when either is (cache buckets are inside input, not added)."""
         return _add(self.input_tokens, self.output_tokens)
 
     def _repr_html_(self) -> str:

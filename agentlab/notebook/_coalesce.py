@@ -195,8 +195,10 @@ class _Flusher:
         self._refilled = now
 
     def _pick(self, now: float) -> tuple[Flushable | None, bool, float | None]:
-        """The queued view that may go now with the earliest deadline, whether it needs a render; else
-        how long to wait for one."""
+        """The queued view that may go now with the earliest deadline, and whether it needs a render.
+
+        When none may go yet: no view, and how long to wait for one.
+        """
         wait: float | None = None
         best: int | None = None
         for key, view in self._queue.items():

@@ -1,5 +1,6 @@
-"""The charts under their notebook name (they live in :mod:`agentlab.render.charts`, below the
-notebook layer).
+"""The charts under their notebook name.
+
+They live in :mod:`agentlab.render.charts`, below the notebook layer.
 
 ``Comparison.plot_costs`` and the sweep charts draw with them from core, which must not import the
 notebook layer; this module keeps ``agentlab.notebook.plot_*`` where the notebooks find them.

@@ -13,7 +13,6 @@ USD with enough digits for the tiny amounts simulated and cached calls cost.
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING, Any
 
 from agentlab.render.html_tables import PALETTE, fields_html, fmt_int, fmt_seconds, fmt_usd, table_html
@@ -32,7 +31,6 @@ __all__ = [
     "fmt_usd",
     "style_usage_frame",
     "table_html",
-    "usage_line_html",
 ]
 
 UI_FONT = (
@@ -63,12 +61,6 @@ def usage_line(usage: CallUsage | None, cost_usd: float | None = None, *, calls:
     if calls is not None:
         bits.append(f"{calls} call{'s' if calls != 1 else ''}")
     return " · ".join(bits)
-
-
-def usage_line_html(
-    usage: CallUsage | None, cost_usd: float | None = None, *, calls: int | None = None
-) -> str:
-    return f'<span style="font-size:12px">{html.escape(usage_line(usage, cost_usd, calls=calls))}</span>'
 
 
 _TOKEN_COLS = (

@@ -38,7 +38,6 @@ class _CellScope:
         # Continuations created before the extension was loaded (e.g. earlier in the loading cell)
         # are not this cell's: take the marker now, and again before every cell.
         self.gen = generation()
-        self.released_last_cell = 0
 
     def pre_run_cell(self, info: Any = None) -> None:
         from agentlab.loop.continuation import generation
@@ -49,7 +48,7 @@ class _CellScope:
         from agentlab.loop.continuation import release_since
 
         # The loading cell is covered too: ``gen`` was taken when the extension was loaded.
-        self.released_last_cell = release_since(self.gen)
+        release_since(self.gen)
         if "agentlab.notebook.panel" in sys.modules:
             from agentlab.notebook.panel import collapse_panels
 

@@ -59,6 +59,7 @@ class JupyterFrontend:
         return finish
 
     def interrupt(self, e: KeyboardInterrupt) -> KeyboardInterrupt:
+        """The interrupt to re-raise: one line in IPython instead of agentlab's frames."""
         return shorten_interrupt(e)
 
     def progress_display(self, kind: str) -> ProgressDisplay | None:

@@ -40,9 +40,9 @@ def display(obj: Any) -> None:
 
 
 def sdk_note(run: Any) -> str | None:
-    """ "importing the <provider> SDK…" when this run's first call will pay for that import.
+    """A note, "importing the <provider> SDK…", when this run's first call will pay for that import.
 
-    The SDK imports take seconds in a fresh kernel (DESIGN.md: anthropic ~2.8 s, openai ~1.3 s);
+    The SDK imports take seconds in a fresh kernel (measured: anthropic ~2.8 s, openai ~1.3 s);
     saying so keeps a silent first cell from looking hung.
     """
     provider = getattr(getattr(run, "ref", None), "provider", None)

@@ -112,7 +112,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._chars = 0
         self._text_chars = 0
         self._block: str | None = None
-        self._deltas = 0
         self._step: int | None = None
         self._usage: CallUsage | None = None
         self._t0: float | None = None
@@ -124,8 +123,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self.keep_text = options.keep_reasoning if keep_text is None else keep_text
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
-        self.flushes = 0
-        """How many times the header or the live text was re-rendered (at most one frontend message each)."""
 
         self._body = widgets.HTML(
             value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
@@ -173,7 +170,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                 self._block = block
             self._parts.append(text)
             self._chars += len(text)
-            self._deltas += 1
         mark_dirty(self)
 
     def set_usage(self, usage: CallUsage | None) -> None:
@@ -245,6 +241,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
 
     @property
     def collapsed(self) -> bool:
+        """True once the cell that streamed this panel has ended and the panel folded to its header."""
         return self._collapsed
 
     def show(self) -> None:
@@ -305,7 +302,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value = f'<div style="{UI_FONT}">{value}</div>'
             if self._body.value != value:
                 self._body.value = value
-                self.flushes += 1
             display = "" if show_toggle else "none"
             if self._toggle.layout.display != display:
                 self._toggle.layout.display = display
@@ -314,11 +310,12 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
                 if snap != self._pushed:
                     self._live.push(snap)
                     self._pushed = snap
-                    self.flushes += 1
 
     def _render_body(self) -> tuple[str, bool]:
-        """The synced header (no reasoning text, except in a collapsed ``keep_text`` panel) and
-        whether the "Show reasoning" toggle is on screen."""
+        """The synced header, and whether the "Show reasoning" toggle is on screen.
+
+        The header holds no reasoning text, except in a collapsed ``keep_text`` panel.
+        """
         header = self._render_header(collapsed=self._collapsed)
         chars = self._chars
         if not self._collapsed:

@@ -31,6 +31,7 @@ class WidgetProgress:
         self._shown = False
 
     def update(self, p: SweepProgress, *, final: bool = False) -> None:
+        """Redraw at most every ``interval_s`` (the final state always); trait sets only: thread-safe."""
         now = time.monotonic()
         if not final and now - self._last < self.interval_s:
             return

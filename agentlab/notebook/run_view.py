@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import ipywidgets as widgets
 
@@ -124,7 +123,6 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._usage: CallUsage | None = None
         self._cost: float | None = None
         self._calls = 0
-        self.flushes = 0
 
         self._header = widgets.HTML(value=self._render_header())
         self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
@@ -343,26 +341,24 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
-            changed = False
             for w, v in [(self._header, header), (self._footer, footer)] + [
                 pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
             ]:
                 v = _wrap(v)
                 if w.value != v:
                     w.value = v
-                    changed = True
-            if changed:
-                self.flushes += 1
 
     # ------------------------------------------------------------------ reading back
 
     @property
     def panels(self) -> list[ReasoningPanel]:
+        """The reasoning panel of every step so far, in step order (a snapshot; steps may still be added)."""
         with self._lock:
             return [s.panel for _, s in sorted(self._steps.items())]
 
     @property
     def status(self) -> str:
+        """``waiting``, ``running``, or how the run ended (``completed``, ``failed``, ...)."""
         return self._status
 
     def __repr__(self) -> str:
@@ -392,7 +388,5 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
 
     @property
     def panels(self) -> list[ReasoningPanel]:
+        """Every column's reasoning panels, column by column."""
         return [p for c in self.columns for p in c.panels]
-
-    def _ipython_display_hint(self) -> Any:  # pragma: no cover - documentation aid only
-        return None

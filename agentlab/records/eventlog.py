@@ -39,8 +39,10 @@ class EventLog:
         self._file = AppendOnlyJsonl(self.path, mode=0o600) if self.path is not None else None
 
     def append(self, event: Any) -> None:
-        """Record one durable event; ``PrivacyError`` for anything else, ``StorageError`` if the file
-        cannot take it (nothing is recorded then, in memory or on disk)."""
+        """Record one durable event; ``PrivacyError`` for anything else.
+
+        ``StorageError`` if the file cannot take it (nothing is recorded then, in memory or on disk).
+        """
         if type(event) not in DURABLE_TYPES:
             raise PrivacyError(
                 f"the event log accepts durable records only, not {type(event).__name__}"
@@ -56,6 +58,7 @@ class EventLog:
             self._records.append(event)
 
     def extend(self, events: Any) -> None:
+        """Append each event in order; stops at the first one refused (those before it stay recorded)."""
         for e in events:
             self.append(e)
 
@@ -67,12 +70,16 @@ class EventLog:
 
     @property
     def records(self) -> list[Any]:
+        """A copy of the records so far, so a caller cannot change the log by editing the list."""
         return list(self._records)
 
     @staticmethod
     def read(path: str | Path) -> list[Any]:
-        """Durable events from a JSONL file (a torn final line is skipped with a ``TornLineWarning``;
-        a line that is not a durable record raises ``ConfigError`` naming it)."""
+        """Durable events from a JSONL file.
+
+        A torn final line is skipped with a ``TornLineWarning``; a line that is not a durable record
+        raises ``ConfigError`` naming it.
+        """
         return list(read_records(path, durable_event_adapter().validate_json, "an event log record"))
 
     def __repr__(self) -> str:

@@ -146,7 +146,7 @@ class AppendOnlyJsonl:
         self.append_line(encode_line(record, self.path))
 
     def append_line(self, line: bytes) -> None:
-        """Append one already-encoded line (must be one line ending in ``\\n``)."""
+        r"""Append one already-encoded line (must be one line ending in ``\n``)."""
         if not line.endswith(b"\n") or b"\n" in line[:-1]:
             raise ValueError("append_line takes exactly one line ending in a newline")
         with self._lock:

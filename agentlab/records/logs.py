@@ -117,14 +117,17 @@ def redact(value: Any, _depth: int = 0, *, wire: bool = True) -> Any:
 
 
 class RedactionFilter(logging.Filter):
-    """Sanitizes a record's message, arguments, exception text and ``agentlab`` extra in place;
-    never drops records. ``wire=False`` applies the key and reasoning-object rules only."""
+    """Sanitizes a record's message, arguments, exception text and ``agentlab`` extra in place.
+
+    It never drops records. ``wire=False`` applies the key and reasoning-object rules only.
+    """
 
     def __init__(self, name: str = "", *, wire: bool = True) -> None:
         super().__init__(name)
         self.wire = wire
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Redact ``record`` in place and keep it: a dropped record would hide that something was logged."""
         wire = self.wire
         if isinstance(record.msg, str):
             record.msg = redact_secrets(record.msg)
@@ -160,10 +163,12 @@ _factory_installed = False
 
 
 def _install_factory() -> None:
-    """Wrap the log-record factory so records from agentlab and SDK loggers (children included:
-    ``openai._base_client`` logs request bodies at DEBUG) are redacted however handlers are set up,
-    and every other record gets the key and reasoning-object rules. The factory runs only for records
-    that pass the level check, so disabled DEBUG costs nothing."""
+    """Wrap the log-record factory so records are redacted however handlers are set up.
+
+    Records from agentlab and SDK loggers (children included: ``openai._base_client`` logs request
+    bodies at DEBUG) get every rule; every other record gets the key and reasoning-object rules. The
+    factory runs only for records that pass the level check, so disabled DEBUG costs nothing.
+    """
     global _factory_installed
     if _factory_installed:
         return

@@ -47,8 +47,10 @@ class MemoryStore:
             self._items.extend(read_records(self.path, _parse_item, "a memory item"))
 
     def add(self, item: PortableItem) -> None:
-        """Remember one portable item; ``PrivacyError`` for anything else, ``StorageError`` if the
-        file cannot take it (nothing is stored then)."""
+        """Remember one portable item; ``PrivacyError`` for anything else.
+
+        ``StorageError`` if the file cannot take it (nothing is stored then).
+        """
         if type(item) not in _PORTABLE:
             raise PrivacyError(
                 f"long-term memory accepts portable items only, not {type(item).__name__}; "

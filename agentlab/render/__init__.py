@@ -1,3 +1,4 @@
-"""Presentation shared by core and the notebook layer: HTML tables for ``_repr_html_`` and every
-matplotlib chart. Imports neither the loop nor the notebook.
+"""Presentation shared by core and the notebook layer; imports neither the loop nor the notebook.
+
+HTML tables for ``_repr_html_`` and every matplotlib chart.
 """

@@ -1,6 +1,8 @@
-"""agentlab's charts: what reasoning costs, from usage frames (``agentlab.usage_frame`` /
-``Comparison.usage``), and sweep results, from ``agentlab.sweeps.summarize()`` (grouped bars per model
-and setting; ``agentlab.sweeps.charts`` re-exports those names). Core draws with them
+"""agentlab's charts: what reasoning costs, and how sweeps came out.
+
+Costs from usage frames (``agentlab.usage_frame`` / ``Comparison.usage``), and sweep results from
+``agentlab.sweeps.summarize()`` (grouped bars per model and setting; ``agentlab.sweeps.charts``
+re-exports those names). Core draws with them
 (``Comparison.plot_costs``, the sweep charts), so they live below the notebook layer;
 ``agentlab.notebook.charts`` re-exports them under their notebook names.
 

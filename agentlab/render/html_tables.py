@@ -63,6 +63,7 @@ def fmt_usd(v: Any) -> str:
 
 
 def fmt_seconds(v: float | None) -> str:
+    """Seconds, as ms below one second; an en dash when no timing was taken (unknown, not zero)."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s"

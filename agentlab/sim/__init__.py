@@ -49,6 +49,11 @@ Rules enforced (the point of it):
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
 
+Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
+its models, handler and error shape. The built-ins are OpenAI Responses (``POST .../responses``)
+and Anthropic Messages (``POST .../messages``); a provider package adds its simulated protocol with
+one ``register_protocol(SimProtocol(...))`` call.
+
 Faults (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; see
 :mod:`agentlab.sim.faults`)::
 
@@ -63,7 +68,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentlab.sim import anthropic_messages, openai_responses
 from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim.protocols import SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
@@ -75,13 +82,21 @@ __all__ = [
     "ANTHROPIC_MODELS",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
+    "SimProtocol",
     "SimTransport",
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
     "openai_client",
     "openai_sync_client",
+    "protocols",
+    "register_protocol",
+    "unregister_protocol",
 ]
+
+# The built-in protocols; the first registered answers requests that name none (OpenAI).
+register_protocol(openai_responses.PROTOCOL)
+register_protocol(anthropic_messages.PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"

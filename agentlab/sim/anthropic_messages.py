@@ -37,11 +37,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agentlab.sim import errors as E
 from agentlab.sim.caching import Breakpoint
-from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -73,11 +76,6 @@ _TEXT_CALL = re.compile(r"^\[called tool ([A-Za-z0-9_-]+) with (.*)\]$", re.S)
 _TEXT_RESULT = re.compile(r"^\[(result of|error from) tool ([A-Za-z0-9_-]+): (.*)\]$", re.S)
 
 
-def uses_name(uses: list[tuple[str, str, dict[str, Any]]], call_id: str) -> str | None:
-    """The tool name of a call in ``uses`` by id."""
-    return next((n for c, n, _ in uses if c == call_id), None)
-
-
 def _bad(message: str) -> E.SimError:
     return E.SimError(400, "invalid_request_error", message)
 
@@ -94,122 +92,36 @@ def _text(content: Any) -> str:
     return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
 
 
-def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:  # noqa: C901 - one branch per simulated behaviour (options, faults, tool turns, stream or not)
-    """Answer one Messages request (model already validated and stripped of options)."""
-    raw_bytes = json.dumps(req, sort_keys=True, separators=(",", ":")).encode()
-    ids = Ids(sim.seed, raw_bytes)
-    max_tokens = req.get("max_tokens")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-        raise _bad(
-            "max_tokens: Field required"
-            if max_tokens is None
-            else "max_tokens: Input should be a valid integer"
-        )
-    if max_tokens < 1:
-        raise _bad("max_tokens: Input should be greater than or equal to 1")
-    thinking = req.get("thinking") or {"type": "disabled"}
-    ttype = thinking.get("type")
-    level = 0
-    if ttype == "enabled":
-        budget = thinking.get("budget_tokens")
-        if not isinstance(budget, int) or budget < 1024:
-            raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
-        # With interleaved thinking the budget spans every thinking block of the turn and may exceed
-        # max_tokens (Anthropic's extended-thinking docs, "interleaved thinking").
-        if budget >= max_tokens and INTERLEAVED_BETA not in headers.get("anthropic-beta", ""):
-            raise _bad(
-                "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
-                f"documentation at {_DOCS}#max-tokens-and-context-window-size"
-            )
-        level = min(6, 1 + (budget - 1024) // 1024)
-    elif ttype == "adaptive":
-        effort = (req.get("output_config") or {}).get("effort") or "high"
-        if effort not in _EFFORT:
-            raise _bad(
-                f"This model does not support effort level '{effort}'. Supported levels: high, low, max, "
-                "medium."
-            )
-        level = _EFFORT[effort]
-        budget = max_tokens - 1
-    elif ttype in ("disabled", None):
-        budget = 0
-    else:
-        raise _bad(
-            f"thinking: Input tag '{ttype}' found using 'type' does not match any of the expected tags: "
-            "'adaptive', 'disabled', 'enabled'"
-        )
-    thinking_on = ttype in ("enabled", "adaptive")
-    forced = (req.get("tool_choice") or {}).get("type") in ("any", "tool")
-    if thinking_on and forced:
-        raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
-    display = thinking.get("display") or "summarized"
-    temp = req.get("temperature")
-    if thinking_on and temp is not None and temp != 1:
-        raise _bad(
-            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. Please "
-            f"consult our documentation at {_DOCS}#feature-compatibility"
-        )
-    messages = req.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise _bad(
-            "messages: Field required" if messages is None else "messages: at least one message is required"
-        )
-    beta = headers.get("anthropic-beta", "")
-    interleaved = thinking_on and (INTERLEAVED_BETA in beta or ttype == "adaptive")
+@dataclass(frozen=True)
+class _Thinking:
+    """The request's thinking configuration, validated.
 
-    breakpoints = _validate(sim, req, messages, thinking_on)
-    tools = tuple(
-        ToolDef(str(t.get("name")), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
-        for t in req.get("tools") or []
-        if isinstance(t, dict) and "input_schema" in t
-    )
+    ``budget`` caps the turn's thinking tokens (0 when off); ``level`` is how many verification
+    paragraphs the planner writes; ``interleaved`` gives each further ``tool_use`` its own thought.
+    """
 
-    # -- task and current loop --------------------------------------------------------------------
-    # A capable model also reads a tool exchange that was written out as text (agentlab's recovery
-    # for a tool-use turn whose thinking is gone): such user turns are results, not a new task.
-    last_user = -1
-    for i, m in enumerate(messages):
-        texts = [b for b in _blocks(m.get("content")) if b.get("type") == "text"]
-        is_results = all(_TEXT_RESULT.match(str(b.get("text"))) for b in texts)
-        if m.get("role") == "user" and texts and not is_results:
-            last_user = i
-    task = _text(messages[last_user].get("content")) if last_user >= 0 else ""
-    results: dict[str, str] = {}
-    uses: list[tuple[str, str, dict[str, Any]]] = []
-    pending_text_calls: list[str] = []
-    for m in messages[last_user + 1 :]:
-        for b in _blocks(m.get("content")):
-            if b.get("type") == "tool_use":
-                inp = b.get("input")
-                uses.append((str(b.get("id")), str(b.get("name")), inp if isinstance(inp, dict) else {}))
-            elif b.get("type") == "tool_result":
-                c = b.get("content")
-                results[str(b.get("tool_use_id"))] = c if isinstance(c, str) else _text(c)
-            elif b.get("type") == "text":
-                called, result = _TEXT_CALL.match(str(b.get("text"))), _TEXT_RESULT.match(str(b.get("text")))
-                if called and m.get("role") == "assistant":
-                    try:
-                        args = json.loads(called.group(2))
-                    except ValueError:
-                        args = {}
-                    cid = f"text_call_{len(uses)}"
-                    uses.append((cid, called.group(1), args if isinstance(args, dict) else {}))
-                    pending_text_calls.append(cid)
-                elif result and m.get("role") == "user":
-                    name = result.group(2)
-                    match = next((c for c in pending_text_calls if uses_name(uses, c) == name), None)
-                    if match is not None:
-                        pending_text_calls.remove(match)
-                        results[match] = result.group(3)
-    calls = tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in uses)
-    choice = req.get("tool_choice") or {}
-    parallel = not bool(choice.get("disable_parallel_tool_use"))
-    step = plan_step(Situation(task, tools, calls, parallel, True, level))
-    redact = MAGIC_REDACTED in task
+    on: bool
+    budget: int
+    level: int
+    display: str
+    interleaved: bool
 
-    # -- usage: tools, system, messages, in cache order --------------------------------------------
-    prompt_tokens, bp_list = _prompt_tokens(req, messages, breakpoints)
-    cache = sim.cache.anthropic(model, prompt_tokens, bp_list)
+
+def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+    """Answer one Messages request (model already validated and stripped of options).
+
+    The checks run in this order because the first failing one is the error the client sees:
+    ``max_tokens``, ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
+    """
+    ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
+    max_tokens = _max_tokens(req)
+    thinking = _thinking(req, headers, max_tokens)
+    messages = _messages(req)
+    _validate(sim, req, messages, thinking.on)
+    situation = _situation(req, messages, thinking.level)
+    step = plan_step(situation)
+    prompt_tokens, breakpoints = _prompt_tokens(req, messages)
+    cache = sim.cache.anthropic(model, prompt_tokens, breakpoints)
     usage_in = {
         "input_tokens": len(prompt_tokens) - cache.read - cache.write,
         "cache_creation_input_tokens": cache.write,
@@ -219,19 +131,17 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
             "ephemeral_1h_input_tokens": cache.write_1h,
         },
     }
-    content, stop, out_tokens, thinking_tokens = _content(
-        sim, ids, step, thinking_on, budget, max_tokens, display, redact, interleaved
-    )
-    usage = {**usage_in, "output_tokens": out_tokens, "service_tier": "standard"}
+    turn = _content(sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task)
+    usage = {**usage_in, "output_tokens": turn.used, "service_tier": "standard"}
     if model != "sim-thinker-legacy":
-        usage["output_tokens_details"] = {"thinking_tokens": thinking_tokens}
+        usage["output_tokens_details"] = {"thinking_tokens": turn.thinking_tokens}
     msg = {
         "model": model,
         "id": ids.b58("msg_01"),
         "type": "message",
         "role": "assistant",
-        "content": content,
-        "stop_reason": stop,
+        "content": turn.blocks,
+        "stop_reason": turn.stop,
         "stop_sequence": None,
         "usage": usage,
     }
@@ -240,88 +150,263 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         rh["content-type"] = "application/json"
         return SimReply(200, rh, json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
     rh["content-type"] = "text/event-stream; charset=utf-8"
-    return SimReply(200, rh, events=_stream(msg, usage_in, model))
+    return SimReply(200, rh, events=_stream(msg, usage_in))
 
 
-def _validate(  # noqa: C901 - one check per wire rule the real API enforces, each with its own error
-    sim: Simulator, req: dict[str, Any], messages: list[Any], thinking_on: bool
-) -> list[tuple[int, int, str]]:
-    """Check block types, cache_control and thinking continuity; return breakpoints (msg, block, ttl)."""
-    bps: list[tuple[int, int, str]] = []
-    n_cc = 0
-    for t in req.get("tools") or []:
-        if isinstance(t, dict) and t.get("cache_control"):
-            n_cc += 1
+def _max_tokens(req: dict[str, Any]) -> int:
+    """``max_tokens`` is required, an integer (not a bool), at least 1."""
+    max_tokens = req.get("max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        raise _bad(
+            "max_tokens: Field required"
+            if max_tokens is None
+            else "max_tokens: Input should be a valid integer"
+        )
+    if max_tokens < 1:
+        raise _bad("max_tokens: Input should be greater than or equal to 1")
+    return max_tokens
+
+
+def _enabled(thinking: dict[str, Any], req: dict[str, Any], beta: str, max_tokens: int) -> tuple[int, int]:
+    """``enabled``: ``budget_tokens`` >= 1024 and below ``max_tokens`` (unless interleaved)."""
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        raise _bad("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    # With interleaved thinking the budget spans every thinking block of the turn and may exceed
+    # max_tokens (Anthropic's extended-thinking docs, "interleaved thinking").
+    if budget >= max_tokens and INTERLEAVED_BETA not in beta:
+        raise _bad(
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+            f"documentation at {_DOCS}#max-tokens-and-context-window-size"
+        )
+    return budget, min(6, 1 + (budget - 1024) // 1024)
+
+
+def _adaptive(thinking: dict[str, Any], req: dict[str, Any], beta: str, max_tokens: int) -> tuple[int, int]:
+    """``adaptive``: ``output_config.effort`` (default high) sets the level; the budget is max_tokens."""
+    effort = (req.get("output_config") or {}).get("effort") or "high"
+    if effort not in _EFFORT:
+        raise _bad(
+            f"This model does not support effort level '{effort}'. Supported levels: high, low, max, medium."
+        )
+    return max_tokens - 1, _EFFORT[effort]
+
+
+def _disabled(thinking: dict[str, Any], req: dict[str, Any], beta: str, max_tokens: int) -> tuple[int, int]:
+    """``disabled`` (or no ``thinking``): no budget."""
+    return 0, 0
+
+
+#: ``thinking.type`` -> its validation, returning (budget, planner level).
+_THINKING_MODES: dict[str | None, Callable[[dict[str, Any], dict[str, Any], str, int], tuple[int, int]]] = {
+    "enabled": _enabled,
+    "adaptive": _adaptive,
+    "disabled": _disabled,
+    None: _disabled,
+}
+
+
+def _thinking(req: dict[str, Any], headers: dict[str, str], max_tokens: int) -> _Thinking:
+    """The thinking mode, then what thinking forbids: forced tool use, a ``temperature`` other than 1."""
+    thinking = req.get("thinking") or {"type": "disabled"}
+    ttype = thinking.get("type")
+    mode = _THINKING_MODES.get(ttype) if ttype is None or isinstance(ttype, str) else None
+    if mode is None:
+        raise _bad(
+            f"thinking: Input tag '{ttype}' found using 'type' does not match any of the expected tags: "
+            "'adaptive', 'disabled', 'enabled'"
+        )
+    beta = headers.get("anthropic-beta", "")
+    budget, level = mode(thinking, req, beta, max_tokens)
+    on = ttype in ("enabled", "adaptive")
+    if on and (req.get("tool_choice") or {}).get("type") in ("any", "tool"):
+        raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
+    display = thinking.get("display") or "summarized"
+    temp = req.get("temperature")
+    if on and temp is not None and temp != 1:
+        raise _bad(
+            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. Please "
+            f"consult our documentation at {_DOCS}#feature-compatibility"
+        )
+    interleaved = on and (INTERLEAVED_BETA in beta or ttype == "adaptive")
+    return _Thinking(on, budget, level, display, interleaved)
+
+
+def _messages(req: dict[str, Any]) -> list[Any]:
+    """``messages`` is required and not empty."""
+    messages = req.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad(
+            "messages: Field required" if messages is None else "messages: at least one message is required"
+        )
+    return messages
+
+
+def _situation(req: dict[str, Any], messages: list[Any], level: int) -> Situation:
+    """The task (the last user message that is not tool results) and the current loop's calls.
+
+    A capable model also reads a tool exchange that was written out as text (agentlab's recovery
+    for a tool-use turn whose thinking is gone): such user turns are results, not a new task.
+    """
+    tools = tuple(
+        ToolDef(str(t.get("name")), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
+        for t in req.get("tools") or []
+        if isinstance(t, dict) and "input_schema" in t
+    )
+    last_user = -1
+    for i, m in enumerate(messages):
+        texts = [b for b in _blocks(m.get("content")) if b.get("type") == "text"]
+        is_results = all(_TEXT_RESULT.match(str(b.get("text"))) for b in texts)
+        if m.get("role") == "user" and texts and not is_results:
+            last_user = i
+    task = _text(messages[last_user].get("content")) if last_user >= 0 else ""
+    choice = req.get("tool_choice") or {}
+    parallel = not bool(choice.get("disable_parallel_tool_use"))
+    return Situation(task, tools, _past_calls(messages[last_user + 1 :]), parallel, True, level)
+
+
+class _Loop:
+    """The tool calls of the current loop and their results, as blocks or as written-out text."""
+
+    def __init__(self) -> None:
+        self.uses: list[tuple[str, str, dict[str, Any]]] = []
+        self.results: dict[str, str] = {}
+        self.pending_text_calls: list[str] = []
+
+    def read(self, role: Any, b: dict[str, Any]) -> None:
+        if b.get("type") == "tool_use":
+            inp = b.get("input")
+            self.uses.append((str(b.get("id")), str(b.get("name")), inp if isinstance(inp, dict) else {}))
+        elif b.get("type") == "tool_result":
+            c = b.get("content")
+            self.results[str(b.get("tool_use_id"))] = c if isinstance(c, str) else _text(c)
+        elif b.get("type") == "text":
+            self._read_text(role, str(b.get("text")))
+
+    def _read_text(self, role: Any, text: str) -> None:
+        """``[called tool X with {...}]`` from the assistant, ``[result of tool X: ...]`` from the user."""
+        called, result = _TEXT_CALL.match(text), _TEXT_RESULT.match(text)
+        if called and role == "assistant":
+            try:
+                args = json.loads(called.group(2))
+            except ValueError:
+                args = {}
+            cid = f"text_call_{len(self.uses)}"
+            self.uses.append((cid, called.group(1), args if isinstance(args, dict) else {}))
+            self.pending_text_calls.append(cid)
+        elif result and role == "user":
+            name = result.group(2)
+            match = next((c for c in self.pending_text_calls if self._name_of(c) == name), None)
+            if match is not None:
+                self.pending_text_calls.remove(match)
+                self.results[match] = result.group(3)
+
+    def _name_of(self, call_id: str) -> str | None:
+        return next((n for c, n, _ in self.uses if c == call_id), None)
+
+
+def _past_calls(loop: list[Any]) -> tuple[PastCall, ...]:
+    """The calls of the messages after the task, with the results the request carries."""
+    state = _Loop()
+    for m in loop:
+        for b in _blocks(m.get("content")):
+            state.read(m.get("role"), b)
+    return tuple(PastCall(cid, n, a, state.results.get(cid)) for cid, n, a in state.uses)
+
+
+def _validate(sim: Simulator, req: dict[str, Any], messages: list[Any], thinking_on: bool) -> None:
+    """The wire rules on messages, in the order the real API reports them (each its own 400)."""
+    for i, m in enumerate(messages):
+        _check_message(i, m, len(messages) - 1)
+    _check_tool_pairs(messages)
+    n_cc = _count_cache_control(req, messages)
+    if n_cc > 4:
+        raise _bad(f"A maximum of 4 blocks with cache_control may be provided. Found {n_cc}.")
+    if thinking_on:
+        _check_latest_thinking(sim, messages)
+
+
+def _check_message(i: int, m: Any, last: int) -> None:
+    """A role of user/assistant, known block types, no cache_control on thinking, no final thinking."""
+    if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+        raise _bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    blocks = _blocks(m.get("content"))
+    for j, b in enumerate(blocks):
+        bt = b.get("type")
+        if bt not in _BLOCK_TYPES:
+            raise _bad(
+                f"messages.{i}.content.{j}: Input tag '{bt}' found using 'type' does not match any of "
+                "the expected tags: " + ", ".join(f"'{x}'" for x in _BLOCK_TYPES)
+            )
+        if b.get("cache_control") is not None and bt in ("thinking", "redacted_thinking"):
+            raise _bad(f"messages.{i}.content.{j}.{bt}.cache_control: Extra inputs are not permitted")
+    if m["role"] == "assistant" and blocks and blocks[-1].get("type") == "thinking" and i != last:
+        raise _bad(f"messages.{i}: The final block in an assistant message cannot be `thinking`.")
+
+
+def _count_cache_control(req: dict[str, Any], messages: list[Any]) -> int:
+    """Blocks marked with cache_control: tools, system blocks, message blocks, and the top level."""
+    n_cc = sum(1 for t in req.get("tools") or [] if isinstance(t, dict) and t.get("cache_control"))
     system = req.get("system")
     if isinstance(system, list):
         n_cc += sum(1 for b in system if isinstance(b, dict) and b.get("cache_control"))
-    last_assistant = max(
-        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"),
-        default=-1,
+    for m in messages:
+        n_cc += sum(1 for b in _blocks(m.get("content")) if b.get("cache_control") is not None)
+    return n_cc + (1 if req.get("cache_control") else 0)
+
+
+def _modified(i: int, j: int) -> E.SimError:
+    return _bad(
+        f"messages.{i}.content.{j}: `thinking` or `redacted_thinking` blocks in the latest assistant "
+        "message cannot be modified. These blocks must remain as they were in the original response."
     )
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            raise _bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        blocks = _blocks(m.get("content"))
-        for j, b in enumerate(blocks):
-            bt = b.get("type")
-            if bt not in _BLOCK_TYPES:
-                raise _bad(
-                    f"messages.{i}.content.{j}: Input tag '{bt}' found using 'type' does not match any of "
-                    "the expected tags: " + ", ".join(f"'{x}'" for x in _BLOCK_TYPES)
-                )
-            if b.get("cache_control") is not None:
-                if bt in ("thinking", "redacted_thinking"):
-                    raise _bad(f"messages.{i}.content.{j}.{bt}.cache_control: Extra inputs are not permitted")
-                n_cc += 1
-        if (
-            m["role"] == "assistant"
-            and blocks
-            and blocks[-1].get("type") == "thinking"
-            and i != len(messages) - 1
-        ):
-            raise _bad(f"messages.{i}: The final block in an assistant message cannot be `thinking`.")
-    _check_tool_pairs(messages)
-    if req.get("cache_control"):
-        n_cc += 1
-    if n_cc > 4:
-        raise _bad(f"A maximum of 4 blocks with cache_control may be provided. Found {n_cc}.")
-    if thinking_on and last_assistant >= 0:
-        blocks = _blocks(messages[last_assistant].get("content"))
-        if any(b.get("type") == "tool_use" for b in blocks):
-            first = blocks[0].get("type") if blocks else "nothing"
-            if first not in ("thinking", "redacted_thinking"):
-                raise _bad(f"messages.{last_assistant}.content.0.type: " + _EXPECTED_THINKING.format(first))
-        modified = (
-            f"messages.{last_assistant}.content.{{j}}: `thinking` or `redacted_thinking` blocks in the "
-            "latest assistant message cannot be modified. These blocks must remain as they were in the "
-            "original response."
-        )
-        present: list[tuple[int, str, str]] = []
-        layouts: list[tuple[int, bytes]] = []
-        for j, b in enumerate(blocks):
-            if b.get("type") == "thinking":
-                verdict, layout = sim.signer.check_thinking(b.get("thinking"), b.get("signature"), j)
-                if verdict == ThinkingVerdict.INVALID:
-                    raise _bad(
-                        f"messages.{last_assistant}.content.{j}: Invalid `signature` in `thinking` block"
-                    )
-                if verdict == ThinkingVerdict.MODIFIED or layout is None:
-                    raise _bad(modified.format(j=j))
-                present.append((j, "thinking", str(b.get("thinking"))))
-                layouts.append((j, layout))
-            elif b.get("type") == "redacted_thinking":
-                opened = sim.signer.open_redacted(b.get("data"), j)
-                if opened is None:
-                    raise _bad(modified.format(j=j))
-                present.append((j, "redacted_thinking", opened[0]))
-                layouts.append((j, opened[1]))
-        # The turn as a whole: no sibling block missing, none from another response.
-        whole = turn_layout(present)
-        for j, layout in layouts:
-            if layout != whole:
-                raise _bad(modified.format(j=j))
-    return bps
+
+
+def _check_latest_thinking(sim: Simulator, messages: list[Any]) -> None:
+    """The latest assistant message: starts with thinking when it holds tool_use, its thinking intact.
+
+    Every thinking signature must verify (else "Invalid `signature`") and bind its block's text and
+    position; redacted data must open in place; and the blocks together must be the whole turn they
+    were signed in (none missing, none from another response).
+    """
+    i = max((k for k, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    if i < 0:
+        return
+    blocks = _blocks(messages[i].get("content"))
+    if any(b.get("type") == "tool_use" for b in blocks):
+        first = blocks[0].get("type") if blocks else "nothing"
+        if first not in ("thinking", "redacted_thinking"):
+            raise _bad(f"messages.{i}.content.0.type: " + _EXPECTED_THINKING.format(first))
+    present: list[tuple[int, str, str]] = []
+    layouts: list[tuple[int, bytes]] = []
+    for j, b in enumerate(blocks):
+        opened = _open_thinking(sim, i, j, b)
+        if opened is not None:
+            present.append(opened[0])
+            layouts.append((j, opened[1]))
+    whole = turn_layout(present)
+    for j, layout in layouts:
+        if layout != whole:
+            raise _modified(i, j)
+
+
+def _open_thinking(
+    sim: Simulator, i: int, j: int, b: dict[str, Any]
+) -> tuple[tuple[int, str, str], bytes] | None:
+    """A thinking or redacted_thinking block's (position, type, text) and turn layout; None for others."""
+    if b.get("type") == "thinking":
+        verdict, layout = sim.signer.check_thinking(b.get("thinking"), b.get("signature"), j)
+        if verdict == ThinkingVerdict.INVALID:
+            raise _bad(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+        if verdict == ThinkingVerdict.MODIFIED or layout is None:
+            raise _modified(i, j)
+        return (j, "thinking", str(b.get("thinking"))), layout
+    if b.get("type") == "redacted_thinking":
+        opened = sim.signer.open_redacted(b.get("data"), j)
+        if opened is None:
+            raise _modified(i, j)
+        return (j, "redacted_thinking", opened[0]), opened[1]
+    return None
 
 
 _RESULT_NEEDS_USE = (
@@ -359,122 +444,143 @@ def _check_tool_pairs(messages: list[Any]) -> None:
                 )
 
 
-def _prompt_tokens(req: dict[str, Any], messages: list[Any], _bps: Any) -> tuple[list[str], list[Breakpoint]]:  # noqa: C901 - one branch per content block type counted
-    """Prompt tokens in cache order and the breakpoints (prefix lengths) the request marked."""
-    tokens: list[str] = []
-    bps: list[Breakpoint] = []
+class _PromptTokens:
+    """The prompt's tokens in cache order and the breakpoints (prefix lengths) marked on the way."""
 
-    def add(text: str, cc: Any) -> None:
-        tokens.extend(tokenize(text))
-        tokens.append("\n")
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.breakpoints: list[Breakpoint] = []
+
+    def add(self, text: str, cc: Any) -> None:
+        self.tokens.extend(tokenize(text))
+        self.tokens.append("\n")
+        self.mark(cc)
+
+    def mark(self, cc: Any) -> None:
         if isinstance(cc, dict):
-            bps.append(Breakpoint(len(tokens), "1h" if cc.get("ttl") == "1h" else "5m"))
+            self.breakpoints.append(Breakpoint(len(self.tokens), "1h" if cc.get("ttl") == "1h" else "5m"))
 
+
+def _prompt_tokens(req: dict[str, Any], messages: list[Any]) -> tuple[list[str], list[Breakpoint]]:
+    """Prompt tokens (tools, system, messages, in cache order) and the breakpoints the request marked."""
+    p = _PromptTokens()
     for t in req.get("tools") or []:
         if isinstance(t, dict):
-            add(
+            p.add(
                 json.dumps({k: v for k, v in t.items() if k != "cache_control"}, sort_keys=True),
                 t.get("cache_control"),
             )
     system = req.get("system")
     if isinstance(system, str):
-        add("system: " + system, None)
+        p.add("system: " + system, None)
     elif isinstance(system, list):
         for b in system:
             if isinstance(b, dict):
-                add("system: " + str(b.get("text", "")), b.get("cache_control"))
+                p.add("system: " + str(b.get("text", "")), b.get("cache_control"))
     last = len(messages) - 1
     for i, m in enumerate(messages):
         for b in _blocks(m.get("content")):
-            bt = b.get("type")
-            if bt in ("thinking", "redacted_thinking") and i != last and m.get("role") == "assistant":
+            if (
+                b.get("type") in ("thinking", "redacted_thinking")
+                and i != last
+                and m.get("role") == "assistant"
+            ):
                 # Thinking from earlier turns is stripped by the API and not billed, as documented.
                 continue
-            if bt == "text":
-                body = str(b.get("text", ""))
-            elif bt == "thinking":
-                body = str(b.get("thinking", ""))
-            elif bt == "redacted_thinking":
-                body = "[redacted]"
+            p.add(f"{m.get('role')}: {_block_body(b)}", b.get("cache_control"))
+    if p.tokens:
+        p.mark(req.get("cache_control"))
+    return p.tokens, p.breakpoints
+
+
+def _block_body(b: dict[str, Any]) -> str:
+    """What a content block contributes to the prompt (its JSON, ids aside, for tool blocks)."""
+    bt = b.get("type")
+    if bt == "text":
+        return str(b.get("text", ""))
+    if bt == "thinking":
+        return str(b.get("thinking", ""))
+    if bt == "redacted_thinking":
+        return "[redacted]"
+    return json.dumps(
+        {k: v for k, v in b.items() if k not in ("cache_control", "id", "tool_use_id")}, sort_keys=True
+    )
+
+
+class _Turn:
+    """The assistant content of one turn as it is written, with its token accounting.
+
+    Thinking blocks are signed only at the end (:meth:`sign`): every block's signature binds it to
+    its siblings, so the turn must be complete first.
+    """
+
+    def __init__(self, thinking: _Thinking, max_tokens: int) -> None:
+        self.blocks: list[dict[str, Any]] = []
+        self.used = 0
+        self.thinking_tokens = 0
+        self.stop = "end_turn"
+        self.remaining = max_tokens
+        self._budget = thinking.budget
+        self._display = thinking.display
+        self._max_tokens = max_tokens
+        self._signed: list[tuple[int, str, str]] = []  # (position, type, text) of each thinking block
+
+    def thought(self, text: str) -> None:
+        text = truncate_tokens(text, max(1, self._budget - self.thinking_tokens))
+        n = count_tokens(text)
+        self.used += n
+        self.thinking_tokens += n
+        shown = "" if self._display == "omitted" else text
+        self._signed.append((len(self.blocks), "thinking", shown))
+        self.blocks.append({"type": "thinking", "thinking": shown, "signature": ""})
+        self.remaining = self._max_tokens - self.used
+
+    def redacted(self, text: str) -> None:
+        n = count_tokens(text)
+        self.used += n
+        self.thinking_tokens += n
+        self._signed.append((len(self.blocks), "redacted_thinking", text))
+        self.blocks.append({"type": "redacted_thinking", "data": ""})
+        self.remaining = self._max_tokens - self.used
+
+    def spend(self, cost: int) -> bool:
+        """Take ``cost`` output tokens if they fit; otherwise the turn stops at ``max_tokens``."""
+        if cost > self.remaining:
+            self.stop = "max_tokens"
+            return False
+        self.used += cost
+        self.remaining -= cost
+        return True
+
+    def sign(self, sim: Simulator) -> None:
+        layout = turn_layout(self._signed)
+        for pos, kind, text in self._signed:
+            if kind == "thinking":
+                self.blocks[pos]["signature"] = sim.signer.sign_thinking(text, pos, layout)
             else:
-                body = json.dumps(
-                    {k: v for k, v in b.items() if k not in ("cache_control", "id", "tool_use_id")},
-                    sort_keys=True,
-                )
-            add(f"{m.get('role')}: {body}", b.get("cache_control"))
-    if isinstance(req.get("cache_control"), dict) and tokens:
-        cc = req["cache_control"]
-        bps.append(Breakpoint(len(tokens), "1h" if cc.get("ttl") == "1h" else "5m"))
-    return tokens, bps
+                self.blocks[pos]["data"] = sim.signer.seal_redacted(text, pos, layout)
 
 
 def _content(
-    sim: Simulator,
-    ids: Ids,
-    step: Step,
-    thinking_on: bool,
-    budget: int,
-    max_tokens: int,
-    display: str,
-    redact: bool,
-    interleaved: bool,
-) -> tuple[list[dict[str, Any]], str, int, int]:
-    """The assistant content blocks, stop reason, output tokens and thinking tokens."""
-    blocks: list[dict[str, Any]] = []
-    used = 0
-    thinking_tokens = 0
+    sim: Simulator, ids: Ids, step: Step, thinking: _Thinking, max_tokens: int, *, redact: bool
+) -> _Turn:
+    """The assistant turn: opening thinking, tool uses (each with a thought when interleaved), answer."""
+    turn = _Turn(thinking, max_tokens)
     paras = list(step.reasoning)
-    signed: list[tuple[int, str, str]] = []  # (position, type, text) of each thinking block
-
-    def thought(text: str) -> None:
-        nonlocal used, thinking_tokens
-        text = truncate_tokens(text, max(1, budget - thinking_tokens))
-        n = count_tokens(text)
-        used += n
-        thinking_tokens += n
-        pos = len(blocks)
-        shown = "" if display == "omitted" else text
-        blocks.append({"type": "thinking", "thinking": shown, "signature": ""})  # signed at the end
-        signed.append((pos, "thinking", shown))
-
-    def redacted(text: str) -> None:
-        nonlocal used, thinking_tokens
-        n = count_tokens(text)
-        used += n
-        thinking_tokens += n
-        signed.append((len(blocks), "redacted_thinking", text))
-        blocks.append({"type": "redacted_thinking", "data": ""})  # sealed at the end
-
     calls = list(step.tool_calls)
-    if thinking_on:
-        head = paras if not (interleaved and len(calls) > 1) else paras[:1] + paras[2:]
-        if redact and len(head) >= 1:
-            thirds = [
-                head[: max(1, len(head) // 3)],
-                head[max(1, len(head) // 3) : max(2, 2 * len(head) // 3)],
-                head[max(2, 2 * len(head) // 3) :],
-            ]
-            thought("\n\n".join(thirds[0]))
-            redacted("\n\n".join(thirds[1]) or "(hidden)")
-            thought("\n\n".join(thirds[2]) or "Proceeding.")
-        else:
-            thought("\n\n".join(head))
-    stop = "tool_use" if calls else "end_turn"
-    remaining = max_tokens - used
+    if thinking.on:
+        _opening_thoughts(turn, paras, split=thinking.interleaved and len(calls) > 1, redact=redact)
+    if calls:
+        turn.stop = "tool_use"
     for k, (name, args) in enumerate(calls):
-        if thinking_on and interleaved and k > 0:
-            thought(
+        if thinking.on and thinking.interleaved and k > 0:
+            turn.thought(
                 f"Next, {name} for {', '.join(str(v) for v in args.values())}."
                 + (f" {paras[1]}" if k == 1 and len(paras) > 1 else "")
             )
-            remaining = max_tokens - used
-        cost = count_tokens(json.dumps(args)) + count_tokens(name)
-        if cost > remaining:
-            stop = "max_tokens"
+        if not turn.spend(count_tokens(json.dumps(args)) + count_tokens(name)):
             break
-        used += cost
-        remaining -= cost
-        blocks.append(
+        turn.blocks.append(
             {
                 "type": "tool_use",
                 "id": ids.b58("toolu_01"),
@@ -484,25 +590,87 @@ def _content(
             }
         )
     if step.answer is not None:
-        text = step.answer
-        if count_tokens(text) > remaining:
-            text = truncate_tokens(text, remaining)
-            stop = "max_tokens"
-        used += count_tokens(text)
-        if text:
-            blocks.append({"type": "text", "text": text})
-    # Sign once the turn is complete: every block's signature binds it to its siblings.
-    layout = turn_layout(signed)
-    for pos, kind, text in signed:
-        if kind == "thinking":
-            blocks[pos]["signature"] = sim.signer.sign_thinking(text, pos, layout)
-        else:
-            blocks[pos]["data"] = sim.signer.seal_redacted(text, pos, layout)
-    return blocks, stop, used, thinking_tokens
+        _answer(turn, step.answer)
+    turn.sign(sim)
+    return turn
 
 
-def _stream(msg: dict[str, Any], usage_in: dict[str, Any], model: str) -> list[SSEEvent]:
-    events: list[SSEEvent] = []
+def _opening_thoughts(turn: _Turn, paras: list[str], *, split: bool, redact: bool) -> None:
+    """The turn's first thinking (its second paragraph saved for the next tool use when ``split``).
+
+    With the magic redaction string it becomes thinking, redacted_thinking, thinking.
+    """
+    head = paras[:1] + paras[2:] if split else paras
+    if not (redact and len(head) >= 1):
+        turn.thought("\n\n".join(head))
+        return
+    thirds = [
+        head[: max(1, len(head) // 3)],
+        head[max(1, len(head) // 3) : max(2, 2 * len(head) // 3)],
+        head[max(2, 2 * len(head) // 3) :],
+    ]
+    turn.thought("\n\n".join(thirds[0]))
+    turn.redacted("\n\n".join(thirds[1]) or "(hidden)")
+    turn.thought("\n\n".join(thirds[2]) or "Proceeding.")
+
+
+def _answer(turn: _Turn, text: str) -> None:
+    """The answer text, cut to what is left of ``max_tokens`` (stop reason ``max_tokens`` then)."""
+    if count_tokens(text) > turn.remaining:
+        text = truncate_tokens(text, turn.remaining)
+        turn.stop = "max_tokens"
+    turn.used += count_tokens(text)
+    if text:
+        turn.blocks.append({"type": "text", "text": text})
+
+
+def _block_start(idx: int, block: dict[str, Any]) -> SSEEvent:
+    return sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": block})
+
+
+def _block_delta(idx: int, delta: dict[str, Any], *, is_delta: bool = True) -> SSEEvent:
+    return sse(
+        "content_block_delta", {"type": "content_block_delta", "index": idx, "delta": delta}, delta=is_delta
+    )
+
+
+def _thinking_events(idx: int, b: dict[str, Any]) -> list[SSEEvent]:
+    """A thinking block: its text in deltas, then its signature in one ``signature_delta``."""
+    events = [_block_start(idx, {"type": "thinking", "thinking": "", "signature": ""})]
+    events += [_block_delta(idx, {"type": "thinking_delta", "thinking": d}) for d in chunks(b["thinking"])]
+    events.append(_block_delta(idx, {"type": "signature_delta", "signature": b["signature"]}, is_delta=False))
+    return events
+
+
+def _redacted_events(idx: int, b: dict[str, Any]) -> list[SSEEvent]:
+    """A redacted_thinking block arrives whole in its start event."""
+    return [_block_start(idx, b)]
+
+
+def _text_events(idx: int, b: dict[str, Any]) -> list[SSEEvent]:
+    events = [_block_start(idx, {"type": "text", "text": ""})]
+    return events + [_block_delta(idx, {"type": "text_delta", "text": d}) for d in chunks(b["text"])]
+
+
+def _tool_use_events(idx: int, b: dict[str, Any]) -> list[SSEEvent]:
+    """A tool_use block: empty input, then its JSON two tokens at a time after an empty first delta."""
+    events = [_block_start(idx, {**b, "input": {}})]
+    args = json.dumps(b["input"], separators=(",", ":"), ensure_ascii=False)
+    return events + [
+        _block_delta(idx, {"type": "input_json_delta", "partial_json": d}) for d in ["", *chunks(args, 2)]
+    ]
+
+
+#: The events of each content block type (tool_use for any other).
+_BLOCK_EVENTS: dict[str, Callable[[int, dict[str, Any]], list[SSEEvent]]] = {
+    "thinking": _thinking_events,
+    "redacted_thinking": _redacted_events,
+    "text": _text_events,
+}
+
+
+def _stream(msg: dict[str, Any], usage_in: dict[str, Any]) -> list[SSEEvent]:
+    """The event grammar of the module docstring for a complete message."""
     start = {
         **msg,
         "content": [],
@@ -510,92 +678,12 @@ def _stream(msg: dict[str, Any], usage_in: dict[str, Any], model: str) -> list[S
         "stop_sequence": None,
         "usage": {**usage_in, "output_tokens": 1, "service_tier": "standard"},
     }
-    events.append(sse("message_start", {"type": "message_start", "message": start}))
+    events = [sse("message_start", {"type": "message_start", "message": start})]
     for idx, b in enumerate(msg["content"]):
-        bt = b["type"]
         if idx == 1:  # the real API pings once, right after the first block started
             pos = next(i for i, e in enumerate(events) if e.raw.startswith(b"event: content_block_start"))
             events.insert(pos + 1, sse("ping", {"type": "ping"}))
-        if bt == "thinking":
-            events.append(
-                sse(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": idx,
-                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                    },
-                )
-            )
-            for d in chunks(b["thinking"]):
-                events.append(
-                    sse(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": idx,
-                            "delta": {"type": "thinking_delta", "thinking": d},
-                        },
-                        delta=True,
-                    )
-                )
-            events.append(
-                sse(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": idx,
-                        "delta": {"type": "signature_delta", "signature": b["signature"]},
-                    },
-                )
-            )
-        elif bt == "redacted_thinking":
-            events.append(
-                sse("content_block_start", {"type": "content_block_start", "index": idx, "content_block": b})
-            )
-        elif bt == "text":
-            events.append(
-                sse(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": idx,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                )
-            )
-            for d in chunks(b["text"]):
-                events.append(
-                    sse(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": idx,
-                            "delta": {"type": "text_delta", "text": d},
-                        },
-                        delta=True,
-                    )
-                )
-        else:
-            events.append(
-                sse(
-                    "content_block_start",
-                    {"type": "content_block_start", "index": idx, "content_block": {**b, "input": {}}},
-                )
-            )
-            args = json.dumps(b["input"], separators=(",", ":"), ensure_ascii=False)
-            for d in ["", *chunks(args, 2)]:
-                events.append(
-                    sse(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": idx,
-                            "delta": {"type": "input_json_delta", "partial_json": d},
-                        },
-                        delta=True,
-                    )
-                )
+        events += _BLOCK_EVENTS.get(b["type"], _tool_use_events)(idx, b)
         events.append(sse("content_block_stop", {"type": "content_block_stop", "index": idx}))
     usage = {k: v for k, v in msg["usage"].items() if k not in ("cache_creation", "service_tier")}
     events.append(
@@ -609,5 +697,34 @@ def _stream(msg: dict[str, Any], usage_in: dict[str, Any], model: str) -> list[S
         )
     )
     events.append(sse("message_stop", {"type": "message_stop"}))
-    del model
     return events
+
+
+def models_page() -> dict[str, Any]:
+    """``GET /v1/models`` as Anthropic lists models."""
+    data = [
+        {
+            "type": "model",
+            "id": m,
+            "display_name": m.replace("-", " ").title(),
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        for m in ANTHROPIC_MODELS
+    ]
+    return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+
+
+#: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
+PROTOCOL = SimProtocol(
+    name="anthropic",
+    endpoints=("/messages",),
+    handle=handle,
+    models=ANTHROPIC_MODELS,
+    models_page=models_page,
+    errors=E.ANTHROPIC,
+    unknown_event=sse(
+        "sim_unknown_event", {"type": "sim_unknown_event", "note": "an event type this client has never seen"}
+    ),
+    # The Anthropic SDK always sends it; OpenAI clients never do.
+    marker_header="anthropic-version",
+)

@@ -6,6 +6,10 @@ type and request id; the SDKs themselves decide retries from status and ``retry-
 
 * OpenAI: ``{"error": {"message", "type", "param", "code"}}`` with ``x-request-id: req_<32 hex>``.
 * Anthropic: ``{"type": "error", "error": {"type", "message"}, "request_id"}`` with ``request-id``.
+
+Each protocol's shape and catalogue (bad request, unknown model, the 429/500/529 faults) is one
+:class:`ErrorDialect` (:data:`OPENAI`, :data:`ANTHROPIC`); a protocol's registry entry names its
+dialect, so the app renders every refusal without knowing which protocol it serves.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class SimError(Exception):
 
 
 def openai_body(err: SimError) -> dict[str, Any]:
+    """The OpenAI error body (some quoted errors carry no ``code`` key: ``omit_code``)."""
     inner: dict[str, Any] = {"message": err.message, "type": err.type, "param": err.param}
     if not err.omit_code:
         inner["code"] = err.code
@@ -54,64 +59,79 @@ def openai_body(err: SimError) -> dict[str, Any]:
 
 
 def anthropic_body(err: SimError, request_id: str) -> dict[str, Any]:
+    """The Anthropic error body, repeating the ``request-id`` header's value."""
     return {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": request_id}
 
 
-def render(provider: str, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
-    """Status, headers and JSON body bytes of ``err`` as ``provider`` sends it."""
-    headers = {"content-type": "application/json"}
-    if provider == "openai":
-        headers["x-request-id"] = openai_request_id(seed)
-        body = openai_body(err)
-    else:
-        rid = anthropic_request_id(seed)
-        headers["request-id"] = rid
-        body = anthropic_body(err, rid)
-        if err.status < 500 and err.status not in (408, 409, 429):
-            headers["x-should-retry"] = "false"
-    headers.update(err.headers)
-    return err.status, headers, json.dumps(body, separators=(",", ":")).encode()
+class ErrorDialect:
+    """How one protocol writes its errors: body shape, request-id header, and its catalogue.
+
+    Why a class per protocol: the app renders every refusal (unknown URL, bad JSON, faults, unknown
+    model) through the protocol the request reached, so a new simulated protocol brings its error
+    shape as one object instead of another ``if provider == ...`` branch here.
+    """
+
+    #: The ``type`` of the 404 a real server of this protocol sends for an unknown URL.
+    not_found_type: str = "invalid_request_error"
+
+    def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers and JSON body bytes of ``err`` as this protocol sends it."""
+        raise NotImplementedError
+
+    def model_not_found(self, model: str) -> SimError:
+        """The refusal of a model name the simulator does not serve."""
+        raise NotImplementedError
+
+    def bad_request(self, message: str, param: str | None = None, code: str | None = None) -> SimError:
+        """A 400 ``invalid_request_error`` (``param`` kept where the protocol reports one)."""
+        return SimError(400, "invalid_request_error", message, param, code)
+
+    def rate_limited(self, retry_after_ms: int) -> SimError:
+        """The 429 of the ``429`` fault, asking for ``retry_after_ms``."""
+        raise NotImplementedError
+
+    def server_error(self) -> SimError:
+        """The 500 of the ``500`` fault."""
+        raise NotImplementedError
+
+    def overloaded(self) -> SimError:
+        """What the ``529`` fault answers with (a 503 or 529, as the real service does)."""
+        raise NotImplementedError
 
 
-# -- the catalogue (texts as the real APIs send them) ---------------------------------------------
-
-
-def openai_model_not_found(model: str) -> SimError:
-    return SimError(
-        400,
-        "invalid_request_error",
-        f"The requested model '{model}' does not exist.",
-        "model",
-        "model_not_found",
-    )
-
-
-def anthropic_model_not_found(model: str) -> SimError:
-    return SimError(404, "not_found_error", f"model: {model}")
-
-
-def rate_limited(provider: str, retry_after_ms: int) -> SimError:
+def _retry_after(retry_after_ms: int) -> dict[str, str]:
     secs = max(1, -(-retry_after_ms // 1000))
-    headers = {"retry-after": str(secs), "retry-after-ms": str(retry_after_ms)}
-    if provider == "openai":
+    return {"retry-after": str(secs), "retry-after-ms": str(retry_after_ms)}
+
+
+class OpenAIErrors(ErrorDialect):
+    """``{"error": {"message", "type", "param", "code"}}`` with ``x-request-id``."""
+
+    def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        headers = {"content-type": "application/json", "x-request-id": openai_request_id(seed)}
+        headers.update(err.headers)
+        return err.status, headers, json.dumps(openai_body(err), separators=(",", ":")).encode()
+
+    def model_not_found(self, model: str) -> SimError:
+        return SimError(
+            400,
+            "invalid_request_error",
+            f"The requested model '{model}' does not exist.",
+            "model",
+            "model_not_found",
+        )
+
+    def rate_limited(self, retry_after_ms: int) -> SimError:
         return SimError(
             429,
             "requests",
             f"Rate limit reached for requests (simulated). Please try again in {retry_after_ms}ms.",
             None,
             "rate_limit_exceeded",
-            headers,
+            _retry_after(retry_after_ms),
         )
-    return SimError(
-        429,
-        "rate_limit_error",
-        "This request would exceed your organization's rate limit (simulated). Please try again later.",
-        headers=headers,
-    )
 
-
-def server_error(provider: str) -> SimError:
-    if provider == "openai":
+    def server_error(self) -> SimError:
         return SimError(
             500,
             "server_error",
@@ -119,11 +139,8 @@ def server_error(provider: str) -> SimError:
             None,
             None,
         )
-    return SimError(500, "api_error", "Internal server error (simulated)")
 
-
-def overloaded(provider: str) -> SimError:
-    if provider == "openai":
+    def overloaded(self) -> SimError:
         return SimError(
             503,
             "server_error",
@@ -131,8 +148,45 @@ def overloaded(provider: str) -> SimError:
             None,
             None,
         )
-    return SimError(529, "overloaded_error", "Overloaded")
 
 
-def bad_request(provider: str, message: str, param: str | None = None, code: str | None = None) -> SimError:
-    return SimError(400, "invalid_request_error", message, param if provider == "openai" else None, code)
+class AnthropicErrors(ErrorDialect):
+    """``{"type": "error", "error": {"type", "message"}, "request_id"}`` with ``request-id``.
+
+    Non-retryable statuses also carry ``x-should-retry: false``, which the SDK obeys.
+    """
+
+    not_found_type = "not_found_error"
+
+    def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        rid = anthropic_request_id(seed)
+        headers = {"content-type": "application/json", "request-id": rid}
+        if err.status < 500 and err.status not in (408, 409, 429):
+            headers["x-should-retry"] = "false"
+        headers.update(err.headers)
+        return err.status, headers, json.dumps(anthropic_body(err, rid), separators=(",", ":")).encode()
+
+    def model_not_found(self, model: str) -> SimError:
+        return SimError(404, "not_found_error", f"model: {model}")
+
+    def bad_request(self, message: str, param: str | None = None, code: str | None = None) -> SimError:
+        """Anthropic errors name no parameter: ``param`` is dropped."""
+        return SimError(400, "invalid_request_error", message, None, code)
+
+    def rate_limited(self, retry_after_ms: int) -> SimError:
+        return SimError(
+            429,
+            "rate_limit_error",
+            "This request would exceed your organization's rate limit (simulated). Please try again later.",
+            headers=_retry_after(retry_after_ms),
+        )
+
+    def server_error(self) -> SimError:
+        return SimError(500, "api_error", "Internal server error (simulated)")
+
+    def overloaded(self) -> SimError:
+        return SimError(529, "overloaded_error", "Overloaded")
+
+
+OPENAI = OpenAIErrors()
+ANTHROPIC = AnthropicErrors()

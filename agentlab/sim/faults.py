@@ -23,10 +23,8 @@ Attempts are counted per (fault spec, method, path, body), so an SDK retrying th
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from agentlab.sim.core import Simulator, SSEEvent
 
@@ -85,18 +83,17 @@ class Reset:
 Chunk = bytes | Sleep | Reset
 
 
-def stream_plan(events: list[SSEEvent], faults: list[Fault], provider: str) -> list[Chunk]:
-    """The byte chunks (and pauses, and resets) a faulty stream delivers."""
+def stream_plan(events: list[SSEEvent], faults: list[Fault], unknown_event: SSEEvent) -> list[Chunk]:
+    """The byte chunks (and pauses, and resets) a faulty stream delivers.
+
+    ``unknown_event`` is the protocol's event of a type no SDK knows, injected after the first event
+    by the ``unknown_event`` fault.
+    """
     kinds = {f.kind for f in faults}
     delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0)
     evs = list(events)
     if "unknown_event" in kinds and evs:
-        name = "response.sim_unknown_event" if provider == "openai" else "sim_unknown_event"
-        data: dict[str, Any] = {"type": name, "note": "an event type this client has never seen"}
-        if provider == "openai":
-            data["sequence_number"] = 1
-        raw = f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-        evs.insert(1, SSEEvent(raw))
+        evs.insert(1, unknown_event)
     mid = len(evs) // 2
     out: list[Chunk] = []
     for i, ev in enumerate(evs):

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.sim import errors as E
-from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -49,20 +52,31 @@ def _text_of(content: Any) -> str:
 
 
 def _bad(message: str, param: str | None = "input", code: str | None = None) -> E.SimError:
-    return E.bad_request("openai", message, param, code)
+    return E.OPENAI.bad_request(message, param, code)
 
 
 def _abbrev(token: str) -> str:
     return f"{token[:4]}...{token[-4:]}" if len(token) > 12 else token
 
 
-class _Parsed:
-    """The request, validated, as the planner and the usage counter need it."""
+@dataclass(frozen=True)
+class _Options:
+    """The request's knobs, validated: what the reply depends on besides the plan."""
 
-    def __init__(self) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.segments: list[str] = []
-        self.reasoning_payloads: list[dict[str, Any]] = []
+    store: bool
+    level: int
+    want_summary: bool
+    want_encrypted: bool
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    """The validated input as the reply needs it: its size, the cached part, and the plan's state."""
+
+    items: list[dict[str, Any]]
+    input_tokens: int
+    cached: int
+    plan_known: bool
 
 
 def _normalise_input(raw: Any) -> list[dict[str, Any]]:
@@ -88,28 +102,55 @@ def _normalise_input(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:  # noqa: C901 - one branch per simulated behaviour (options, faults, tool turns, stream or not)
-    """Answer one Responses request (model already validated and stripped of options)."""
-    raw_bytes = json.dumps(req, sort_keys=True, separators=(",", ":")).encode()
-    ids = Ids(sim.seed, raw_bytes)
+def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+    """Answer one Responses request (model already validated and stripped of options).
+
+    The checks run in this order because the first failing one is the error the client sees: the
+    options, then the input items (and a ``previous_response_id``'s stored ones), the reasoning
+    effort, the tools, the opaque reasoning items, and the pairing of tool calls and outputs.
+    """
+    ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
+    _check_temperature(req)
+    store = req.get("store", True) is not False
+    items = _input_items(sim, req, store)
+    opts = _options(req, store)
+    tools = _tools(req.get("tools") or [])
+    payloads = _reasoning_payloads(sim, items, store)
+    _check_following_items(items, payloads)
+    _check_call_pairs(items)
+    step, plan_known = _plan(req, items, payloads, tools, opts.level)
+    prompt_tokens = _prompt_tokens(req, items, payloads)
+    cached = sim.cache.openai(model, req.get("prompt_cache_key"), prompt_tokens)
+    return _build(sim, req, ids, model, step, opts, _Prompt(items, len(prompt_tokens), cached, plan_known))
+
+
+def _check_temperature(req: dict[str, Any]) -> None:
+    """Reasoning models refuse ``temperature`` (an explicit ``null`` is accepted)."""
     if "temperature" in req and req["temperature"] is not None:
         raise _bad("Unsupported parameter: 'temperature' is not supported with this model.", "temperature")
-    store = req.get("store", True) is not False
+
+
+def _input_items(sim: Simulator, req: dict[str, Any], store: bool) -> list[dict[str, Any]]:
+    """The input items, after those of the stored ``previous_response_id`` (never with ``store: false``)."""
     prev = req.get("previous_response_id")
     items = _normalise_input(req.get("input", []))
-    if prev is not None:
-        stored = sim.stored.get(str(prev)) if store else None
-        if stored is None:
-            raise E.SimError(
-                400,
-                "invalid_request_error",
-                f"Previous response with id '{prev}' not found.",
-                "previous_response_id",
-                "previous_response_not_found",
-            )
-        items = list(stored["input"]) + list(stored["output"]) + items
+    if prev is None:
+        return items
+    stored = sim.stored.get(str(prev)) if store else None
+    if stored is None:
+        raise E.SimError(
+            400,
+            "invalid_request_error",
+            f"Previous response with id '{prev}' not found.",
+            "previous_response_id",
+            "previous_response_not_found",
+        )
+    return list(stored["input"]) + list(stored["output"]) + items
+
+
+def _options(req: dict[str, Any], store: bool) -> _Options:
+    """``include``, ``reasoning.effort`` (one of :data:`EFFORT_LEVELS`) and the summary wish."""
     include = req.get("include") or []
-    want_encrypted = "reasoning.encrypted_content" in include
     reasoning_cfg = req.get("reasoning") or {}
     effort = reasoning_cfg.get("effort") or "medium"
     if effort not in EFFORT_LEVELS:
@@ -122,57 +163,71 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     want_summary = (
         reasoning_cfg.get("summary") is not None or reasoning_cfg.get("generate_summary") is not None
     )
+    return _Options(store, EFFORT_LEVELS[effort], want_summary, "reasoning.encrypted_content" in include)
 
-    tools = _tools(req.get("tools") or [])
-    # -- verify opaque items, locate the task and the current loop -------------------------------
+
+def _reasoning_payloads(
+    sim: Simulator, items: list[dict[str, Any]], store: bool
+) -> dict[int, dict[str, Any]]:
+    """The sealed payload of every reasoning item, by position: decrypted, or looked up by id."""
     payloads: dict[int, dict[str, Any]] = {}
     for i, it in enumerate(items):
         if it["type"] != "reasoning":
             continue
-        token = it.get("encrypted_content")
-        rid = str(it.get("id", ""))
-        if token is None:
-            hit = sim.stored.get("item:" + rid) if store else None
-            if hit is None:
-                if not store:
-                    raise E.SimError(
-                        404,
-                        "invalid_request_error",
-                        f"Item with id '{rid}' not found. Items are "
-                        "not persisted when `store` is set to false. Try again with `store` set to "
-                        "true, or remove this item from your input.",
-                        "input",
-                        None,
-                    )
-                raise E.SimError(
-                    404, "invalid_request_error", f"Item with id '{rid}' not found.", "input", None
-                )
-            payloads[i] = hit
-            continue
-        payload = sim.signer.decrypt_reasoning(token)
-        if payload is None or payload.get("rid") != rid:
-            raise E.SimError(
-                400,
-                "invalid_request_error",
-                f"The encrypted content {_abbrev(str(token))} could not be verified.",
-                None,
-                "invalid_encrypted_content",
-            )
-        payloads[i] = payload
-    for i, payload in payloads.items():
-        nxt = items[i + 1] if i + 1 < len(items) else None
-        want = payload.get("next") or {}
-        ok = nxt is not None and (
-            (
-                want.get("type") == "function_call"
-                and nxt["type"] == "function_call"
-                and nxt.get("call_id") == want.get("call_id")
-            )
-            or (
-                want.get("type") == "message" and nxt["type"] == "message" and nxt.get("id") == want.get("id")
-            )
+        if it.get("encrypted_content") is None:
+            payloads[i] = _stored_reasoning(sim, str(it.get("id", "")), store)
+        else:
+            payloads[i] = _decrypted_reasoning(sim, it)
+    return payloads
+
+
+def _stored_reasoning(sim: Simulator, rid: str, store: bool) -> dict[str, Any]:
+    """A reasoning item sent by id only: found only when stored (404 otherwise, as the real API)."""
+    hit = sim.stored.get("item:" + rid) if store else None
+    if hit is not None:
+        return hit
+    if not store:
+        raise E.SimError(
+            404,
+            "invalid_request_error",
+            f"Item with id '{rid}' not found. Items are "
+            "not persisted when `store` is set to false. Try again with `store` set to "
+            "true, or remove this item from your input.",
+            "input",
+            None,
         )
-        if want and not ok:
+    raise E.SimError(404, "invalid_request_error", f"Item with id '{rid}' not found.", "input", None)
+
+
+def _decrypted_reasoning(sim: Simulator, item: dict[str, Any]) -> dict[str, Any]:
+    """The payload of ``encrypted_content``; tampered, foreign or re-labelled tokens are a 400."""
+    token = item.get("encrypted_content")
+    payload = sim.signer.decrypt_reasoning(token)
+    if payload is None or payload.get("rid") != str(item.get("id", "")):
+        raise E.SimError(
+            400,
+            "invalid_request_error",
+            f"The encrypted content {_abbrev(str(token))} could not be verified.",
+            None,
+            "invalid_encrypted_content",
+        )
+    return payload
+
+
+def _follows(want: dict[str, Any], nxt: dict[str, Any] | None) -> bool:
+    """Whether ``nxt`` is the item that followed the reasoning item in its original output."""
+    if nxt is None:
+        return False
+    if want.get("type") == "function_call":
+        return nxt["type"] == "function_call" and nxt.get("call_id") == want.get("call_id")
+    return want.get("type") == "message" and nxt["type"] == "message" and nxt.get("id") == want.get("id")
+
+
+def _check_following_items(items: list[dict[str, Any]], payloads: dict[int, dict[str, Any]]) -> None:
+    """A reasoning item must come with the item that followed it (the real API's 400 otherwise)."""
+    for i, payload in payloads.items():
+        want = payload.get("next") or {}
+        if want and not _follows(want, items[i + 1] if i + 1 < len(items) else None):
             raise E.SimError(
                 400,
                 "invalid_request_error",
@@ -182,12 +237,32 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
                 None,
             )
 
-    _check_call_pairs(items)
+
+def _plan(
+    req: dict[str, Any],
+    items: list[dict[str, Any]],
+    payloads: dict[int, dict[str, Any]],
+    tools: tuple[ToolDef, ...],
+    level: int,
+) -> tuple[Step, bool]:
+    """The planner's step for the task (the last user message) and its current loop.
+
+    The plan is known when every tool call of the loop was planned by a reasoning item the request
+    carries back; otherwise the model re-plans (the continuity effect in the module docstring).
+    """
     last_user = max(
         (i for i, it in enumerate(items) if it["type"] == "message" and it.get("role") == "user"), default=-1
     )
     task = _text_of(items[last_user].get("content")) if last_user >= 0 else ""
-    loop = items[last_user + 1 :]
+    calls = _past_calls(items[last_user + 1 :])
+    planned = {c for i, p in payloads.items() if i > last_user for c in p.get("calls", [])}
+    plan_known = all(c.call_id in planned for c in calls)
+    parallel = req.get("parallel_tool_calls", True) is not False
+    return plan_step(Situation(task, tools, tuple(calls), parallel, plan_known, max(level, 0))), plan_known
+
+
+def _past_calls(loop: list[dict[str, Any]]) -> list[PastCall]:
+    """The function calls of the current loop with their outputs (unparsable arguments read as {})."""
     outputs = {
         str(it.get("call_id")): _text_of(it.get("output"))
         for it in loop
@@ -204,13 +279,13 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
             calls.append(
                 PastCall(cid, str(it.get("name")), args if isinstance(args, dict) else {}, outputs.get(cid))
             )
-    planned = {c for i, p in payloads.items() if i > last_user for c in p.get("calls", [])}
-    plan_known = all(c.call_id in planned for c in calls)
-    level = EFFORT_LEVELS[effort]
-    parallel = req.get("parallel_tool_calls", True) is not False
-    step = plan_step(Situation(task, tools, tuple(calls), parallel, plan_known, max(level, 0)))
+    return calls
 
-    # -- usage -------------------------------------------------------------------------------------
+
+def _prompt_tokens(
+    req: dict[str, Any], items: list[dict[str, Any]], payloads: dict[int, dict[str, Any]]
+) -> list[str]:
+    """The prompt as tokens (tools, instructions, then every item), for usage and the prompt cache."""
     segments = [json.dumps(req.get("tools") or [], sort_keys=True), str(req.get("instructions") or "")]
     for i, it in enumerate(items):
         if it["type"] == "reasoning":
@@ -224,24 +299,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     prompt_tokens: list[str] = []
     for s in segments:
         prompt_tokens += [*tokenize(s), "\n"]
-    cached = sim.cache.openai(model, req.get("prompt_cache_key"), prompt_tokens)
-
-    return _build(
-        sim,
-        req,
-        ids,
-        model,
-        step,
-        level,
-        want_summary,
-        want_encrypted,
-        store,
-        len(prompt_tokens),
-        cached,
-        headers,
-        items,
-        plan_known,
-    )
+    return prompt_tokens
 
 
 def _check_call_pairs(items: list[dict[str, Any]]) -> None:
@@ -271,125 +329,143 @@ def _tools(raw: list[Any]) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
-def _build(
-    sim: Simulator,
-    req: dict[str, Any],
-    ids: Ids,
-    model: str,
-    step: Step,
-    level: int,
-    want_summary: bool,
-    want_encrypted: bool,
-    store: bool,
-    input_tokens: int,
-    cached: int,
-    headers: dict[str, str],
-    items: list[dict[str, Any]],
-    plan_known: bool,
-) -> SimReply:
-    resp_id = ids.hex("resp_")
-    max_out = req.get("max_output_tokens")
-    budget = int(max_out) if isinstance(max_out, int) else 10**9
-    reasoning_tokens = count_tokens(step.reasoning_text) if level >= 0 else 0
-    output: list[dict[str, Any]] = []
-    incomplete = False
-    used = min(reasoning_tokens, budget)
-    if reasoning_tokens >= budget:
-        incomplete = True
+@dataclass
+class _Output:
+    """The visible output of one call within ``max_output_tokens``, and the tokens it used."""
 
-    planned_calls: list[dict[str, Any]] = []
+    budget: int
+    reasoning_tokens: int
+    used: int = 0
+    incomplete: bool = False
+    calls: list[dict[str, Any]] = field(default_factory=list)
     message: dict[str, Any] | None = None
-    if not incomplete:
-        remaining = budget - reasoning_tokens
-        for name, args in step.tool_calls:
-            arguments = json.dumps(args, separators=(",", ":"))
-            cost = count_tokens(arguments) + count_tokens(name)
-            if cost > remaining:
-                incomplete = True
-                break
-            remaining -= cost
-            used += cost
-            planned_calls.append(
-                {
-                    "id": ids.hex("fc_"),
-                    "type": "function_call",
-                    "status": "completed",
-                    "arguments": arguments,
-                    "call_id": ids.alnum("call_"),
-                    "name": name,
-                }
-            )
-        if step.answer is not None:
-            text = step.answer
-            if count_tokens(text) > remaining:
-                text = truncate_tokens(text, remaining)
-                incomplete = True
-            used += count_tokens(text)
-            message = {
-                "id": ids.hex("msg_"),
-                "type": "message",
-                "status": "incomplete" if incomplete else "completed",
-                "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
-                "role": "assistant",
-            }
-    if level >= 0:
-        rid = ids.hex("rs_")
-        nxt: dict[str, Any] = {}
-        if planned_calls:
-            nxt = {"type": "function_call", "call_id": planned_calls[0]["call_id"]}
-        elif message is not None:
-            nxt = {"type": "message", "id": message["id"]}
-        payload = {
-            "rid": rid,
-            "model": model,
-            "calls": [c["call_id"] for c in planned_calls],
-            "next": nxt,
-            "text": step.reasoning_text,
-            "task": hashlib.sha256(step.reasoning[0].encode()).hexdigest()[:16],
-        }
-        ritem: dict[str, Any] = {
-            "id": rid,
-            "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": step.summary}] if want_summary else [],
-        }
-        if want_encrypted:
-            ritem["encrypted_content"] = sim.signer.encrypt_reasoning(payload)
-        output.append(ritem)
-        if store:
-            sim.remember("item:" + rid, payload)
-    output += planned_calls
-    if message is not None:
-        output.append(message)
 
-    usage = {
-        "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": cached},
-        "output_tokens": used,
-        "output_tokens_details": {"reasoning_tokens": min(reasoning_tokens, budget)},
-        "total_tokens": input_tokens + used,
-    }
-    status = "incomplete" if incomplete else "completed"
-    base = _response_shell(req, resp_id, model, store)
+
+def _build(
+    sim: Simulator, req: dict[str, Any], ids: Ids, model: str, step: Step, opts: _Options, prompt: _Prompt
+) -> SimReply:
+    """The response (JSON or stream) for ``step``, stored when ``store`` is on.
+
+    Ids are drawn in a fixed order (response, calls, message, reasoning item) so the same request
+    and seed give the same bytes.
+    """
+    resp_id = ids.hex("resp_")
+    out = _visible_output(req, ids, step, opts.level)
+    output: list[dict[str, Any]] = []
+    if opts.level >= 0:
+        output.append(_reasoning_item(sim, ids, model, step, opts, out))
+    output += out.calls
+    if out.message is not None:
+        output.append(out.message)
+    base = _response_shell(req, resp_id, model, opts.store)
     final = {
         **base,
-        "status": status,
-        "completed_at": FIXED_TIMESTAMP + 2 if not incomplete else None,
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "status": "incomplete" if out.incomplete else "completed",
+        "completed_at": FIXED_TIMESTAMP + 2 if not out.incomplete else None,
+        "incomplete_details": {"reason": "max_output_tokens"} if out.incomplete else None,
         "output": output,
-        "usage": usage,
+        "usage": _usage(prompt.input_tokens, prompt.cached, out),
     }
-    if store:
-        sim.remember(resp_id, {"input": items, "output": output})
+    if opts.store:
+        sim.remember(resp_id, {"input": prompt.items, "output": output})
     rh = {
         "x-request-id": E.openai_request_id(ids.seed_bytes),
         "openai-processing-ms": "1",
-        "x-sim-plan": "known" if plan_known else "lost",
+        "x-sim-plan": "known" if prompt.plan_known else "lost",
     }
     if not req.get("stream"):
         rh["content-type"] = "application/json"
         return SimReply(200, rh, json.dumps(final, separators=(",", ":")).encode())
     rh["content-type"] = "text/event-stream; charset=utf-8"
-    return SimReply(200, rh, events=_stream(ids, base, final, output, want_encrypted))
+    return SimReply(200, rh, events=_stream(ids, base, final, output, opts.want_encrypted))
+
+
+def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _Output:
+    """Reasoning first, then tool calls or the answer, until ``max_output_tokens`` runs out."""
+    max_out = req.get("max_output_tokens")
+    budget = int(max_out) if isinstance(max_out, int) else 10**9
+    reasoning_tokens = count_tokens(step.reasoning_text) if level >= 0 else 0
+    out = _Output(budget, reasoning_tokens, min(reasoning_tokens, budget), reasoning_tokens >= budget)
+    if out.incomplete:
+        return out
+    remaining = budget - reasoning_tokens
+    for name, args in step.tool_calls:
+        arguments = json.dumps(args, separators=(",", ":"))
+        cost = count_tokens(arguments) + count_tokens(name)
+        if cost > remaining:
+            out.incomplete = True
+            break
+        remaining -= cost
+        out.used += cost
+        out.calls.append(
+            {
+                "id": ids.hex("fc_"),
+                "type": "function_call",
+                "status": "completed",
+                "arguments": arguments,
+                "call_id": ids.alnum("call_"),
+                "name": name,
+            }
+        )
+    if step.answer is not None:
+        out.message = _message(ids, step.answer, remaining, out)
+    return out
+
+
+def _message(ids: Ids, text: str, remaining: int, out: _Output) -> dict[str, Any]:
+    """The answer message, cut to ``remaining`` tokens (which makes the response incomplete)."""
+    if count_tokens(text) > remaining:
+        text = truncate_tokens(text, remaining)
+        out.incomplete = True
+    out.used += count_tokens(text)
+    return {
+        "id": ids.hex("msg_"),
+        "type": "message",
+        "status": "incomplete" if out.incomplete else "completed",
+        "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
+        "role": "assistant",
+    }
+
+
+def _reasoning_item(
+    sim: Simulator, ids: Ids, model: str, step: Step, opts: _Options, out: _Output
+) -> dict[str, Any]:
+    """The reasoning item; its sealed payload names the calls it planned and the item after it."""
+    rid = ids.hex("rs_")
+    nxt: dict[str, Any] = {}
+    if out.calls:
+        nxt = {"type": "function_call", "call_id": out.calls[0]["call_id"]}
+    elif out.message is not None:
+        nxt = {"type": "message", "id": out.message["id"]}
+    payload = {
+        "rid": rid,
+        "model": model,
+        "calls": [c["call_id"] for c in out.calls],
+        "next": nxt,
+        "text": step.reasoning_text,
+        "task": hashlib.sha256(step.reasoning[0].encode()).hexdigest()[:16],
+    }
+    item: dict[str, Any] = {
+        "id": rid,
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": step.summary}] if opts.want_summary else [],
+    }
+    if opts.want_encrypted:
+        item["encrypted_content"] = sim.signer.encrypt_reasoning(payload)
+    if opts.store:
+        sim.remember("item:" + rid, payload)
+    return item
+
+
+def _usage(input_tokens: int, cached: int, out: _Output) -> dict[str, Any]:
+    """Usage as the Responses API reports it: reasoning tokens are inside output tokens."""
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": out.used,
+        "output_tokens_details": {"reasoning_tokens": min(out.reasoning_tokens, out.budget)},
+        "total_tokens": input_tokens + out.used,
+    }
 
 
 def _response_shell(req: dict[str, Any], resp_id: str, model: str, store: bool) -> dict[str, Any]:
@@ -446,115 +522,141 @@ def _echo_tool(t: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _Events:
+    """The events of one streamed response, numbered, with delta obfuscation as the real API sends."""
+
+    def __init__(self, obf_seed: bytes) -> None:
+        self.events: list[SSEEvent] = []
+        self._seq = 0
+        self._obf_seed = obf_seed
+
+    def emit(self, kind: str, data: dict[str, Any], *, delta: bool = False) -> None:
+        body = {"type": kind, **data, "sequence_number": self._seq}
+        if delta:
+            h = hashlib.sha256(self._obf_seed + self._seq.to_bytes(4, "big")).hexdigest()
+            body["obfuscation"] = h[: 2 + (self._seq * 7) % 14]
+        self.events.append(sse(kind, body, delta=delta))
+        self._seq += 1
+
+
 def _stream(
     ids: Ids, base: dict[str, Any], final: dict[str, Any], output: list[dict[str, Any]], want_encrypted: bool
 ) -> list[SSEEvent]:
-    events: list[SSEEvent] = []
-    seq = 0
-    obf_seed = ids.seed_bytes
-
-    def emit(kind: str, data: dict[str, Any], *, delta: bool = False) -> None:
-        nonlocal seq
-        body = {"type": kind, **data, "sequence_number": seq}
-        if delta:
-            h = hashlib.sha256(obf_seed + seq.to_bytes(4, "big")).hexdigest()
-            body["obfuscation"] = h[: 2 + (seq * 7) % 14]
-        events.append(sse(kind, body, delta=delta))
-        seq += 1
-
-    emit("response.created", {"response": base})
-    emit("response.in_progress", {"response": base})
+    """The event grammar of the module docstring, one item after the other."""
+    ev = _Events(ids.seed_bytes)
+    ev.emit("response.created", {"response": base})
+    ev.emit("response.in_progress", {"response": base})
     for idx, item in enumerate(output):
-        kind = item["type"]
-        if kind == "reasoning":
-            added = {**item, "summary": []}
-            if want_encrypted:
-                full = item["encrypted_content"]
-                added["encrypted_content"] = full[: len(full) // 2]
-            emit("response.output_item.added", {"item": added, "output_index": idx})
-            for si, part in enumerate(item["summary"]):
-                emit(
-                    "response.reasoning_summary_part.added",
-                    {
-                        "item_id": item["id"],
-                        "output_index": idx,
-                        "part": {"type": "summary_text", "text": ""},
-                        "summary_index": si,
-                    },
-                )
-                for d in chunks(part["text"]):
-                    emit(
-                        "response.reasoning_summary_text.delta",
-                        {"delta": d, "item_id": item["id"], "output_index": idx, "summary_index": si},
-                        delta=True,
-                    )
-                emit(
-                    "response.reasoning_summary_text.done",
-                    {"item_id": item["id"], "output_index": idx, "summary_index": si, "text": part["text"]},
-                )
-                emit(
-                    "response.reasoning_summary_part.done",
-                    {
-                        "item_id": item["id"],
-                        "output_index": idx,
-                        "part": {"type": "summary_text", "text": part["text"]},
-                        "summary_index": si,
-                    },
-                )
-        elif kind == "function_call":
-            emit(
-                "response.output_item.added",
-                {"item": {**item, "status": "in_progress", "arguments": ""}, "output_index": idx},
-            )
-            for d in chunks(item["arguments"], 2):
-                emit(
-                    "response.function_call_arguments.delta",
-                    {"delta": d, "item_id": item["id"], "output_index": idx},
-                    delta=True,
-                )
-            emit(
-                "response.function_call_arguments.done",
-                {"arguments": item["arguments"], "item_id": item["id"], "output_index": idx},
-            )
-        else:
-            emit(
-                "response.output_item.added",
-                {"item": {**item, "status": "in_progress", "content": []}, "output_index": idx},
-            )
-            text = item["content"][0]["text"]
-            empty_part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-            emit(
-                "response.content_part.added",
-                {"content_index": 0, "item_id": item["id"], "output_index": idx, "part": empty_part},
-            )
-            for d in chunks(text):
-                emit(
-                    "response.output_text.delta",
-                    {
-                        "content_index": 0,
-                        "delta": d,
-                        "item_id": item["id"],
-                        "logprobs": [],
-                        "output_index": idx,
-                    },
-                    delta=True,
-                )
-            emit(
-                "response.output_text.done",
-                {
-                    "content_index": 0,
-                    "item_id": item["id"],
-                    "logprobs": [],
-                    "output_index": idx,
-                    "text": text,
-                },
-            )
-            emit(
-                "response.content_part.done",
-                {"content_index": 0, "item_id": item["id"], "output_index": idx, "part": item["content"][0]},
-            )
-        emit("response.output_item.done", {"item": item, "output_index": idx})
-    emit(
+        _ITEM_EVENTS.get(item["type"], _message_events)(ev, idx, item, want_encrypted)
+        ev.emit("response.output_item.done", {"item": item, "output_index": idx})
+    ev.emit(
         "response.completed" if final["status"] == "completed" else "response.incomplete", {"response": final}
     )
-    return events
+    return ev.events
+
+
+def _reasoning_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
+    """A reasoning item: added with a partial (unverifiable) token, then each summary part."""
+    added = {**item, "summary": []}
+    if want_encrypted:
+        full = item["encrypted_content"]
+        added["encrypted_content"] = full[: len(full) // 2]
+    ev.emit("response.output_item.added", {"item": added, "output_index": idx})
+    for si, part in enumerate(item["summary"]):
+        where = {"item_id": item["id"], "output_index": idx}
+        ev.emit(
+            "response.reasoning_summary_part.added",
+            {**where, "part": {"type": "summary_text", "text": ""}, "summary_index": si},
+        )
+        for d in chunks(part["text"]):
+            ev.emit(
+                "response.reasoning_summary_text.delta",
+                {"delta": d, **where, "summary_index": si},
+                delta=True,
+            )
+        ev.emit("response.reasoning_summary_text.done", {**where, "summary_index": si, "text": part["text"]})
+        ev.emit(
+            "response.reasoning_summary_part.done",
+            {**where, "part": {"type": "summary_text", "text": part["text"]}, "summary_index": si},
+        )
+
+
+def _function_call_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
+    """A function call: added with empty arguments, then the arguments two tokens at a time."""
+    ev.emit(
+        "response.output_item.added",
+        {"item": {**item, "status": "in_progress", "arguments": ""}, "output_index": idx},
+    )
+    for d in chunks(item["arguments"], 2):
+        ev.emit(
+            "response.function_call_arguments.delta",
+            {"delta": d, "item_id": item["id"], "output_index": idx},
+            delta=True,
+        )
+    ev.emit(
+        "response.function_call_arguments.done",
+        {"arguments": item["arguments"], "item_id": item["id"], "output_index": idx},
+    )
+
+
+def _message_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
+    """A message: added empty, then its one output_text part."""
+    ev.emit(
+        "response.output_item.added",
+        {"item": {**item, "status": "in_progress", "content": []}, "output_index": idx},
+    )
+    text = item["content"][0]["text"]
+    empty_part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    ev.emit(
+        "response.content_part.added",
+        {"content_index": 0, "item_id": item["id"], "output_index": idx, "part": empty_part},
+    )
+    for d in chunks(text):
+        ev.emit(
+            "response.output_text.delta",
+            {"content_index": 0, "delta": d, "item_id": item["id"], "logprobs": [], "output_index": idx},
+            delta=True,
+        )
+    ev.emit(
+        "response.output_text.done",
+        {"content_index": 0, "item_id": item["id"], "logprobs": [], "output_index": idx, "text": text},
+    )
+    ev.emit(
+        "response.content_part.done",
+        {"content_index": 0, "item_id": item["id"], "output_index": idx, "part": item["content"][0]},
+    )
+
+
+#: The events of each output item type (messages for any other).
+_ITEM_EVENTS: dict[str, Callable[[_Events, int, dict[str, Any], bool], None]] = {
+    "reasoning": _reasoning_events,
+    "function_call": _function_call_events,
+}
+
+
+def models_page() -> dict[str, Any]:
+    """``GET /v1/models`` as OpenAI lists models."""
+    return {
+        "object": "list",
+        "data": [
+            {"id": m, "object": "model", "created": 1767225600, "owned_by": "agentlab-sim"}
+            for m in OPENAI_MODELS
+        ],
+    }
+
+
+_UNKNOWN_EVENT = "response.sim_unknown_event"
+
+#: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
+PROTOCOL = SimProtocol(
+    name="openai",
+    endpoints=("/responses",),
+    handle=handle,
+    models=OPENAI_MODELS,
+    models_page=models_page,
+    errors=E.OPENAI,
+    unknown_event=sse(
+        _UNKNOWN_EVENT,
+        {"type": _UNKNOWN_EVENT, "note": "an event type this client has never seen", "sequence_number": 1},
+    ),
+)

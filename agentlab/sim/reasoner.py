@@ -39,7 +39,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,7 +255,6 @@ def extract_entities(task: str) -> list[str]:
 
 def understand(task: str) -> TaskPlan:
     """Classify the task into the documented family."""
-    low = task.lower()
     words = _words(task)
     entities = tuple(extract_entities(task))
     expr_match = re.search(r"[-(]*\d[\d\s.+\-*/()]*[\d)]", task)
@@ -272,7 +271,6 @@ def understand(task: str) -> TaskPlan:
                 if w in _MIN_WORDS:
                     return TaskPlan(kind="compare", entities=entities, op="min", word=w)
         return TaskPlan(kind="lookup", entities=entities)
-    del low
     return TaskPlan(kind="chat")
 
 
@@ -365,13 +363,38 @@ def _verification(level: int, facts: str) -> list[str]:
     return [templates[i % len(templates)].format(f=facts) for i in range(max(0, min(level, 6)))]
 
 
+@dataclass
+class _Turn:
+    """What one planning call works from: the situation, the task as understood, the tool results.
+
+    ``paras`` are the reasoning paragraphs written so far; each step appends its own.
+    """
+
+    s: Situation
+    plan: TaskPlan
+    paras: list[str]
+    results: dict[tuple[str, str], str | None]
+    counts: dict[tuple[str, str], int]
+    replanned: bool
+
+    def step(
+        self, headline: str, calls: tuple[tuple[str, dict[str, Any]], ...] = (), answer: str | None = None
+    ) -> Step:
+        return Step(tuple(self.paras), _summary(headline, self.paras), calls, answer, self.replanned)
+
+    def verify(self, facts: str) -> None:
+        self.paras += _verification(self.s.effort_level, facts)
+
+
+def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
+    return (name, json.dumps(arguments, sort_keys=True))
+
+
 def plan_step(s: Situation) -> Step:
     """Decide this call's reasoning and action (tool calls or the final answer)."""
-    plan = understand(s.task)
     paras: list[str] = [f"The user asks: {s.task.replace(MAGIC_REDACTED, '').strip()}"]
-    replanned = False
-    if not s.plan_known and s.calls:
-        replanned = True
+    replanned = not s.plan_known and bool(s.calls)
+    if replanned:
         paras.append(
             "I do not have my earlier reasoning for this task in context, so I must re-derive the plan "
             "from scratch and re-check the most recent tool results before relying on them."
@@ -379,86 +402,101 @@ def plan_step(s: Situation) -> Step:
     results: dict[tuple[str, str], str | None] = {}
     counts: dict[tuple[str, str], int] = {}
     for c in s.calls:
-        key = (c.name, json.dumps(c.arguments, sort_keys=True))
+        key = _key(c.name, c.arguments)
         counts[key] = counts.get(key, 0) + 1
         if c.result is not None or key not in results:
             results[key] = c.result
+    turn = _Turn(s, understand(s.task), paras, results, counts, replanned)
+    repeat = _repeat_step(turn) if replanned else None
+    if repeat is not None:
+        return repeat
+    return _STEPS.get(turn.plan.kind, _tool_step)(turn)
 
-    if replanned:
-        last_batch = _last_batch(s.calls)
-        repeat = [
-            (c.name, c.arguments)
-            for c in last_batch
-            if counts[(c.name, json.dumps(c.arguments, sort_keys=True))] == 1
-        ]
-        if repeat:
-            names = ", ".join(f"{n}({_short(a)})" for n, a in repeat)
-            paras.append(f"To be safe I will call {names} again.")
-            paras += _verification(s.effort_level, f"repeat {names}.")
-            return Step(tuple(paras), _summary("Re-planning", paras), tuple(repeat), None, True)
 
-    if plan.kind == "chat":
-        paras.append("There is nothing to look up or compute here, so I will answer directly.")
-        paras += _verification(s.effort_level, "a direct reply is enough.")
-        answer = (
-            "I can compare, look up and add up values with the tools you give me; ask me about named things."
-        )
-        return Step(tuple(paras), _summary("Answering directly", paras), (), answer, replanned)
+def _repeat_step(t: _Turn) -> Step | None:
+    """A model that lost its plan repeats its most recent batch of calls once (see module docstring)."""
+    repeat = [
+        (c.name, c.arguments) for c in _last_batch(t.s.calls) if t.counts[_key(c.name, c.arguments)] == 1
+    ]
+    if not repeat:
+        return None
+    names = ", ".join(f"{n}({_short(a)})" for n, a in repeat)
+    t.paras.append(f"To be safe I will call {names} again.")
+    t.verify(f"repeat {names}.")
+    return t.step("Re-planning", tuple(repeat))
 
-    if plan.kind == "arithmetic":
-        tool = choose_tool(s.task, s.tools, arithmetic=True)
-        if tool is not None:
-            key = (tool.name, json.dumps({tool.arg_name(): plan.expression}, sort_keys=True))
-            if key not in results or results[key] is None:
-                paras.append(f"I will evaluate {plan.expression} with the {tool.name} tool.")
-                paras += _verification(s.effort_level, f"the expression is {plan.expression}.")
-                call = (tool.name, {tool.arg_name(): plan.expression})
-                return Step(
-                    tuple(paras), _summary("Planning the calculation", paras), (call,), None, replanned
-                )
-            value = first_number(results[key])
-            if value is None:
-                answer = f"The {tool.name} tool returned {results[key]!r}, which is not a number."
-            else:
-                answer = f"{plan.expression} = {fmt(value)}"
-            paras.append(f"The tool says {results[key]}.")
-            paras += _verification(s.effort_level, answer)
-            return Step(tuple(paras), _summary("Reporting the result", paras), (), answer, replanned)
-        try:
-            value = safe_eval(plan.expression)
-            answer = f"{plan.expression} = {fmt(value)}"
-        except ValueError:
-            answer = f"I cannot evaluate {plan.expression}."
-        paras.append(f"Computing {plan.expression} step by step gives the result.")
-        paras += _verification(s.effort_level, answer)
-        return Step(tuple(paras), _summary("Computing", paras), (), answer, replanned)
 
-    tool = choose_tool(s.task, s.tools)
+def _chat_step(t: _Turn) -> Step:
+    """Nothing to look up or compute: a polite fixed reply."""
+    t.paras.append("There is nothing to look up or compute here, so I will answer directly.")
+    t.verify("a direct reply is enough.")
+    answer = "I can compare, look up and add up values with the tools you give me; ask me about named things."
+    return t.step("Answering directly", answer=answer)
+
+
+def _arithmetic_step(t: _Turn) -> Step:
+    """An expression: through a calculator-like tool when given one, else computed directly."""
+    expression = t.plan.expression
+    tool = choose_tool(t.s.task, t.s.tools, arithmetic=True)
+    if tool is not None:
+        return _calculator_step(t, tool)
+    try:
+        answer = f"{expression} = {fmt(safe_eval(expression))}"
+    except ValueError:
+        answer = f"I cannot evaluate {expression}."
+    t.paras.append(f"Computing {expression} step by step gives the result.")
+    t.verify(answer)
+    return t.step("Computing", answer=answer)
+
+
+def _calculator_step(t: _Turn, tool: ToolDef) -> Step:
+    """Call the calculator tool, or report what it returned."""
+    expression = t.plan.expression
+    key = _key(tool.name, {tool.arg_name(): expression})
+    if key not in t.results or t.results[key] is None:
+        t.paras.append(f"I will evaluate {expression} with the {tool.name} tool.")
+        t.verify(f"the expression is {expression}.")
+        return t.step("Planning the calculation", ((tool.name, {tool.arg_name(): expression}),))
+    value = first_number(t.results[key])
+    if value is None:
+        answer = f"The {tool.name} tool returned {t.results[key]!r}, which is not a number."
+    else:
+        answer = f"{expression} = {fmt(value)}"
+    t.paras.append(f"The tool says {t.results[key]}.")
+    t.verify(answer)
+    return t.step("Reporting the result", answer=answer)
+
+
+def _tool_step(t: _Turn) -> Step:
+    """Lookups, comparisons and aggregates: one call per name, then the answer from the results."""
+    plan = t.plan
+    tool = choose_tool(t.s.task, t.s.tools)
     if tool is None:
         names = ", ".join(plan.entities)
-        paras.append(f"I would need a tool to look up {names}, and none was provided.")
-        paras += _verification(s.effort_level, "no tool is available.")
-        answer = f"I have no tool to look up {names}."
-        return Step(tuple(paras), _summary("No tool available", paras), (), answer, replanned)
-
+        t.paras.append(f"I would need a tool to look up {names}, and none was provided.")
+        t.verify("no tool is available.")
+        return t.step("No tool available", answer=f"I have no tool to look up {names}.")
     arg = tool.arg_name()
     needed = [(tool.name, {arg: e}) for e in plan.entities]
-    missing = [c for c in needed if results.get((c[0], json.dumps(c[1], sort_keys=True))) is None]
+    missing = [c for c in needed if t.results.get(_key(*c)) is None]
     if missing:
-        todo = missing if s.parallel else missing[:1]
+        todo = missing if t.s.parallel else missing[:1]
         how = "in parallel, since the calls are independent" if len(todo) > 1 else "next"
         listed = ", ".join(f"{tool.name}({a[arg]!r})" for _, a in todo)
-        paras.append(f"I need {tool.name} for {', '.join(plan.entities)}. I will call {listed} {how}.")
-        paras += _verification(s.effort_level, f"calls: {listed}.")
-        return Step(tuple(paras), _summary(f"Calling {tool.name}", paras), tuple(todo), None, replanned)
-
-    values = [(e, results[(tool.name, json.dumps({arg: e}, sort_keys=True))]) for e in plan.entities]
+        t.paras.append(f"I need {tool.name} for {', '.join(plan.entities)}. I will call {listed} {how}.")
+        t.verify(f"calls: {listed}.")
+        return t.step(f"Calling {tool.name}", tuple(todo))
+    values = [(e, t.results[_key(tool.name, {arg: e})]) for e in plan.entities]
     listed = "; ".join(f"{e}: {r}" for e, r in values)
-    paras.append(f"The results are {listed}.")
+    t.paras.append(f"The results are {listed}.")
     answer = _answer(plan, values)
-    paras.append(f"So: {answer}")
-    paras += _verification(s.effort_level, answer)
-    return Step(tuple(paras), _summary("Answering from the results", paras), (), answer, replanned)
+    t.paras.append(f"So: {answer}")
+    t.verify(answer)
+    return t.step("Answering from the results", answer=answer)
+
+
+#: The step of each task kind (lookup, compare and aggregate share :func:`_tool_step`).
+_STEPS: dict[str, Callable[[_Turn], Step]] = {"chat": _chat_step, "arithmetic": _arithmetic_step}
 
 
 def _answer(plan: TaskPlan, values: list[tuple[str, str | None]]) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from agentlab.sim.app import handle
 from agentlab.sim.core import Simulator
-from agentlab.sim.faults import Reset, Sleep
+from agentlab.sim.faults import Chunk, Reset, Sleep
 
 _REASONS = {
     200: "OK",
@@ -42,57 +42,82 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
+Request = tuple[str, str, dict[str, str], bytes]
+
+
+async def _read_request(reader: asyncio.StreamReader) -> Request | None:
+    """(method, target, lower-cased headers, body) of the next request; None ends the connection."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    try:
+        method, target, _version = lines[0].split(" ", 2)
+    except ValueError:
+        return None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    length = int(headers.get("content-length") or 0)
+    if length > MAX_BODY:
+        return None
+    body = await reader.readexactly(length) if length else b""
+    return method, target, headers, body
+
+
+def _head(status: int, rh: dict[str, str], chunks: list[Chunk]) -> tuple[bytes, bool]:
+    """The status line and headers, and whether the reply is a stream (delimited by closing)."""
+    is_stream = rh.get("content-type", "").startswith("text/event-stream")
+    out_headers = dict(rh)
+    if is_stream:
+        out_headers["connection"] = "close"
+        out_headers["cache-control"] = "no-cache"
+    else:
+        delivered = sum(len(c) for c in chunks if isinstance(c, bytes))
+        # A reset promises more bytes than it sends, so the client sees a broken body.
+        broken = any(isinstance(c, Reset) for c in chunks)
+        out_headers["content-length"] = str(delivered * 2 + 1 if broken else delivered)
+    status_line = f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n"
+    head = status_line + "".join(f"{k}: {v}\r\n" for k, v in out_headers.items()) + "\r\n"
+    return head.encode(), is_stream
+
+
+async def _write_body(writer: asyncio.StreamWriter, chunks: list[Chunk], is_stream: bool) -> bool:
+    """Deliver the chunks (draining after each SSE event); False when a reset aborted the socket."""
+    for c in chunks:
+        if isinstance(c, Sleep):
+            await writer.drain()
+            await asyncio.sleep(c.seconds)
+        elif isinstance(c, Reset):
+            await writer.drain()
+            _reset(writer)
+            return False
+        else:
+            writer.write(c)
+            if is_stream:
+                await writer.drain()
+    await writer.drain()
+    return True
+
+
 async def _serve_connection(
     sim: Simulator, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
+    """Serve requests on one connection until the client or a streamed reply closes it."""
     try:
         while True:
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            request = await _read_request(reader)
+            if request is None:
                 return
-            lines = head.decode("latin-1").split("\r\n")
-            try:
-                method, target, _version = lines[0].split(" ", 2)
-            except ValueError:
-                return
-            headers: dict[str, str] = {}
-            for line in lines[1:]:
-                if ":" in line:
-                    k, v = line.split(":", 1)
-                    headers[k.strip().lower()] = v.strip()
-            length = int(headers.get("content-length") or 0)
-            if length > MAX_BODY:
-                return
-            body = await reader.readexactly(length) if length else b""
+            method, target, headers, body = request
             status, rh, chunks = handle(sim, method, target, headers, body)
-            is_stream = rh.get("content-type", "").startswith("text/event-stream")
-            out_headers = dict(rh)
-            if is_stream:
-                out_headers["connection"] = "close"
-                out_headers["cache-control"] = "no-cache"
-            else:
-                delivered = sum(len(c) for c in chunks if isinstance(c, bytes))
-                # A reset promises more bytes than it sends, so the client sees a broken body.
-                broken = any(isinstance(c, Reset) for c in chunks)
-                out_headers["content-length"] = str(delivered * 2 + 1 if broken else delivered)
-            status_line = f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n"
-            writer.write(
-                (status_line + "".join(f"{k}: {v}\r\n" for k, v in out_headers.items()) + "\r\n").encode()
-            )
-            for c in chunks:
-                if isinstance(c, Sleep):
-                    await writer.drain()
-                    await asyncio.sleep(c.seconds)
-                elif isinstance(c, Reset):
-                    await writer.drain()
-                    _reset(writer)
-                    return
-                else:
-                    writer.write(c)
-                    if is_stream:
-                        await writer.drain()
-            await writer.drain()
+            head, is_stream = _head(status, rh, chunks)
+            writer.write(head)
+            if not await _write_body(writer, chunks, is_stream):
+                return
             if is_stream or headers.get("connection", "").lower() == "close":
                 return
     except ConnectionError:

@@ -65,8 +65,9 @@ def wilson_interval(successes: int, n: int, *, z: float = 1.959964) -> tuple[flo
 
 
 def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
-    """The results file as a frame, one row per run key (the last row wins), columns as in
-    :data:`agentlab.sweeps.store.ROW_FIELDS`; ``started_at`` is a UTC timestamp.
+    """The results file as a frame, one row per run key (the last row wins).
+
+    Columns as in :data:`agentlab.sweeps.store.ROW_FIELDS`; ``started_at`` is a UTC timestamp.
 
     ``superseded=True`` keeps every row (earlier failed attempts too), e.g. to account for all money
     spent. A torn final line is skipped with a ``TornLineWarning``; a row that is not a valid results

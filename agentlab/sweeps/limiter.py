@@ -71,6 +71,7 @@ class AdaptiveLimiter:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     async def release(self) -> None:
+        """Free the slot taken by ``acquire`` and wake the waiters (a raised limit may admit several)."""
         async with self._cond:
             self.in_flight -= 1
             self._cond.notify_all()
@@ -107,6 +108,7 @@ class AdaptiveLimiter:
                 self._cond.notify_all()
 
     def stats(self) -> LimiterStats:
+        """A snapshot of the limiter for a sweep's result and progress, taken without its lock."""
         return LimiterStats(
             provider=self.provider,
             max_concurrency=self.max_concurrency,

@@ -1,6 +1,6 @@
-"""Sweep progress: a snapshot value, a terminal line and a notebook bar.
+r"""Sweep progress: a snapshot value, a terminal line and a notebook bar.
 
-Why both: people run sweeps from scripts (a ``\\r``-rewritten line on stderr, as pip and tqdm do)
+Why both: people run sweeps from scripts (a ``\r``-rewritten line on stderr, as pip and tqdm do)
 and from notebooks (an ipywidgets bar, built by the notebook layer through :mod:`agentlab.frontend`, so
 this module never imports ipywidgets or IPython). Both are throttled (a few
 redraws per second) and consume only :class:`SweepProgress` snapshots; the final state is always
@@ -32,9 +32,12 @@ def _clock(s: float | None) -> str:
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """Where a sweep stands. ``done`` counts runs finished in this call (failed ones included);
-    ``from_file`` runs were already in the results file; ``cost_usd``/``tokens`` are the file's
-    totals (what the budget guard compares against)."""
+    """Where a sweep stands, as one value the text line and the widget bar both draw.
+
+    ``done`` counts runs finished in this call (failed ones included); ``from_file`` runs were already
+    in the results file; ``cost_usd``/``tokens`` are the file's totals (what the budget guard compares
+    against).
+    """
 
     total: int
     from_file: int = 0
@@ -52,6 +55,7 @@ class SweepProgress:
 
     @property
     def remaining(self) -> int:
+        """Runs still to finish in this call: neither from the file, done, nor given up before starting."""
         return max(0, self.total - self.from_file - self.done - self.not_started)
 
     @property
@@ -62,6 +66,7 @@ class SweepProgress:
         return self.elapsed_s / self.done * self.remaining
 
     def line(self) -> str:
+        """The one-line summary both displays draw (the text line, and the label beside the widget bar)."""
         finished = self.from_file + self.done
         parts = [f"sweep {finished}/{self.total} done"]
         if self.from_file:
@@ -75,11 +80,14 @@ class SweepProgress:
 
 
 class ProgressDisplay(Protocol):
-    def update(self, p: SweepProgress, *, final: bool = False) -> None: ...
+    """What a sweep's ``progress=`` object must do: take snapshots, throttling itself."""
+
+    def update(self, p: SweepProgress, *, final: bool = False) -> None:
+        """Show ``p``; ``final`` is the last call and must be drawn, whatever the throttle says."""
 
 
 class TextProgress:
-    """One line rewritten in place with ``\\r`` (a newline after the final state)."""
+    r"""One line rewritten in place with ``\r`` (a newline after the final state)."""
 
     def __init__(self, stream: TextIO | None = None, *, interval_s: float = 0.25) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -88,6 +96,7 @@ class TextProgress:
         self._width = 0
 
     def update(self, p: SweepProgress, *, final: bool = False) -> None:
+        """Rewrite the line at most every ``interval_s`` (the final state always), blanking leftovers."""
         now = time.monotonic()
         if not final and now - self._last < self.interval_s:
             return
@@ -100,8 +109,11 @@ class TextProgress:
 
 
 def make_display(progress: str | ProgressDisplay | None) -> ProgressDisplay | None:
-    """``"auto"``: a widget bar inside a Jupyter kernel (unless ``AGENTLAB_NO_WIDGETS=1``), else a text
-    line on stderr; ``"text"``, ``"widget"``, ``None`` (nothing) or any object with ``update``."""
+    """The progress display a sweep's ``progress=`` asks for.
+
+    ``"auto"``: a widget bar inside a Jupyter kernel (unless ``AGENTLAB_NO_WIDGETS=1``), else a text
+    line on stderr; ``"text"``, ``"widget"``, ``None`` (nothing) or any object with ``update``.
+    """
     if progress is None:
         return None
     if not isinstance(progress, str):

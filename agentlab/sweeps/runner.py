@@ -61,7 +61,8 @@ from agentlab.errors import (
     StorageError,
 )
 from agentlab.loop.result import RunResult
-from agentlab.loop.runner import ContinuationPolicy, Run, run_sync
+from agentlab.loop.runner import ContinuationPolicy, Run
+from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
 from agentlab.neutral.error_text import durable_error_text
@@ -131,10 +132,12 @@ class Setting:
             object.__setattr__(self, "providers", tuple(self.providers))
 
     def applies_to(self, provider: str) -> bool:
+        """Whether this setting runs for ``provider`` (``providers=None``: every provider)."""
         return self.providers is None or provider in self.providers
 
     @property
     def thinking(self) -> bool:
+        """Whether reasoning is on (``reasoning=None`` is a run's default, which reasons)."""
         return self.reasoning is None or self.reasoning.enabled
 
     def fingerprint(self) -> str:

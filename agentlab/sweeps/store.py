@@ -155,9 +155,12 @@ def _parse_row(line: bytes) -> dict[str, Any]:
 
 
 def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Every complete row in file order, each checked by :func:`check_row`, streamed (a resume scan
-    of a huge file stays small in memory). A torn *last* line is skipped with a ``TornLineWarning``;
-    a bad line elsewhere is corruption and raises ``ConfigError`` with its line number."""
+    """Every complete row in file order, each checked by :func:`check_row`, streamed.
+
+    Streaming keeps a resume scan of a huge file small in memory. A torn *last* line is skipped with a
+    ``TornLineWarning``; a bad line elsewhere is corruption and raises ``ConfigError`` with its line
+    number.
+    """
     return read_records(path, _parse_row, "a sweep results row")
 
 
@@ -193,6 +196,7 @@ class ResultsFile:
         self._file.append(data)
 
     def close(self) -> None:
+        """Stop writing: later appends raise, so a finished sweep's file cannot grow by accident."""
         self._file = None
 
     def __enter__(self) -> ResultsFile:

@@ -52,14 +52,11 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def numbers_in(text: str) -> list[float]:
-    """Every number written in ``text`` (``2,148,000`` is one number)."""
-    return [float(m.group(0).replace(",", "")) for m in _NUM.finditer(text)]
-
-
 def _number_matches(written: str, expected: float) -> bool:
-    """A written number matches when it is ``expected`` rounded to the decimals it shows; a
-    non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``)."""
+    """A written number matches when it is ``expected`` rounded to the decimals it shows.
+
+    A non-integer ``expected`` needs at least one decimal (``17`` does not answer ``17.33``).
+    """
     value = float(written.replace(",", ""))
     decimals = len(written.split(".", 1)[1]) if "." in written else 0
     if expected != int(expected) and decimals == 0:
@@ -83,7 +80,18 @@ class Task:
     check: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
     tags: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:  # noqa: C901 - one check per field, each with its own ConfigError
+    def __post_init__(self) -> None:
+        self._check_identity()
+        object.__setattr__(self, "choices", tuple(self.choices))
+        object.__setattr__(self, "tags", tuple(self.tags))
+        self._check_answer()
+        if self.match is None and self.expected is not None:
+            object.__setattr__(self, "match", self._default_match())
+        if self.match is not None:
+            self._check_match()
+
+    def _check_identity(self) -> None:
+        """The prompt and the id key a resumed sweep's results, so both are checked before any run."""
         if not isinstance(self.prompt, str) or not self.prompt.strip():
             raise ConfigError(f"a task needs a non-empty prompt string, got {self.prompt!r}")
         if not self.id:
@@ -91,32 +99,34 @@ class Task:
             object.__setattr__(self, "id", f"task-{digest}")
         if not isinstance(self.id, str) or not re.fullmatch(r"[\w.:@/-]{1,128}", self.id):
             raise ConfigError(f"task id must be 1-128 letters, digits or _.:@/- characters, got {self.id!r}")
-        object.__setattr__(self, "choices", tuple(self.choices))
-        object.__setattr__(self, "tags", tuple(self.tags))
+
+    def _check_answer(self) -> None:
+        """One way to score per task: a checker function or an expected answer, never both."""
         if self.check is not None and self.expected is not None:
             raise ConfigError(f"task {self.id}: give check= or expected=, not both")
         if self.check is not None and not callable(self.check):
             raise ConfigError(f"task {self.id}: check must be a function output -> bool")
         if isinstance(self.expected, bool) or not isinstance(self.expected, str | int | float | type(None)):
             raise ConfigError(f"task {self.id}: expected must be a string or a number, got {self.expected!r}")
-        if self.match is None and self.expected is not None:
-            if self.choices:
-                object.__setattr__(self, "match", "choice")
-            elif isinstance(self.expected, str):
-                object.__setattr__(self, "match", "contains")
-            else:
-                object.__setattr__(self, "match", "number")
-        if self.match is not None:
-            if self.match not in _MATCHES:
-                raise ConfigError(f"task {self.id}: match must be one of {_MATCHES}, got {self.match!r}")
-            if self.expected is None:
-                raise ConfigError(f"task {self.id}: match={self.match!r} needs expected=")
-            if self.match == "choice" and (not self.choices or self.expected not in self.choices):
-                raise ConfigError(f"task {self.id}: match='choice' needs choices that include expected")
-            if self.match == "number" and not isinstance(self.expected, int | float):
-                raise ConfigError(f"task {self.id}: match='number' needs a numeric expected")
-            if self.match in ("contains", "exact") and not isinstance(self.expected, str):
-                raise ConfigError(f"task {self.id}: match={self.match!r} needs a string expected")
+
+    def _default_match(self) -> Match:
+        """Choices imply a choice match; otherwise the expected value's type picks contains or number."""
+        if self.choices:
+            return "choice"
+        return "contains" if isinstance(self.expected, str) else "number"
+
+    def _check_match(self) -> None:
+        """Each match kind needs an expected value of its own shape; say which, before a sweep starts."""
+        if self.match not in _MATCHES:
+            raise ConfigError(f"task {self.id}: match must be one of {_MATCHES}, got {self.match!r}")
+        if self.expected is None:
+            raise ConfigError(f"task {self.id}: match={self.match!r} needs expected=")
+        if self.match == "choice" and (not self.choices or self.expected not in self.choices):
+            raise ConfigError(f"task {self.id}: match='choice' needs choices that include expected")
+        if self.match == "number" and not isinstance(self.expected, int | float):
+            raise ConfigError(f"task {self.id}: match='number' needs a numeric expected")
+        if self.match in ("contains", "exact") and not isinstance(self.expected, str):
+            raise ConfigError(f"task {self.id}: match={self.match!r} needs a string expected")
 
     @property
     def scored(self) -> bool:

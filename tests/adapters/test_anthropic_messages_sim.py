@@ -18,7 +18,8 @@ from agentlab import sim
 from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
 from agentlab.errors import ProviderAPIError
 from agentlab.loop.checkpoint import Checkpoint
-from agentlab.loop.runner import Run, Session
+from agentlab.loop.runner import Run
+from agentlab.loop.session import Session
 from agentlab.loop.tools import tool
 from agentlab.neutral.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.neutral.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem

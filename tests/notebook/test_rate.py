@@ -192,7 +192,7 @@ def test_end_renders_at_once_and_collapse_sends_at_once(sent: list[tuple[float, 
 
 
 def test_compare_of_six_simulated_models_stays_in_budget(sent: list[tuple[float, str, Any]]) -> None:
-    """The review's case: ``compare()`` over 6 simulated models streaming slowly, live view on."""
+    """The heavy case: ``compare()`` over 6 simulated models streaming slowly, live view on."""
     from agentlab.notebook.panel import collapse_panels
 
     @agentlab.tool

@@ -1,0 +1,130 @@
+"""The simulator dispatches through its protocol table: a new protocol joins with one registration.
+
+A toy protocol (its own endpoint, marker header, models, error shape and unknown event) is
+registered through the public ``register_protocol`` and reached through the real ``SimTransport``,
+with no edit to the simulator's core.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentlab import sim
+from agentlab.sim.core import SimReply, Simulator, sse
+from agentlab.sim.errors import ErrorDialect, SimError
+from tests.sim.helpers import raw_post
+
+
+class _EchoErrors(ErrorDialect):
+    """A Gemini-like error shape: ``{"error": {"code", "message", "status"}}``."""
+
+    not_found_type = "NOT_FOUND"
+
+    def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
+        body = {"error": {"code": err.status, "message": err.message, "status": err.type}}
+        return err.status, {"content-type": "application/json", **err.headers}, json.dumps(body).encode()
+
+    def model_not_found(self, model: str) -> SimError:
+        return SimError(404, "NOT_FOUND", f"models/{model} is not found")
+
+    def rate_limited(self, retry_after_ms: int) -> SimError:
+        return SimError(429, "RESOURCE_EXHAUSTED", "quota", headers={"retry-after": "1"})
+
+    def server_error(self) -> SimError:
+        return SimError(500, "INTERNAL", "internal")
+
+    def overloaded(self) -> SimError:
+        return SimError(503, "UNAVAILABLE", "overloaded")
+
+
+def _echo(sim_: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+    if req.get("stream"):
+        return SimReply(
+            200, {"content-type": "text/event-stream"}, events=[sse("a", {"n": 1}), sse("b", {"n": 2})]
+        )
+    body = json.dumps({"model": model, "echo": req.get("text")}).encode()
+    return SimReply(200, {"content-type": "application/json"}, body)
+
+
+ECHO = sim.SimProtocol(
+    name="echo",
+    endpoints=("/echo:generate",),
+    handle=_echo,
+    models=("sim-echo",),
+    models_page=lambda: {"models": [{"name": "models/sim-echo"}]},
+    errors=_EchoErrors(),
+    unknown_event=sse("echo_unknown", {"type": "echo_unknown"}),
+    marker_header="x-echo-version",
+)
+
+
+@pytest.fixture
+def echo() -> Iterator[sim.SimProtocol]:
+    sim.register_protocol(ECHO)
+    try:
+        yield ECHO
+    finally:
+        sim.unregister_protocol("echo")
+
+
+def test_builtin_table_lists_openai_first_then_anthropic() -> None:
+    table = sim.protocols()
+    assert [p.name for p in table] == ["openai", "anthropic"]
+    assert [p.endpoints for p in table] == [("/responses",), ("/messages",)]
+
+
+def test_a_registered_protocol_is_served_through_the_transport(echo: sim.SimProtocol) -> None:
+    t = sim.SimTransport()
+    r = raw_post(t, "/v1/echo:generate", {"model": "sim-echo+fault=429x1", "text": "hi"})
+    assert (r.status_code, r.json()) == (
+        429,
+        {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}},
+    )
+    r = raw_post(t, "/v1/echo:generate", {"model": "sim-echo+fault=429x1", "text": "hi"})
+    assert (r.status_code, r.json()) == (200, {"model": "sim-echo", "echo": "hi"})
+    r = raw_post(t, "/v1/echo:generate", {"model": "gemini-2.5-pro"})
+    assert (r.status_code, r.json()["error"]["status"]) == (404, "NOT_FOUND")
+    r = raw_post(
+        t, "/v1/echo:generate", {"model": "sim-echo", "stream": True}, {"x-sim-fault": "unknown_event"}
+    )
+    events = [e.split("\n")[0] for e in r.text.split("\n\n") if e]
+    assert events == ["event: a", "event: echo_unknown", "event: b"]
+
+
+def test_requests_off_its_endpoints_follow_its_marker_header(echo: sim.SimProtocol) -> None:
+    import httpx2
+
+    with httpx2.Client(transport=sim.SimTransport(), base_url="http://sim.agentlab.local") as c:
+        assert c.get("/v1/models", headers={"x-echo-version": "1"}).json() == {
+            "models": [{"name": "models/sim-echo"}]
+        }
+        r = c.get("/v1/nothing", headers={"x-echo-version": "1"})
+        assert (r.status_code, r.json()["error"]["status"]) == (404, "NOT_FOUND")
+        assert "POST /v1/responses, POST /v1/messages, POST /v1/echo:generate and GET /v1/models" in r.text
+        assert c.get("/v1/models").json()["object"] == "list"  # still OpenAI's list without the header
+
+
+def test_unregistered_protocol_paths_are_unknown_urls_again() -> None:
+    sim.register_protocol(ECHO)
+    sim.unregister_protocol("echo")
+    r = raw_post(sim.SimTransport(), "/v1/echo:generate", {"model": "sim-echo"})
+    assert r.status_code == 404 and r.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_registration_refuses_a_name_endpoint_or_marker_already_taken(echo: sim.SimProtocol) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="already registered"):
+        sim.register_protocol(replace(ECHO, endpoints=("/other",), marker_header=None))
+    with pytest.raises(ValueError, match="served by 'openai'"):
+        sim.register_protocol(replace(ECHO, name="echo2", endpoints=("/responses",), marker_header=None))
+    with pytest.raises(ValueError, match="marker header"):
+        sim.register_protocol(
+            replace(ECHO, name="echo3", endpoints=("/x",), marker_header="anthropic-version")
+        )
+    sim.register_protocol(replace(ECHO, endpoints=("/echo:stream",)), replace=True)
+    assert [p.endpoints for p in sim.protocols()][-1] == ("/echo:stream",)
