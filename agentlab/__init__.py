@@ -86,9 +86,13 @@ if TYPE_CHECKING:
     )
     from agentlab.loop.runner import (
         Run as Run,
-        Session as Session,
         arun as arun,
         run as run,
+    )
+    from agentlab.loop.session import (
+        Session as Session,
+    )
+    from agentlab.loop.sync import (
         run_sync as run_sync,
     )
     from agentlab.loop.tools import (
