@@ -7,10 +7,156 @@ name to the module that holds it; ``__all__`` is that list, sorted, and a test k
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab._lazy import lazy_exports
 from agentlab.frontend import install_when as _install_when
+
+# For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
+# typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
+# tests/test_import.py keeps the two in step; `X as X` marks an explicit re-export.
+if TYPE_CHECKING:
+    # isort: off
+    from agentlab.adapters.anthropic_messages import (
+        AnthropicMessagesAdapter as AnthropicMessagesAdapter,
+    )
+    from agentlab.adapters.base import (
+        Adapter as Adapter,
+        ModelRef as ModelRef,
+        create_adapter as create_adapter,
+        parse_model as parse_model,
+    )
+    from agentlab.adapters.openai_responses import (
+        OpenAIResponsesAdapter as OpenAIResponsesAdapter,
+    )
+    from agentlab.costs.frames import (
+        usage_by as usage_by,
+        usage_frame as usage_frame,
+    )
+    from agentlab.costs.pricing import (
+        Cost as Cost,
+        Price as Price,
+        UnpricedModelWarning as UnpricedModelWarning,
+        get_price as get_price,
+        price_call as price_call,
+        prices_override as prices_override,
+        set_price as set_price,
+    )
+    from agentlab.errors import (
+        AgentlabError as AgentlabError,
+        BudgetExceededError as BudgetExceededError,
+        ConfigError as ConfigError,
+        ContinuityError as ContinuityError,
+        InvalidSettingsError as InvalidSettingsError,
+        LimitError as LimitError,
+        MissingApiKeyError as MissingApiKeyError,
+        ModelBehaviorError as ModelBehaviorError,
+        OverloadedError as OverloadedError,
+        PrivacyError as PrivacyError,
+        ProviderAPIError as ProviderAPIError,
+        ProviderConnectionError as ProviderConnectionError,
+        ProviderError as ProviderError,
+        ProviderServerError as ProviderServerError,
+        RateLimitError as RateLimitError,
+        StepLimitError as StepLimitError,
+        StorageError as StorageError,
+        StreamInterruptedError as StreamInterruptedError,
+        ToolDefinitionError as ToolDefinitionError,
+        ToolExecutionError as ToolExecutionError,
+        UnknownModelError as UnknownModelError,
+        UserError as UserError,
+    )
+    from agentlab.loop.checkpoint import (
+        Checkpoint as Checkpoint,
+    )
+    from agentlab.loop.comparison import (
+        Comparison as Comparison,
+        acompare as acompare,
+        compare as compare,
+    )
+    from agentlab.loop.continuation import (
+        Continuation as Continuation,
+        live_continuations as live_continuations,
+        release_all as release_all,
+    )
+    from agentlab.loop.result import (
+        CallRecord as CallRecord,
+        RunResult as RunResult,
+        RunUsage as RunUsage,
+    )
+    from agentlab.loop.runner import (
+        Run as Run,
+        arun as arun,
+        run as run,
+    )
+    from agentlab.loop.session import (
+        Session as Session,
+    )
+    from agentlab.loop.sync import (
+        run_sync as run_sync,
+    )
+    from agentlab.loop.tools import (
+        Tool as Tool,
+        tool as tool,
+    )
+    from agentlab.neutral.events import (
+        DiagnosticEvent as DiagnosticEvent,
+        ErrorEvent as ErrorEvent,
+        ModelCallCompletedEvent as ModelCallCompletedEvent,
+        ModelCallStartedEvent as ModelCallStartedEvent,
+        ModelResponse as ModelResponse,
+        ReasoningDeltaEvent as ReasoningDeltaEvent,
+        ResponseCompletedEvent as ResponseCompletedEvent,
+        RunCompletedEvent as RunCompletedEvent,
+        RunStartedEvent as RunStartedEvent,
+        TextDeltaEvent as TextDeltaEvent,
+        ToolCallDeltaEvent as ToolCallDeltaEvent,
+        ToolCallEvent as ToolCallEvent,
+        ToolResultEvent as ToolResultEvent,
+    )
+    from agentlab.neutral.items import (
+        AssistantTextItem as AssistantTextItem,
+        PortableItem as PortableItem,
+        ProviderReasoningItem as ProviderReasoningItem,
+        SummaryItem as SummaryItem,
+        SystemItem as SystemItem,
+        ToolCallItem as ToolCallItem,
+        ToolResultItem as ToolResultItem,
+        UserItem as UserItem,
+    )
+    from agentlab.neutral.request import (
+        CacheHints as CacheHints,
+        ModelRequest as ModelRequest,
+        ReasoningSettings as ReasoningSettings,
+        ToolSpec as ToolSpec,
+    )
+    from agentlab.neutral.usage import (
+        CallUsage as CallUsage,
+        usage_from_anthropic as usage_from_anthropic,
+        usage_from_openai as usage_from_openai,
+    )
+    from agentlab.records.eventlog import (
+        EventLog as EventLog,
+    )
+    from agentlab.records.memory import (
+        MemoryStore as MemoryStore,
+    )
+    from agentlab.sweeps.analysis import (
+        load_results as load_results,
+        summarize_sweep as summarize_sweep,
+    )
+    from agentlab.sweeps.runner import (
+        Setting as Setting,
+        SweepReport as SweepReport,
+        asweep as asweep,
+        continuity_settings as continuity_settings,
+        sweep as sweep,
+    )
+    from agentlab.sweeps.tasks import (
+        Task as Task,
+        load_tasks as load_tasks,
+    )
+    # isort: on
 
 __version__ = "0.1.0"
 

@@ -48,7 +48,8 @@ class ScriptError(AssertionError):
     """The run did not follow the script (unexpected call, failed expectation, unconsumed steps)."""
 
 
-ToolCallSpec = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str] | ToolCallItem
+# args: a dict, or a str of raw JSON (to script malformed arguments)
+ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str] | ToolCallItem
 
 
 @dataclass

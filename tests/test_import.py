@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 import agentlab
 
@@ -40,3 +46,38 @@ def test_readme_names_every_public_name() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     missing = [n for n in agentlab.__all__ if not re.search(rf"\b{re.escape(n)}\b", readme)]
     assert not missing, f"README does not document: {missing}"
+
+
+def _type_checking_exports(module: ModuleType) -> dict[str, str]:
+    """name -> module of the ``X as X`` imports under the facade's ``if TYPE_CHECKING:``."""
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module, ast.unparse(stmt)
+                for alias in stmt.names:
+                    assert alias.asname == alias.name, f"{alias.name}: not an explicit re-export"
+                    out[alias.name] = stmt.module
+    return out
+
+
+@pytest.mark.parametrize(
+    ("facade", "table", "not_typed"),
+    [
+        ("agentlab", "_EXPORTS", set()),
+        # core may not import the notebook layer, not even for types (tests/test_layers.py)
+        ("agentlab.sweeps", "_LAZY", {"WidgetProgress"}),
+        ("agentlab.notebook", "_LAZY", set()),
+    ],
+)
+def test_type_checkers_see_the_lazy_names(facade: str, table: str, not_typed: set[str]) -> None:
+    """Every lazy public name is also imported for type checkers, from the module it loads from.
+
+    Without it a type checker resolves ``from agentlab import tool`` through ``__getattr__`` as Any:
+    users' code and this repo's tests are then not type-checked against agentlab at all.
+    """
+    module = importlib.import_module(facade)
+    lazy: dict[str, str] = getattr(module, table)
+    expected = {name: mod for name, mod in lazy.items() if name not in not_typed}
+    assert _type_checking_exports(module) == expected

@@ -33,7 +33,15 @@ import agentlab
 ROOT = Path(agentlab.__file__).resolve().parent
 EDGE = {"__init__.py", "__main__.py"}
 CHARTS = {"render/charts.py", "sweeps/charts.py"}
-NEVER = ("agentlab.notebook", "IPython", "ipykernel", "ipywidgets", "anywidget", "traitlets", "nbformat")
+NEVER: tuple[str, ...] = (
+    "agentlab.notebook",
+    "IPython",
+    "ipykernel",
+    "ipywidgets",
+    "anywidget",
+    "traitlets",
+    "nbformat",
+)
 NEVER += ("nbclient", "nbconvert")
 
 

@@ -10,7 +10,30 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
+# typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
+# tests/test_import.py keeps the two in step; `X as X` marks an explicit re-export.
+if TYPE_CHECKING:
+    # isort: off
+    from agentlab.notebook.charts import (
+        plot_cost_breakdown as plot_cost_breakdown,
+        plot_cost_per_solved as plot_cost_per_solved,
+        plot_reasoning_per_step as plot_reasoning_per_step,
+    )
+    from agentlab.notebook.display import (
+        style_usage_frame as style_usage_frame,
+    )
+    from agentlab.notebook.panel import (
+        ReasoningPanel as ReasoningPanel,
+        options as options,
+    )
+    from agentlab.notebook.run_view import (
+        CompareView as CompareView,
+        RunView as RunView,
+    )
+    # isort: on
 
 __all__ = [
     "CompareView",

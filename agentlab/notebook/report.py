@@ -175,7 +175,7 @@ def _execute(src: Path, env: dict[str, str], timeout: int) -> Any:
     from nbclient import NotebookClient
     from traitlets.config import Config
 
-    nb = nbformat.read(src, as_version=4)  # type: ignore[no-untyped-call]
+    nb = nbformat.read(src, as_version=4)
     with tempfile.TemporaryDirectory(prefix="agentlab-kernel-") as sockets:
         # Local IPC sockets: nothing listens on TCP (and the kernel has nothing to warn about).
         config = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}})
@@ -253,7 +253,7 @@ def build_report(
         nb = _execute(src_dir / f"{name}.ipynb", env, timeout)
         report.seconds[name] = time.perf_counter() - t0
         ipynb = out / f"{name}.ipynb"
-        write_atomic(ipynb, nbformat.writes(nb))  # type: ignore[no-untyped-call]
+        write_atomic(ipynb, nbformat.writes(nb))
         page = out / f"{name}.html"
         write_atomic(page, _export_html(nb, assets))
         report.notebooks.append(ipynb)

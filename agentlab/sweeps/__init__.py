@@ -7,7 +7,54 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentlab._lazy import lazy_exports
+
+# For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
+# typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
+# tests/test_import.py keeps the two in step; `X as X` marks an explicit re-export.
+# WidgetProgress is left out: it lives in the notebook layer, which core never imports.
+if TYPE_CHECKING:
+    # isort: off
+    from agentlab.sweeps.analysis import (
+        load_results as load_results,
+        summarize as summarize,
+        summarize_sweep as summarize_sweep,
+        wilson_interval as wilson_interval,
+    )
+    from agentlab.sweeps.charts import (
+        plot_cost_per_solved as plot_cost_per_solved,
+        plot_metric as plot_metric,
+        plot_reasoning_share as plot_reasoning_share,
+        plot_success_rate as plot_success_rate,
+    )
+    from agentlab.sweeps.limiter import (
+        AdaptiveLimiter as AdaptiveLimiter,
+    )
+    from agentlab.sweeps.progress import (
+        SweepProgress as SweepProgress,
+        TextProgress as TextProgress,
+    )
+    from agentlab.sweeps.runner import (
+        Setting as Setting,
+        SweepReport as SweepReport,
+        asweep as asweep,
+        continuity_settings as continuity_settings,
+        sweep as sweep,
+    )
+    from agentlab.sweeps.store import (
+        ResultsFile as ResultsFile,
+        read_rows as read_rows,
+    )
+    from agentlab.sweeps.tasks import (
+        CITIES as CITIES,
+        Task as Task,
+        load_tasks as load_tasks,
+        sim_tasks as sim_tasks,
+        sim_tools as sim_tools,
+    )
+    # isort: on
 
 _LAZY: dict[str, str] = {
     "AdaptiveLimiter": "agentlab.sweeps.limiter",

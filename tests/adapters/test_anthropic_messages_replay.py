@@ -27,7 +27,7 @@ from agentlab.neutral.events import (
     TextDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentlab.neutral.items import PortableItem, SystemItem, ToolResultItem, UserItem
+from agentlab.neutral.items import PortableItem, ProviderReasoningItem, SystemItem, ToolResultItem, UserItem
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
 from tests.adapters.anthropic_support import Replay, adapter_for, served
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette
@@ -89,7 +89,7 @@ def _request_for(path: Path, n: int, ex: Exchange, responses: list[ModelResponse
     elif system:
         items.extend(SystemItem(text=b["text"]) for b in system)
     assistant_turn = 0
-    continuation = []
+    continuation: list[ProviderReasoningItem] = []
     for m in rj["messages"]:
         if m["role"] == "assistant":
             r = responses[assistant_turn]
@@ -181,7 +181,7 @@ def _expected_usage(ex: Exchange) -> dict[str, Any]:
 def _stop_reason(ex: Exchange) -> str:
     if ex.response_kind == "json":
         return str(ex.response_payload["stop_reason"])
-    return next(ev["delta"]["stop_reason"] for ev in ex.sse_events if ev["type"] == "message_delta")
+    return str(next(ev["delta"]["stop_reason"] for ev in ex.sse_events if ev["type"] == "message_delta"))
 
 
 def _check_events(path: Path, ex: Exchange, events: list[Any]) -> ModelResponse:
@@ -208,6 +208,7 @@ def _check_events(path: Path, ex: Exchange, events: list[Any]) -> ModelResponse:
     )
     # Portable items: text and tool calls at their block indexes, tool input as delivered.
     for item in r.items:
+        assert item.index is not None, path.name
         b = blocks[item.index]
         assert item.turn_id == r.response_id
         if item.kind == "tool_call":

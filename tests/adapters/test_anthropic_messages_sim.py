@@ -265,9 +265,8 @@ async def test_cache_hints_give_a_cache_hit_on_the_second_step(stream: bool) -> 
     first, second = responses[0].usage, responses[1].usage
     assert first.cache_read_tokens == 0 and (first.cache_write_tokens or 0) > 1024
     # Step 2 reads the prefix step 1 wrote (at least tools + system) and writes its own tail.
-    assert (
-        second.cache_read_tokens is not None and 1024 < second.cache_read_tokens <= first.cache_write_tokens
-    )  # type: ignore[operator]
+    assert second.cache_read_tokens is not None and first.cache_write_tokens is not None
+    assert 1024 < second.cache_read_tokens <= first.cache_write_tokens
     assert (second.cache_write_tokens or 0) > 0
     assert second.input_tokens is not None and second.input_tokens > second.cache_read_tokens
     body = rec.requests[1]

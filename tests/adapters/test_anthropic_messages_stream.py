@@ -211,7 +211,7 @@ async def test_stream_without_message_stop_is_interrupted_and_yields_no_completi
 async def test_in_stream_error_event_is_typed() -> None:
     err = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     with pytest.raises(StreamInterruptedError) as info:
-        await _collect(_serve(to_sse([_start(), *_text(0, "a"), err]), **{"request-id": "req_9"}))
+        await _collect(_serve(to_sse([_start(), *_text(0, "a"), err]), 200, SSE, **{"request-id": "req_9"}))
     e = info.value
     assert (e.error_type, e.retryable, e.request_id, e.provider) == (
         "overloaded_error",
@@ -368,7 +368,7 @@ async def test_non_streaming_error_envelope_with_status_200_is_typed() -> None:
 
 
 async def test_non_streaming_blocks_are_kept_as_received() -> None:
-    msg = {
+    msg: dict[str, Any] = {
         "id": "msg_9",
         "type": "message",
         "role": "assistant",

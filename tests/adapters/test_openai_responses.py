@@ -89,8 +89,9 @@ async def collect(adapter: OpenAIResponsesAdapter, request: ModelRequest) -> lis
 
 def completed(events: list[Any]) -> ModelResponse:
     done = [e for e in events if isinstance(e, ResponseCompletedEvent)]
-    assert len(done) == 1 and events[-1] is done[0]
-    return done[0].response
+    assert len(done) == 1 and events[-1] is done[0]  # `is` narrows done[0] to events' Any
+    response: ModelResponse = done[0].response
+    return response
 
 
 def _content_text(item: dict[str, Any]) -> str:
@@ -227,9 +228,9 @@ def check_response(events: list[Any], ex: Exchange) -> ModelResponse:
 
     # Portable items carry the response id, their output index and the provider's item id.
     output_ids = [o["id"] for o in exp.output]
-    for item in resp.items:
-        assert item.turn_id == exp.response["id"] == resp.response_id
-        assert item.index is not None and output_ids[item.index] == item.provider_item_id
+    for portable in resp.items:
+        assert portable.turn_id == exp.response["id"] == resp.response_id
+        assert portable.index is not None and output_ids[portable.index] == portable.provider_item_id
 
     # Reasoning items: the complete item of output_item.done, as raw JSON, in output order.
     rs = exp.items_of("reasoning")
@@ -398,7 +399,7 @@ async def test_in_stream_error_event_is_stream_interrupted_with_type_and_message
     err = info.value
     assert err.provider == "openai" and err.error_type == "insufficient_quota"
     assert "exceeded your current quota" in err.message
-    assert err.code == "insufficient_quota"  # type: ignore[attr-defined]
+    assert err.code == "insufficient_quota"
 
 
 @pytest.mark.parametrize(
@@ -436,7 +437,7 @@ async def test_recorded_http_errors_map_to_provider_api_error(
     with pytest.raises(ProviderAPIError) as info:
         await collect(adapter, ModelRequest(model="gpt-4o", items=(UserItem(text="x"),)))
     err = info.value
-    assert (err.status, err.error_type, err.code) == (status, etype, code)  # type: ignore[attr-defined]
+    assert (err.status, err.error_type, err.code) == (status, etype, code)
     assert needle in err.message
     assert err.request_id == ex.response_headers.get("x-request-id", "req_replay")
     assert "sk-test-not-a-key" not in str(err) and "sk-test-not-a-key" not in repr(err)
@@ -461,7 +462,7 @@ async def test_quoted_error_bodies_map_to_provider_api_error(
     with pytest.raises(ProviderAPIError) as info:
         await collect(adapter, ModelRequest(model="gpt-4o", items=(UserItem(text="x"),)))
     assert info.value.status == status and info.value.error_type == "invalid_request_error"
-    assert info.value.code == code  # type: ignore[attr-defined]
+    assert info.value.code == code
     assert info.value.message == body["error"]["message"] and info.value.request_id == "req_q"
 
 

@@ -172,7 +172,7 @@ async def test_tampered_encrypted_content_is_rejected_with_a_typed_error() -> No
     )
     with pytest.raises(ProviderAPIError) as info:
         await collect(adapter, second)
-    assert info.value.status == 400 and info.value.code == "invalid_encrypted_content"  # type: ignore[attr-defined]
+    assert info.value.status == 400 and info.value.code == "invalid_encrypted_content"
 
 
 async def test_debug_logs_hold_no_reasoning_and_no_key(caplog: pytest.LogCaptureFixture) -> None:

@@ -370,7 +370,7 @@ async def test_status_errors_are_typed(status: int, cls: type[Exception]) -> Non
         "some_error",
         "req_e",
     )
-    assert err.code == "c1" and err.message == "went wrong"  # type: ignore[attr-defined]
+    assert err.code == "c1" and err.message == "went wrong"
     if isinstance(err, RateLimitError):
         assert err.retry_after == 7.0
     assert "sk-secret-test-key" not in str(err) + repr(err)

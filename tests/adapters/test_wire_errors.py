@@ -229,8 +229,11 @@ def test_translate_fallback_describes_foreign_exceptions_without_their_text(tran
 def _a_events(*middle: dict[str, Any]) -> bytes:
     from tests.support.cassettes import to_sse
 
-    start = {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 1}}}
-    end = [
+    start: dict[str, Any] = {
+        "type": "message_start",
+        "message": {"id": "msg_1", "usage": {"input_tokens": 1}},
+    }
+    end: list[dict[str, Any]] = [
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
         {"type": "message_stop"},
     ]

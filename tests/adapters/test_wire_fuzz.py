@@ -63,7 +63,7 @@ def get_weather(city: str) -> str:
 
 
 def anthropic_stream(tool: bool = True) -> list[dict[str, Any]]:
-    msg = {
+    msg: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
@@ -361,8 +361,8 @@ def check_run(provider: str, body: bytes) -> None:
     texts: list[str] = [result.error or "", result.model_dump_json(), *log_lines]
     if err is not None:
         assert result.status == "failed" and result.error_type == type(err).__name__
-        for e in chain(err):
-            texts += [str(e), repr(e), *(repr(v) for v in vars(e).values())]
+        for exc in chain(err):
+            texts += [str(exc), repr(exc), *(repr(v) for v in vars(exc).values())]
     for t in texts:
         assert REASONING not in t, t[:400]
     error_texts = [result.error or ""] + [ln for ln in log_lines if '"kind":"error"' in ln.replace(" ", "")]

@@ -189,6 +189,7 @@ def openai_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any]]:
             }
         )
     evs.append({"type": "response.output_item.done", "output_index": 0, "item": reasoning_done})
+    second: dict[str, Any]
     if not final:
         call = {
             "id": "fc_0001",
@@ -452,6 +453,7 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
             return 200, sse_headers(provider), [head, 3600.0]
         if fault == "http500":
             hdr = {"content-type": "application/json", "retry-after-ms": "1"}
+            err: dict[str, Any]
             if provider == "openai":
                 err = {
                     "error": {
@@ -529,7 +531,7 @@ def enospc_on(path: Path, after: int) -> Iterator[list[int]]:
             state["ok"] += 1
         return real(fd, data)
 
-    os.write = write  # type: ignore[assignment]
+    os.write = write
     try:
         yield failed
     finally:

@@ -103,7 +103,7 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
         http = httpx2.AsyncClient()
         if provider == "openai":
             oc = openai.AsyncOpenAI(base_url=f"{loopback}/v1", api_key=key, max_retries=0, http_client=http)
-            adapter: object = al.OpenAIResponsesAdapter(MODELS[provider], client=oc, max_retries=0)
+            adapter: al.Adapter = al.OpenAIResponsesAdapter(MODELS[provider], client=oc, max_retries=0)
         else:
             ac = anthropic.AsyncAnthropic(base_url=loopback, api_key=key, max_retries=0, http_client=http)
             adapter = al.AnthropicMessagesAdapter(MODELS[provider], client=ac)

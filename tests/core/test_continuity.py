@@ -67,6 +67,7 @@ async def test_first_request_has_empty_continuation_and_release_at_end() -> None
     async for ev in run.events():
         if ev.kind == "tool_result":
             c = run.checkpoint.provider_continuation
+            assert c is not None
             conts.append(c)
             sizes.append(len(c))
     assert sizes == [2, 3]
@@ -277,7 +278,7 @@ async def test_cancellation_releases_and_keeps_checkpoint_consistent() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert cont.released and run.checkpoint.provider_continuation is None
-    assert run.result.status == "cancelled"
+    assert run.result is not None and run.result.status == "cancelled"
     # the call whose tools never finished is not in history (no dangling tool call)
     assert [i.kind for i in run.checkpoint.history] == ["user"]
     assert run.result.steps == 1  # but the paid call is accounted for
@@ -290,7 +291,7 @@ async def test_leaving_event_stream_early_releases() -> None:
             if ev.kind == "tool_result":
                 break
     assert run.checkpoint.provider_continuation is None
-    assert run.result.status == "cancelled"
+    assert run.result is not None and run.result.status == "cancelled"
 
 
 async def test_keyboard_interrupt_in_tool_releases() -> None:
@@ -302,7 +303,8 @@ async def test_keyboard_interrupt_in_tool_releases() -> None:
     run = al.Run(OA, "x", tools=[ctrl_c], adapter=oa([Step(opaque=["a"], tool_calls=[("ctrl_c", {})])]))
     with pytest.raises(KeyboardInterrupt):
         await run.arun()
-    assert run.result.status == "cancelled" and run.checkpoint.provider_continuation is None
+    assert run.result is not None and run.result.status == "cancelled"
+    assert run.checkpoint.provider_continuation is None
 
 
 def test_drop_policy_is_refused_on_anthropic_with_thinking_on() -> None:

@@ -73,7 +73,7 @@ def test_a_failing_fsync_is_rolled_back(tmp_path: Path, monkeypatch: pytest.Monk
     def bad_fsync(fd: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr(jsonl.os, "fsync", bad_fsync)
+    monkeypatch.setattr("agentlab.records.jsonl.os.fsync", bad_fsync)
     with pytest.raises(StorageError) as ei:
         f.append({"n": 1})
     assert ei.value.errno == errno.EIO and p.read_bytes() == b'{"n":0}\n'
@@ -97,7 +97,7 @@ def test_a_roll_back_that_fails_is_done_before_the_next_append(
     def no_ftruncate(fd: int, size: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr(jsonl.os, "ftruncate", no_ftruncate)
+    monkeypatch.setattr("agentlab.records.jsonl.os.ftruncate", no_ftruncate)
     with pytest.raises(StorageError):
         f.append({"n": 1})
     assert p.read_bytes() == b'{"n":0}\n{"n"'  # the partial line could not be cut yet...

@@ -6,20 +6,23 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
 import agentlab as al
 from agentlab.errors import ConfigError, OverloadedError, ProviderAPIError, StepLimitError, UserError
 from agentlab.neutral.events import (
+    AdapterEvent,
     DiagnosticEvent,
+    ErrorEvent,
     ModelCallCompletedEvent,
     ReasoningDeltaEvent,
     RunCompletedEvent,
     TextDeltaEvent,
     ToolResultEvent,
 )
-from agentlab.neutral.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
+from agentlab.neutral.items import AssistantTextItem, PortableItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.testing import ScriptedAdapter, ScriptError, Step
 
 M = "openai:sim-reasoner"
@@ -57,7 +60,7 @@ async def test_final_answer_without_tools() -> None:
 
 
 async def test_tool_results_go_back_in_next_request() -> None:
-    seen: list[tuple] = []
+    seen: list[tuple[PortableItem, ...]] = []
 
     def check(req: al.ModelRequest) -> None:
         seen.append(req.items)
@@ -200,8 +203,9 @@ async def test_non_retryable_error_fails_with_typed_error() -> None:
     with pytest.raises(ProviderAPIError):
         await run.arun()
     assert ad.consumed == 1
+    assert run.result is not None
     assert run.result.status == "failed" and run.checkpoint.history == (UserItem(text="x"),)
-    errs = [e for e in run.result.events if e.kind == "error"]
+    errs = [e for e in run.result.events if isinstance(e, ErrorEvent)]
     assert errs and errs[0].status == 400
 
 
@@ -230,6 +234,7 @@ async def test_event_stream_order_and_stamping() -> None:
     )
     assert kinds.index("tool_call") < kinds.index("tool_result")
     # durable events in the result are durable only
+    assert run.result is not None
     assert all(type(e).durable for e in run.result.events)
     mc = [e for e in run.result.events if isinstance(e, ModelCallCompletedEvent)]
     assert [e.step for e in mc] == [1, 2]
@@ -283,10 +288,11 @@ async def test_tool_call_arguments_are_json() -> None:
 
 
 class _NoCompletion:
-    provider, api, model, base_url = "openai", "responses", "sim-reasoner", None
+    provider, api, model = "openai", "responses", "sim-reasoner"
+    base_url: str | None = None
     max_retries = 0
 
-    async def stream(self, request: al.ModelRequest):  # type: ignore[no-untyped-def]
+    async def stream(self, request: al.ModelRequest) -> AsyncIterator[AdapterEvent]:
         yield TextDeltaEvent(text="half")
 
     async def aclose(self) -> None:
@@ -294,9 +300,10 @@ class _NoCompletion:
 
 
 async def test_stream_without_completion_is_model_behavior_error() -> None:
-    run = al.Run(M, "x", adapter=_NoCompletion())  # type: ignore[arg-type]
+    run = al.Run(M, "x", adapter=_NoCompletion())
     with pytest.raises(al.ModelBehaviorError, match="without a completed response"):
         await run.arun()
+    assert run.result is not None
     assert run.checkpoint.history == (UserItem(text="x"),) and run.result.status == "failed"
 
 

@@ -42,7 +42,7 @@ C = f"CANARY{uuid.uuid4().hex[:12]}"
 def _ipython(obj: object) -> str:
     from IPython.lib.pretty import pretty
 
-    return pretty(obj)
+    return str(pretty(obj))
 
 
 def _rich(obj: object) -> str:

@@ -27,7 +27,7 @@ def script() -> list[Step]:
     ]
 
 
-def comparable(r: al.RunResult) -> tuple:
+def comparable(r: al.RunResult) -> tuple[object, ...]:
     return (r.status, r.output, r.steps, r.history, r.usage.tokens, r.usage.cost, [c.usage for c in r.calls])
 
 

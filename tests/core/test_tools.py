@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -123,7 +123,7 @@ async def test_validation_coerces_and_rejects() -> None:
 
 async def test_async_tool_and_return_serialization() -> None:
     @tool
-    async def data(n: int) -> dict:
+    async def data(n: int) -> dict[str, Any]:
         """Dict result."""
         return {"n": n, "items": [1, 2]}
 

@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.patches import Rectangle
 
 import agentlab
 from agentlab.costs.frames import usage_frame
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook import charts
 from agentlab.testing import ScriptedAdapter, Step
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _legend_texts(ax: Axes) -> list[str]:
+    legend = ax.get_legend()
+    assert legend is not None, "the chart has no legend"
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def _bar_heights(ax: Axes) -> list[float]:
+    heights = []
+    for p in ax.patches:
+        assert isinstance(p, Rectangle), p
+        heights.append(p.get_height())
+    return heights
 
 
 def _result(model: str, reasoning: list[int | None]) -> agentlab.RunResult:
@@ -62,7 +82,7 @@ def test_cost_breakdown_stacks_and_labels() -> None:
     assert (data["reasoning"] > 0).all() and (data["output_unsplit"] == 0).all()
     ax = charts.plot_cost_breakdown(df)
     assert ax.get_ylabel() == "cost (USD)" and ax.get_xlabel() == "provider:model"
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = _legend_texts(ax)
     assert "output, reasoning" in labels and "input, uncached" in labels
     assert ax.figure is not None
 
@@ -73,7 +93,7 @@ def test_unknown_reasoning_is_hatched_not_zero() -> None:
     assert data.loc["anthropic:sim-thinker-legacy", "output_unsplit"] > 0
     assert data.loc["anthropic:sim-thinker-legacy", "reasoning"] == 0
     ax = charts.plot_cost_breakdown(df)
-    assert "output, split unknown" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "output, split unknown" in _legend_texts(ax)
     assert "reasoning n/a" in " ".join(t.get_text() for t in ax.texts)
 
 
@@ -100,13 +120,13 @@ def test_reasoning_per_step_draws_a_line_per_run_and_gaps_for_unknown() -> None:
     out = charts.plot_reasoning_per_step(df, ax=ax)
     assert out is ax
     assert ax.get_xlabel().startswith("step") and ax.get_ylabel() == "reasoning tokens"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+    assert _legend_texts(ax) == [
         "openai:sim-reasoner",
         "anthropic:sim-thinker",
     ]
     lines = [ln for ln in ax.get_lines() if ln.get_linestyle() != "None"]
     assert len(lines) == 3
-    assert math.isnan(lines[2].get_ydata()[1])  # unknown is a gap, not 0
+    assert math.isnan(np.asarray(lines[2].get_ydata(), dtype=float)[1])  # unknown is a gap, not 0
 
 
 def test_cost_per_solved() -> None:
@@ -118,7 +138,7 @@ def test_cost_per_solved() -> None:
         }
     )
     ax = charts.plot_cost_per_solved(runs)
-    heights = [p.get_height() for p in ax.patches]
+    heights = _bar_heights(ax)
     assert heights == pytest.approx([2.0, 0.5, 0.0])
     texts = " ".join(t.get_text() for t in ax.texts)
     assert "1/2 solved" in texts and "none solved" in texts
@@ -134,7 +154,7 @@ def test_one_cost_per_solved_for_runs_and_sweep_summaries() -> None:
     assert sweep_charts.plot_metric is charts.plot_metric
     runs = pd.DataFrame({"label": ["a", "b"], "cost_usd": [1.0, 2.0], "solved": [True, False]})
     ax = sweeps.plot_cost_per_solved(runs)
-    assert [p.get_height() for p in ax.patches] == pytest.approx([1.0, 0.0])
+    assert _bar_heights(ax) == pytest.approx([1.0, 0.0])
     idx = pd.MultiIndex.from_tuples([("m1", "drop"), ("m2", "drop")], names=["model", "continuity"])
     summary = pd.DataFrame(
         {"solved": pd.array([2, 0], dtype="Int64"), "cost_per_solved_usd": [0.5, math.nan]}, index=idx

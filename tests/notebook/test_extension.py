@@ -16,7 +16,8 @@ class _Shell:
     def __init__(self) -> None:
         from IPython.core.events import EventManager, available_events
 
-        self.events = EventManager(self, available_events)
+        # a stand-in for InteractiveShell: EventManager only keeps a reference to it
+        self.events = EventManager(self, available_events)  # type: ignore[arg-type]
 
 
 @pytest.fixture

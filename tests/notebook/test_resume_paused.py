@@ -9,12 +9,12 @@ built after that point, so it cannot carry the released items).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
 import agentlab
 from agentlab.loop.continuation import release_all
+from agentlab.neutral.events import AdapterEvent
 
 
 @agentlab.tool
@@ -26,7 +26,7 @@ def get_weather(city: str) -> str:
 class Recording:
     """Wraps a real (simulated) adapter; records how many opaque items each request carried."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: agentlab.Adapter) -> None:
         self.inner = inner
         self.provider, self.api, self.model, self.base_url = (
             inner.provider,
@@ -38,7 +38,7 @@ class Recording:
         self.sent: list[tuple[bool, int]] = []  # (after release?, opaque items)
         self.released = False
 
-    def stream(self, request: Any) -> AsyncIterator[Any]:
+    def stream(self, request: agentlab.ModelRequest) -> AsyncIterator[AdapterEvent]:
         self.sent.append((self.released, len(request.continuation)))
         return self.inner.stream(request)
 

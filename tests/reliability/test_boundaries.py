@@ -235,9 +235,9 @@ def check_world(w: World) -> None:
         assert not any(k in body for k in issued[other])
     # 2. within each loop: exactly the loop's earlier opaque blocks, byte-identical, in order
     for loop in w.loops:
-        a, b = loop.exchanges
+        first, end = loop.exchanges
         got: list[dict[str, Any]] = []
-        for n, ex in enumerate(rec.exchanges[a:b], start=a):
+        for n, ex in enumerate(rec.exchanges[first:end], start=first):
             if n == loop.released_at:
                 got = []  # released at cell end: nothing received before may be sent again
             sent = sent_opaque(ex)

@@ -200,7 +200,7 @@ async def test_concurrent_runs_with_cancellations_end_defined(tmp_path: Path) ->
         check_history_consistent(res.history)
         assert not rec.unclosed and all(s == 200 for s in rec.statuses)
         assert r.checkpoint.provider_continuation is None
-    cut_steps = {runs[i].result.steps for i in planned if runs[i].result is not None}
+    cut_steps = {res.steps for i in planned if (res := runs[i].result) is not None}
     assert cut_steps == {0, 1}, "cancelled both in the first call and after a completed step"
     ids = {r.run_id for r in runs}
     assert not [c for c in al.live_continuations() if c.run_id in ids]

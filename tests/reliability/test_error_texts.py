@@ -110,7 +110,7 @@ ANTHROPIC_CASES: dict[str, list[dict[str, Any]]] = {
 
 
 def _anthropic_adapter(events: list[dict[str, Any]]) -> Adapter:
-    return adapter_for(A_MODEL, Replay([Served(200, to_sse(events), SSE)]))  # type: ignore[return-value]
+    return adapter_for(A_MODEL, Replay([Served(200, to_sse(events), SSE)]))
 
 
 # ---------------------------------------------------------------- OpenAI streams

@@ -86,10 +86,10 @@ def keyed_adapter(provider: str, rec: RecordingTransport, *, max_retries: int = 
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 
     if provider == "openai":
-        client = sim.openai_client(transport=rec, api_key=OPENAI_KEY, max_retries=max_retries)
-        return OpenAIResponsesAdapter(MODELS[provider], client=client, max_retries=max_retries)
-    client = sim.anthropic_client(transport=rec, api_key=ANTHROPIC_KEY, max_retries=max_retries)
-    return AnthropicMessagesAdapter(MODELS[provider], client=client)
+        oclient = sim.openai_client(transport=rec, api_key=OPENAI_KEY, max_retries=max_retries)
+        return OpenAIResponsesAdapter(MODELS[provider], client=oclient, max_retries=max_retries)
+    aclient = sim.anthropic_client(transport=rec, api_key=ANTHROPIC_KEY, max_retries=max_retries)
+    return AnthropicMessagesAdapter(MODELS[provider], client=aclient)
 
 
 class Durable:
@@ -309,7 +309,7 @@ def test_api_keys_never_in_reprs_errors_or_logs(
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     durable = Durable()
-    adapters = [
+    adapters: list[al.Adapter] = [
         OpenAIResponsesAdapter(
             "gpt-5.1", api_key=OPENAI_KEY, base_url="http://127.0.0.1:9/v1", max_retries=0
         ),

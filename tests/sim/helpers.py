@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# Plain wire JSON (the simulator's raw-body tests post them as they are). `strict` is left out of the
+# OpenAI tool, as the API allows; the SDK's FunctionToolParam marks it required, so SDK calls taking
+# these ignore the mismatch.
 WEATHER_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-OPENAI_WEATHER = {
+OPENAI_WEATHER: dict[str, Any] = {
     "type": "function",
     "name": "get_weather",
     "description": "Current weather for a city.",
     "parameters": WEATHER_SCHEMA,
 }
-ANTHROPIC_WEATHER = {
+ANTHROPIC_WEATHER: dict[str, Any] = {
     "name": "get_weather",
     "description": "Current weather for a city.",
     "input_schema": WEATHER_SCHEMA,

@@ -19,14 +19,16 @@ IMPL: dict[str, Any] = {"get_weather": weather}
 
 async def test_openai_tool_loop_nonstream_answers_from_tool_results() -> None:
     client = sim.openai_client()
+    # The history is wire JSON sent back verbatim (model_dump dicts), which the SDK's TypedDicts do not
+    # describe: the calls that take it ignore call-overload / arg-type.
     items: list[dict[str, Any]] = [{"role": "user", "content": "Is it warmer in Paris or Rome?"}]
     calls_per_turn = []
     for _ in range(4):
-        r = await client.responses.create(
+        r = await client.responses.create(  # type: ignore[call-overload]
             model="sim-reasoner",
             input=items,
             tools=[OPENAI_WEATHER],
-            store=False,  # type: ignore[list-item]
+            store=False,
             include=["reasoning.encrypted_content"],
             reasoning={"effort": "low", "summary": "auto"},
         )
@@ -43,10 +45,10 @@ async def test_openai_tool_loop_nonstream_answers_from_tool_results() -> None:
 
 async def test_openai_streams_and_stream_helper() -> None:
     client = sim.openai_client()
-    stream = await client.responses.create(
+    stream = await client.responses.create(  # type: ignore[call-overload]  # wire-JSON tool dict
         model="sim-reasoner",
         input="Is it warmer in Paris or Rome?",
-        tools=[OPENAI_WEATHER],  # type: ignore[list-item]
+        tools=[OPENAI_WEATHER],
         stream=True,
         store=False,
         include=["reasoning.encrypted_content"],
@@ -72,15 +74,16 @@ def test_openai_sync_client() -> None:
 
 async def test_anthropic_tool_loop_with_thinking_nonstream_and_stream() -> None:
     client = sim.anthropic_client()
+    # wire JSON history, as in the OpenAI loop above
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "Is it warmer in Paris or Rome?"}]
     kinds = []
     for _ in range(4):
-        r = await client.messages.create(
+        r = await client.messages.create(  # type: ignore[call-overload]
             model="sim-thinker",
             max_tokens=4000,
             thinking={"type": "enabled", "budget_tokens": 2048},
             messages=msgs,
-            tools=[ANTHROPIC_WEATHER],  # type: ignore[arg-type,list-item]
+            tools=[ANTHROPIC_WEATHER],
         )
         kinds.append([b.type for b in r.content])
         msgs.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in r.content]})
@@ -97,20 +100,20 @@ async def test_anthropic_tool_loop_with_thinking_nonstream_and_stream() -> None:
         model="sim-thinker",
         max_tokens=4000,
         thinking={"type": "enabled", "budget_tokens": 2048},
-        messages=msgs[:1],
-        tools=[ANTHROPIC_WEATHER],  # type: ignore[arg-type,list-item]
+        messages=msgs[:1],  # type: ignore[arg-type]
+        tools=[ANTHROPIC_WEATHER],  # type: ignore[list-item]
     ) as st:
         async for _ in st:
             pass
         final = await st.get_final_message()
     assert [b.type for b in final.content] == kinds[0]
-    raw = await client.messages.create(
+    raw = await client.messages.create(  # type: ignore[call-overload]
         model="sim-thinker",
         max_tokens=4000,
         thinking={"type": "enabled", "budget_tokens": 2048},
         messages=msgs[:1],
         tools=[ANTHROPIC_WEATHER],
-        stream=True,  # type: ignore[arg-type,list-item]
+        stream=True,
     )
     types = [ev.type async for ev in raw]
     assert types[0] == "message_start" and types[-1] == "message_stop"

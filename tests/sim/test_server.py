@@ -85,7 +85,7 @@ def test_anthropic_sdk_full_tool_loop_over_socket(server: str) -> None:
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": b.id, "content": TEMPS[b.input["city"]]}
+                {"type": "tool_result", "tool_use_id": b.id, "content": TEMPS[str(b.input["city"])]}
                 for b in first.content
                 if b.type == "tool_use"
             ],

@@ -8,12 +8,13 @@ from typing import Any
 
 import anthropic
 import pytest
+from anthropic.types import ThinkingConfigEnabledParam
 
 from agentlab import sim
 from agentlab.sim.reasoner import MAGIC_REDACTED
 from tests.sim.helpers import ANTHROPIC_WEATHER, TEMPS, load_error_fixture, raw_post
 
-THINK = {"type": "enabled", "budget_tokens": 2048}
+THINK: ThinkingConfigEnabledParam = {"type": "enabled", "budget_tokens": 2048}
 
 
 def _request(messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
@@ -234,7 +235,7 @@ async def test_sdk_raises_typed_errors() -> None:
         await client.messages.create(
             model="sim-thinker",
             max_tokens=1000,
-            thinking=THINK,  # type: ignore[arg-type]
+            thinking=THINK,
             messages=[{"role": "user", "content": "hi"}],
         )
     assert (

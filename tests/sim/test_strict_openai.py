@@ -200,7 +200,7 @@ async def test_sdk_raises_typed_errors() -> None:
     with pytest.raises(openai.NotFoundError):
         await client.responses.create(
             model="sim-reasoner",
-            input=[  # type: ignore[list-item]
+            input=[
                 {"role": "user", "content": "hi"},
                 {"type": "reasoning", "id": "rs_123", "summary": []},
             ],

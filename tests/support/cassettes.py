@@ -86,7 +86,7 @@ def _headers(raw: dict[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def _body_text(body: Any, headers: dict[str, str]) -> str | None:
+def _body_text(body: object, headers: dict[str, str]) -> str | None:
     if body is None:
         return None
     if isinstance(body, dict):

@@ -71,15 +71,15 @@ def sim_factory(
         if ref.provider == "openai":
             from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 
-            client = sim.openai_client(**opts)
+            oclient = sim.openai_client(**opts)
             inner: Any = OpenAIResponsesAdapter(
-                ref.model, client=client, max_retries=0, extra_headers=headers
+                ref.model, client=oclient, max_retries=0, extra_headers=headers
             )
         else:
             from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
 
-            client = sim.anthropic_client(**opts)
-            inner = AnthropicMessagesAdapter(ref.model, client=client, max_retries=0, extra_headers=headers)
+            aclient = sim.anthropic_client(**opts)
+            inner = AnthropicMessagesAdapter(ref.model, client=aclient, max_retries=0, extra_headers=headers)
         return CountingAdapter(inner, probe)
 
     return make

@@ -130,7 +130,8 @@ def test_charts_return_labelled_axes(tmp_path: Path) -> None:
     ax = plot_success_rate(s)
     labels = [t.get_text() for t in ax.texts]
     assert labels == ["100%", "n/a", "50%"] and ax.get_ylabel().startswith("success rate")
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["verbatim", "drop"]
+    legend = ax.get_legend()
+    assert legend is not None and [t.get_text() for t in legend.get_texts()] == ["verbatim", "drop"]
     _fig, axes = plt.subplots(1, 2)
     assert plot_cost_per_solved(s, ax=axes[0]) is axes[0]
     assert "n/a" in [t.get_text() for t in axes[0].texts]

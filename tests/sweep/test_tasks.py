@@ -119,13 +119,13 @@ def test_shipped_expected_answers_follow_the_city_table() -> None:
             )
             names = [c for c in CITIES if c in t.prompt]
             names.sort(key=t.prompt.index)
-            vals = [_value(kind, c) for c in names]
+            nums = [_value(kind, c) for c in names]
             want = (
-                sum(vals) / len(vals)
+                sum(nums) / len(nums)
                 if "average" in low
-                else vals[0] - sum(vals[1:])
+                else nums[0] - sum(nums[1:])
                 if "difference" in low
-                else sum(vals)
+                else sum(nums)
             )
             assert isinstance(t.expected, int | float) and math.isclose(t.expected, want, rel_tol=1e-4), t.id
         assert t.scored
@@ -133,11 +133,11 @@ def test_shipped_expected_answers_follow_the_city_table() -> None:
 
 def test_shipped_tools_answer_from_the_table() -> None:
     tools = {t.name: t for t in sim_tools()}
-    assert tools["get_weather"].fn("Oslo") == "9 C"  # type: ignore[attr-defined]
-    assert tools["get_population"].fn("paris") == "2148000 people"  # type: ignore[attr-defined]
-    assert tools["get_elevation"].fn("La Paz, Bolivia") == "3640 m"  # type: ignore[attr-defined]
-    assert tools["calculator"].fn("12 * (3 + 4)") == "84"  # type: ignore[attr-defined]
-    assert "no weather data" in tools["get_weather"].fn("Atlantis")  # type: ignore[attr-defined]
+    assert tools["get_weather"].fn("Oslo") == "9 C"
+    assert tools["get_population"].fn("paris") == "2148000 people"
+    assert tools["get_elevation"].fn("La Paz, Bolivia") == "3640 m"
+    assert tools["calculator"].fn("12 * (3 + 4)") == "84"
+    assert "no weather data" in tools["get_weather"].fn("Atlantis")
 
 
 def test_number_checker_rounding_rule() -> None:
