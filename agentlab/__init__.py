@@ -130,10 +130,23 @@ if TYPE_CHECKING:
         ReasoningSettings as ReasoningSettings,
         ToolSpec as ToolSpec,
     )
+    from agentlab.adapters.anthropic_messages._usage import (
+        usage_from_anthropic as usage_from_anthropic,
+    )
+    from agentlab.adapters.registry import (
+        ProviderSpec as ProviderSpec,
+    )
+    from agentlab.adapters.registry import (
+        get_provider as get_provider,
+    )
+    from agentlab.adapters.registry import (
+        register_provider as register_provider,
+    )
+    from agentlab.adapters.openai_responses._usage import (
+        usage_from_openai as usage_from_openai,
+    )
     from agentlab.neutral.usage import (
         CallUsage as CallUsage,
-        usage_from_anthropic as usage_from_anthropic,
-        usage_from_openai as usage_from_openai,
     )
     from agentlab.records.eventlog import (
         EventLog as EventLog,

@@ -126,7 +126,7 @@ def test_accumulate_is_pure_and_old_snapshots_stay_valid() -> None:
     assert snaps[6].status == "streaming" and snaps[1].status == "started"
     assert snaps[18].tool_calls[0].arguments == '{"ci' and not snaps[18].tool_calls[0].complete
     with pytest.raises(AttributeError):
-        snaps[5].status = "failed"  # type: ignore[misc]
+        snaps[5].status = "failed"
     assert snaps[5].replace(status="failed").status == "failed" and snaps[5].status == "streaming"
 
 

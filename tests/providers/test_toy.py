@@ -47,7 +47,7 @@ def priced_toy(toy: ProviderSpec) -> Iterator[ProviderSpec]:
         yield toy
 
 
-@pytest.fixture
+@pytest.fixture  # type: ignore[no-redef]  # deliberately overrides the shared suite's `case` fixture
 def case(toy: ProviderSpec) -> AdapterCase:
     """The shared scenarios' adapter case, here: the toy (replaces the suite's built-in cases)."""
     return TOY
