@@ -135,11 +135,7 @@ if TYPE_CHECKING:
     )
     from agentlab.adapters.registry import (
         ProviderSpec as ProviderSpec,
-    )
-    from agentlab.adapters.registry import (
         get_provider as get_provider,
-    )
-    from agentlab.adapters.registry import (
         register_provider as register_provider,
     )
     from agentlab.adapters.openai_responses._usage import (
