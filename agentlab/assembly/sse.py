@@ -1,0 +1,55 @@
+"""Server-Sent Events framing, once for every adapter (the WHATWG ``text/event-stream`` rules).
+
+Both providers stream SSE; each adapter used to frame lines itself, with different prefix tests.
+The rules kept here: a line ``field:value`` (one optional space after the colon), ``data`` lines of
+one event joined with ``\\n``, a line starting with ``:`` is a comment, a blank line dispatches the
+event (nothing is dispatched without a ``data`` line), a line without a colon is a field with an
+empty value, unknown fields (``id``, ``retry``, others) are ignored, a trailing ``\\r`` (CRLF) is
+tolerated. The event name is kept (``event``) but agentlab's assemblers do not need it: each JSON
+payload names its own ``type``.
+
+It is a per-line method rather than an async generator: one more generator level per event would
+cost more than the framing itself on the hot path.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SSEDecoder"]
+
+
+class SSEDecoder:
+    """Feed lines (terminator removed) with :meth:`line`; it returns an event's data when one dispatches."""
+
+    __slots__ = ("_data", "_event", "event")
+
+    def __init__(self) -> None:
+        self._data: str | None = None
+        self._event: str | None = None
+        self.event: str | None = None
+        """The ``event:`` name of the last dispatched event (``None``: the default, ``message``)."""
+
+    def line(self, line: str) -> str | None:
+        """One line of the stream; the joined ``data`` when this line (a blank one) ends an event."""
+        if line and line[-1] == "\r":
+            line = line[:-1]
+        if not line:
+            data = self._data
+            if data is not None:
+                self._data = None
+                self.event, self._event = self._event, None
+            return data
+        if line[0] == ":":
+            return None  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        if value and value[0] == " ":
+            value = value[1:]
+        if name == "data":
+            self._data = value if self._data is None else f"{self._data}\n{value}"
+        elif name == "event":
+            self._event = value
+        return None
+
+    def end(self) -> str | None:
+        """The data of a last event the stream did not close with a blank line (``None``: none)."""
+        data, self._data = self._data, None
+        return data
