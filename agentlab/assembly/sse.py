@@ -36,7 +36,8 @@ class SSEDecoder:
             data = self._data
             if data is not None:
                 self._data = None
-                self.event, self._event = self._event, None
+                self.event = self._event
+            self._event = None  # a name without data dispatches nothing and does not carry over
             return data
         if line[0] == ":":
             return None  # a comment (keep-alive)
