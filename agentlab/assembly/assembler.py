@@ -155,12 +155,16 @@ class Assembler:
         """A reasoning delta (display only); the first one of the call is timed."""
         if self.first_reasoning_s is None:
             self.first_reasoning_s = _perf() - self._t0
+        if self._rid is None:  # no origin (outside a run): two fields fewer to validate
+            return ReasoningDeltaEvent(text=text, block=block)
         return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
 
     def text(self, text: str) -> TextDeltaEvent:
         """An answer-text delta; the first one of the call is timed."""
         if self.first_text_s is None:
             self.first_text_s = _perf() - self._t0
+        if self._rid is None:
+            return TextDeltaEvent(text=text)
         return TextDeltaEvent(text=text, run_id=self._rid, step=self._step)
 
     def tool_delta(self, call_id: str, name: str, arguments: str) -> ToolCallDeltaEvent:

@@ -39,15 +39,18 @@ class SSEDecoder:
                 self.event = self._event
             self._event = None  # a name without data dispatches nothing and does not carry over
             return data
+        head = line[:5]
+        if head == "data:":  # the hot case first, without splitting the line
+            value = line[6:] if line[5:6] == " " else line[5:]
+            self._data = value if self._data is None else f"{self._data}\n{value}"
+            return None
         if line[0] == ":":
             return None  # a comment (keep-alive)
         name, _, value = line.partition(":")
-        if value and value[0] == " ":
-            value = value[1:]
-        if name == "data":
-            self._data = value if self._data is None else f"{self._data}\n{value}"
+        if name == "data":  # "data" alone: a field without a colon has an empty value
+            self._data = "" if self._data is None else f"{self._data}\n"
         elif name == "event":
-            self._event = value
+            self._event = value[1:] if value[:1] == " " else value
         return None
 
     def end(self) -> str | None:
