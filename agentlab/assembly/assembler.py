@@ -28,7 +28,7 @@ them. Everything the two providers had each written for themselves lives here in
   ``StreamInterruptedError``.
 
 :func:`assemble` is the streaming driver: build, yield the request's diagnostics, open the HTTP
-answer (the adapter's SDK call), frame SSE lines (:mod:`agentlab.assembly.sse`) into ``feed``, then
+answer (the adapter's SDK call), frame its SSE text (:mod:`agentlab.assembly.sse`) into ``feed``, then
 ``finish``; it is the only generator level between the SDK's line iterator and the run.
 """
 
@@ -285,12 +285,13 @@ class Assembler:
 class WireCall:
     """An opened HTTP answer, as :func:`assemble` reads it (the adapter's SDK call made it).
 
-    ``lines``: the SSE lines of a streamed answer (``None``: a whole body to ``read``). ``errors``:
+    ``chunks``: the decoded text of a streamed answer as it arrives (``None``: a whole body to
+    ``read``). ``errors``:
     what reading may raise (transport errors), turned into agentlab errors by ``translate``.
     """
 
     request_id: str | None
-    lines: AsyncIterator[str] | None
+    chunks: AsyncIterator[str] | None
     read: Callable[[], Awaitable[bytes]]
     close: Callable[[], Awaitable[Any]]
     errors: tuple[type[BaseException], ...]
@@ -327,7 +328,7 @@ async def assemble(
     failure: AgentlabError | None = None
     try:
         asm = new_assembler(built, request, call, started)
-        if call.lines is None:
+        if call.chunks is None:
             body = b""
             try:
                 body = await call.read()
@@ -339,12 +340,11 @@ async def assemble(
                 yield ev
         else:
             frame = SSEDecoder()
-            line_in = frame.line
+            chunk_in = frame.chunk
             feed = asm.feed
             try:
-                async for line in call.lines:
-                    data = line_in(line)
-                    if data is not None:
+                async for text in call.chunks:
+                    for data in chunk_in(text):
                         out = feed(data)
                         if out is not None:
                             yield out

@@ -34,3 +34,21 @@ def test_crlf_unknown_fields_and_a_last_event_without_its_blank_line() -> None:
 def test_a_colon_in_the_value_is_kept() -> None:
     out, _, _ = _frame('data: {"url": "http://x"}\n\n')
     assert out == ['{"url": "http://x"}']
+
+
+def _chunked(text: str, size: int) -> tuple[list[str], str | None]:
+    d = SSEDecoder()
+    out: list[str] = []
+    for i in range(0, len(text), size):
+        out.extend(d.chunk(text[i : i + size]))
+    return out, d.end()
+
+
+def test_chunks_of_any_size_frame_as_lines_do() -> None:
+    text = (
+        ': c\r\nevent: a\r\ndata: one\r\ndata:two\r\n\r\ndata: {"u": "\u2028"}\n\n'
+        "data: three\rdata: four\r\rdata: tail"
+    )
+    want = ["one\ntwo", '{"u": "\u2028"}', "three\nfour"]
+    for size in (1, 2, 3, 7, 1000):
+        assert _chunked(text, size) == (want, "tail"), size

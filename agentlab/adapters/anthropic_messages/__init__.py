@@ -177,7 +177,7 @@ class AnthropicMessagesAdapter:
                 resp = await cm.__aenter__()
                 return WireCall(
                     request_id=resp.request_id,
-                    lines=resp.http_response.aiter_lines(),
+                    chunks=resp.http_response.aiter_text(),
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
                     errors=(httpx2.HTTPError,),
@@ -188,7 +188,7 @@ class AnthropicMessagesAdapter:
             )
             return WireCall(
                 request_id=raw.request_id,
-                lines=None,
+                chunks=None,
                 read=raw.read,
                 close=_nothing,
                 errors=(Exception,),

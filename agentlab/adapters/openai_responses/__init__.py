@@ -175,7 +175,7 @@ class OpenAIResponsesAdapter:
         streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
         return WireCall(
             request_id=resp.headers.get("x-request-id"),
-            lines=resp.aiter_lines() if streamed else None,
+            chunks=resp.aiter_text() if streamed else None,
             read=resp.aread,
             close=resp.aclose,
             errors=_TRANSPORT_ERRORS,
