@@ -27,21 +27,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.adapters.registry import find_provider
-from agentlab.neutral.events import (
-    AdapterEvent,
-    DiagnosticEvent,
-    ModelResponse,
-    ReasoningDeltaEvent,
-    ResponseCompletedEvent,
-    StopReason,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-)
+from agentlab.assembly.assembler import Assembler, Completion
+from agentlab.neutral.diagnostics import register_code
+from agentlab.neutral.events import AdapterEvent, StopReason
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
 from agentlab.neutral.request import ModelRequest
 from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ScriptError", "ScriptedAdapter", "Step"]
+
+
+register_code("scripted", "a diagnostic a test script asked for (Step.diagnostics)")
+
+
+class _Script(Assembler):
+    """The scripted call's assembler, so scripted runs exercise the same contract as real adapters.
+
+    Events are built, stamped and timed by the shared base, like a real adapter's; only the completion
+    comes from the script.
+    """
+
+    def __init__(self, provider: str, api: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.provider = provider
+        self.api = api
+        self.completion: Completion | None = None
+
+    def complete(self, notes: list[AdapterEvent]) -> Completion:
+        assert self.completion is not None
+        return self.completion
 
 
 class ScriptError(AssertionError):
@@ -217,14 +231,18 @@ class ScriptedAdapter:
                 ToolCallItem(call_id=cid, name=name, arguments=arguments, turn_id=turn_id, index=pos + k)
             )
 
-        events: list[AdapterEvent] = []
-        for d in step.diagnostics:
-            events.append(DiagnosticEvent(code="scripted", message=d))
-        events.extend(ReasoningDeltaEvent(text=r, block=str(b)) for b, r in enumerate(step.reasoning))
-        events.extend(TextDeltaEvent(text=t) for t in texts)
-        events.extend(
-            ToolCallDeltaEvent(call_id=c.call_id, name=c.name, arguments_delta=c.arguments) for c in calls
+        asm = _Script(
+            self.provider,
+            self.api,
+            model=self.model,
+            base_url=self.base_url,
+            origin=request.origin,
+            reasoning_dropped=step.reasoning_items_dropped,
         )
+        events: list[AdapterEvent] = [asm.note("scripted", d) for d in step.diagnostics]
+        events.extend(asm.reasoning(r, str(b)) for b, r in enumerate(step.reasoning))
+        events.extend(asm.text(t) for t in texts)
+        events.extend(asm.tool_delta(c.call_id, c.name, c.arguments) for c in calls)
 
         for n, ev in enumerate(events):
             if step.error is not None and n >= step.error_after:
@@ -237,20 +255,16 @@ class ScriptedAdapter:
         if texts:
             items.append(AssistantTextItem(text="".join(texts), turn_id=turn_id, index=base))
         items.extend(calls)
-        full_text = "".join(texts)
-        yield ResponseCompletedEvent(
-            response=ModelResponse(
-                provider=self.provider,
-                api=self.api,
-                model=self.model,
-                response_id=f"resp_{i}",
-                items=tuple(items),
-                reasoning=opaque,
-                stop_reason=step.stop_reason or ("tool_use" if calls else "end_turn"),
-                usage=self._usage(step, request, full_text, len(step.reasoning)),
-                reasoning_items_dropped=step.reasoning_items_dropped,
-            )
+        asm.completion = Completion(
+            items=tuple(items),
+            reasoning=opaque,
+            stop_reason=step.stop_reason or ("tool_use" if calls else "end_turn"),
+            stop_detail=None,
+            usage=self._usage(step, request, "".join(texts), len(step.reasoning)),
+            response_id=f"resp_{i}",
         )
+        for ev in asm.finish():
+            yield ev
 
     def __repr__(self) -> str:
         return f"<ScriptedAdapter {self.provider}:{self.model} {self.consumed}/{len(self.steps)} steps>"

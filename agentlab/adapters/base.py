@@ -3,8 +3,9 @@
 An adapter has one required method, ``stream(request)``: an async iterator of ``AdapterEvent``s that
 ends with exactly one ``ResponseCompletedEvent`` (or raises an ``agentlab.errors.ProviderError``).
 Non-streaming calls go through the same method (``request.stream=False``) and the same
-post-processing. The run takes ownership of every event yielded and stamps ``run_id``/``step`` on it
-in place (no per-delta copy), so yield a fresh event object each time; never re-yield or keep one.
+post-processing. Every event of a call is built carrying the ``run_id``/``step`` of
+``request.origin`` (events are frozen; the shared assembler base, :mod:`agentlab.assembly`, does it);
+an adapter that ignores the origin has its events copied with it by the run, never mutated.
 Adapters translate SDK exceptions into agentlab's error tree in one place and own retries (bounded,
 honouring ``retry-after``).
 

@@ -2,9 +2,10 @@
 
 A run is pinned to one provider, chosen once from the model string at construction. Each step builds
 a ``ModelRequest`` from the checkpoint's portable history plus this loop's continuation (the opaque
-reasoning items received so far in this run), streams the adapter's events (re-emitted stamped with
-``run_id``/``step``), and on the completed response appends portable items to history and opaque
-ones to the continuation. Tool calls run concurrently; their results go back in the next request.
+reasoning items received so far in this run), streams the adapter's events (born carrying its
+``run_id``/``step``: the request's ``origin``), and on the completed response appends portable
+items to history and opaque ones to the continuation. Tool calls run concurrently; their results
+go back in the next request.
 
 A ``Session`` (``agentlab.loop.session``) joins a run only through the :class:`SessionLink` hooks;
 the sync bridge (``run_sync``, its worker thread and Ctrl-C handling) is ``agentlab.loop.sync``.
@@ -21,8 +22,9 @@ Invariants the tests hold us to:
 * ``max_steps`` reached without a final answer is *not* an exception: the result has
   ``status="step_limit"``; ``result.raise_for_status()`` raises ``StepLimitError`` when wanted.
 
-Per-delta cost is kept low: deltas are stamped in place (the adapter hands each event over to the
-run; see ``agentlab.adapters.base``), not copied, and neither logged nor written to the event log.
+Per-delta cost is kept low: deltas are built once by the adapter's assembler, already carrying
+``run_id``/``step`` (events are frozen: nothing stamps them afterwards), and neither logged nor
+written to the event log.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 from agentlab import frontend
 from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from agentlab.adapters.registry import find_provider, get_provider
+from agentlab.assembly.assembler import stamped
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
@@ -58,20 +61,20 @@ from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
+from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import (
     AdapterEvent,
     DiagnosticEvent,
     ErrorEvent,
     Event,
+    EventOrigin,
     ModelCallStartedEvent,
     ModelResponse,
-    ReasoningDeltaEvent,
     ResponseCompletedEvent,
     RunCompletedEvent,
     RunEvent,
     RunStartedEvent,
-    TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
@@ -478,9 +481,10 @@ class Run:
             raise
         return start.notices
 
-    def _request(self, cont: Continuation) -> ModelRequest:
+    def _request(self, cont: Continuation, step: int) -> ModelRequest:
         opaque = cont.items if self.continuation_policy == "verbatim" else ()
         return ModelRequest(
+            origin=EventOrigin(run_id=self.run_id, step=step),
             model=self.ref.model,
             items=self.checkpoint.history,
             continuation=opaque,
@@ -506,14 +510,11 @@ class Run:
         return cont
 
     def _released_notice(self, step: int) -> DiagnosticEvent:
-        return DiagnosticEvent(
-            run_id=self.run_id,
-            step=step,
-            code="continuation_released",
-            message=(
-                "this tool loop's opaque reasoning items were released (its notebook cell ended); "
-                "it continues from portable items only"
-            ),
+        return diagnostic(
+            "continuation_released",
+            "this tool loop's opaque reasoning items were released (its notebook cell ended); "
+            "it continues from portable items only",
+            origin=EventOrigin(run_id=self.run_id, step=step),
         )
 
     async def events(self) -> AsyncGenerator[RunEvent, None]:
@@ -608,7 +609,7 @@ class Run:
             if cont.released:
                 cont = self._renew(adapter)
                 yield self._emit(self._released_notice(step))
-            call = CallTiming(self._request(cont), step)
+            call = CallTiming(self._request(cont, step), step)
             async with _closing(self._call_model(adapter, call, sdk_retries)) as stream:
                 async for ev in stream:
                     yield ev
@@ -688,51 +689,41 @@ class Run:
                     type(e).__name__,
                 )
                 yield self._emit(
-                    DiagnosticEvent(
-                        run_id=self.run_id,
-                        step=call.step,
-                        code="retry",
-                        message=f"retrying on the same provider ({attempt}/{self.retries}) after "
+                    diagnostic(
+                        "retry",
+                        f"retrying on the same provider ({attempt}/{self.retries}) after "
                         f"{type(e).__name__}: {redact_secrets(e.message)}",
-                        data={
-                            "attempt": attempt,
-                            "delay_s": decision.delay_s,
-                            "error_type": type(e).__name__,
-                        },
+                        origin=call.request.origin,
+                        attempt=attempt,
+                        delay_s=decision.delay_s,
+                        error_type=type(e).__name__,
                     )
                 )
                 if decision.delay_s > 0:
                     await asyncio.sleep(decision.delay_s)
 
     async def _attempt(self, adapter: Adapter, call: CallTiming) -> AsyncGenerator[RunEvent, None]:
-        """Stream one attempt: stamp each event, time the first deltas, keep the completed response.
+        """Stream one attempt: deliver each event, keep the completed response.
 
-        The hot path (one pass per delta). Events are stamped in place: the adapter handed each one
-        over to the run (see ``agentlab.adapters.base``), so no copy is made. The completed response
-        is not yielded here: the step yields it after it has been accounted for.
+        The hot path (one pass per delta). Events arrive carrying this call's ``run_id``/``step`` (the
+        request's ``origin``); an adapter that does not read it gets its events copied with it
+        (``stamped``), never mutated. Timings are the adapter's (taken once, in its assembler). The
+        completed response is not yielded here: the step yields it after it has been accounted for.
         """
-        rid, step = self.run_id, call.step
+        origin = call.request.origin
         call.start()
-        t0 = call.t0
         deliver = self._deliver
         # aclosing: a consumer leaving events() early (GeneratorExit at our yield) must close the
         # adapter's stream, and with it the HTTP response, now.
-        async with _closing(_encodable(adapter.stream(call.request))) as stream:
+        async with _closing(_encodable(adapter.stream(call.request), origin)) as stream:
             async for ev in stream:
-                d = ev.__dict__
-                d["run_id"] = rid
-                d["step"] = step
+                if ev.run_id is None:
+                    ev = stamped(ev, origin)
                 t = type(ev)
-                if t is ReasoningDeltaEvent:
-                    if call.first_r is None:
-                        call.first_r = time.perf_counter() - t0
-                elif t is TextDeltaEvent:
-                    if call.first_t is None:
-                        call.first_t = time.perf_counter() - t0
-                elif t is ResponseCompletedEvent:
+                if t is ResponseCompletedEvent:
                     call.completed = ev  # type: ignore[assignment]
                     continue
-                elif t is DiagnosticEvent:
+                if t is DiagnosticEvent:
                     yield self._emit(ev)
                     continue
                 deliver(ev)
@@ -878,13 +869,14 @@ class Run:
         return [r for r in out if r is not None], notes
 
     def _timeout_notice(self, c: ToolCallItem, step: int, limit: float | None) -> DiagnosticEvent:
-        return DiagnosticEvent(
-            run_id=self.run_id,
-            step=step,
-            code="tool_timeout",
-            message=f"tool {c.name!r} timed out after {limit:g} s (call {c.call_id}); abandoned, and "
+        return diagnostic(
+            "tool_timeout",
+            f"tool {c.name!r} timed out after {limit:g} s (call {c.call_id}); abandoned, and "
             "the model was given an error result",
-            data={"tool": c.name, "timeout_s": limit, "call_id": c.call_id},
+            origin=EventOrigin(run_id=self.run_id, step=step),
+            tool=c.name,
+            timeout_s=limit,
+            call_id=c.call_id,
         )
 
     def _abandoned(self, c: ToolCallItem, step: int, why: str) -> None:
@@ -892,13 +884,13 @@ class Run:
         if why != "cancelled":
             return  # a timeout is reported with its result
         self._emit_safely(
-            DiagnosticEvent(
-                run_id=self.run_id,
-                step=step,
-                code="tool_abandoned",
-                message=f"tool {c.name!r} (call {c.call_id}) was still running when the run was "
+            diagnostic(
+                "tool_abandoned",
+                f"tool {c.name!r} (call {c.call_id}) was still running when the run was "
                 "cancelled; it was abandoned, not waited for (a sync tool's thread ends on its own)",
-                data={"tool": c.name, "call_id": c.call_id},
+                origin=EventOrigin(run_id=self.run_id, step=step),
+                tool=c.name,
+                call_id=c.call_id,
             )
         )
 
@@ -930,7 +922,9 @@ def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
     return (resp.model_copy(update={"items": tuple(items)}), fixed) if fixed else (resp, 0)
 
 
-async def _encodable(stream: AsyncIterator[AdapterEvent]) -> AsyncGenerator[AdapterEvent, None]:
+async def _encodable(
+    stream: AsyncIterator[AdapterEvent], origin: EventOrigin | None
+) -> AsyncGenerator[AdapterEvent, None]:
     """An adapter's stream with its completed response made encodable (see ``_scrubbed``).
 
     A response that needed it is preceded by an ``unencodable_text`` diagnostic, so the run records
@@ -941,11 +935,12 @@ async def _encodable(stream: AsyncIterator[AdapterEvent]) -> AsyncGenerator[Adap
             if type(ev) is ResponseCompletedEvent:
                 resp, fixed = _scrubbed(ev.response)
                 if fixed:
-                    yield DiagnosticEvent(
-                        code="unencodable_text",
-                        message=f"{fixed} character(s) in the model's output could not be encoded as "
+                    yield diagnostic(
+                        "unencodable_text",
+                        f"{fixed} character(s) in the model's output could not be encoded as "
                         "UTF-8 (lone surrogates) and were replaced with U+FFFD",
-                        data={"count": fixed},
+                        origin=origin,
+                        count=fixed,
                     )
                     ev = ev.model_copy(update={"response": resp})
             yield ev

@@ -21,7 +21,8 @@ from agentlab.errors import UserError
 from agentlab.loop.result import RunResult
 from agentlab.loop.runner import Run, RunStart, new_run, presented
 from agentlab.loop.sync import run_sync
-from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.diagnostics import diagnostic, dropped
+from agentlab.neutral.events import DiagnosticEvent, EventOrigin
 from agentlab.neutral.items import PortableItem
 
 __all__ = ["Session"]
@@ -125,7 +126,7 @@ class Session:
 def _carry_notices(last: _Pin | None, opaque: int, run: Run) -> tuple[tuple[DiagnosticEvent, ...], int]:
     """What the new ``run`` records about the previous loop's ``opaque`` items, and how many it drops.
 
-    Another provider/API/model: they count as dropped (``reasoning_items_dropped``, the count on the
+    Another provider/API/model: they count as dropped (``reasoning_item_dropped``, the count on the
     new run's first call). The same one: the new loop starts without them, which is not a drop (the
     same provider never received them for this loop), so only a ``continuation_not_carried`` note.
     """
@@ -133,23 +134,21 @@ def _carry_notices(last: _Pin | None, opaque: int, run: Run) -> tuple[tuple[Diag
         return (), 0
     here = (run.ref.provider, run.ref.api, run.ref.model)
     if here != last:
-        dropped = DiagnosticEvent(
-            run_id=run.run_id,
-            step=0,
-            code="reasoning_items_dropped",
-            message=f"session moved from {':'.join(last)} to {':'.join(here)}: {opaque} opaque "
-            "reasoning item(s) of the previous loop dropped; portable history kept",
-            data={"count": opaque, "from": ":".join(last), "to": ":".join(here)},
+        notice = dropped(
+            count=opaque,
+            reason="provider_switch",
+            provider=run.ref.provider,
+            detail=f"session moved from {':'.join(last)} to {':'.join(here)}; the "
+            "previous loop's items were dropped, portable history kept",
+            origin=EventOrigin(run_id=run.run_id, step=0),
         )
-        return (dropped,), opaque
+        return (notice,), opaque
     if not opaque:
         return (), 0
-    not_carried = DiagnosticEvent(
-        run_id=run.run_id,
-        step=0,
-        code="continuation_not_carried",
-        message=f"new tool loop on {':'.join(here)} starts without the previous loop's "
-        f"{opaque} opaque item(s)",
-        data={"count": opaque},
+    not_carried = diagnostic(
+        "continuation_not_carried",
+        f"new tool loop on {':'.join(here)} starts without the previous loop's {opaque} opaque item(s)",
+        origin=EventOrigin(run_id=run.run_id, step=0),
+        count=opaque,
     )
     return (not_carried,), 0

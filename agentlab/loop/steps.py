@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Literal
 from agentlab.costs.pricing import price_call
 from agentlab.errors import ProviderAPIError, ProviderError
 from agentlab.loop.result import CallRecord
-from agentlab.neutral.events import DiagnosticEvent, ModelCallCompletedEvent, ResponseCompletedEvent
+from agentlab.neutral.diagnostics import dropped as dropped_items
+from agentlab.neutral.events import (
+    DiagnosticEvent,
+    EventOrigin,
+    ModelCallCompletedEvent,
+    ResponseCompletedEvent,
+)
 
 if TYPE_CHECKING:
     from agentlab.adapters.base import ModelRef
@@ -72,14 +78,14 @@ def retry_decision(
 
 
 class CallTiming:
-    """One model call's stream timing and its completed response, filled in by the run as it streams.
+    """One model call's wall time and its completed response, filled in by the run as it streams.
 
     A plain mutable holder (the streaming step is a generator and cannot return a value). Each
     attempt starts it afresh, so a retried call is timed from its last attempt. Its repr is the
     default (no request or response shown), so it is safe in a traceback's locals.
     """
 
-    __slots__ = ("completed", "elapsed", "first_r", "first_t", "request", "step", "t0")
+    __slots__ = ("completed", "elapsed", "request", "step", "t0")
 
     def __init__(self, request: ModelRequest, step: int) -> None:
         self.request = request
@@ -87,11 +93,9 @@ class CallTiming:
         self.start()
 
     def start(self) -> None:
-        """Begin an attempt: the clock and the first-delta times restart, nothing is completed."""
+        """Begin an attempt: the clock restarts, nothing is completed."""
         self.t0 = time.perf_counter()
         self.elapsed: float | None = None
-        self.first_r: float | None = None
-        self.first_t: float | None = None
         self.completed: ResponseCompletedEvent | None = None
 
     def stop(self) -> None:
@@ -122,10 +126,10 @@ def apply_response(
     """The accounting of one completed response, as values (the caller records and emits them).
 
     ``refused`` is how many of its opaque reasoning items the continuation did not keep (all of them
-    under ``policy="drop"``): they are counted as dropped, with a ``reasoning_items_dropped``
+    under ``policy="drop"``): they are counted as dropped, with a ``reasoning_item_dropped``
     diagnostic that says why. ``carried_drop`` is what an earlier run in the session dropped and
-    this run reports on its first call. The adapter's own timings win; the run's stand in for what
-    it did not measure.
+    this run reports on its first call. Timings are the adapter's (taken once, by its assembler);
+    the run's wall time of the attempt stands in for a latency an adapter did not report.
     """
     resp = completed.response
     dropped = resp.reasoning_items_dropped + carried_drop + refused
@@ -137,12 +141,12 @@ def apply_response(
             else "made by another provider/API/model/endpoint"
         )
         diagnostics = (
-            DiagnosticEvent(
-                run_id=run_id,
-                step=step,
-                code="reasoning_items_dropped",
-                message=f"{refused} opaque reasoning item(s) not kept: {why}",
-                data={"count": refused, "reason": why},
+            dropped_items(
+                count=refused,
+                reason="policy_drop" if policy == "drop" else "other_origin",
+                provider=ref.provider,
+                detail=f"not kept: {why}",
+                origin=EventOrigin(run_id=run_id, step=step),
             ),
         )
     usage = resp.usage
@@ -158,8 +162,8 @@ def apply_response(
         usage=usage,
         cost=cost,
         latency_s=_first(completed.latency_s, timing.elapsed),
-        first_reasoning_s=_first(completed.first_reasoning_s, timing.first_r),
-        first_text_s=_first(completed.first_text_s, timing.first_t),
+        first_reasoning_s=completed.first_reasoning_s,
+        first_text_s=completed.first_text_s,
         reasoning_items_dropped=dropped,
     )
     event = ModelCallCompletedEvent(

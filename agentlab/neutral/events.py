@@ -6,8 +6,9 @@
 * Durable events are records: run start/end, model call start/end with usage, tool calls and
   results, diagnostics and errors. They hold portable data only.
 
-Adapters yield ``AdapterEvent``s; a ``Run`` re-emits them stamped with ``run_id``/``step`` and adds
-its own durable records (``RunEvent``).
+Adapters yield ``AdapterEvent``s born carrying the ``run_id``/``step`` of the request's
+``origin`` (``EventOrigin``); a ``Run`` re-emits them and adds its own durable records
+(``RunEvent``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "DurableEvent",
     "ErrorEvent",
     "Event",
+    "EventOrigin",
     "ModelCallCompletedEvent",
     "ModelCallStartedEvent",
     "ModelResponse",
@@ -71,6 +73,19 @@ class Event(BaseModel):
 
 
 _EVENT_IDS = frozenset({"run_id", "step", "kind"})
+
+
+class EventOrigin(BaseModel):
+    """Where an event belongs: the run and the step. Events are frozen, so they are born with it.
+
+    A run puts its origin on each ``ModelRequest`` (``request.origin``); the adapter's assembler
+    builds every event of that call with it, and the run builds its own records with it. Nothing
+    stamps an event after construction.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    run_id: str
+    step: int
 
 
 # ---------------------------------------------------------------- transient (display / live only)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentlab.neutral._shapes import ShapedRepr
+from agentlab.neutral.events import EventOrigin
 from agentlab.neutral.items import PortableItem, ProviderReasoningItem
 
 __all__ = ["CacheHints", "ModelRequest", "ReasoningSettings", "ToolSpec"]
@@ -98,6 +99,9 @@ class ModelRequest(ShapedRepr, BaseModel):
     parallel_tool_calls: bool = True
     stream: bool = True
     provider_options: dict[str, Any] = Field(default_factory=dict)
+    origin: EventOrigin | None = Field(default=None, exclude=True)
+    """The run and step this call belongs to: the adapter builds every event of the call with it
+    (events are frozen and born stamped). ``None`` outside a run; not part of the wire request."""
 
     @field_validator("provider_options")
     @classmethod

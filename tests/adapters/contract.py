@@ -19,6 +19,10 @@ What every adapter promises (asserted by the suite):
   (``reasoning_source="reported"`` on the simulator's reporting models).
 * A continuation item made by another provider is never sent: it is dropped with a
   ``DiagnosticEvent(code="reasoning_item_dropped")`` and counted in ``reasoning_items_dropped``.
+* One policy per fact (``agentlab.assembly.assembler``): tool-call arguments that are not a JSON
+  object are kept with one ``invalid_tool_arguments`` diagnostic; unknown stream events are
+  ignored with one ``unsupported_content`` diagnostic per kind; dropped reasoning items are one
+  ``reasoning_item_dropped`` per reason per request, payload ``{count, reason, provider}``.
 * Status errors map to ``RateLimitError`` (with ``retry_after``), ``ProviderServerError``,
   ``OverloadedError``, ``ProviderAPIError``, status by status the same on every adapter
   (``STATUS_LADDER``); a cut or reset stream to ``StreamInterruptedError``.
@@ -34,6 +38,7 @@ from typing import Any, Protocol
 import httpx2
 
 from agentlab.adapters.base import Adapter
+from agentlab.assembly.assembler import Assembler
 from agentlab.neutral.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.sim import SimTransport
 
@@ -132,6 +137,10 @@ class AdapterCase:
     answer: Callable[[int, str], Recorder] = StatusTransport
     """The far side answering every request with one error status (retry-after 2 s, request id
     ``req_c``); a provider without HTTP transports supplies its own."""
+    assembler: Callable[[], Assembler] | None = None
+    """A fresh assembler of this adapter (``model=self.model``), for the wire-level policy cases."""
+    tool_call_wire: Callable[[str], list[str]] | None = None
+    """The SSE ``data`` payloads of one complete answer holding one tool call with these raw arguments."""
 
     def adapter(
         self, *, max_retries: int = 0, model: str | None = None, **transport_options: Any
@@ -188,7 +197,34 @@ def _openai(transport: RecordingTransport, max_retries: int, model: str) -> Adap
     return OpenAIResponsesAdapter(model, client=openai_client(transport=transport), max_retries=max_retries)
 
 
-register(AdapterCase("openai", "sim-reasoner", _openai))
+def _openai_assembler() -> Assembler:
+    from agentlab.adapters.openai_responses._stream import ResponseAssembler
+
+    return ResponseAssembler(model="sim-reasoner", base_url=None)
+
+
+def _openai_tool_call(arguments: str) -> list[str]:
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather"}
+    done = {**call, "arguments": arguments, "status": "completed"}
+    usage = {"input_tokens": 5, "output_tokens": 3, "output_tokens_details": {"reasoning_tokens": 0}}
+    final = {"id": "resp_1", "status": "completed", "output": [done], "usage": usage}
+    return [
+        json.dumps(e)
+        for e in (
+            {"type": "response.created", "response": {"id": "resp_1"}},
+            {"type": "response.output_item.added", "output_index": 0, "item": {**call, "arguments": ""}},
+            {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": arguments},
+            {"type": "response.output_item.done", "output_index": 0, "item": done},
+            {"type": "response.completed", "response": final},
+        )
+    ]
+
+
+register(
+    AdapterCase(
+        "openai", "sim-reasoner", _openai, assembler=_openai_assembler, tool_call_wire=_openai_tool_call
+    )
+)
 
 
 def _anthropic(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
@@ -199,4 +235,38 @@ def _anthropic(transport: RecordingTransport, max_retries: int, model: str) -> A
     return AnthropicMessagesAdapter(model, client=client)
 
 
-register(AdapterCase("anthropic", "sim-thinker", _anthropic))
+def _anthropic_assembler() -> Assembler:
+    from agentlab.adapters.anthropic_messages import MessageAssembler
+
+    return MessageAssembler(model="sim-thinker", base_url=None)
+
+
+def _anthropic_tool_call(arguments: str) -> list[str]:
+    usage = {"input_tokens": 5, "output_tokens": 1}
+    block = {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}}
+    return [
+        json.dumps(e)
+        for e in (
+            {"type": "message_start", "message": {"id": "msg_1", "model": "sim-thinker", "usage": usage}},
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": arguments},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+            {"type": "message_stop"},
+        )
+    ]
+
+
+register(
+    AdapterCase(
+        "anthropic",
+        "sim-thinker",
+        _anthropic,
+        assembler=_anthropic_assembler,
+        tool_call_wire=_anthropic_tool_call,
+    )
+)

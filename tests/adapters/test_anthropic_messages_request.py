@@ -217,8 +217,6 @@ def test_tool_results_open_the_user_turn() -> None:
 @pytest.mark.parametrize(
     ("items", "match"),
     [
-        ((UserItem(text="a"), ToolCallItem(call_id="t1", name="f", arguments="{bad")), "not JSON"),
-        ((UserItem(text="a"), ToolCallItem(call_id="t1", name="f", arguments="[1]")), "JSON object"),
         ((UserItem(text="a"), ToolCallItem(call_id="t1", name="f")), "no ToolResultItem"),
         ((UserItem(text=""),), "empty"),
         ((SystemItem(text="only system"),), "no user or assistant"),
@@ -227,6 +225,18 @@ def test_tool_results_open_the_user_turn() -> None:
 def test_bad_history_is_a_typed_error(items: tuple[PortableItem, ...], match: str) -> None:
     with pytest.raises(InvalidSettingsError, match=match):
         _body(_req(items, reasoning=None))
+
+
+@pytest.mark.parametrize("arguments", ["{bad", "[1]"])
+def test_a_call_with_malformed_arguments_goes_back_with_an_empty_input(arguments: str) -> None:
+    """Kept in history (answered with an error result); the API takes only an object as input."""
+    items: tuple[PortableItem, ...] = (
+        UserItem(text="a"),
+        ToolCallItem(call_id="t1", name="f", arguments=arguments, turn_id="m1", index=0),
+        ToolResultItem(call_id="t1", output="Error: invalid arguments", is_error=True),
+    )
+    (use,) = _body(_req(items, reasoning=None))["messages"][1]["content"]
+    assert (use["type"], use["id"], use["input"]) == ("tool_use", "t1", {})
 
 
 # ---------------------------------------------------------------- continuation: verbatim, in place
@@ -292,7 +302,10 @@ def test_orphaned_and_trailing_items_are_not_sent() -> None:
     items = (UserItem(text="q"), AssistantTextItem(text="a", turn_id="m1", index=0), UserItem(text="n"))
     built = _adapter().build(_req(items, continuation=(_think("gone", 0), _think("m1", 5))))
     assert built.reasoning_dropped == 2
-    assert built.diagnostics[0].data == {"other": 0, "orphaned": 1, "trailing": 1}
+    assert [d.data for d in built.diagnostics] == [
+        {"count": 1, "reason": "orphaned", "provider": "anthropic"},
+        {"count": 1, "reason": "trailing", "provider": "anthropic"},
+    ]
     assert [b["type"] for b in built.body["messages"][1]["content"]] == ["text"]
 
 
@@ -319,7 +332,7 @@ def test_dangling_tool_use_without_thinking_becomes_text_and_thinking_stays_on()
         },
         {"role": "user", "content": [{"type": "text", "text": "[result of tool get_weather: 18 C]"}]},
     ]
-    assert [d.code for d in built.diagnostics] == ["anthropic_dangling_tool_use"]
+    assert [d.code for d in built.diagnostics] == ["dangling_tool_use"]
 
 
 def test_live_continuation_needs_no_recovery() -> None:
@@ -376,7 +389,7 @@ def test_cache_ttls() -> None:
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     built = _adapter().build(_req(_loop_items(), tools=(TOOL,), cache=CacheHints(ttl="24h"), reasoning=None))
     assert built.body["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    assert [d.code for d in built.diagnostics] == ["anthropic_cache_ttl"]
+    assert [d.code for d in built.diagnostics] == ["cache_hint_adjusted"]
     with pytest.raises(InvalidSettingsError, match="1h ttl must come before"):
         _body(
             _req(

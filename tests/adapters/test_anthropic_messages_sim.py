@@ -356,7 +356,7 @@ async def test_restored_checkpoint_takes_the_documented_recovery(stream: bool) -
 
     resp, events = await _call(adapter, req)
     diags = [e for e in events if isinstance(e, DiagnosticEvent)]
-    assert [d.code for d in diags] == ["anthropic_dangling_tool_use"]
+    assert [d.code for d in diags] == ["dangling_tool_use"]
     assert sorted(diags[0].data["tool_calls"]) == sorted(c.call_id for c in step1.tool_calls)
     sent = rec.requests[-1]
     assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}  # thinking stayed on
@@ -412,11 +412,11 @@ async def test_run_checkpoint_restored_mid_loop_finishes_without_a_400() -> None
     )
     seen: list[Any] = [ev async for ev in second.events()]
     assert second.result is not None and second.result.status == "completed", second.result
-    assert any(isinstance(e, DiagnosticEvent) and e.code == "anthropic_dangling_tool_use" for e in seen)
+    assert any(isinstance(e, DiagnosticEvent) and e.code == "dangling_tool_use" for e in seen)
     assert all(body["thinking"]["type"] == "enabled" for body in rec.requests)
     # Later steps of the resumed loop have a live continuation again: no further recovery needed.
     recoveries = [
-        e for e in seen if isinstance(e, DiagnosticEvent) and e.code == "anthropic_dangling_tool_use"
+        e for e in seen if isinstance(e, DiagnosticEvent) and e.code == "dangling_tool_use"
     ]
     assert len(recoveries) == 1
     # The restored exchange was understood: one more call answers it, no tool is called again.

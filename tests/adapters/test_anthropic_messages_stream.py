@@ -13,7 +13,6 @@ import httpx2
 import pytest
 
 from agentlab.errors import (
-    ModelBehaviorError,
     OverloadedError,
     ProviderAPIError,
     ProviderConnectionError,
@@ -151,8 +150,13 @@ async def test_tool_input_is_assembled_and_validated() -> None:
         *_block(0, tool, {"type": "input_json_delta", "partial_json": '{"a": [1'}),
         *_end("max_tokens"),
     ]
-    with pytest.raises(ModelBehaviorError, match="max_tokens"):
-        await _collect(_serve(to_sse(cut)))
+    # The policy of every adapter: kept as received, one diagnostic, the run answers with an error.
+    out = await _collect(_serve(to_sse(cut)))
+    (call,) = out[-1].response.tool_calls
+    assert call.arguments == '{"a": [1' and out[-1].response.stop_reason == "max_tokens"
+    notes = [e for e in out if isinstance(e, DiagnosticEvent)]
+    assert [n.code for n in notes] == ["invalid_tool_arguments"]
+    assert notes[0].data == {"call_id": "toolu_1", "name": "f"}
 
 
 @pytest.mark.parametrize(
@@ -184,7 +188,13 @@ async def test_unknown_events_and_blocks_are_tolerated_visibly() -> None:
     ]
     out = await _collect(_serve(to_sse(events)))
     diags = [e for e in out if isinstance(e, DiagnosticEvent)]
-    assert [d.code for d in diags] == ["anthropic_unsupported_block", "anthropic_unsupported_delta"]
+    # One policy: ignored, one ``unsupported_content`` per kind per call, naming the wire type only.
+    assert [(d.code, d.data["where"], d.data["type"]) for d in diags] == [
+        ("unsupported_content", "event", "some_future_event"),
+        ("unsupported_content", "block", "server_tool_use"),
+        ("unsupported_content", "delta", "citations_delta"),
+    ]
+    assert all(d.data["provider"] == "anthropic" for d in diags)
     assert out[-1].response.text == "answer"
 
 

@@ -17,6 +17,7 @@ from agentlab.errors import (
 )
 from agentlab.neutral.events import (
     DiagnosticEvent,
+    EventOrigin,
     ModelResponse,
     ReasoningDeltaEvent,
     ResponseCompletedEvent,
@@ -151,13 +152,25 @@ async def test_other_providers_opaque_items_are_dropped_with_a_diagnostic(case: 
         turn_id=r1.response_id or "",
         index=0,
     )
+    other = ProviderReasoningItem(
+        b'{"type":"reasoning","marker":"foreign-item-7f3b"}',
+        provider="elsewhere",
+        api="other",
+        model=case.model,
+        block_type="reasoning",
+        turn_id=r1.response_id or "",
+        index=1,
+    )
     second = next_step(first, r1)
-    second = second.model_copy(update={"continuation": (foreign, *second.continuation)})
+    second = second.model_copy(update={"continuation": (foreign, other, *second.continuation)})
     events = await collect(adapter, second)
     diags = [e for e in events if isinstance(e, DiagnosticEvent) and e.code == "reasoning_item_dropped"]
+    # One policy: aggregated per request (per reason), one payload shape on every adapter.
     assert len(diags) == 1
+    assert set(diags[0].data) == {"count", "reason", "provider"}
+    assert diags[0].data["count"] == 2 and diags[0].data["provider"] == adapter.provider
     r2 = completed(events)
-    assert r2.reasoning_items_dropped == 1 and r2.stop_reason == "end_turn"
+    assert r2.reasoning_items_dropped == 2 and r2.stop_reason == "end_turn"
     assert b"foreign-item-7f3a" not in transport.bodies[-1]
 
 
@@ -231,8 +244,48 @@ async def test_unknown_model_is_a_provider_api_error(case: AdapterCase) -> None:
 
 async def test_unknown_event_types_are_tolerated(case: AdapterCase) -> None:
     adapter, _ = case.adapter(default_fault="unknown_event")
-    resp = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?")))
+    events = await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))
+    resp = completed(events)
     assert "84" in resp.text
+    # One policy: ignored, and said once per kind per call, naming the wire type only.
+    (note,) = [e for e in events if isinstance(e, DiagnosticEvent)]
+    assert note.code == "unsupported_content" and note.data["where"] == "event"
+    assert note.data["provider"] == adapter.provider and "sim_unknown_event" in note.data["type"]
+
+
+@pytest.mark.parametrize("arguments", ['{"city": "Par', "[1, 2]", '"Paris"'])
+def test_malformed_tool_arguments_are_kept_with_one_diagnostic(case: AdapterCase, arguments: str) -> None:
+    """Arguments that are not a JSON object: kept as received, one diagnostic, never a failed call."""
+    assert case.assembler is not None and case.tool_call_wire is not None
+    asm = case.assembler()
+    events = [ev for data in case.tool_call_wire(arguments) if (ev := asm.feed(data)) is not None]
+    events.extend(asm.finish())
+    resp = completed(events)
+    (call,) = resp.tool_calls
+    assert (call.call_id, call.name, call.arguments) == ("call_1", "get_weather", arguments)
+    notes = [e for e in events if isinstance(e, DiagnosticEvent)]
+    assert [(n.code, n.data) for n in notes] == [
+        ("invalid_tool_arguments", {"call_id": "call_1", "name": "get_weather"})
+    ]
+    assert "Par" not in notes[0].message
+
+
+def test_well_formed_tool_arguments_give_no_diagnostic(case: AdapterCase) -> None:
+    assert case.assembler is not None and case.tool_call_wire is not None
+    asm = case.assembler()
+    events = [ev for data in case.tool_call_wire('{"city": "Paris"}') if (ev := asm.feed(data)) is not None]
+    events.extend(asm.finish())
+    assert not [e for e in events if isinstance(e, DiagnosticEvent)]
+    assert completed(events).stop_reason == "tool_use"
+
+
+async def test_events_are_born_carrying_the_requests_origin(case: AdapterCase) -> None:
+    adapter, _ = case.adapter()
+    request = ask(case, "What is 12 * (3 + 4)?").model_copy(
+        update={"origin": EventOrigin(run_id="run_x", step=4)}
+    )
+    events = await collect(adapter, request)
+    assert events and all((e.run_id, e.step) == ("run_x", 4) for e in events)
 
 
 def test_the_registry_entry_describes_this_adapter(case: AdapterCase) -> None:

@@ -87,7 +87,7 @@ async def test_policy_drop_sends_nothing_and_counts() -> None:
     r = await al.arun(OA, "go", tools=[ping], adapter=oa(steps), continuation_policy="drop")
     assert r.usage.reasoning_items_dropped == 2
     assert r.calls[0].reasoning_items_dropped == 2
-    assert any(isinstance(e, DiagnosticEvent) and e.code == "reasoning_items_dropped" for e in r.events)
+    assert any(isinstance(e, DiagnosticEvent) and e.code == "reasoning_item_dropped" for e in r.events)
     assert r.usage_frame()["reasoning_items_dropped"].tolist() == [2, 0]
 
 
@@ -134,8 +134,8 @@ async def test_session_switching_provider_strips_opaque_items() -> None:
     ad.assert_done()
     assert r2.status == "completed"
     assert len(ad.requests[0].continuation) == 0
-    drops = [e for e in r2.events if isinstance(e, DiagnosticEvent) and e.code == "reasoning_items_dropped"]
-    assert drops and drops[0].data["count"] == 3
+    drops = [e for e in r2.events if isinstance(e, DiagnosticEvent) and e.code == "reasoning_item_dropped"]
+    assert drops and drops[0].data == {"count": 3, "reason": "provider_switch", "provider": "anthropic"}
     assert r2.calls[0].reasoning_items_dropped == 3
     assert r2.usage_frame()["reasoning_items_dropped"].iloc[0] == 3
     assert [i.kind for i in s.history].count("system") == 1

@@ -96,14 +96,13 @@ def _holders() -> dict[str, object]:
     oasm.feed(json.dumps({"type": "response.output_item.done", "output_index": 0,
                           "item": {"type": "reasoning", "id": "rs_1", "encrypted_content": C}}))  # fmt: skip
     aasm = MessageAssembler(model="sim-thinker", base_url=None)
-    aasm.feed({"type": "message_start", "message": {"id": "msg_1", "usage": {}}})
-    aasm.feed(
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": C}}
-    )
-    aasm.feed({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": C}})
-    aasm.feed(
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": C}}
-    )
+    for wire in (
+        {"type": "message_start", "message": {"id": "msg_1", "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": C}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": C}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": C}},
+    ):
+        aasm.feed(json.dumps(wire))
     cont = Continuation(provider="openai", api="responses", model="sim-reasoner")
     cont.add([oi])
     cp = Checkpoint(run_id="r1", provider="openai", model="sim-reasoner", history=items)

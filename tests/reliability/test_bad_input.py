@@ -23,7 +23,6 @@ import agentlab as al
 from agentlab.errors import (
     InvalidSettingsError,
     MissingApiKeyError,
-    ModelBehaviorError,
     ProviderAPIError,
     UnknownModelError,
 )
@@ -175,8 +174,9 @@ async def test_openai_max_output_tokens_stop_is_reported_and_leaves_no_half_call
 async def test_anthropic_max_tokens_inside_a_tool_call_is_a_typed_error_keeping_nothing(
     tmp_path: Path,
 ) -> None:
-    """The stream ends (stop_reason max_tokens) in the middle of a tool_use's JSON input: the adapter
-    refuses to invent arguments; the run fails with ``ModelBehaviorError``; history is untouched."""
+    """The stream ends (stop_reason max_tokens) in the middle of a tool_use's JSON input: the policy
+    of every adapter holds: the call is kept as received with one ``invalid_tool_arguments``
+    diagnostic, the tool is not invoked, and the model gets an error result to correct itself."""
 
     def sse(event: str, data: dict[str, Any]) -> str:
         return f"event: {event}\ndata: {json.dumps(data)}\n\n"
@@ -252,15 +252,21 @@ async def test_anthropic_max_tokens_inside_a_tool_call_is_a_typed_error_keeping_
     )
     adapter = AnthropicMessagesAdapter("sim-thinker", client=client)
     log = tmp_path / "events.jsonl"
-    run = al.Run("anthropic:sim-thinker", TASK, tools=[get_weather], adapter=adapter, event_log=log)
+    run = al.Run(
+        "anthropic:sim-thinker", TASK, tools=[get_weather], adapter=adapter, event_log=log, max_steps=1
+    )
     try:
-        with pytest.raises(ModelBehaviorError, match="max_tokens"):
-            await run.arun()
+        result = await run.arun()
     finally:
         await client.close()
-    assert run.checkpoint.history == (UserItem(text=TASK),) and run.checkpoint.step == 0
-    assert run.checkpoint.provider_continuation is None
-    check_log_ends_with_error(log, run.run_id)
+    assert result.status == "step_limit"
+    _, call, answer = run.checkpoint.history
+    assert isinstance(call, ToolCallItem) and call.arguments == '{"city": "Par'
+    assert isinstance(answer, ToolResultItem) and answer.is_error and "Invalid JSON" in answer.output
+    notes = [e for e in result.events if isinstance(e, DiagnosticEvent)]
+    assert [(n.code, n.data, n.step) for n in notes] == [
+        ("invalid_tool_arguments", {"call_id": "toolu_cut", "name": "get_weather"}, 1)
+    ]
 
 
 # -------------------------------------------------- model misbehaviour (scripted), then a strict follow-up
@@ -355,10 +361,10 @@ async def test_model_misbehaviour_gives_a_clear_outcome_and_usable_history(
     assert follow.status == "completed" and follow.output is not None and "Oslo" in follow.output
 
 
-async def test_truncated_openai_arguments_crossing_to_anthropic_fail_before_sending(tmp_path: Path) -> None:
-    """Known limit (reported): a tool call whose arguments are not JSON (an OpenAI max_output_tokens cut)
-    cannot be expressed as an Anthropic tool_use. The outcome is a typed error naming the call, raised
-    before anything is sent, with the session's history unchanged."""
+async def test_truncated_openai_arguments_crossing_to_anthropic_go_as_an_empty_input(tmp_path: Path) -> None:
+    """A tool call whose arguments are not JSON (an OpenAI max_output_tokens cut) is kept in history,
+    answered with an error result. The Messages API takes only an object as ``tool_use.input``, so it
+    goes to Anthropic as ``{}``, with its error result right after it: the follow-up is accepted."""
     scripted = ScriptedAdapter(
         [
             Step(tool_calls=[("get_weather", '{"city": "Ro', "call_trunc")], stop_reason="max_tokens"),
@@ -371,11 +377,13 @@ async def test_truncated_openai_arguments_crossing_to_anthropic_fail_before_send
     rec = RecordingTransport()
     adapter = make_adapter("anthropic", rec)
     try:
-        with pytest.raises(InvalidSettingsError, match="call_trunc"):
-            await session.arun("anthropic:sim-thinker", FOLLOW_UP, tools=[get_weather], adapter=adapter)
+        follow = await session.arun("anthropic:sim-thinker", FOLLOW_UP, tools=[get_weather], adapter=adapter)
     finally:
         await close_adapter(adapter)
-    assert rec.exchanges == [] and session.history[: len(before)] == before
+    assert follow.status == "completed" and session.history[: len(before)] == before
+    sent = json.loads(rec.exchanges[0].body)
+    uses = [b for m in sent["messages"] for b in m["content"] if b.get("type") == "tool_use"]
+    assert [(u["id"], u["input"]) for u in uses] == [("call_trunc", {})]
 
 
 # ---------------------------------------------------------------- misconfiguration

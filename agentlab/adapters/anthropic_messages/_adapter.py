@@ -20,9 +20,7 @@ here: the caller (the run) keeps its checkpoint as it was before the call.
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,9 +32,9 @@ from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
 from agentlab.adapters.anthropic_messages._request import build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.neutral.events import AdapterEvent, ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
+from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
 
@@ -145,110 +143,73 @@ class AnthropicMessagesAdapter:
             kwargs["stream"] = True
         return kwargs
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
-        """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``."""
-        built = self.build(request)
-        for diag in built.diagnostics:
-            yield diag
-        asm = MessageAssembler(model=request.model, base_url=self.base_url)
-        t0 = time.perf_counter()
-        first_reasoning: float | None = None
-        first_text: float | None = None
-        request_id: str | None = None
-        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
-        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
-        # holds the x-api-key header and the body (thinking blocks included), nor to its frames.
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``.
+
+        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
+        adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``MessageAssembler``).
+        """
+        return assemble(request, self.build, self._open, self._assembler)
+
+    def _assembler(
+        self, built: BuiltRequest[dict[str, Any]], request: ModelRequest, call: WireCall, started: float
+    ) -> MessageAssembler:
+        return MessageAssembler(
+            model=request.model,
+            base_url=self.base_url,
+            request_id=call.request_id,
+            origin=request.origin,
+            started=started,
+            reasoning_dropped=built.reasoning_dropped,
+        )
+
+    async def _open(self, built: BuiltRequest[dict[str, Any]], request: ModelRequest) -> WireCall:
+        """Send the body through the SDK (credentials, retries, status errors); the raw answer back.
+
+        SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
+        then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
+        holds the x-api-key header and the body (thinking blocks included), nor to its frames.
+        """
         failure: AgentlabError | None = None
-        if request.stream:
-            try:
+        try:
+            if request.stream:
                 cm = self._client.messages.with_streaming_response.create(
                     **self._call_kwargs(built, stream=True)
                 )
                 resp = await cm.__aenter__()
-            except Exception as exc:
-                failure = translate(exc)
-            if failure is not None:
-                raise failure
-            # The hot loop: one level of generator, one json.loads and one dict dispatch per event.
-            request_id = asm.request_id = resp.request_id
-            feed = asm.feed
-            loads = json.loads
-            data: str | None = None
-            waiting = True  # for the first reasoning / text delta (timings)
-            bad: str | None = None  # a value-free text for a line that could not be read
-            try:
-                async for line in resp.http_response.aiter_lines():
-                    if line:
-                        if line.startswith("data:"):
-                            chunk = line[6:] if line[5:6] == " " else line[5:]
-                            data = chunk if data is None else f"{data}\n{chunk}"
-                        continue  # event:/id:/retry:/comments: the JSON's "type" says it all
-                    if data is None:
-                        continue
-                    ev = feed(loads(data))
-                    data = None
-                    if ev is not None:
-                        if waiting:
-                            if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
-                                first_reasoning = time.perf_counter() - t0
-                            elif first_text is None and ev.__class__ is TextDeltaEvent:
-                                first_text = time.perf_counter() - t0
-                            waiting = first_reasoning is None or first_text is None
-                        yield ev
-                if data is not None:  # a last event without its blank line: complete, or cut off
-                    try:
-                        obj = loads(data)
-                    except ValueError:
-                        obj = None  # truncated mid-event: reported below as a stream without message_stop
-                    ev = feed(obj) if obj is not None else None
-                    if ev is not None:
-                        yield ev
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                bad = wire_error_text(exc)  # raised below, outside the handler: exc holds the line
-            except httpx2.HTTPError as exc:
-                raise StreamInterruptedError(
-                    f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                    retryable=True,
-                ) from None
-            finally:
-                await cm.__aexit__(None, None, None)
-            if bad is not None:
-                raise StreamInterruptedError(
-                    f"malformed stream event ({bad}); nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
+                return WireCall(
+                    request_id=resp.request_id,
+                    chunks=resp.http_response.aiter_text(),
+                    read=resp.read,
+                    close=lambda: cm.__aexit__(None, None, None),
+                    errors=(httpx2.HTTPError,),
+                    translate=_broken,
                 )
-            if not asm.completed:
-                # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
-                # broken connection (below, httpx2 errors) is worth a new call.
-                raise StreamInterruptedError(
-                    "the stream ended before message_stop; nothing from this call was kept",
-                    provider=PROVIDER,
-                    request_id=request_id,
-                )
-        else:
-            try:
-                raw = await self._client.messages.with_raw_response.create(
-                    **self._call_kwargs(built, stream=False)
-                )
-                request_id = asm.request_id = raw.request_id
-                body = await raw.read()
-            except Exception as exc:
-                failure = translate(exc)
-            if failure is not None:
-                raise failure
-            for ev in asm.add_body(body):
-                if first_reasoning is None and ev.__class__ is ReasoningDeltaEvent:
-                    first_reasoning = time.perf_counter() - t0
-                elif first_text is None and ev.__class__ is TextDeltaEvent:
-                    first_text = time.perf_counter() - t0
-                yield ev
-        response = asm.response(request_id=request_id, dropped=built.reasoning_dropped)
-        yield ResponseCompletedEvent(
-            response=response,
-            latency_s=time.perf_counter() - t0,
-            first_reasoning_s=first_reasoning,
-            first_text_s=first_text,
-        )
+            raw = await self._client.messages.with_raw_response.create(
+                **self._call_kwargs(built, stream=False)
+            )
+            return WireCall(
+                request_id=raw.request_id,
+                chunks=None,
+                read=raw.read,
+                close=_nothing,
+                errors=(Exception,),
+                translate=lambda exc, _rid: translate(exc),
+            )
+        except Exception as exc:
+            failure = translate(exc)
+        raise failure
+
+
+async def _nothing() -> None:
+    """A non-streaming raw response holds no open stream (the SDK read it whole)."""
+
+
+def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
+    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
+    return StreamInterruptedError(
+        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
+        provider=PROVIDER,
+        request_id=request_id,
+        retryable=True,
+    )

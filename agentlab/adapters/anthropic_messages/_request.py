@@ -17,7 +17,7 @@ checkpoint was restored from disk, or the session switched provider), the API wo
 request ("a final assistant message must start with a thinking block"). agentlab then rewrites that
 one dangling exchange as portable text: the turn's tool calls become assistant text
 (``[called tool NAME with ARGS]``) and their results become user text (``[result of tool NAME:
-OUTPUT]``), and a ``DiagnosticEvent`` (``anthropic_dangling_tool_use``) says so. Thinking stays on; it
+OUTPUT]``), and a ``DiagnosticEvent`` (``dangling_tool_use``) says so. Thinking stays on; it
 is never disabled to get past the rule. This applies to budgeted and adaptive thinking alike (an
 adaptive turn that really had no thinking block is rewritten too: lossy, but always accepted).
 """
@@ -32,7 +32,7 @@ from typing import Any
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
-from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.diagnostics import add_dropped, diagnostic
 from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
@@ -199,17 +199,18 @@ class _Messages:
 
 
 def _tool_input(item: ToolCallItem) -> dict[str, Any]:
+    """A history tool call's ``input``: its arguments object, or ``{}`` when they are not one.
+
+    Malformed arguments are kept in history on purpose (the policy of every adapter: the run
+    answered that call with an error result, so the model could correct itself). The Messages API
+    accepts only an object as ``tool_use.input``, so such a call goes back as ``{}``: the turn stays
+    valid and the error result right after it says the call was not run.
+    """
     try:
         value = json.loads(item.arguments or "{}")
     except ValueError:
-        raise InvalidSettingsError(
-            f"anthropic: tool call {item.call_id} ({item.name}) in history has arguments that are not JSON"
-        ) from None
-    if not isinstance(value, dict):
-        raise InvalidSettingsError(
-            f"anthropic: tool call {item.call_id} ({item.name}) arguments must be a JSON object"
-        )
-    return value
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bool:
@@ -308,17 +309,12 @@ def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int,
     """One diagnostic for the reasoning items that could not be sent, by reason."""
     dropped = other + orphans + trailing
     out.reasoning_dropped = dropped
-    if dropped:
-        out.diagnostics.append(
-            DiagnosticEvent(
-                code="reasoning_item_dropped",
-                message=(
-                    f"{dropped} reasoning item(s) not sent: {other} made by another provider/model/endpoint, "
-                    f"{orphans} whose turn is not in the history, {trailing} after the turn's last part"
-                ),
-                data={"other": other, "orphaned": orphans, "trailing": trailing},
-            )
-        )
+    for reason, n, why in (
+        ("other_origin", other, "made by another provider/model/endpoint"),
+        ("orphaned", orphans, "their turn is not in the history"),
+        ("trailing", trailing, "after the last part of their turn"),
+    ):
+        add_dropped(out.diagnostics, reason=reason, provider=PROVIDER, detail=why, count=n)
 
 
 def _messages(
@@ -380,14 +376,12 @@ def _recover_dangling(messages: list[dict[str, Any]], out: BuiltRequest[dict[str
     messages[last_a]["content"] = new_turn
     messages[last_a + 1]["content"] = new_answer
     out.diagnostics.append(
-        DiagnosticEvent(
-            code="anthropic_dangling_tool_use",
-            message=(
-                "the last tool-use turn has no thinking block to send back (its tool loop's continuation "
-                "is gone: abandoned loop, restored checkpoint or provider switch); its tool calls and "
-                "results were sent as plain text so thinking can stay on"
-            ),
-            data={"tool_calls": sorted(calls)},
+        diagnostic(
+            "dangling_tool_use",
+            "the last tool-use turn has no thinking block to send back (its tool loop's continuation "
+            "is gone: abandoned loop, restored checkpoint or provider switch); its tool calls and "
+            "results were sent as plain text so thinking can stay on",
+            tool_calls=sorted(calls),
         )
     )
 
@@ -412,10 +406,11 @@ def _check_results(messages: list[dict[str, Any]]) -> None:
 def _cache_control(ttl: str, out: BuiltRequest[dict[str, Any]]) -> dict[str, Any]:
     if ttl == "24h":
         out.diagnostics.append(
-            DiagnosticEvent(
-                code="anthropic_cache_ttl",
-                message="Anthropic offers cache ttls of 5m and 1h; the 24h hint was sent as 1h",
-                data={"requested": "24h", "sent": "1h"},
+            diagnostic(
+                "cache_hint_adjusted",
+                "Anthropic offers cache ttls of 5m and 1h; the 24h hint was sent as 1h",
+                requested="24h",
+                sent="1h",
             )
         )
         ttl = "1h"

@@ -15,7 +15,6 @@ receives half a response.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -32,7 +31,8 @@ from agentlab.adapters.openai_responses._request import (
     is_reasoning_model,
     strict_schema_ok,
 )
-from agentlab.adapters.openai_responses._stream import ResponseAssembler, assemble_body
+from agentlab.adapters.openai_responses._stream import ResponseAssembler
+from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import MissingApiKeyError, ProviderError
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
@@ -46,6 +46,11 @@ __all__ = [
 ]
 
 _TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
+
+
+def _translate_read(exc: BaseException, request_id: str | None) -> ProviderError:
+    """A transport error while reading the answer (after its headers): see ``_errors.translate``."""
+    return translate(exc, request_id=request_id)
 
 
 class OpenAIResponsesAdapter:
@@ -121,15 +126,33 @@ class OpenAIResponsesAdapter:
         check_request(PROVIDER, self.model, request)
         return build_request(request, model=self.model, base_url=self.base_url)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:  # noqa: C901 - hot path: SSE read loop and first-delta timing in one frame; moves to the shared assembler
-        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        built = self.build(request)
-        for diag in built.diagnostics:
-            yield diag
-        started = time.perf_counter()
-        # SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
-        # then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
-        # holds the auth header and the body (opaque items included), nor to its frames.
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``.
+
+        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
+        adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``ResponseAssembler``).
+        """
+        return assemble(request, self.build, self._open, self._assembler)
+
+    def _assembler(
+        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
+    ) -> ResponseAssembler:
+        return ResponseAssembler(
+            model=self.model,
+            base_url=self.base_url,
+            request_id=call.request_id,
+            origin=request.origin,
+            started=started,
+            reasoning_dropped=built.reasoning_dropped,
+        )
+
+    async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
+        """POST the body through the SDK (its auth, status checks and retries); the raw answer back.
+
+        SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
+        then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
+        holds the auth header and the body (opaque items included), nor to its frames.
+        """
         failure: ProviderError | None = None
         try:
             # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
@@ -146,65 +169,15 @@ class OpenAIResponsesAdapter:
             failure = translate(e)
         if failure is not None:
             raise failure
-        request_id = resp.headers.get("x-request-id")
-        try:
-            if not request.stream or "event-stream" not in resp.headers.get("content-type", ""):
-                try:
-                    raw = await resp.aread()
-                except _TRANSPORT_ERRORS as e:
-                    failure = translate(e, request_id=request_id)
-                if failure is not None:
-                    raise failure
-                events, completed = assemble_body(
-                    raw,
-                    model=self.model,
-                    base_url=self.base_url,
-                    request_id=request_id,
-                    started=started,
-                    reasoning_dropped=built.reasoning_dropped,
-                )
-                for ev in events:
-                    yield ev
-                yield completed
-                return
-            asm = ResponseAssembler(
-                model=self.model,
-                base_url=self.base_url,
-                request_id=request_id,
-                started=started,
-                reasoning_dropped=built.reasoning_dropped,
-            )
-            feed = asm.feed
-            pending = asm.pending
-            buf: str | None = None
-            try:
-                async for line in resp.aiter_lines():
-                    if line.startswith("data:"):
-                        chunk = line[6:] if line.startswith("data: ") else line[5:]
-                        buf = chunk if buf is None else f"{buf}\n{chunk}"
-                    elif not line and buf is not None:
-                        data, buf = buf, None
-                        out = feed(data)
-                        if out is not None:
-                            yield out
-                        if pending:
-                            for p in pending:
-                                yield p
-                            pending.clear()
-            except _TRANSPORT_ERRORS as e:
-                failure = translate(e, request_id=request_id)
-            if failure is not None:
-                raise failure
-            if buf is not None:  # a last event without its blank line: complete, or cut mid-event
-                last = asm.feed_last(buf)
-                if last is not None:
-                    yield last
-            for p in pending:
-                yield p
-            pending.clear()
-            yield asm.finish()
-        finally:
-            await resp.aclose()
+        streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
+        return WireCall(
+            request_id=resp.headers.get("x-request-id"),
+            chunks=resp.aiter_text() if streamed else None,
+            read=resp.aread,
+            close=resp.aclose,
+            errors=_TRANSPORT_ERRORS,
+            translate=_translate_read,
+        )
 
     async def aclose(self) -> None:
         """Close the SDK client if this adapter created it."""

@@ -34,6 +34,7 @@ from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
+from agentlab.neutral.diagnostics import add_dropped, diagnostic
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -197,21 +198,8 @@ class _Raw:
 
 
 def _drop(diags: list[DiagnosticEvent], item: ProviderReasoningItem, reason: str, message: str) -> None:
-    diags.append(
-        DiagnosticEvent(
-            code="reasoning_item_dropped",
-            message=message,
-            data={
-                "reason": reason,
-                "provider": item.provider,
-                "api": item.api,
-                "model": item.model,
-                "turn_id": item.turn_id,
-                "index": item.index,
-                "fingerprint": item.fingerprint,
-            },
-        )
-    )
+    """Count one dropped item into the request's one ``reasoning_item_dropped`` per reason."""
+    add_dropped(diags, reason=reason, provider=PROVIDER, detail=message)
 
 
 def _present_followers(request: ModelRequest) -> set[tuple[str, int]]:
@@ -350,18 +338,18 @@ def _reasoning_param(
     for name in ("budget_tokens", "display"):
         if getattr(settings, name) is not None:
             diags.append(
-                DiagnosticEvent(
-                    code="setting_ignored",
-                    message=f"reasoning.{name} is an Anthropic setting; OpenAI has no equivalent",
-                    data={"setting": name},
+                diagnostic(
+                    "setting_ignored",
+                    f"reasoning.{name} is an Anthropic setting; OpenAI has no equivalent",
+                    setting=name,
                 )
             )
     if settings.adaptive:
         diags.append(
-            DiagnosticEvent(
-                code="setting_ignored",
-                message="reasoning.adaptive is an Anthropic setting; OpenAI models choose their own depth",
-                data={"setting": "adaptive"},
+            diagnostic(
+                "setting_ignored",
+                "reasoning.adaptive is an Anthropic setting; OpenAI models choose their own depth",
+                setting="adaptive",
             )
         )
     if not settings.enabled:

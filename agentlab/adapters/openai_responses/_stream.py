@@ -6,43 +6,32 @@ completed output items (``response.output_item.done``) become portable items, an
 become ``ProviderReasoningItem``s holding the item's raw JSON exactly as it stood in that event
 (sliced from the line, never re-serialized; the copy in ``output_item.added`` is incomplete).
 
-A non-streaming body goes through the same item/finish code (``assemble_body``), so both paths
-produce the same ``ModelResponse``.
+A non-streaming body goes through the same item/finish code (``feed_body``), so both paths
+produce the same ``ModelResponse``. The contract (events built and timed by the base, diagnostics
+returned, one finish, the policies for unknown events and malformed tool arguments) is
+:class:`agentlab.assembly.assembler.Assembler`'s.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import time
 from typing import Any
 
 from agentlab.adapters.openai_responses._errors import in_stream_error
 from agentlab.adapters.openai_responses._raw import raw_array_elements, raw_member
 from agentlab.adapters.openai_responses._request import API, PROVIDER
 from agentlab.adapters.openai_responses._usage import usage_from_openai
+from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.error_text import WireFieldError, safe_name, wire_error_text
-from agentlab.neutral.events import (
-    AdapterEvent,
-    DiagnosticEvent,
-    ModelResponse,
-    ReasoningDeltaEvent,
-    ResponseCompletedEvent,
-    StopReason,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-)
+from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ResponseCompletedEvent, StopReason
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
 from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ResponseAssembler", "assemble_body"]
 
-log = logging.getLogger("agentlab.adapters.openai_responses")
-
 _loads = json.loads
-_perf = time.perf_counter
 
 # Events that carry nothing agentlab maps (their content arrives again in a later event we do map).
 _KNOWN_NOOP = frozenset(
@@ -73,31 +62,22 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class ResponseAssembler:
-    """The state of one Responses call, fed one event at a time.
+class ResponseAssembler(Assembler):
+    """The state of one Responses call, fed one SSE ``data`` payload at a time.
 
-    ``feed`` returns the display event for a delta (or ``None``) and queues rarer events
-    (diagnostics) in ``pending``; ``finish`` returns the ``ResponseCompletedEvent`` or raises when
-    the call did not complete. Nothing half-built ever leaves: items exist only in ``finish``'s result.
-    Its repr shows ids and counts only (it is a local of the adapter's frames).
+    ``feed`` returns the one event a wire event produces (a delta, a diagnostic, or ``None``);
+    ``finish`` returns the diagnostics found at the end and the ``ResponseCompletedEvent``, or raises
+    when the call did not complete. Nothing half-built ever leaves: items exist only in ``finish``'s
+    result. Its repr shows ids and counts only (it is a local of the adapter's frames).
     """
 
-    _shaped_repr = True
+    provider = PROVIDER
+    api = API
+    final_event = "response.completed"
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None,
-        request_id: str | None = None,
-        started: float | None = None,
-        reasoning_dropped: int = 0,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.request_id = request_id
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
         self.response_id: str | None = None
-        self.pending: list[AdapterEvent] = []
         self._items: dict[int, AssistantTextItem | ToolCallItem] = {}
         self._reasoning: dict[int, ProviderReasoningItem] = {}
         self._calls: dict[str, tuple[str, str]] = {}  # item id -> (call_id, name)
@@ -106,19 +86,13 @@ class ResponseAssembler:
         self._final_raw: str | None = None
         self._error: dict[str, Any] | None = None
         self._failed = False
-        self._unknown: set[str] = set()
         self._skipped: set[int] = set()  # output indexes of items deliberately not kept
-        # ``started``: perf_counter() when the request was sent, so latencies include time to first byte.
-        self._t0 = _perf() if started is None else started
-        self._dropped = reasoning_dropped
-        self.first_reasoning_s: float | None = None
-        self.first_text_s: float | None = None
 
     def __repr__(self) -> str:
         return shaped_repr(
             self, ("model", "response_id", "request_id"), model=self.model, response_id=self.response_id,
             request_id=self.request_id, items=list(self._items.values()),
-            reasoning=list(self._reasoning.values()), pending=self.pending,
+            reasoning=list(self._reasoning.values()),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ streaming
@@ -136,63 +110,31 @@ class ResponseAssembler:
             # Not JSON, no ``type``, or a known event missing a field (or of a type) it always has.
             bad = wire_error_text(e)
         # Raised outside the handler: the original holds the event's values (``JSONDecodeError.doc``).
-        raise StreamInterruptedError(
-            f"malformed event in the OpenAI stream ({safe_name(etype) if etype else 'no type'}: {bad})",
-            provider=PROVIDER,
-            request_id=self.request_id,
+        raise self.interrupted(
+            f"malformed event in the OpenAI stream ({safe_name(etype) if etype else 'no type'}: {bad})"
         )
 
-    def feed_last(self, data: str) -> AdapterEvent | None:
-        """The stream's last ``data`` payload, which had no blank line after it: a complete event is
-        fed; a cut one means the stream ended mid-event (raised without chaining the decode error,
-        whose ``doc`` is the partial event)."""
-        try:
-            _loads(data)
-            cut = False
-        except ValueError:
-            cut = True
-        if cut:
-            raise StreamInterruptedError(
-                "the OpenAI stream was cut mid-event, before response.completed; nothing of this "
-                "call was kept",
-                provider=PROVIDER,
-                request_id=self.request_id,
-            )
-        return self.feed(data)
-
-    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:  # noqa: C901 - hot-path mapper: one match case per wire event type (a call per case would cost per event)
+    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
             case "response.reasoning_summary_text.delta":
-                if self.first_reasoning_s is None:
-                    self.first_reasoning_s = _perf() - self._t0
-                return ReasoningDeltaEvent(text=ev["delta"], block=f"{ev['item_id']}:{ev['summary_index']}")
+                return self.reasoning(ev["delta"], f"{ev['item_id']}:{ev['summary_index']}")
             case "response.output_text.delta":
-                if self.first_text_s is None:
-                    self.first_text_s = _perf() - self._t0
-                return TextDeltaEvent(text=ev["delta"])
+                return self.text(ev["delta"])
             case "response.function_call_arguments.delta":
                 call_id, name = self._calls.get(ev["item_id"], (ev["item_id"], ""))
-                return ToolCallDeltaEvent(call_id=call_id, name=name, arguments_delta=ev["delta"])
+                return self.tool_delta(call_id, name, ev["delta"])
             case "response.reasoning_text.delta":
-                if self.first_reasoning_s is None:
-                    self.first_reasoning_s = _perf() - self._t0
-                return ReasoningDeltaEvent(
-                    text=ev["delta"], block=f"{ev['item_id']}:c{ev.get('content_index', 0)}"
-                )
+                return self.reasoning(ev["delta"], f"{ev['item_id']}:c{ev.get('content_index', 0)}")
             case "response.refusal.delta":
-                if self.first_text_s is None:
-                    self.first_text_s = _perf() - self._t0
-                return TextDeltaEvent(text=ev["delta"])
+                return self.text(ev["delta"])
             case "response.output_item.added":
                 item = ev["item"]
                 if item.get("type") == "function_call":
                     self._calls[item.get("id", "")] = (item.get("call_id", ""), item.get("name", ""))
                 return None
             case "response.output_item.done":
-                raw = raw_member(data, "item")
-                self._done_item(ev["item"], raw, ev["output_index"])
-                return None
+                return self._done_item(ev["item"], raw_member(data, "item"), ev["output_index"])
             case "response.created":
                 self.response_id = ev["response"].get("id")
                 return None
@@ -212,14 +154,11 @@ class ResponseAssembler:
             case _:
                 # Providers add event types (hosted tools: code_interpreter, web_search, ...). They
                 # are tolerated on purpose; their items still arrive as output_item.done.
-                if etype not in self._unknown:
-                    self._unknown.add(etype)
-                    log.debug("ignoring OpenAI stream event type %s", safe_name(etype))
-                return None
+                return self.unsupported("event", etype)
 
     # ------------------------------------------------------------------ items
 
-    def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> None:
+    def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> DiagnosticEvent | None:
         itype = item.get("type")
         turn = self.response_id or ""
         if itype == "reasoning":
@@ -235,85 +174,50 @@ class ResponseAssembler:
                 index=index,
                 base_url=self.base_url,
             )
-        elif itype == "message":
-            texts: list[str] = []
-            refusals: list[str] = []
-            for part in item.get("content") or ():
-                ptype = part.get("type")
-                if ptype == "output_text":
-                    texts.append(part.get("text") or "")
-                elif ptype == "refusal":
-                    refusals.append(part.get("refusal") or "")
-            if refusals:
-                self._refusal = "".join(refusals)
-            self._items[index] = AssistantTextItem(
-                text="".join(texts) if texts or not refusals else "".join(refusals),
-                turn_id=turn,
-                index=index,
-                provider_item_id=item.get("id"),
-            )
-        elif itype == "function_call":
-            arguments = item.get("arguments") or "{}"
-            try:
-                ok = isinstance(_loads(arguments), dict)
-            except ValueError:
-                ok = False
-            if not ok:
-                # Kept as received: the run's tool layer answers the model with a validation error,
-                # which is how the model gets to fix its call.
-                self.pending.append(
-                    DiagnosticEvent(
-                        code="invalid_tool_arguments",
-                        message=f"tool call {safe_name(item.get('name'))} arguments are not a JSON object",
-                        data={
-                            "call_id": _str_or_none(item.get("call_id")),
-                            "name": _str_or_none(item.get("name")),
-                        },
-                    )
-                )
-            self._items[index] = ToolCallItem(
+            return None
+        if itype == "message":
+            self._items[index] = self._message(item, turn, index)
+            return None
+        if itype == "function_call":
+            call, note = self.tool_call(
                 call_id=item.get("call_id") or item.get("id") or f"call_{index}",
                 name=item.get("name") or "",
-                arguments=arguments,
+                arguments=item.get("arguments") or "{}",
                 turn_id=turn,
                 index=index,
-                provider_item_id=item.get("id"),
+                item_id=item.get("id"),
             )
-        else:
-            # Hosted tools (code_interpreter_call, web_search_call, ...) run server-side; their
-            # results are not portable and are not sent back. Say so rather than drop silently.
-            self.pending.append(
-                DiagnosticEvent(
-                    code="output_item_not_kept",
-                    message=f"OpenAI output item of type {safe_name(itype)} is not kept in history",
-                    data={"type": safe_name(itype), "id": _str_or_none(item.get("id")), "index": index},
-                )
-            )
-            self._items.pop(index, None)
-            self._reasoning.pop(index, None)
-            self._skipped.add(index)
+            self._items[index] = call
+            return note
+        # Hosted tools (code_interpreter_call, web_search_call, ...) run server-side; their
+        # results are not portable and are not sent back. Say so rather than drop silently.
+        self._items.pop(index, None)
+        self._reasoning.pop(index, None)
+        self._skipped.add(index)
+        return self.unsupported("item", itype)
+
+    def _message(self, item: dict[str, Any], turn: str, index: int) -> AssistantTextItem:
+        texts: list[str] = []
+        refusals: list[str] = []
+        for part in item.get("content") or ():
+            ptype = part.get("type")
+            if ptype == "output_text":
+                texts.append(part.get("text") or "")
+            elif ptype == "refusal":
+                refusals.append(part.get("refusal") or "")
+        if refusals:
+            self._refusal = "".join(refusals)
+        return AssistantTextItem(
+            text="".join(texts) if texts or not refusals else "".join(refusals),
+            turn_id=turn,
+            index=index,
+            provider_item_id=item.get("id"),
+        )
 
     # ------------------------------------------------------------------ end
 
-    def finish(self, *, streamed: bool = True) -> ResponseCompletedEvent:
-        """The one completed event, or the error that says why there is none.
-
-        Only agentlab errors leave: a final response of the wrong shape (usage, status, output) is a
-        value-free ``StreamInterruptedError``, like a malformed event.
-        """
-        try:
-            return self._finish(streamed)
-        except AgentlabError:
-            raise
-        except Exception as e:
-            bad = wire_error_text(e)
-        raise StreamInterruptedError(
-            f"malformed final OpenAI response ({bad}); nothing of this call was kept",
-            provider=PROVIDER,
-            request_id=self.request_id,
-        )
-
-    def _finish(self, streamed: bool) -> ResponseCompletedEvent:
+    def complete(self, notes: list[AdapterEvent]) -> Completion:
+        """The parts of a completed response, or the error that says why there is none."""
         if self._error is not None or self._failed:
             error = self._error
             if error is None and self._final is not None:
@@ -321,57 +225,37 @@ class ResponseAssembler:
             raise in_stream_error(error, request_id=self.request_id, failed=self._failed)
         final = self._final
         if final is None:
-            raise StreamInterruptedError(
-                "the OpenAI stream ended before response.completed; nothing of this call was kept",
-                provider=PROVIDER,
-                request_id=self.request_id,
+            raise self.interrupted(
+                "the OpenAI stream ended before response.completed; nothing of this call was kept"
             )
         if self.response_id is None:
             self.response_id = final.get("id")
-        if streamed:
-            self._backfill(final)
-        status = final.get("status")
-        stop_detail: str | None = None
-        if status == "incomplete":
-            reason = (final.get("incomplete_details") or {}).get("reason") or "unknown"
-            stop: StopReason = _INCOMPLETE.get(reason, "incomplete")
-            stop_detail = reason
-        elif status == "completed":
-            if self._refusal is not None:
-                stop, stop_detail = "refusal", self._refusal
-            elif any(isinstance(i, ToolCallItem) for i in self._items.values()):
-                stop = "tool_use"
-            else:
-                stop = "end_turn"
-        else:
-            raise StreamInterruptedError(
-                f"OpenAI response ended with status {safe_name(status)}",
-                provider=PROVIDER,
-                request_id=self.request_id,
-            )
+        self._backfill(final, notes)
+        stop, stop_detail = self._stop(final)
         usage_raw = final.get("usage")
-        usage = usage_from_openai(usage_raw) if isinstance(usage_raw, dict) else CallUsage()
-        response = ModelResponse(
-            provider=PROVIDER,
-            api=API,
-            model=self.model,
-            response_id=self.response_id,
-            request_id=self.request_id,
+        return Completion(
             items=tuple(self._items[i] for i in sorted(self._items)),
             reasoning=tuple(self._reasoning[i] for i in sorted(self._reasoning)),
             stop_reason=stop,
             stop_detail=stop_detail,
-            usage=usage,
-            reasoning_items_dropped=self._dropped,
-        )
-        return ResponseCompletedEvent(
-            response=response,
-            latency_s=_perf() - self._t0,
-            first_reasoning_s=self.first_reasoning_s,
-            first_text_s=self.first_text_s,
+            usage=usage_from_openai(usage_raw) if isinstance(usage_raw, dict) else CallUsage(),
+            response_id=self.response_id,
         )
 
-    def _backfill(self, final: dict[str, Any]) -> None:
+    def _stop(self, final: dict[str, Any]) -> tuple[StopReason, str | None]:
+        status = final.get("status")
+        if status == "incomplete":
+            reason = (final.get("incomplete_details") or {}).get("reason") or "unknown"
+            return _INCOMPLETE.get(reason, "incomplete"), reason
+        if status != "completed":
+            raise self.interrupted(f"OpenAI response ended with status {safe_name(status)}")
+        if self._refusal is not None:
+            return "refusal", self._refusal
+        if any(isinstance(i, ToolCallItem) for i in self._items.values()):
+            return "tool_use", None
+        return "end_turn", None
+
+    def _backfill(self, final: dict[str, Any], notes: list[AdapterEvent]) -> None:
         """Items present in the final response but never announced by ``output_item.done``."""
         output = final.get("output") or []
         seen = set(self._items) | set(self._reasoning) | self._skipped
@@ -382,31 +266,69 @@ class ResponseAssembler:
         raws = raw_array_elements(raw_out) if raw_out else []
         for i, item in enumerate(output):
             if i not in seen and isinstance(item, dict):
-                self._done_item(item, raws[i] if i < len(raws) else None, i)
+                note = self._done_item(item, raws[i] if i < len(raws) else None, i)
+                if note is not None:
+                    notes.append(note)
 
-    def add_output(self, output: list[Any], raw_output: list[str]) -> list[AdapterEvent]:
-        """Non-streaming: take a whole ``output`` array; return display events for its content."""
+    # ------------------------------------------------------------------ non-streaming
+
+    def feed_body(self, body: bytes) -> list[AdapterEvent]:
+        """A non-streaming response body -> its display events and diagnostics; same mapping as streams.
+
+        Raises only agentlab errors; a body of the wrong shape (or not UTF-8) is a value-free
+        ``StreamInterruptedError``.
+        """
+        try:
+            text: str | None = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
+            raise self.interrupted("OpenAI response body is not UTF-8")
+        try:
+            return self._feed_body(text)
+        except AgentlabError:
+            raise
+        except Exception as e:
+            bad = wire_error_text(e)
+        # Outside the handler: a JSONDecodeError's ``doc`` is the whole body, reasoning included.
+        raise self.interrupted(f"malformed OpenAI response body ({bad})")
+
+    def _feed_body(self, text: str) -> list[AdapterEvent]:
+        body = _loads(text)
+        if not isinstance(body, dict):
+            raise WireFieldError("<root>", "object", body)
+        raw_out = raw_member(text, "output")
+        raws = raw_array_elements(raw_out) if raw_out else []
+        self.response_id = body.get("id")
+        events = self._add_output(body.get("output") or [], raws)
+        self._final = body
+        if body.get("status") == "failed":
+            self._failed = True
+            self._error = body.get("error") if isinstance(body.get("error"), dict) else None
+        return events
+
+    def _add_output(self, output: list[Any], raw_output: list[str]) -> list[AdapterEvent]:
+        """Take a whole ``output`` array; return display events (and diagnostics) for its content."""
         events: list[AdapterEvent] = []
         for i, item in enumerate(output):
             if not isinstance(item, dict):
                 continue
-            itype = item.get("type")
-            iid = item.get("id", str(i))
-            if itype == "reasoning":
+            if item.get("type") == "reasoning":
+                iid = item.get("id", str(i))
                 for n, part in enumerate(item.get("summary") or ()):
                     if part.get("text"):
-                        events.append(ReasoningDeltaEvent(text=part["text"], block=f"{iid}:{n}"))
+                        events.append(self.reasoning(part["text"], f"{iid}:{n}"))
                 for n, part in enumerate(item.get("content") or ()):
                     if part.get("text"):
-                        events.append(ReasoningDeltaEvent(text=part["text"], block=f"{iid}:c{n}"))
-            self._done_item(item, raw_output[i] if i < len(raw_output) else None, i)
+                        events.append(self.reasoning(part["text"], f"{iid}:c{n}"))
+            note = self._done_item(item, raw_output[i] if i < len(raw_output) else None, i)
             done = self._items.get(i)
             if isinstance(done, AssistantTextItem) and done.text:
-                events.append(TextDeltaEvent(text=done.text))
+                events.append(self.text(done.text))
             elif isinstance(done, ToolCallItem):
-                events.append(
-                    ToolCallDeltaEvent(call_id=done.call_id, name=done.name, arguments_delta=done.arguments)
-                )
+                events.append(self.tool_delta(done.call_id, done.name, done.arguments))
+            if note is not None:
+                events.append(note)
         return events
 
 
@@ -419,46 +341,10 @@ def assemble_body(
     started: float | None = None,
     reasoning_dropped: int = 0,
 ) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
-    """A non-streaming response body -> (display events, completed event); same mapping as streams.
+    """A non-streaming response body -> (display events and diagnostics, completed event).
 
-    Raises only agentlab errors; a body of the wrong shape (or not UTF-8) is a value-free
-    ``StreamInterruptedError``.
+    Raises only agentlab errors (see ``ResponseAssembler.feed_body``).
     """
-    if isinstance(text, bytes):
-        try:
-            decoded: str | None = text.decode("utf-8")
-        except UnicodeDecodeError:
-            decoded = None
-        if decoded is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
-            raise StreamInterruptedError(
-                "OpenAI response body is not UTF-8", provider=PROVIDER, request_id=request_id
-            )
-        text = decoded
-    try:
-        return _assemble_body(text, model, base_url, request_id, started, reasoning_dropped)
-    except AgentlabError:
-        raise
-    except Exception as e:
-        bad = wire_error_text(e)
-    # Outside the handler: a JSONDecodeError's ``doc`` is the whole body, reasoning included.
-    raise StreamInterruptedError(
-        f"malformed OpenAI response body ({bad})", provider=PROVIDER, request_id=request_id
-    )
-
-
-def _assemble_body(
-    text: str,
-    model: str,
-    base_url: str | None,
-    request_id: str | None,
-    started: float | None,
-    reasoning_dropped: int,
-) -> tuple[list[AdapterEvent], ResponseCompletedEvent]:
-    body = _loads(text)
-    if not isinstance(body, dict):
-        raise WireFieldError("<root>", "object", body)
-    raw_out = raw_member(text, "output")
-    raws = raw_array_elements(raw_out) if raw_out else []
     asm = ResponseAssembler(
         model=model,
         base_url=base_url,
@@ -466,11 +352,7 @@ def _assemble_body(
         started=started,
         reasoning_dropped=reasoning_dropped,
     )
-    asm.response_id = body.get("id")
-    events = asm.add_output(body.get("output") or [], raws)
-    asm._final = body
-    if body.get("status") == "failed":
-        asm._failed = True
-        asm._error = body.get("error") if isinstance(body.get("error"), dict) else None
-    completed = asm.finish(streamed=False)
-    return [*events, *asm.pending], completed
+    events = asm.feed_body(text.encode("utf-8") if isinstance(text, str) else text)
+    *notes, completed = asm.finish()
+    assert isinstance(completed, ResponseCompletedEvent)
+    return [*events, *notes], completed

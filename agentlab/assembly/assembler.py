@@ -1,0 +1,363 @@
+"""The one assembler contract every adapter is built on, and the one driver that streams a call.
+
+An adapter only maps: its ``Assembler`` subclass turns one decoded wire event (an SSE ``data``
+payload, as text) into at most one neutral event, and a whole non-streaming body into a list of
+them. Everything the two providers had each written for themselves lives here instead:
+
+* **Events are built here** (:meth:`Assembler.reasoning`, :meth:`~Assembler.text`,
+  :meth:`~Assembler.tool_delta`, :meth:`~Assembler.note`), each born with the ``run_id``/``step``
+  of the request's ``origin`` (events are frozen; nothing stamps them later).
+* **Timings are taken here, once**: the first reasoning delta, the first answer-text delta and the
+  finish, all measured from when the request was sent (so they include time to first byte).
+* **Diagnostics are returned, never queued**: ``feed`` returns the one event a wire event produced,
+  delta or diagnostic; ``finish`` returns the diagnostics found while completing, then the
+  ``ResponseCompletedEvent``.
+* **One policy per fact**, the same on every provider:
+
+  - unknown stream events, content blocks, deltas and output items (providers add them over time)
+    are ignored, with one ``unsupported_content`` diagnostic per kind per call (:meth:`unsupported`),
+    naming the wire type only, never quoting content;
+  - tool-call arguments that are not a JSON object are kept as received, with one
+    ``invalid_tool_arguments`` diagnostic (:meth:`tool_call`); the run answers that call with an
+    error result without invoking the tool, so the model can correct itself;
+  - reasoning items an adapter cannot send are counted per reason in one ``reasoning_item_dropped``
+    per request (:func:`agentlab.neutral.diagnostics.add_dropped`).
+
+* **One finish** (:meth:`Assembler.finish`) builds the neutral ``ModelResponse`` (usage included)
+  from the subclass's :class:`Completion`; a final answer of the wrong shape is a value-free
+  ``StreamInterruptedError``.
+
+:func:`assemble` is the streaming driver: build, yield the request's diagnostics, open the HTTP
+answer (the adapter's SDK call), frame its SSE text (:mod:`agentlab.assembly.sse`) into ``feed``, then
+``finish``; it is the only generator level between the SDK's line iterator and the run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
+
+from agentlab.assembly.sse import SSEDecoder
+from agentlab.errors import AgentlabError, StreamInterruptedError
+from agentlab.neutral.diagnostics import diagnostic
+from agentlab.neutral.error_text import safe_name, wire_error_text
+from agentlab.neutral.events import (
+    AdapterEvent,
+    DiagnosticEvent,
+    Event,
+    EventOrigin,
+    ModelResponse,
+    ReasoningDeltaEvent,
+    ResponseCompletedEvent,
+    StopReason,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.usage import CallUsage
+
+__all__ = ["Assembler", "Completion", "WireCall", "assemble", "stamped"]
+
+_perf = time.perf_counter
+_loads = json.loads
+E = TypeVar("E", bound=Event)
+Where = Literal["event", "block", "delta", "item"]
+
+
+def stamped(ev: E, origin: EventOrigin | None) -> E:
+    """``ev`` if it already carries its origin (or there is none), else a stamped copy (never mutated).
+
+    For events built before the origin was known (a request's diagnostics, built without it) and
+    for adapters not built on :class:`Assembler`; the assembler's own events are born stamped.
+    """
+    if origin is None or ev.run_id is not None:
+        return ev
+    return ev.model_copy(update={"run_id": origin.run_id, "step": origin.step})
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a subclass has assembled when the call ends; :meth:`Assembler.finish` makes the response."""
+
+    items: tuple[AssistantTextItem | ToolCallItem, ...]
+    reasoning: tuple[ProviderReasoningItem, ...]
+    stop_reason: StopReason
+    stop_detail: str | None
+    usage: CallUsage
+    response_id: str | None
+
+
+class Assembler:
+    """The state of one model call, fed one decoded wire event at a time (see the module docstring).
+
+    Subclasses set ``provider``/``api`` and implement ``feed``, ``feed_body`` and ``complete``. Its
+    repr is the subclass's (ids and counts only: it is a local of the adapter's frames).
+    """
+
+    provider: str
+    api: str
+    final_event: ClassVar[str] = "the end of the response"
+    """The wire event that completes a call (named in the error for a stream cut before it)."""
+    _shaped_repr = True
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        request_id: str | None = None,
+        origin: EventOrigin | None = None,
+        started: float | None = None,
+        reasoning_dropped: int = 0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.request_id = request_id
+        self.origin = origin
+        self._rid = origin.run_id if origin is not None else None
+        self._step = origin.step if origin is not None else None
+        # ``started``: perf_counter() when the request was sent, so latencies include time to first byte.
+        self._t0 = _perf() if started is None else started
+        self.reasoning_dropped = reasoning_dropped
+        self.first_reasoning_s: float | None = None
+        self.first_text_s: float | None = None
+        self._unsupported: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------------ the contract
+
+    def feed(self, data: str) -> AdapterEvent | None:
+        """One SSE event's ``data`` -> at most one neutral event; raises only agentlab errors."""
+        raise NotImplementedError
+
+    def feed_body(self, body: bytes) -> list[AdapterEvent]:
+        """A whole non-streaming body -> its display events and diagnostics (same mapping as ``feed``)."""
+        raise NotImplementedError
+
+    def complete(self, notes: list[AdapterEvent]) -> Completion:
+        """The assembled parts at the end of the call (diagnostics found doing it go to ``notes``).
+
+        Raises the agentlab error that says why there is no response (an error event, a stream
+        that ended early); any other exception is reported by ``finish`` as a malformed answer.
+        """
+        raise NotImplementedError
+
+    def interrupted(self, message: str) -> StreamInterruptedError:
+        """The value-free error for this call (``message`` names wire types and fields, never values)."""
+        return StreamInterruptedError(message, provider=self.provider, request_id=self.request_id)
+
+    # ------------------------------------------------------------------ events, built and timed here
+
+    def reasoning(self, text: str, block: str) -> ReasoningDeltaEvent:
+        """A reasoning delta (display only); the first one of the call is timed."""
+        if self.first_reasoning_s is None:
+            self.first_reasoning_s = _perf() - self._t0
+        if self._rid is None:  # no origin (outside a run): two fields fewer to validate
+            return ReasoningDeltaEvent(text=text, block=block)
+        return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
+
+    def text(self, text: str) -> TextDeltaEvent:
+        """An answer-text delta; the first one of the call is timed."""
+        if self.first_text_s is None:
+            self.first_text_s = _perf() - self._t0
+        if self._rid is None:
+            return TextDeltaEvent(text=text)
+        return TextDeltaEvent(text=text, run_id=self._rid, step=self._step)
+
+    def tool_delta(self, call_id: str, name: str, arguments: str) -> ToolCallDeltaEvent:
+        """Partial tool-call arguments (progress display only)."""
+        return ToolCallDeltaEvent(
+            call_id=call_id, name=name, arguments_delta=arguments, run_id=self._rid, step=self._step
+        )
+
+    def note(self, code: str, message: str, **payload: Any) -> DiagnosticEvent:
+        """A diagnostic of this call (a registered code; ``payload`` validated by the registry)."""
+        return diagnostic(code, message, origin=self.origin, **payload)
+
+    def unsupported(self, where: Where, wire_type: object) -> DiagnosticEvent | None:
+        """The forward-compatibility policy: ignore, and say so once per kind per call."""
+        name = safe_name(wire_type)
+        key = (where, name)
+        if key in self._unsupported:
+            return None
+        self._unsupported.add(key)
+        return self.note(
+            "unsupported_content",
+            f"{self.provider} {where} of type {name} is not mapped by agentlab; ignored",
+            where=where,
+            type=name,
+            provider=self.provider,
+        )
+
+    def tool_call(
+        self, *, call_id: str, name: str, arguments: str, turn_id: str, index: int, item_id: str | None
+    ) -> tuple[ToolCallItem, DiagnosticEvent | None]:
+        """A completed tool call, kept as received; arguments that are not a JSON object get one
+        ``invalid_tool_arguments`` diagnostic (the run answers the call with an error result)."""
+        try:
+            ok = isinstance(_loads(arguments), dict)
+        except ValueError:
+            ok = False
+        note = None
+        if not ok:
+            note = self.note(
+                "invalid_tool_arguments",
+                f"tool call {safe_name(name)} arguments are not a JSON object; the tool is not run "
+                "and the model gets an error result",
+                call_id=call_id,
+                name=name,
+            )
+        item = ToolCallItem(
+            call_id=call_id, name=name, arguments=arguments, turn_id=turn_id, index=index,
+            provider_item_id=item_id,
+        )  # fmt: skip
+        return item, note
+
+    # ------------------------------------------------------------------ end
+
+    def feed_last(self, data: str) -> AdapterEvent | None:
+        """The stream's last ``data``, which had no blank line after it: a complete event is fed; a
+        cut one means the stream ended mid-event (raised without chaining the decode error, whose
+        ``doc`` is the partial event)."""
+        try:
+            _loads(data)
+            cut = False
+        except ValueError:
+            cut = True
+        if cut:
+            raise self.interrupted(
+                f"the {self.provider} stream was cut mid-event, before {self.final_event}; nothing of "
+                "this call was kept"
+            )
+        return self.feed(data)
+
+    def finish(self) -> list[AdapterEvent]:
+        """The call's last events: diagnostics found while completing, then the ``ResponseCompletedEvent``.
+
+        Only agentlab errors leave: a final answer of the wrong shape (usage, status, blocks) is a
+        value-free ``StreamInterruptedError``, like a malformed event.
+        """
+        notes: list[AdapterEvent] = []
+        try:
+            done = self.complete(notes)
+            bad = None
+        except AgentlabError:
+            raise
+        except Exception as e:
+            bad = wire_error_text(e)
+        if bad is not None:  # raised outside the handler: the original holds the answer's values
+            raise self.interrupted(
+                f"malformed final {self.provider} response ({bad}); nothing of this call was kept"
+            )
+        response = ModelResponse(
+            provider=self.provider,
+            api=self.api,
+            model=self.model,
+            response_id=done.response_id,
+            request_id=self.request_id,
+            items=done.items,
+            reasoning=done.reasoning,
+            stop_reason=done.stop_reason,
+            stop_detail=done.stop_detail,
+            usage=done.usage,
+            reasoning_items_dropped=self.reasoning_dropped,
+        )
+        notes.append(
+            ResponseCompletedEvent(
+                response=response,
+                latency_s=_perf() - self._t0,
+                first_reasoning_s=self.first_reasoning_s,
+                first_text_s=self.first_text_s,
+                run_id=self._rid,
+                step=self._step,
+            )
+        )
+        return notes
+
+
+# ---------------------------------------------------------------------- the driver
+
+
+@dataclass(frozen=True, slots=True)
+class WireCall:
+    """An opened HTTP answer, as :func:`assemble` reads it (the adapter's SDK call made it).
+
+    ``chunks``: the decoded text of a streamed answer as it arrives (``None``: a whole body to
+    ``read``). ``errors``:
+    what reading may raise (transport errors), turned into agentlab errors by ``translate``.
+    """
+
+    request_id: str | None
+    chunks: AsyncIterator[str] | None
+    read: Callable[[], Awaitable[bytes]]
+    close: Callable[[], Awaitable[Any]]
+    errors: tuple[type[BaseException], ...]
+    translate: Callable[[BaseException, str | None], AgentlabError]
+
+
+class _Built(Protocol):
+    @property
+    def diagnostics(self) -> Sequence[DiagnosticEvent]: ...
+
+
+B = TypeVar("B", bound=_Built)
+
+
+async def assemble(
+    request: ModelRequest,
+    build: Callable[[ModelRequest], B],
+    open_call: Callable[[B, ModelRequest], Awaitable[WireCall]],
+    new_assembler: Callable[[B, ModelRequest, WireCall, float], Assembler],
+) -> AsyncGenerator[AdapterEvent, None]:
+    """One model call, streamed: the request's diagnostics, the display events, then the completed one.
+
+    ``open_call`` sends the request (raising the adapter's translated error on failure);
+    ``new_assembler`` makes the call's assembler once the answer's headers are in. Errors raised
+    while reading are translated inside ``except`` and raised outside it, so the agentlab error has
+    no ``__context__`` leading to the SDK exception (whose request holds the auth header and body).
+    """
+    built = build(request)
+    origin = request.origin
+    for diag in built.diagnostics:
+        yield stamped(diag, origin)
+    started = _perf()
+    call = await open_call(built, request)
+    failure: AgentlabError | None = None
+    try:
+        asm = new_assembler(built, request, call, started)
+        if call.chunks is None:
+            body = b""
+            try:
+                body = await call.read()
+            except call.errors as e:
+                failure = call.translate(e, call.request_id)
+            if failure is not None:
+                raise failure
+            for ev in asm.feed_body(body):
+                yield ev
+        else:
+            frame = SSEDecoder()
+            chunk_in = frame.chunk
+            feed = asm.feed
+            try:
+                async for text in call.chunks:
+                    for data in chunk_in(text):
+                        out = feed(data)
+                        if out is not None:
+                            yield out
+            except call.errors as e:
+                failure = call.translate(e, call.request_id)
+            if failure is not None:
+                raise failure
+            last = frame.end()
+            if last is not None:  # a last event without its blank line: complete, or cut mid-event
+                out = asm.feed_last(last)
+                if out is not None:
+                    yield out
+        for ev in asm.finish():
+            yield ev
+    finally:
+        await call.close()

@@ -1,0 +1,95 @@
+"""Server-Sent Events framing, once for every adapter (the WHATWG ``text/event-stream`` rules).
+
+Both providers stream SSE; each adapter used to frame lines itself, with different prefix tests.
+The rules kept here: a line ``field:value`` (one optional space after the colon), ``data`` lines of
+one event joined with ``\\n``, a line starting with ``:`` is a comment, a blank line dispatches the
+event (nothing is dispatched without a ``data`` line), a line without a colon is a field with an
+empty value, unknown fields (``id``, ``retry``, others) are ignored, a trailing ``\\r`` (CRLF) is
+tolerated. The event name is kept (``event``) but agentlab's assemblers do not need it: each JSON
+payload names its own ``type``.
+
+It is a plain object fed the body's text chunks (``chunk``) or lines (``line``) rather than an
+async generator: one more generator level per event would cost more than the framing itself.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SSEDecoder"]
+
+
+class SSEDecoder:
+    """Feed lines (terminator removed) with :meth:`line`; it returns an event's data when one dispatches."""
+
+    __slots__ = ("_data", "_event", "_tail", "event")
+
+    def __init__(self) -> None:
+        self._tail = ""
+        self._data: str | None = None
+        self._event: str | None = None
+        self.event: str | None = None
+        """The ``event:`` name of the last dispatched event (``None``: the default, ``message``)."""
+
+    def line(self, line: str) -> str | None:
+        """One line of the stream; the joined ``data`` when this line (a blank one) ends an event."""
+        if line and line[-1] == "\r":
+            line = line[:-1]
+        if not line:
+            data = self._data
+            if data is not None:
+                self._data = None
+                self.event = self._event
+            self._event = None  # a name without data dispatches nothing and does not carry over
+            return data
+        head = line[:5]
+        if head == "data:":  # the hot case first, without splitting the line
+            value = line[6:] if line[5:6] == " " else line[5:]
+            self._data = value if self._data is None else f"{self._data}\n{value}"
+            return None
+        if line[0] == ":":
+            return None  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        if name == "data":  # "data" alone: a field without a colon has an empty value
+            self._data = "" if self._data is None else f"{self._data}\n"
+        elif name == "event":
+            self._event = value[1:] if value[:1] == " " else value
+        return None
+
+    def chunk(self, text: str) -> list[str]:
+        """A piece of the body as it arrived (any size): the ``data`` of each event it completes.
+
+        The hot path: one call per network chunk instead of one per line (a server flushes one
+        event per chunk, three lines each). Lines end with ``\n`` or ``\r\n`` (or a lone ``\r``);
+        a line cut between chunks waits for the next one.
+        """
+        text = self._tail + text
+        if "\r" in text:
+            hold = text[-1] == "\r"  # may be half of a CRLF: kept for the next chunk
+            if hold:
+                text = text[:-1]
+            lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            self._tail = lines.pop() + ("\r" if hold else "")
+        else:
+            lines = text.split("\n")
+            self._tail = lines.pop()
+        return self._lines(lines)
+
+    def _lines(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        line_in = self.line
+        for line in lines:
+            if line[:6] == "data: ":  # the hot case inline: no call per line
+                value = line[6:]
+                self._data = value if self._data is None else f"{self._data}\n{value}"
+            else:
+                data = line_in(line)
+                if data is not None:
+                    out.append(data)
+        return out
+
+    def end(self) -> str | None:
+        """The data of a last event the stream did not close with a blank line (``None``: none)."""
+        tail, self._tail = self._tail.rstrip("\r"), ""
+        if tail:
+            self.line(tail)
+        data, self._data = self._data, None
+        return data
