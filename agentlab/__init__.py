@@ -133,6 +133,10 @@ if TYPE_CHECKING:
     from agentlab.adapters.anthropic_messages._usage import (
         usage_from_anthropic as usage_from_anthropic,
     )
+    from agentlab.assembly.reducer import (
+        CallSnapshot as CallSnapshot,
+        accumulate as accumulate,
+    )
     from agentlab.adapters.registry import (
         ProviderSpec as ProviderSpec,
         get_provider as get_provider,
@@ -198,6 +202,9 @@ _EXPORTS: dict[str, str] = {
     "ToolCallDeltaEvent": "agentlab.neutral.events",
     "ToolCallEvent": "agentlab.neutral.events",
     "ToolResultEvent": "agentlab.neutral.events",
+    # the live state of one model call, folded from its events
+    "CallSnapshot": "agentlab.assembly.reducer",
+    "accumulate": "agentlab.assembly.reducer",
     # usage
     "CallUsage": "agentlab.neutral.usage",
     # adapters
