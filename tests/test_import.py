@@ -49,7 +49,7 @@ def test_readme_names_every_public_name() -> None:
 
 
 def _type_checking_exports(module: ModuleType) -> dict[str, str]:
-    """name -> module of the ``X as X`` imports under the facade's ``if TYPE_CHECKING:``."""
+    """Name -> module of the ``X as X`` imports under the facade's ``if TYPE_CHECKING:``."""
     tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
     out: dict[str, str] = {}
     for node in tree.body:

@@ -20,6 +20,8 @@ def is_simulated(model: str) -> bool:
 
 
 def simulated_base(model: str) -> str:
-    """The model without its simulator options (``sim-thinker+fault=429x1`` -> ``sim-thinker``);
-    any other name unchanged (a real model name may contain ``+``)."""
+    """The model without its simulator options: ``sim-thinker+fault=429x1`` -> ``sim-thinker``.
+
+    Any other name is returned unchanged (a real model name may contain ``+``).
+    """
     return model.partition("+")[0] if is_simulated(model) else model

@@ -1,6 +1,7 @@
-"""What an adapter builds before it sends: one ``BuiltRequest`` type for every provider, and the
-checks of an adapter's constructor arguments, written once so the same mistake raises the same
-error type on every adapter.
+"""What an adapter builds before it sends: one ``BuiltRequest`` type for every provider.
+
+Also the checks of an adapter's constructor arguments, written once so the same mistake raises the same error
+type on every adapter.
 
 Why one type: the run, the contract suite and users who call ``adapter.build(request)`` to see
 what would be sent read the same fields whatever the provider (what was dropped, what diagnostics
@@ -93,8 +94,10 @@ def check_adapter_args(
 
 
 def check_foreign_options(provider: str, request: ModelRequest) -> None:
-    """Another provider's ``provider_options`` keys are refused: a run is pinned to one provider, and a
-    knob meant for another one would silently do nothing here."""
+    """Another provider's ``provider_options`` keys are refused.
+
+    A run is pinned to one provider, and a knob meant for another one would silently do nothing here.
+    """
     foreign = sorted(k for k in request.provider_options if not k.startswith(f"{provider}_"))
     if foreign:
         raise InvalidSettingsError(

@@ -88,8 +88,10 @@ def status_error(
 
 
 def connection_error(provider: str, exc: BaseException, *, timed_out: bool) -> ProviderConnectionError:
-    """A request that got no answer: a timeout, or a connection that failed (named by the cause's type
-    only: its text may quote the request)."""
+    """A request that got no answer: a timeout, or a connection that failed.
+
+    The failure is named by the cause's type only: its text may quote the request.
+    """
     if timed_out:
         return ProviderConnectionError(f"request to {provider} timed out", provider=provider)
     cause = exc.__cause__

@@ -195,8 +195,11 @@ class Assembler:
     def tool_call(
         self, *, call_id: str, name: str, arguments: str, turn_id: str, index: int, item_id: str | None
     ) -> tuple[ToolCallItem, DiagnosticEvent | None]:
-        """A completed tool call, kept as received; arguments that are not a JSON object get one
-        ``invalid_tool_arguments`` diagnostic (the run answers the call with an error result)."""
+        """A completed tool call, kept as received.
+
+        Arguments that are not a JSON object get one ``invalid_tool_arguments`` diagnostic (the run answers
+        the call with an error result).
+        """
         try:
             ok = isinstance(_loads(arguments), dict)
         except ValueError:
@@ -219,9 +222,11 @@ class Assembler:
     # ------------------------------------------------------------------ end
 
     def feed_last(self, data: str) -> AdapterEvent | None:
-        """The stream's last ``data``, which had no blank line after it: a complete event is fed; a
-        cut one means the stream ended mid-event (raised without chaining the decode error, whose
-        ``doc`` is the partial event)."""
+        """The stream's last ``data``, which had no blank line after it.
+
+        A complete event is fed; a cut one means the stream ended mid-event (raised without chaining the
+        decode error, whose ``doc`` is the partial event).
+        """
         try:
             _loads(data)
             cut = False

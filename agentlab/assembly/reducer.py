@@ -137,6 +137,7 @@ class ToolCallState(_NoPickle):
 
     @property
     def argument_chars(self) -> int:
+        """Characters of the arguments so far, counted as they stream: no join of the pieces."""
         return self._args.size
 
     @property
@@ -229,6 +230,7 @@ class CallSnapshot(_NoPickle):
 
     @property
     def text_chars(self) -> int:
+        """Characters of answer text so far, counted as it streams: a view can show it every frame."""
         return self._text.size
 
     @property
@@ -243,6 +245,7 @@ class CallSnapshot(_NoPickle):
 
     @property
     def done(self) -> bool:
+        """True once the call ended, either way (``completed`` or ``failed``); later tool results keep it."""
         return self.status in ("completed", "failed")
 
     def replace(self, **changes: Any) -> CallSnapshot:

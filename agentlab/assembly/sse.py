@@ -1,10 +1,10 @@
-"""Server-Sent Events framing, once for every adapter (the WHATWG ``text/event-stream`` rules).
+r"""Server-Sent Events framing, once for every adapter (the WHATWG ``text/event-stream`` rules).
 
 Both providers stream SSE; each adapter used to frame lines itself, with different prefix tests.
 The rules kept here: a line ``field:value`` (one optional space after the colon), ``data`` lines of
-one event joined with ``\\n``, a line starting with ``:`` is a comment, a blank line dispatches the
+one event joined with ``\n``, a line starting with ``:`` is a comment, a blank line dispatches the
 event (nothing is dispatched without a ``data`` line), a line without a colon is a field with an
-empty value, unknown fields (``id``, ``retry``, others) are ignored, a trailing ``\\r`` (CRLF) is
+empty value, unknown fields (``id``, ``retry``, others) are ignored, a trailing ``\r`` (CRLF) is
 tolerated. The event name is kept (``event``) but agentlab's assemblers do not need it: each JSON
 payload names its own ``type``.
 
@@ -55,7 +55,7 @@ class SSEDecoder:
         return None
 
     def chunk(self, text: str) -> list[str]:
-        """A piece of the body as it arrived (any size): the ``data`` of each event it completes.
+        r"""A piece of the body as it arrived (any size): the ``data`` of each event it completes.
 
         The hot path: one call per network chunk instead of one per line (a server flushes one
         event per chunk, three lines each). Lines end with ``\n`` or ``\r\n`` (or a lone ``\r``);

@@ -76,8 +76,10 @@ class RecordingTransport(SimTransport):
 
 
 class StatusTransport(RecordingTransport):
-    """Answers every request with one HTTP error status and a provider-neutral error envelope
-    (``{"error": {"type", "message"}}``, which both providers' bodies follow)."""
+    """Answers every request with one HTTP error status and a provider-neutral error envelope.
+
+    The envelope is ``{"error": {"type", "message"}}``, which both providers' bodies follow.
+    """
 
     def __init__(self, status: int, error_type: str = "some_error", **kw: Any) -> None:
         super().__init__(**kw)
@@ -123,10 +125,13 @@ class Recorder(Protocol):
 
 @dataclass(frozen=True)
 class AdapterCase:
-    """One adapter under the contract: ``build(far_side, max_retries, model)`` returns a ready adapter
-    talking to ``far_side``, which ``serve(**options)`` builds from a scenario's fault options
-    (``default_fault=``, ``retry_after_ms=``); by default the simulator's transport. ``provider`` names
-    the registry entry the adapter belongs to (default: ``name``)."""
+    """One adapter under the contract.
+
+    ``build(far_side, max_retries, model)`` returns a ready adapter talking to ``far_side``, which
+    ``serve(**options)`` builds from a scenario's fault options (``default_fault=``, ``retry_after_ms=``); by
+    default the simulator's transport. ``provider`` names the registry entry the adapter belongs to (default:
+    ``name``).
+    """
 
     name: str
     model: str

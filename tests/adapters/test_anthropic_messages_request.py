@@ -1,5 +1,8 @@
-"""Request building: thinking settings and their rules, item mapping, verbatim re-interleaving, cache
-breakpoints and the documented recovery. Pure (no I/O): ``AnthropicMessagesAdapter.build``."""
+"""Request building: thinking settings, item mapping, verbatim re-interleaving, cache breakpoints.
+
+Also the thinking settings' rules and the documented recovery. Pure (no I/O):
+``AnthropicMessagesAdapter.build``.
+"""
 
 from __future__ import annotations
 

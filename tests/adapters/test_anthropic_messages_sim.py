@@ -474,8 +474,10 @@ async def test_stream_cut_mid_loop_leaves_the_checkpoint_at_the_last_step() -> N
 
 
 async def test_interleaved_budget_above_max_tokens_is_accepted_end_to_end() -> None:
-    """The adapter lets an interleaved budget exceed max_tokens (it spans the turn); the strict
-    endpoint must agree, or the user gets a 400 the adapter promised to prevent."""
+    """The adapter lets an interleaved budget exceed max_tokens (it spans the turn).
+
+    The strict endpoint must agree, or the user gets a 400 the adapter promised to prevent.
+    """
     r = await Run(
         "anthropic:sim-thinker",
         "Is it warmer in Paris or Rome?",

@@ -471,10 +471,13 @@ async def test_quoted_error_bodies_map_to_provider_api_error(
 
 
 async def test_edited_follower_drops_reasoning_instead_of_the_recorded_400() -> None:
-    """The recording sent a reasoning item followed by an edited assistant message and got 400
-    "...provided without its required following item". The adapter sees the follower is gone (the
-    edited text is not the response's item) and drops the reasoning item instead; the recorded 400,
-    served anyway, maps to a typed error carrying that message."""
+    """A reasoning item whose follower was edited is dropped, not sent to a 400.
+
+    The recording sent a reasoning item followed by an edited assistant message and got 400 "...provided
+    without its required following item". The adapter sees the follower is gone (the edited text is not the
+    response's item) and drops the reasoning item instead; the recorded 400, served anyway, maps to a typed
+    error carrying that message.
+    """
     exchanges = load_cassette(_errors("pydantic-ai__openai_400_reasoning_without_following_item.yaml"))
     first = request_from_recorded(exchanges[0].request_json or {})
     server = Server([recorded_response(ex) for ex in exchanges])

@@ -1,6 +1,8 @@
-"""``agentlab.neutral.error_text``: what an error text about bad wire input may say, and the adapter
-paths that use it beyond streaming (non-streaming bodies, in-stream error envelopes, the
-SDK-exception fallback)."""
+"""``agentlab.neutral.error_text``: what an error text about bad wire input may say.
+
+Also the adapter paths that use it beyond streaming (non-streaming bodies, in-stream error envelopes, the
+SDK-exception fallback).
+"""
 
 from __future__ import annotations
 

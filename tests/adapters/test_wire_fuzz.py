@@ -387,8 +387,11 @@ def test_fuzzed_openai_stream(body: bytes) -> None:
 
 
 def test_the_valid_streams_succeed_and_carry_the_canaries() -> None:
-    """Positive control: unmutated, both streams complete a tool loop, and the canary went through
-    the adapters (display and opaque continuation), so the absence checks above can fail."""
+    """Positive control: unmutated, both streams complete a tool loop.
+
+    The canary went through the adapters (display and opaque continuation), so the absence checks above can
+    fail.
+    """
     for provider, base in (("anthropic", anthropic_stream), ("openai", openai_stream)):
         seen: list[Any] = []
         model = f"{provider}:{A_MODEL if provider == 'anthropic' else O_MODEL}"

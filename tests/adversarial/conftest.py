@@ -1,5 +1,8 @@
-"""Fixtures for the adversarial suite: scenarios run once per (provider, fault) and shared by the
-per-sink tests, so each sink is its own test (a failure names the sink) at the cost of one run."""
+"""Fixtures for the adversarial suite: scenarios run once per (provider, fault).
+
+They are shared by the per-sink tests, so each sink is its own test (a failure names the sink) at the cost of
+one run.
+"""
 
 from __future__ import annotations
 

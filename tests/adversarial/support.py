@@ -158,8 +158,10 @@ def sse(events: list[dict[str, Any]]) -> bytes:
 
 
 def openai_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any]]:
-    """A valid Responses stream: one reasoning item (summary + encrypted_content), then a tool call
-    (``final=False``) or the answer."""
+    """A valid Responses stream: one reasoning item, then a tool call or the answer.
+
+    The reasoning item has a summary and encrypted_content; the tool call comes with ``final=False``.
+    """
     rsn = c.reasoning["openai reasoning summary"]
     enc = c.opaque["openai encrypted_content"]
     rid, rs = f"resp_{step:04d}", f"rs_{step:04d}"
@@ -513,7 +515,8 @@ def enospc_on(path: Path, after: int) -> Iterator[list[int]]:
     """``os.write`` to ``path`` fails with ENOSPC once ``after`` writes to it succeeded.
 
     Yields a one-element list counting the failures injected (the positive control: a writer that
-    stopped using ``os.write`` would not be faulted, and the test says so)."""
+    stopped using ``os.write`` would not be faulted, and the test says so).
+    """
     real = os.write
     state = {"ok": 0}
     failed = [0]
@@ -619,7 +622,8 @@ def reachable_text(root: object, *, frames: bool, depth: int = 8, limit: int = 6
 
     ``frames=False``: the error's own attributes (its ``__dict__``, args, chained errors and what
     they hold), not its traceback. ``frames=True``: also the traceback's frames and their locals
-    (what keeps payloads alive and what a locals-printing formatter could show)."""
+    (what keeps payloads alive and what a locals-printing formatter could show).
+    """
     out: list[str] = []
     seen: set[int] = {id(out)}
     level = [root]
@@ -674,8 +678,10 @@ def _harness(tb: types.TracebackType) -> bool:
 
 
 def strip_harness(exc: BaseException) -> None:
-    """Drop this suite's own frames (the test driver, the hostile server) from the tracebacks of
-    the error and its chain: their locals hold the canaries by design, agentlab's must not."""
+    """Drop this suite's own frames from the tracebacks of the error and its chain.
+
+    The test driver's and the hostile server's locals hold the canaries by design; agentlab's must not.
+    """
     for e in chain(exc):
         entries = []
         tb = e.__traceback__
@@ -753,8 +759,10 @@ def manager_state() -> str:
 
 @contextlib.contextmanager
 def offline_comms() -> Iterator[None]:
-    """Widgets without a kernel: comms that accept and drop messages (the state stays in the kernel
-    objects, which is what ``get_manager_state`` and so a saved notebook read)."""
+    """Widgets without a kernel: comms that accept and drop messages.
+
+    The state stays in the kernel objects, which is what ``get_manager_state`` and so a saved notebook read.
+    """
     from ipywidgets.widgets import widget
 
     class _Comm:

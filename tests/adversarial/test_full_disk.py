@@ -167,8 +167,10 @@ def test_memory_store_on_a_full_disk(tiny_disk: Path) -> None:
 
 
 def test_sweep_results_on_a_full_disk(tiny_disk: Path) -> None:
-    """A sweep whose results file fills the disk stops with a typed error, keeps only whole rows,
-    starts no run it cannot record, and resumes once space is back."""
+    """A sweep whose results file fills the disk stops with a typed error.
+
+    It keeps only whole rows, starts no run it cannot record, and resumes once space is back.
+    """
     results = tiny_disk / "sweep.jsonl"
     c = Canaries.fresh()
     started = [0]

@@ -1,6 +1,8 @@
-"""The canary: reasoning text and opaque payloads carrying a unique string must never reach anything
-durable: the event-log file, log records (DEBUG, SDK loggers included), the memory store, serialized
-checkpoints or pickled/JSON results. Positive controls prove the canary really flowed through the run."""
+"""The canary: reasoning text and opaque payloads with a unique string never reach anything durable.
+
+Durable means the event-log file, log records (DEBUG, SDK loggers included), the memory store, serialized
+checkpoints or pickled/JSON results. Positive controls prove the canary really flowed through the run.
+"""
 
 from __future__ import annotations
 

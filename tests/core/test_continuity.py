@@ -1,5 +1,7 @@
-"""Continuity: the continuation carries exactly this loop's opaque items, is released on every exit,
-never crosses providers, and never enters a serialized checkpoint."""
+"""Continuity: the continuation carries exactly this loop's opaque items.
+
+It is released on every exit, never crosses providers, and never enters a serialized checkpoint.
+"""
 
 from __future__ import annotations
 

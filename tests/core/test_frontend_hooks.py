@@ -1,5 +1,8 @@
-"""The public hooks the notebook layer uses instead of core's internals: ``Run.subscribe``,
-``Run.adapter`` and the frontend seam (``agentlab.frontend``) that core calls without importing it."""
+"""The public hooks the notebook layer uses instead of core's internals.
+
+``Run.subscribe``, ``Run.adapter`` and the frontend seam (``agentlab.frontend``) that core calls without
+importing it.
+"""
 
 from __future__ import annotations
 

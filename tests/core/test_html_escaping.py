@@ -1,6 +1,7 @@
-"""Everything from outside (model names, error texts, tool names/arguments/outputs, task text, answers)
-is escaped in every HTML agentlab renders: ``_repr_html_`` of results, usage and comparisons, styled
-usage frames, and the live run/compare views.
+"""Everything from outside is escaped in every HTML agentlab renders.
+
+Outside means model names, error texts, tool names/arguments/outputs, task text, answers; the HTML is
+``_repr_html_`` of results, usage and comparisons, styled usage frames, and the live run/compare views.
 
 A provider error that echoes a model name, a tool that returns a web page, or a model that calls a
 "tool" named like a tag must not inject markup into a notebook's output (nor into its saved HTML).
@@ -78,8 +79,11 @@ def test_styled_usage_frame_escapes_text_cells_and_index() -> None:
 
 
 def _hostile_run(on_event: Any) -> al.RunResult:
-    """A model that calls an unknown "tool" named like a tag, with hostile arguments, then a tool whose
-    output is hostile, then an error echoing hostile text."""
+    """A model that calls hostile tools, then fails with hostile text.
+
+    It calls an unknown "tool" named like a tag, with hostile arguments, then a tool whose output is hostile,
+    then an error echoing hostile text.
+    """
 
     @al.tool(name="fetch")
     def fetch(url: str) -> str:

@@ -188,7 +188,7 @@ def test_task_first_argument_order_is_explained() -> None:
 
 @pytest.mark.parametrize("entry", ["run", "Session.start", "Session.run"])
 def test_unknown_keyword_lists_the_known_ones(entry: str) -> None:
-    """(``Run(...)`` itself keeps its exact signature, so type checkers flag the typo first.)"""
+    """``Run(...)`` is left out: it keeps its exact signature, so type checkers flag the typo first."""
     s = al.Session()
     fn: Any = {"run": al.run, "Session.start": s.start, "Session.run": s.run}[entry]
     with pytest.raises(UserError) as info:
@@ -392,8 +392,10 @@ def test_unpriced_result_json_is_strict_and_unknown_is_null() -> None:
 
 
 def test_ipython_prints_one_line_for_the_common_mistakes() -> None:
-    """Through a real ``InteractiveShell`` (in a subprocess: importing IPython here would switch the
-    notebook integration on for the rest of the test session)."""
+    """Through a real ``InteractiveShell``, in a subprocess.
+
+    Importing IPython here would switch the notebook integration on for the rest of the test session.
+    """
     import os
     import subprocess
     import sys

@@ -227,8 +227,11 @@ def test_results_file_failed_append_then_recovery(tmp_path: Path, faults: Faults
 def test_any_sequence_of_failures_leaves_exactly_the_successful_lines(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, plan: list[Any]
 ) -> None:
-    """Appends of random sizes, each failing after a random number of bytes (or not at all), cut
-    into random short writes: the file is always the successful lines, in order, nothing else."""
+    """The file is always the successful lines, in order, nothing else.
+
+    Appends of random sizes, each failing after a random number of bytes (or not at all), cut into random
+    short writes.
+    """
     with monkeypatch.context() as mp:
         faults = Faults(mp)
         p = tmp_path_factory.mktemp("prop") / "f.jsonl"

@@ -1,5 +1,7 @@
-"""Using the core (Run, tool, Session, pricing, event log) loads no SDK, pandas or widgets; only a
-usage frame loads pandas, only a real adapter loads its SDK."""
+"""Using the core (Run, tool, Session, pricing, event log) loads no SDK, pandas or widgets.
+
+Only a usage frame loads pandas, only a real adapter loads its SDK.
+"""
 
 from __future__ import annotations
 

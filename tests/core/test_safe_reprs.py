@@ -1,7 +1,9 @@
-"""Objects that hold a request or response body, a reasoning delta or an opaque payload show sizes,
-counts, kinds and ids in every repr a notebook or a traceback formatter uses (``repr``, ``str``,
-IPython's pretty printer, rich's pretty printer), never the content. ``ev.text`` stays the explicit
-way to get a delta's text."""
+"""Objects holding bodies, reasoning deltas or opaque payloads show no content in any repr.
+
+Objects that hold a request or response body, a reasoning delta or an opaque payload show sizes, counts, kinds
+and ids in every repr a notebook or a traceback formatter uses (``repr``, ``str``, IPython's pretty printer,
+rich's pretty printer), never the content. ``ev.text`` stays the explicit way to get a delta's text.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""One rule for simulated model names (``agentlab.adapters._simulated``), asked everywhere outside
-the simulator."""
+"""One rule for simulated model names (``agentlab.adapters._simulated``).
+
+It is asked everywhere outside the simulator.
+"""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class Frontend:
         self.user: dict[str, dict[str, Any]] = {}
 
     def stored_by_nbclient(self) -> dict[str, dict[str, Any]]:
-        """comm id -> state as nbclient's ``store_widget_state`` keeps it: closed models included."""
+        """Comm id -> state as nbclient's ``store_widget_state`` keeps it: closed models included."""
         state: dict[str, dict[str, Any]] = {}
         for c in self.comms:
             state[c.comm_id] = dict((c.open_data or {}).get("state") or {})
@@ -65,7 +65,7 @@ class Frontend:
         return state
 
     def models(self) -> dict[str, dict[str, Any]]:
-        """comm id -> the frontend's state of that model, for every model not closed."""
+        """Comm id -> the frontend's state of that model, for every model not closed."""
         state: dict[str, dict[str, Any]] = {}
         for c in self.comms:
             state[c.comm_id] = dict((c.open_data or {}).get("state") or {})
@@ -254,9 +254,9 @@ def reasoning_needles(quickstart_canaries: list[str], reasoning_markers: list[st
 
 
 def saved_text(path: Path) -> str:
-    """The text a reader of ``path`` could see: HTML-unescaped, and for ``.ipynb`` every JSON string too.
+    r"""The text a reader of ``path`` could see: HTML-unescaped, and for ``.ipynb`` every JSON string too.
 
-    Decoding the JSON catches text that escaping would hide (``\\u2019``, ``\\n`` inside a line), and
+    Decoding the JSON catches text that escaping would hide (``\u2019``, ``\n`` inside a line), and
     covers the outputs and the saved widget state (``metadata.widgets``) alike.
     """
     import html

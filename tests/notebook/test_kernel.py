@@ -314,9 +314,11 @@ def _tool_started(msg: dict[str, Any]) -> bool:
 
 
 def test_interrupt_during_a_hung_sync_tool_is_prompt_and_one_line(kernel: Kernel) -> None:
-    """Kernel > Interrupt while a sync tool sleeps 60 s: the cell ends within ~2 s, its error output
-    is one line (no frames of agentlab's plumbing), the run is ``cancelled`` with the tool reported
-    abandoned, and the model is not called again."""
+    """Kernel > Interrupt while a sync tool sleeps 60 s: the cell ends within ~2 s.
+
+    Its error output is one line (no frames of agentlab's plumbing), the run is ``cancelled`` with the tool
+    reported abandoned, and the model is not called again.
+    """
     cell = kernel.run(HUNG_TOOL, on_iopub=_tool_started, timeout=90)
     assert cell.interrupted_at is not None, (cell.stdout, cell.error)
     assert cell.error is not None and cell.error["ename"] == "KeyboardInterrupt"

@@ -19,8 +19,10 @@ def test_every_notebook_is_checked() -> None:
 def test_saved_notebook_holds_no_reasoning_text(
     path: Path, find_reasoning: Callable[[Path | str], list[str]]
 ) -> None:
-    """No simulated reasoning (generic planner phrases, whatever the task, and the quickstart's lines)
-    in the sources, outputs or saved widget state of any committed notebook."""
+    """No simulated reasoning in the sources, outputs or saved widget state of any committed notebook.
+
+    Simulated reasoning means the generic planner phrases (whatever the task) and the quickstart's lines.
+    """
     assert find_reasoning(path) == [], f"reasoning text saved in {path.name}"
     nb = json.loads(path.read_text())
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), "saved without outputs"

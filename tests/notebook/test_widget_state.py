@@ -247,8 +247,11 @@ def test_compare_live_and_its_result_reprs_never_save_reasoning(frontend: Fronte
 def test_stored_state_after_the_cell_loads_in_a_static_widget_manager(
     frontend: Frontend, canary: str
 ) -> None:
-    """nbclient keeps closed models; the static HTML manager (nbconvert, the report) must load every
-    model of that state, and it knows only the standard modules: the closed live texts must be those."""
+    """Closed live texts must use standard modules, which the static HTML manager knows.
+
+    Nbclient keeps closed models; the static HTML manager (nbconvert, the report) must load every model of
+    that state, and it knows only the standard modules.
+    """
     view = RunView()
     agentlab.run(
         "openai:sim-reasoner", "Paris?", tools=[get_weather], adapter=_adapter(canary), on_event=view.on_event

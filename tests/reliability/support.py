@@ -1,5 +1,7 @@
-"""Shared helpers for the reliability suite: a request-recording transport around the simulator,
-adapters built on it (real SDKs, real adapters), tools, and checks every fault test repeats.
+"""Shared helpers for the reliability suite.
+
+A request-recording transport around the simulator, adapters built on it (real SDKs, real adapters), tools,
+and checks every fault test repeats.
 
 Why our own transport wrapper: every request agentlab sends and every byte the simulator answers
 passes through it, so tests can (a) inspect each request body (no foreign opaque item, verbatim
@@ -158,8 +160,10 @@ async def close_adapter(adapter: Adapter) -> None:
 
 
 def opaque_payloads_on_wire(exchanges: Iterable[Exchange]) -> list[str]:
-    """Every opaque reasoning payload the simulator handed out (encrypted_content, signatures,
-    redacted_thinking data), as strings, read from the raw response bytes."""
+    """Every opaque reasoning payload the simulator handed out, as strings.
+
+    Encrypted_content, signatures, redacted_thinking data, read from the raw response bytes.
+    """
     out: list[str] = []
     keys = ("encrypted_content", "signature", "data")
     for ex in exchanges:
@@ -190,8 +194,10 @@ def _collect(obj: Any, keys: tuple[str, ...], out: list[str]) -> None:
 
 
 def check_history_consistent(history: Iterable[Any]) -> None:
-    """Every tool call in history has exactly one result after it; no result without its call; only
-    portable items (a half-written step would break one of these)."""
+    """Every tool call in history has exactly one result after it; no result without its call.
+
+    Only portable items are kept (a half-written step would break one of these).
+    """
     calls: dict[str, int] = {}
     results: dict[str, int] = {}
     for i, it in enumerate(history):
@@ -207,8 +213,11 @@ def check_history_consistent(history: Iterable[Any]) -> None:
 
 
 def check_log_ends_with_error(path: Path, run_id: str) -> list[Any]:
-    """The JSONL event log starts with run start, ends with the error record and the run end
-    (status failed), and every line parses (complete up to the fault)."""
+    """The JSONL event log is complete up to the fault.
+
+    It starts with run start, ends with the error record and the run end (status failed), and every line
+    parses.
+    """
     recs = EventLog.read(path)
     mine = [r for r in recs if r.run_id == run_id]
     assert isinstance(mine[0], RunStartedEvent)

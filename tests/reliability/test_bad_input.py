@@ -174,9 +174,11 @@ async def test_openai_max_output_tokens_stop_is_reported_and_leaves_no_half_call
 async def test_anthropic_max_tokens_inside_a_tool_call_is_a_typed_error_keeping_nothing(
     tmp_path: Path,
 ) -> None:
-    """The stream ends (stop_reason max_tokens) in the middle of a tool_use's JSON input: the policy
-    of every adapter holds: the call is kept as received with one ``invalid_tool_arguments``
-    diagnostic, the tool is not invoked, and the model gets an error result to correct itself."""
+    """The stream ends (stop_reason max_tokens) in the middle of a tool_use's JSON input.
+
+    The policy of every adapter holds: the call is kept as received with one ``invalid_tool_arguments``
+    diagnostic, the tool is not invoked, and the model gets an error result to correct itself.
+    """
 
     def sse(event: str, data: dict[str, Any]) -> str:
         return f"event: {event}\ndata: {json.dumps(data)}\n\n"
@@ -362,9 +364,12 @@ async def test_model_misbehaviour_gives_a_clear_outcome_and_usable_history(
 
 
 async def test_truncated_openai_arguments_crossing_to_anthropic_go_as_an_empty_input(tmp_path: Path) -> None:
-    """A tool call whose arguments are not JSON (an OpenAI max_output_tokens cut) is kept in history,
-    answered with an error result. The Messages API takes only an object as ``tool_use.input``, so it
-    goes to Anthropic as ``{}``, with its error result right after it: the follow-up is accepted."""
+    """A tool call whose arguments are not JSON is kept in history, answered with an error result.
+
+    Such a call comes from an OpenAI max_output_tokens cut. The Messages API takes only an object as
+    ``tool_use.input``, so it goes to Anthropic as ``{}``, with its error result right after it: the follow-up
+    is accepted.
+    """
     scripted = ScriptedAdapter(
         [
             Step(tool_calls=[("get_weather", '{"city": "Ro', "call_trunc")], stop_reason="max_tokens"),

@@ -154,10 +154,12 @@ async def op_run(w: World, provider: str, task: str, reasoning: Any, policy: str
 async def op_pause(
     w: World, provider: str, task: str, reasoning: Any, policy: str, cell_ends_first: bool, at: str
 ) -> None:
-    """A loop paused mid-way (a notebook cell interrupted) at its first tool call or at the start of
-    its second model call, then resumed in the same cell, or cut off by the cell's end (the extension
-    releases its continuation) and resumed afterwards. After the release no request may carry the
-    released items: the resumed loop goes on from portable items only."""
+    """A loop paused mid-way (a notebook cell interrupted), then resumed.
+
+    It pauses at its first tool call or at the start of its second model call, and is resumed in the same
+    cell, or cut off by the cell's end (the extension releases its continuation) and resumed afterwards. After
+    the release no request may carry the released items: the resumed loop goes on from portable items only.
+    """
     gen = generation()  # the cell starts
     loop = w.start(provider, task, reasoning, policy)
     a = len(w.rec.exchanges)
@@ -309,8 +311,11 @@ def test_random_sessions_respect_provider_boundaries(ops: list[tuple[Any, ...]])
 
 
 def test_a_fixed_session_covering_every_operation() -> None:
-    """The same properties on one session that surely hits each case (switches both ways, both pause
-    outcomes on both providers, compaction, drop policy, redacted and interleaved thinking)."""
+    """The same properties on one session that surely hits each case.
+
+    The cases: switches both ways, both pause outcomes on both providers, compaction, drop policy, redacted
+    and interleaved thinking.
+    """
     ops: list[tuple[Any, ...]] = [
         ("run", "anthropic", TASKS[4], {"interleaved": True}, "verbatim"),
         ("run", "openai", TASK, "high", "verbatim"),

@@ -106,8 +106,10 @@ async def test_task_cancelled_mid_stream(provider: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_task_cancelled_mid_tool_call(provider: str, tmp_path: Path) -> None:
-    """Cancelled while an async tool awaits: the tool sees the cancellation; history keeps no call
-    without its result; the continuation, which held step 1's opaque items, is released."""
+    """Cancelled while an async tool awaits: the tool sees the cancellation.
+
+    History keeps no call without its result; the continuation, which held step 1's opaque items, is released.
+    """
     entered = asyncio.Event()
     tool_cancelled: list[bool] = []
 
@@ -156,8 +158,10 @@ def _sigint_soon() -> None:
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_ctrl_c_mid_stream_in_a_script(provider: str, tmp_path: Path) -> None:
-    """A real SIGINT while ``run_sync`` (``asyncio.run``) streams: ``KeyboardInterrupt`` reaches the
-    caller, the run is ``cancelled``, nothing leaks."""
+    """A real SIGINT while ``run_sync`` (``asyncio.run``) streams.
+
+    ``KeyboardInterrupt`` reaches the caller, the run is ``cancelled``, nothing leaks.
+    """
     rec = RecordingTransport(plan=lambda n, _p: SLOW)
     adapter = make_adapter(provider, rec)
     log = tmp_path / "events.jsonl"
@@ -184,8 +188,10 @@ def test_ctrl_c_mid_stream_in_a_script(provider: str, tmp_path: Path) -> None:
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_ctrl_c_mid_sync_tool_call(provider: str, tmp_path: Path) -> None:
-    """SIGINT while a sync tool runs in its worker thread: the run is ``cancelled`` with no half step,
-    and the worker thread finishes (no thread outlives the call)."""
+    """SIGINT while a sync tool runs in its worker thread.
+
+    The run is ``cancelled`` with no half step, and the worker thread finishes (no thread outlives the call).
+    """
     in_tool = threading.Event()
 
     @al.tool(name="get_weather")
@@ -220,8 +226,11 @@ def test_ctrl_c_mid_sync_tool_call(provider: str, tmp_path: Path) -> None:
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_ctrl_c_mid_stream_inside_a_running_loop(provider: str, tmp_path: Path) -> None:
-    """The Jupyter path: ``run_sync`` inside a running loop runs on a worker thread; a SIGINT to the
-    waiting thread cancels the worker's task, the worker thread ends, the loop it made is closed."""
+    """The Jupyter path: ``run_sync`` inside a running loop runs on a worker thread.
+
+    A SIGINT to the waiting thread cancels the worker's task, the worker thread ends, the loop it made is
+    closed.
+    """
     rec = RecordingTransport(plan=lambda n, _p: SLOW)
     adapter = make_adapter(provider, rec)
     log = tmp_path / "events.jsonl"
@@ -269,8 +278,11 @@ async def test_consumer_leaving_events_early(provider: str, tmp_path: Path) -> N
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc to count sockets")
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_cancel_mid_stream_over_a_real_socket_closes_the_connection(provider: str, server: str) -> None:
-    """Over a real socket: cancelling mid-body must close that connection (it cannot go back to the
-    pool half-read); after the client closes, the process holds no more sockets than before."""
+    """Over a real socket: cancelling mid-body must close that connection.
+
+    It cannot go back to the pool half-read; after the client closes, the process holds no more sockets than
+    before.
+    """
     before = open_sockets()
     adapter = socket_adapter(provider, server, timeout=10, fault=SLOW)
     streaming = asyncio.Event()

@@ -132,9 +132,11 @@ async def test_fifty_runs_at_once_end_defined_and_usage_adds_up(tmp_path: Path) 
 
 
 async def test_concurrent_runs_with_cancellations_end_defined(tmp_path: Path) -> None:
-    """Twenty runs at once; every third is cancelled at a random point of its loop (mid-stream at
-    step 1 or 2). Each ends ``completed`` or ``cancelled``; a cancelled run's usage is exactly the calls
-    it completed; nothing stays live or open."""
+    """Twenty runs at once; every third is cancelled at a random point of its loop.
+
+    Cancellation lands mid-stream at step 1 or 2. Each run ends ``completed`` or ``cancelled``; a cancelled
+    run's usage is exactly the calls it completed; nothing stays live or open.
+    """
     import asyncio
     import random
 

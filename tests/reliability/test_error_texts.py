@@ -289,8 +289,10 @@ def test_positive_control_the_canary_does_reach_the_display() -> None:
 
 
 def test_a_foreign_exception_is_recorded_by_type_without_its_text(tmp_path: Path) -> None:
-    """An ``on_event`` callback that quotes a reasoning delta in its exception: the caller gets the
-    exception as raised; the durable record names its type only."""
+    """An ``on_event`` callback that quotes a reasoning delta in its exception.
+
+    The caller gets the exception as raised; the durable record names its type only.
+    """
     quoted: list[str] = []
 
     def on_event(ev: Any) -> None:

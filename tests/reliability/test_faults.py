@@ -109,8 +109,10 @@ async def test_transient_fault_is_retried_then_succeeds(provider: str, fault: st
 async def test_persistent_fault_mid_loop_fails_typed_and_consistent(
     provider: str, fault: str, tmp_path: Path
 ) -> None:
-    """Step 1 succeeds (tool calls run, opaque items held); every later request faults. The run ends
-    ``failed`` with the typed error, its checkpoint at step 1, the continuation released."""
+    """Step 1 succeeds (tool calls run, opaque items held); every later request faults.
+
+    The run ends ``failed`` with the typed error, its checkpoint at step 1, the continuation released.
+    """
     err_type, statuses, documented_retry = PERSISTENT[fault]
     rec = RecordingTransport(plan=lambda n, _p: fault if n >= 1 else None)
     adapter = make_adapter(provider, rec, max_retries=1)

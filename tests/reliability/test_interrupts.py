@@ -145,8 +145,10 @@ def _spawn(
 
 
 def _interrupt_when_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
-    """SIGINT once the slow part runs: (seconds until the caller had control back, its report,
-    seconds until the process exited)."""
+    """SIGINT once the slow part runs; returns what the caller and the process saw.
+
+    That is: seconds until the caller had control back, its report, seconds until the process exited.
+    """
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == "STARTED", line + (proc.stderr.read() if proc.stderr else "")
@@ -178,8 +180,11 @@ def _abandoned(log: Path) -> list[DiagnosticEvent]:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path: Path) -> None:
-    """The tool sleeps 60 s; one SIGINT gives control back within ~2 s, the run is ``cancelled``, the
-    model is not called again, and the abandoned tool is named in a durable diagnostic."""
+    """The tool sleeps 60 s; one SIGINT gives control back within ~2 s.
+
+    The run is ``cancelled``, the model is not called again, and the abandoned tool is named in a durable
+    diagnostic.
+    """
     proc, log = _spawn(tmp_path, mode, 60)
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
@@ -196,8 +201,11 @@ def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 def test_one_ctrl_c_with_an_async_tool_that_swallows_cancellation(mode: str, tmp_path: Path) -> None:
-    """An async tool whose retry loop swallows every ``CancelledError``: one Ctrl-C still ends the
-    call at once (the tool is abandoned after a short grace, and named), and the process exits."""
+    """An async tool whose retry loop swallows every ``CancelledError``.
+
+    One Ctrl-C still ends the call at once (the tool is abandoned after a short grace, and named), and the
+    process exits.
+    """
     proc, log = _spawn(tmp_path, mode, 60, "stubborn")
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
@@ -208,8 +216,10 @@ def test_one_ctrl_c_with_an_async_tool_that_swallows_cancellation(mode: str, tmp
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> None:
-    """Sync ``run`` inside ``asyncio.run``: a Ctrl-C during a 3 s tool cancels the run; it does not
-    wait the tool out, call the model again and end ``completed``."""
+    """Sync ``run`` inside ``asyncio.run``: a Ctrl-C during a 3 s tool cancels the run.
+
+    It does not wait the tool out, call the model again and end ``completed``.
+    """
     proc, _ = _spawn(tmp_path, "inside_asyncio_run", 3)
     back_s, rep, _ = _interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
@@ -220,8 +230,10 @@ def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> No
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 @pytest.mark.parametrize("scenario", ["stream", "backoff"])
 def test_one_ctrl_c_mid_stream_or_mid_backoff(mode: str, scenario: str, tmp_path: Path) -> None:
-    """Ctrl-C while the model streams slowly, or while the run sleeps 60 s before a retry: control
-    comes back at once, the run is ``cancelled``, no further model call is made."""
+    """Ctrl-C while the model streams slowly, or while the run sleeps 60 s before a retry.
+
+    Control comes back at once, the run is ``cancelled``, no further model call is made.
+    """
     proc, log = _spawn(tmp_path, mode, 60, scenario)
     back_s, rep, exited_s = _interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
@@ -322,8 +334,11 @@ async def test_async_tool_timeout_even_if_it_ignores_cancellation() -> None:
 
 
 async def test_cancelling_arun_with_a_tool_that_ignores_cancellation() -> None:
-    """``task.cancel()`` on ``arun`` ends the run ``cancelled`` promptly even when the tool swallows
-    the ``CancelledError`` (it would otherwise return a value and the loop would call the model again)."""
+    """``task.cancel()`` on ``arun`` ends the run ``cancelled`` promptly.
+
+    This holds even when the tool swallows the ``CancelledError`` (it would otherwise return a value and the
+    loop would call the model again).
+    """
     entered = asyncio.Event()
 
     @al.tool(name="slow")
@@ -468,8 +483,10 @@ SWEEP_SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 def test_one_ctrl_c_stops_a_sweep_and_leaves_a_resumable_file(mode: str, tmp_path: Path) -> None:
-    """Ctrl-C after the first run of six was recorded: control comes back at once, no model call
-    starts after the interrupt, every row in the file is whole, and calling again completes it."""
+    """Ctrl-C after the first run of six was recorded: control comes back at once.
+
+    No model call starts after the interrupt, every row in the file is whole, and calling again completes it.
+    """
     script = tmp_path / "sweep.py"
     script.write_text(SWEEP_SCRIPT)
     results = tmp_path / "results.jsonl"

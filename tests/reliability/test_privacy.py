@@ -62,8 +62,10 @@ def task(city_a: str, city_b: str) -> str:
 
 @pytest.fixture
 def debug_log() -> Iterator[io.StringIO]:
-    """Every log record at DEBUG from agentlab and the SDKs, formatted with tracebacks, as a user's
-    ``logging.basicConfig(level=logging.DEBUG)`` would write them."""
+    """Every log record at DEBUG from agentlab and the SDKs, formatted with tracebacks.
+
+    As a user's ``logging.basicConfig(level=logging.DEBUG)`` would write them.
+    """
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)
     handler.setLevel(logging.DEBUG)
@@ -125,8 +127,11 @@ class Durable:
 async def _full_session(
     tmp_path: Path, durable: Durable, shown: list[str]
 ) -> tuple[RecordingTransport, list[Any]]:
-    """Loops on both providers (redacted thinking included), a provider switch, a loop cut off by the
-    end of its cell, a run failing mid-loop, a tool that raises, and a comparison."""
+    """Loops on both providers (redacted thinking included) and the ways a loop can end.
+
+    A provider switch, a loop cut off by the end of its cell, a run failing mid-loop, a tool that raises, and
+    a comparison.
+    """
     rec = RecordingTransport()
     log = al.EventLog(tmp_path / "events.jsonl")
     adapters = {p: keyed_adapter(p, rec) for p in PROVIDERS}
@@ -301,8 +306,11 @@ def _reasoning_sentences(text: str) -> list[str]:
 def test_api_keys_never_in_reprs_errors_or_logs(
     debug_log: io.StringIO, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Keys given to adapters directly or through the environment never show in a repr, an error
-    message or a log line; a failing real-model request (no network here) names no key either."""
+    """Keys given to adapters never show in a repr, an error message or a log line.
+
+    Whether given directly or through the environment; a failing real-model request (no network here) names no
+    key either.
+    """
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 

@@ -1,7 +1,8 @@
-"""A run that fails at its second model call must not let reasoning, opaque payloads or API keys out
-through what its error carries: frame locals (formatters with locals: ``traceback`` with
-``capture_locals``, IPython's ``%xmode Verbose``, ``rich.traceback`` with ``show_locals``), the
-exception chain, objects reachable from the error, and opaque items kept alive by a held error.
+"""A run failing at its second model call leaks nothing secret through what its error carries.
+
+Reasoning, opaque payloads and API keys must not get out through frame locals (formatters with locals:
+``traceback`` with ``capture_locals``, IPython's ``%xmode Verbose``, ``rich.traceback`` with ``show_locals``),
+the exception chain, objects reachable from the error, and opaque items kept alive by a held error.
 
 Everything runs on the real adapters and SDKs against the simulator; the fault hits request 2 (the
 first call's reasoning items are then in the request body being sent). Canaries come from the wire:

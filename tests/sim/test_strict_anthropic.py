@@ -275,8 +275,10 @@ def test_thinking_with_forced_tool_choice() -> None:
 
 
 def test_interleaved_turn_must_come_back_whole() -> None:
-    """Every thinking block of the final tool-use turn, not just the first, must come back: a
-    sibling left out, tool calls regrouped, or a block taken from another response is a modification."""
+    """Every thinking block of the final tool-use turn, not just the first, must come back.
+
+    A sibling left out, tool calls regrouped, or a block taken from another response is a modification.
+    """
     t = sim.SimTransport()
     beta = {"anthropic-beta": "interleaved-thinking-2025-05-14"}
     msgs = _first_turn(t, headers=beta)

@@ -39,8 +39,10 @@ def fixtures_dir() -> Path:
 
 
 def fixture_files(provider: str, suffix: str = ".yaml") -> list[Path]:
-    """Recorded files of one folder (``anthropic``, ``openai``, ``errors``); [] when absent
-    (parametrized tests then skip), an error under CI."""
+    """Recorded files of one folder (``anthropic``, ``openai``, ``errors``).
+
+    [] when absent (parametrized tests then skip), an error under CI.
+    """
     folder = FIXTURES / provider
     if not folder.is_dir() and _required():
         raise RuntimeError(_ABSENT + " (CI=true)")

@@ -1,5 +1,7 @@
-"""Results rows that are valid JSON but not valid rows: a typed error naming the file and the line,
-on resume and on load, never a bare KeyError/ValueError/TypeError and never a silent rerun or skip."""
+"""Results rows that are valid JSON but not valid rows: a typed error naming the file and the line.
+
+On resume and on load, never a bare KeyError/ValueError/TypeError and never a silent rerun or skip.
+"""
 
 from __future__ import annotations
 
@@ -95,8 +97,11 @@ def test_rows_of_an_older_schema_missing_newer_fields_still_load(tmp_path: Path)
 
 
 def test_unencodable_text_in_a_row_does_not_lose_the_row(tmp_path: Path) -> None:
-    """Model output is the only free text in a row; a lone surrogate in it (JSON ``"\\ud800"``
-    decodes to one) is replaced, so the paid-for run is kept and the file stays strict UTF-8."""
+    r"""Model output is the only free text in a row; a lone surrogate in it is replaced.
+
+    JSON ``"\ud800"`` decodes to one; replacing it keeps the paid-for run, and the file stays strict
+    UTF-8.
+    """
     out = tmp_path / "r.jsonl"
     with ResultsFile(out, fsync=False) as f:
         f.append({"task_id": "a", "model": MODEL, "setting": "default", "repeat": 0, "output": "x\ud800y"})

@@ -1,5 +1,7 @@
-"""Per-provider concurrency is really bounded, 429s slow that provider down (not fail its runs), and
-one provider's outage leaves the other running. Measured at the adapter boundary by the test itself."""
+"""Per-provider concurrency is really bounded, and 429s slow that provider down (not fail its runs).
+
+One provider's outage leaves the other running. Measured at the adapter boundary by the test itself.
+"""
 
 from __future__ import annotations
 

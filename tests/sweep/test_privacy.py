@@ -1,5 +1,7 @@
-"""A canary placed in reasoning text and opaque reasoning payloads never reaches the results file,
-while the positive controls show it did flow through the runs (and went back verbatim in the loop)."""
+"""A canary in reasoning text and opaque reasoning payloads never reaches the results file.
+
+The positive controls show it did flow through the runs (and went back verbatim in the loop).
+"""
 
 from __future__ import annotations
 

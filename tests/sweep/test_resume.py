@@ -1,5 +1,7 @@
-"""Interrupted sweeps resume without redoing finished runs or double counting: Ctrl-C from a
-progress callback, a SIGKILLed process, and a torn last line."""
+"""Interrupted sweeps resume without redoing finished runs or double counting.
+
+Cases: Ctrl-C from a progress callback, a SIGKILLed process, and a torn last line.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The sweep over tasks x models x policies on the simulated providers: rows, keys, the continuity
-effect, refused combinations, and resume bookkeeping."""
+"""The sweep over tasks x models x policies on the simulated providers.
+
+Checks rows, keys, the continuity effect, refused combinations, and resume bookkeeping.
+"""
 
 from __future__ import annotations
 

@@ -220,8 +220,10 @@ def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bo
 
 
 def _by_turn(req: ModelRequest, base_url: str | None) -> tuple[dict[str, list[ProviderReasoningItem]], int]:
-    """This loop's reasoning blocks grouped by the turn that made them (in block order), and how
-    many of the continuation were made elsewhere (another provider/API/model/endpoint)."""
+    """This loop's reasoning blocks, grouped by the turn that made them (in block order).
+
+    Also counts how many of the continuation were made elsewhere (another provider/API/model/endpoint).
+    """
     by_turn: dict[str, list[ProviderReasoningItem]] = {}
     other = 0
     for opaque in req.continuation:
@@ -236,8 +238,10 @@ def _by_turn(req: ModelRequest, base_url: str | None) -> tuple[dict[str, list[Pr
 
 
 class _Interleaver:
-    """Walks the history once, putting each turn's reasoning blocks back before the part that
-    followed them (by block ``index``); counts what could be sent and what trailed a turn."""
+    """Puts each turn's reasoning blocks back before the part that followed them (by block ``index``).
+
+    Walks the history once; counts what could be sent and what trailed a turn.
+    """
 
     _shaped_repr = True
 

@@ -184,9 +184,11 @@ class MessageAssembler(Assembler):
         return self.unsupported("event", t)
 
     def _delta(self, index: Any, d: dict[str, Any]) -> AdapterEvent | None:
-        """One ``content_block_delta``. A content delta must belong to a started, open block of its
-        kind: anything else is a malformed stream (a thinking delta in a text block would otherwise
-        turn reasoning into durable assistant text). Unknown delta types stay tolerated."""
+        """One ``content_block_delta``, which must belong to a started, open block of its kind.
+
+        Anything else is a malformed stream (a thinking delta in a text block would otherwise turn reasoning
+        into durable assistant text). Unknown delta types stay tolerated.
+        """
         block = self.blocks.get(index) if index.__class__ is int else None
         if block is None:
             raise WireFieldError("index", "the index of a started block", index)
@@ -318,8 +320,11 @@ class MessageAssembler(Assembler):
         return _dumps(block.start)
 
     def complete(self, notes: list[AdapterEvent]) -> Completion:
-        """The parts of the assembled message; tool input that is not a JSON object is kept with an
-        ``invalid_tool_arguments`` diagnostic in ``notes`` (the policy of every adapter)."""
+        """The parts of the assembled message.
+
+        Tool input that is not a JSON object is kept with an ``invalid_tool_arguments`` diagnostic in
+        ``notes`` (the policy of every adapter).
+        """
         if not self.completed:
             # Not retryable (as in the OpenAI adapter): the server ended the answer early; only a
             # broken connection is worth a new call.

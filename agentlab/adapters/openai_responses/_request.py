@@ -103,9 +103,11 @@ def is_reasoning_model(model: str) -> bool:
 
 
 def _cache_mode(model: str) -> str | None:
-    """How ``model`` takes cache lifetime hints: ``"options"`` (``prompt_cache_options`` and explicit
-    breakpoints, gpt-5.6 and later), ``"retention"`` (``prompt_cache_retention``: gpt-4.1, gpt-5.x
-    before 5.6), or ``None`` (send only ``prompt_cache_key``)."""
+    """How ``model`` takes cache lifetime hints: ``"options"``, ``"retention"`` or ``None``.
+
+    ``"options"``: ``prompt_cache_options`` and explicit breakpoints (gpt-5.6 and later); ``"retention"``:
+    ``prompt_cache_retention`` (gpt-4.1, gpt-5.x before 5.6); ``None``: send only ``prompt_cache_key``.
+    """
     v = _gpt_version(model)
     if v is None:
         return None
@@ -271,8 +273,10 @@ def _with_followers(
     present: set[tuple[str, int]],
     diags: list[DiagnosticEvent],
 ) -> tuple[dict[tuple[str, int], tuple[ProviderReasoningItem, str]], int]:
-    """The candidates whose follower survives (a portable item or a kept reasoning item), and the
-    number dropped as orphans."""
+    """The candidates whose follower survives, and the number dropped as orphans.
+
+    A follower survives when it is a portable item or a kept reasoning item.
+    """
     # Walk each response's reasoning items from the last one back, so a reasoning item followed by
     # another reasoning item knows whether that one survived.
     kept: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
@@ -405,8 +409,10 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
 
 
 def _checked_options(request: ModelRequest, model: str, reasoning_model: bool) -> dict[str, Any]:
-    """The request's ``openai_*`` escape-hatch options, refused when they would break what the
-    adapter owns or are meant for another provider."""
+    """The request's ``openai_*`` escape-hatch options, checked.
+
+    Refused when they would break what the adapter owns or are meant for another provider.
+    """
     check_foreign_options(PROVIDER, request)
     options = request.options_for("openai")
     owned = sorted(k for k in options if k in _OWNED)
