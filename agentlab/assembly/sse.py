@@ -74,12 +74,22 @@ class SSEDecoder:
         return self._lines(lines)
 
     def _lines(self, lines: list[str]) -> list[str]:
+        """The hot cases inline (``data: ``, the blank line, ``event: ``): no method call per line."""
         out: list[str] = []
         line_in = self.line
         for line in lines:
-            if line[:6] == "data: ":  # the hot case inline: no call per line
+            if line[:6] == "data: ":
                 value = line[6:]
                 self._data = value if self._data is None else f"{self._data}\n{value}"
+            elif not line:
+                data = self._data
+                if data is not None:
+                    self._data = None
+                    self.event = self._event
+                    out.append(data)
+                self._event = None  # a name without data dispatches nothing and does not carry over
+            elif line[:7] == "event: ":
+                self._event = line[7:]
             else:
                 data = line_in(line)
                 if data is not None:
