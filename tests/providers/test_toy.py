@@ -7,6 +7,7 @@ contract unchanged (the scenarios of ``tests/adapters/test_contract.py``, collec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 import agentlab as al
 from agentlab.adapters.registry import ProviderSpec, unregister_provider
+from agentlab.assembly.assembler import Assembler
 from tests.adapters.contract import AdapterCase
 from tests.adapters.test_contract import *  # noqa: F403 - the shared contract scenarios, collected here
 from tests.providers.toy.provider import SPEC
@@ -28,7 +30,28 @@ def _build(server: ToyServer, max_retries: int, model: str) -> Any:
     return ToyAdapter(model, server=server, max_retries=max_retries)
 
 
-TOY = AdapterCase("toy", "toy-1", _build, serve=ToyServer, answer=ToyServer.answering)
+def _assembler() -> Assembler:
+    from tests.providers.toy._stream import ToyAssembler
+
+    return ToyAssembler(model="toy-1", base_url="toy://local")
+
+
+def _tool_call_wire(arguments: str) -> list[str]:
+    """The toy's events (SSE ``data`` payloads) of one answer holding one tool call."""
+    call = {"type": "call", "id": "call_1", "name": "get_weather", "arguments": arguments}
+    done = {"type": "done", "id": "toy_resp_1", "stop": "tool_use", "usage": {"in": 5, "out": 3}}
+    return [json.dumps(call), json.dumps(done)]
+
+
+TOY = AdapterCase(
+    "toy",
+    "toy-1",
+    _build,
+    serve=ToyServer,
+    answer=ToyServer.answering,
+    assembler=_assembler,
+    tool_call_wire=_tool_call_wire,
+)
 
 
 @pytest.fixture

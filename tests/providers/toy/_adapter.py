@@ -1,36 +1,29 @@
-"""``ToyAdapter``: the toy provider's adapter. It only maps: request -> toy body, toy events -> agentlab's.
+"""``ToyAdapter``: the toy provider's adapter. It only maps: request -> toy body, answer -> a ``WireCall``.
 
 What it shows a new provider's author, in one small file: the ``Adapter`` protocol's attributes
-(``provider``/``api``/``model``/``base_url``/``max_retries``), the continuation filter (another
-provider's opaque items are dropped, counted in one ``reasoning_item_dropped`` diagnostic, never
-sent), one ``translate`` from the service's error answers to agentlab's error tree, bounded retries
-honouring the server's hint, and one completed response last (or a typed error, and no completed
-response).
+(``provider``/``api``/``model``/``base_url``/``max_retries``), ``stream`` as the shared driver
+(:func:`agentlab.assembly.assembler.assemble`: build, open, feed the assembler of :mod:`._stream`,
+finish), the continuation filter (another provider's opaque items are dropped, counted in one
+``reasoning_item_dropped`` diagnostic by :func:`agentlab.neutral.diagnostics.add_dropped`, never
+sent), one ``translate`` from the service's error answers to agentlab's error tree
+(:func:`agentlab.adapters.http_errors.status_error`), and bounded retries honouring the server's hint.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.http_errors import status_error
+from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import ProviderError, StreamInterruptedError
-from agentlab.neutral.events import (
-    AdapterEvent,
-    DiagnosticEvent,
-    ModelResponse,
-    ReasoningDeltaEvent,
-    ResponseCompletedEvent,
-    StopReason,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-)
-from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.diagnostics import add_dropped
+from agentlab.neutral.events import AdapterEvent, DiagnosticEvent
 from agentlab.neutral.request import ModelRequest
-from tests.providers.toy._usage import usage_from_toy
+from tests.providers.toy._stream import ToyAssembler
 from tests.providers.toy.provider import SPEC
 from tests.providers.toy.server import ToyServer, ToyStatus
 
@@ -70,22 +63,17 @@ class ToyAdapter:
     async def aclose(self) -> None:
         """Nothing to release: the toy service is in process."""
 
-    def _body(self, request: ModelRequest) -> tuple[bytes, list[DiagnosticEvent], int]:
+    def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The toy wire body; opaque items this service did not make are dropped and counted."""
+        check_request(self.provider, self.model, request)
         sent: list[Any] = []
         for item in request.continuation:
             if item.matches(provider=self.provider, api=self.api, model=self.model, base_url=self.base_url):
                 sent.append(json.loads(item.unseal(provider=self.provider, api=self.api)))
         dropped = len(request.continuation) - len(sent)
-        diags = []
-        if dropped:
-            diags.append(
-                DiagnosticEvent(
-                    code="reasoning_item_dropped",
-                    message=f"{dropped} opaque reasoning item(s) not sent: made by another provider or model",
-                    data={"count": dropped, "reason": "other_provider", "provider": self.provider},
-                )
-            )
+        diags: list[DiagnosticEvent] = []
+        why = "made by another provider or model"
+        add_dropped(diags, reason="other_provider", provider=self.provider, detail=why, count=dropped)
         body = {
             "model": request.model,
             "input": [i.model_dump(mode="json") for i in request.items],
@@ -93,134 +81,70 @@ class ToyAdapter:
             "reasoning": sent,
             "stream": request.stream,
         }
-        return json.dumps(body).encode(), diags, dropped
+        return BuiltRequest(
+            json.dumps(body).encode(), diagnostics=diags, reasoning_sent=len(sent), reasoning_dropped=dropped
+        )
 
-    async def _send(self, body: bytes) -> Iterator[bytes]:
-        """The answer's lines; retryable error answers are retried ``max_retries`` times."""
-        for attempt in range(self.max_retries + 1):
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send one request; yield its display events, then one ``ResponseCompletedEvent``."""
+        return assemble(request, self.build, self._open, self._assembler)
+
+    def _assembler(
+        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
+    ) -> ToyAssembler:
+        return ToyAssembler(
+            model=self.model,
+            base_url=self.base_url,
+            request_id=call.request_id,
+            origin=request.origin,
+            started=started,
+            reasoning_dropped=built.reasoning_dropped,
+        )
+
+    async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
+        """Send the body; retryable error answers are retried ``max_retries`` times, after the hint."""
+        attempt = 0
+        while True:
             try:
-                return self.server.respond(body)
+                answer = self.server.respond(built.body)
+                break
             except ToyStatus as e:
                 err = translate(e)
-                if not err.retryable or attempt == self.max_retries:
-                    raise err from None
-                await asyncio.sleep(err.retry_after or 0.0)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send one request; yield its display events, then one ``ResponseCompletedEvent``."""
-        body, diags, dropped = self._body(request)
-        for diag in diags:
-            yield diag
-        started = time.perf_counter()
-        lines = await self._send(body)
-        call = _Call(self, started, dropped)
-        for event in _events(lines, request.stream):
-            for out in call.feed(event):
-                yield out
-        if call.completed is None:
-            raise StreamInterruptedError(
-                "the toy stream ended before its 'done' event", provider=self.provider
-            )
-        yield call.completed
+            if not err.retryable or attempt == self.max_retries:
+                raise err
+            attempt += 1
+            await asyncio.sleep(err.retry_after or 0.0)
+        return _wire(answer, streamed=request.stream)
 
 
-def _events(lines: Iterable[bytes], streamed: bool) -> Iterator[dict[str, Any]]:
-    """Toy events from the answer's lines (a JSON array when not streamed)."""
-    try:
-        for line in lines:
-            decoded = json.loads(line)
-            yield from (decoded if not streamed else [decoded])
-    except (ValueError, ConnectionError) as e:
-        raise StreamInterruptedError(
-            f"the toy stream broke: {type(e).__name__}", provider=SPEC.name
-        ) from None
+def _wire(answer: Iterator[str], *, streamed: bool) -> WireCall:
+    """The toy's answer as ``assemble`` reads it: SSE text chunks, or one whole JSON body."""
+
+    async def chunks() -> AsyncIterator[str]:
+        for chunk in answer:
+            yield chunk
+
+    async def read() -> bytes:
+        return "".join(answer).encode()
+
+    async def close() -> None:
+        """Nothing to release: the toy service is in process."""
+
+    return WireCall(
+        request_id=None,
+        chunks=chunks() if streamed else None,
+        read=read,
+        close=close,
+        errors=(ConnectionError,),
+        translate=_broken,
+    )
 
 
-class _Call:
-    """The state of one model call: toy events in, agentlab display events out, then the response."""
-
-    def __init__(self, adapter: ToyAdapter, started: float, dropped: int) -> None:
-        self.adapter = adapter
-        self.started = started
-        self.dropped = dropped
-        self.text: list[str] = []
-        self.calls: list[dict[str, Any]] = []
-        self.opaque: list[Any] = []
-        self.first_reasoning_s: float | None = None
-        self.first_text_s: float | None = None
-        self.completed: ResponseCompletedEvent | None = None
-
-    def _since(self) -> float:
-        return time.perf_counter() - self.started
-
-    def feed(self, event: dict[str, Any]) -> list[AdapterEvent]:
-        kind = event.get("type")
-        if kind == "thinking":
-            if self.first_reasoning_s is None:
-                self.first_reasoning_s = self._since()
-            return [ReasoningDeltaEvent(text=event["text"])]
-        if kind == "text":
-            if self.first_text_s is None:
-                self.first_text_s = self._since()
-            self.text.append(event["text"])
-            return [TextDeltaEvent(text=event["text"])]
-        if kind == "call":
-            self.calls.append(event)
-            return [
-                ToolCallDeltaEvent(
-                    call_id=event["id"], name=event["name"], arguments_delta=event["arguments"]
-                )
-            ]
-        if kind == "opaque":
-            self.opaque.append(event["data"])
-            return []
-        if kind == "done":
-            self.completed = self._finish(event)
-            return []
-        return []  # a future event type: nothing in it is for this adapter (documented toy policy)
-
-    def _finish(self, done: dict[str, Any]) -> ResponseCompletedEvent:
-        a, turn = self.adapter, str(done["id"])
-        reasoning = tuple(
-            ProviderReasoningItem(
-                json.dumps(data).encode(),
-                provider=a.provider,
-                api=a.api,
-                model=a.model,
-                block_type=SPEC.reasoning_block_type,
-                turn_id=turn,
-                index=k,
-                base_url=a.base_url,
-            )
-            for k, data in enumerate(self.opaque)
-        )
-        pos = len(reasoning)
-        items: list[AssistantTextItem | ToolCallItem] = []
-        if self.text:
-            items.append(AssistantTextItem(text="".join(self.text), turn_id=turn, index=pos))
-            pos += 1
-        for k, c in enumerate(self.calls):
-            items.append(
-                ToolCallItem(
-                    call_id=c["id"], name=c["name"], arguments=c["arguments"], turn_id=turn, index=pos + k
-                )
-            )
-        stop: StopReason = "tool_use" if done.get("stop") == "tool_use" else "end_turn"
-        response = ModelResponse(
-            provider=a.provider,
-            api=a.api,
-            model=a.model,
-            response_id=turn,
-            items=tuple(items),
-            reasoning=reasoning,
-            stop_reason=stop,
-            usage=usage_from_toy(done.get("usage") or {}),
-            reasoning_items_dropped=self.dropped,
-        )
-        return ResponseCompletedEvent(
-            response=response,
-            latency_s=self._since(),
-            first_reasoning_s=self.first_reasoning_s,
-            first_text_s=self.first_text_s,
-        )
+def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
+    """A connection that broke mid-answer: retryable (a new call may well succeed)."""
+    return StreamInterruptedError(
+        f"the toy connection broke ({type(exc).__name__}); nothing of this call was kept",
+        provider=SPEC.name,
+        request_id=request_id,
+        retryable=True,
+    )

@@ -1,10 +1,11 @@
 """The toy provider's remote side: a scripted service speaking the toy wire format, in process.
 
 The wire format is deliberately tiny. A request is one JSON body (``model``, ``input`` items,
-``tools``, ``reasoning``: the opaque payloads sent back, parsed). The answer is a list of JSON lines,
-one event each: ``thinking`` (reasoning text), ``opaque`` (a reasoning payload to send back next
-time), ``text``, ``call`` (a tool call with JSON-string arguments), then ``done`` (response id,
-usage, stop reason). A non-streaming answer is the same events as one JSON array.
+``tools``, ``reasoning``: the opaque payloads sent back, parsed). A streamed answer is Server-Sent
+Events text, one chunk per event (``data: {json}\n\n``): ``thinking`` (reasoning text), ``opaque``
+(a reasoning payload to send back next time), ``text``, ``call`` (a tool call with JSON-string
+arguments), then ``done`` (response id, usage, stop reason). A non-streaming answer is the same
+events as one JSON array. An error answer (``ToyStatus``) comes before any event.
 
 The "model" answers the contract suite's questions from a script (arithmetic, the weather tool),
 and faults are switched on like the simulator's (``default_fault="429"``, ``"429x1"``, ``"cut"``,
@@ -58,8 +59,8 @@ class ToyServer:
     def last_json(self) -> Any:
         return json.loads(self.bodies[-1])
 
-    def respond(self, body: bytes) -> Iterator[bytes]:
-        """The answer's lines for one request body; raises ``ToyStatus`` for an error answer."""
+    def respond(self, body: bytes) -> Iterator[str]:
+        """The answer's text for one request body, as it arrives; raises ``ToyStatus`` for an error answer."""
         self.bodies.append(body)
         if self._always is not None:
             raise self._always
@@ -71,19 +72,21 @@ class ToyServer:
         if request.get("model") not in MODELS:
             raise ToyStatus(404, f"the toy service has no model {request.get('model')!r}")
         self._turns += 1
-        events = [*_answer(request), _done(request, self._turns, _answer(request))]
-        lines = [json.dumps(e).encode() for e in events]
-        if fault == "unknown_event":
-            lines.insert(1, b'{"type": "from_the_future", "x": 1}')
+        answer = _answer(request)
+        events = [json.dumps(e) for e in (*answer, _done(request, self._turns, answer))]
+        streamed = request.get("stream", True)
+        reset_at = None
+        if fault == "unknown_event":  # the type name the contract scenario looks for (the simulator's)
+            events.insert(1, '{"type": "sim_unknown_event", "x": 1}')
         elif fault == "cut":
-            lines = lines[:-1]
+            events = events[:-1]
         elif fault == "malformed":
-            lines.insert(1, b'{"type": "text", "text": ')
+            events.insert(1, '{"type": "text", "text": ')
         elif fault == "reset":
-            lines.insert(1, _RESET)
-        if not request.get("stream", True):
-            lines = [b"[" + b",".join(lines) + b"]"]
-        return _deliver(lines)
+            reset_at = 1 if streamed else 0  # after the first event, or before the whole body
+        if not streamed:
+            return _deliver(["[" + ",".join(events) + "]"], reset_at=reset_at)
+        return _deliver([f"data: {e}\n\n" for e in events], reset_at=reset_at)
 
     def _take_fault(self) -> str | None:
         if self._fault is None or self._fault_left == 0:
@@ -92,15 +95,12 @@ class ToyServer:
         return self._fault
 
 
-_RESET = b"<connection reset>"
-
-
-def _deliver(lines: list[bytes]) -> Iterator[bytes]:
-    """The lines as a connection delivers them: a reset raises where it happens, mid-stream."""
-    for line in lines:
-        if line is _RESET:
+def _deliver(chunks: list[str], *, reset_at: int | None) -> Iterator[str]:
+    """The chunks as a connection delivers them: a reset raises where it happens, mid-answer."""
+    for k, chunk in enumerate(chunks):
+        if k == reset_at:
             raise ConnectionResetError("the toy connection was reset")
-        yield line
+        yield chunk
 
 
 def _parse_fault(fault: str | None) -> tuple[str | None, int]:
