@@ -11,8 +11,11 @@ __all__ = ["usage_from_toy"]
 
 
 def usage_from_toy(usage: Mapping[str, Any]) -> CallUsage:
-    """``{"in", "out", "thought"}`` -> agentlab's buckets. The toy has no prompt cache: reads and writes
-    are 0, not unknown; ``thought`` is the part of ``out`` spent reasoning."""
+    """``{"in", "out", "thought"}`` -> agentlab's buckets.
+
+    The toy has no prompt cache: reads and writes are 0, not unknown; ``thought`` is the part of
+    ``out`` spent reasoning.
+    """
     thought = token_count(usage, "thought")
     return CallUsage(
         input_tokens=token_count(usage, "in"),

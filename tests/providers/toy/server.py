@@ -1,4 +1,4 @@
-"""The toy provider's remote side: a scripted service speaking the toy wire format, in process.
+r"""The toy provider's remote side: a scripted service speaking the toy wire format, in process.
 
 The wire format is deliberately tiny. A request is one JSON body (``model``, ``input`` items,
 ``tools``, ``reasoning``: the opaque payloads sent back, parsed). A streamed answer is Server-Sent
