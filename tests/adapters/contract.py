@@ -140,6 +140,8 @@ class AdapterCase:
     serve: Callable[..., Recorder] = RecordingTransport
     provider: str | None = None
     answer: Callable[[int, str], Recorder] = StatusTransport
+    unknown_event_type: str = "sim_unknown_event"
+    """(Part of) the wire type name the far side's ``unknown_event`` fault injects."""
     """The far side answering every request with one error status (retry-after 2 s, request id
     ``req_c``); a provider without HTTP transports supplies its own."""
     assembler: Callable[[], Assembler] | None = None

@@ -250,7 +250,7 @@ async def test_unknown_event_types_are_tolerated(case: AdapterCase) -> None:
     # One policy: ignored, and said once per kind per call, naming the wire type only.
     (note,) = [e for e in events if isinstance(e, DiagnosticEvent)]
     assert note.code == "unsupported_content" and note.data["where"] == "event"
-    assert note.data["provider"] == adapter.provider and "sim_unknown_event" in note.data["type"]
+    assert note.data["provider"] == adapter.provider and case.unknown_event_type in note.data["type"]
 
 
 @pytest.mark.parametrize("arguments", ['{"city": "Par', "[1, 2]", '"Paris"'])

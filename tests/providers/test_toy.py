@@ -51,6 +51,7 @@ TOY = AdapterCase(
     answer=ToyServer.answering,
     assembler=_assembler,
     tool_call_wire=_tool_call_wire,
+    unknown_event_type="novel_event",
 )
 
 

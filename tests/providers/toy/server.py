@@ -76,8 +76,8 @@ class ToyServer:
         events = [json.dumps(e) for e in (*answer, _done(request, self._turns, answer))]
         streamed = request.get("stream", True)
         reset_at = None
-        if fault == "unknown_event":  # the type name the contract scenario looks for (the simulator's)
-            events.insert(1, '{"type": "sim_unknown_event", "x": 1}')
+        if fault == "unknown_event":  # a type this adapter has never seen (the case names it)
+            events.insert(1, '{"type": "novel_event", "x": 1}')
         elif fault == "cut":
             events = events[:-1]
         elif fault == "malformed":
