@@ -60,7 +60,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 from agentlab.neutral.request import ModelRequest
 from agentlab.neutral.usage import CallUsage
 
-__all__ = ["Assembler", "Completion", "WireCall", "assemble", "stamped"]
+__all__ = ["Assembler", "Completion", "WireCall", "assemble", "assembler_for", "stamped"]
 
 _perf = time.perf_counter
 _loads = json.loads
@@ -307,8 +307,34 @@ class _Built(Protocol):
     @property
     def diagnostics(self) -> Sequence[DiagnosticEvent]: ...
 
+    @property
+    def reasoning_dropped(self) -> int: ...
+
 
 B = TypeVar("B", bound=_Built)
+A = TypeVar("A", bound=Assembler)
+
+
+def assembler_for(
+    cls: type[A], *, model: str, base_url: str | None
+) -> Callable[[_Built, ModelRequest, WireCall, float], A]:
+    """The ``new_assembler`` :func:`assemble` takes, for an ``Assembler`` subclass built from the call.
+
+    Every adapter makes its call's assembler the same way (the request's origin, the answer's request
+    id, when the request was sent, how many reasoning items building dropped), so it is written once.
+    """
+
+    def make(built: _Built, request: ModelRequest, call: WireCall, started: float) -> A:
+        return cls(
+            model=model,
+            base_url=base_url,
+            request_id=call.request_id,
+            origin=request.origin,
+            started=started,
+            reasoning_dropped=built.reasoning_dropped,
+        )
+
+    return make
 
 
 async def assemble(

@@ -32,7 +32,7 @@ from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
 from agentlab.adapters.anthropic_messages._request import build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
-from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.assembly.assembler import WireCall, assemble, assembler_for
 from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
@@ -149,18 +149,11 @@ class AnthropicMessagesAdapter:
         The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
         adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``MessageAssembler``).
         """
-        return assemble(request, self.build, self._open, self._assembler)
-
-    def _assembler(
-        self, built: BuiltRequest[dict[str, Any]], request: ModelRequest, call: WireCall, started: float
-    ) -> MessageAssembler:
-        return MessageAssembler(
-            model=request.model,
-            base_url=self.base_url,
-            request_id=call.request_id,
-            origin=request.origin,
-            started=started,
-            reasoning_dropped=built.reasoning_dropped,
+        return assemble(
+            request,
+            self.build,
+            self._open,
+            assembler_for(MessageAssembler, model=self.model, base_url=self.base_url),
         )
 
     async def _open(self, built: BuiltRequest[dict[str, Any]], request: ModelRequest) -> WireCall:

@@ -32,7 +32,7 @@ from agentlab.adapters.openai_responses._request import (
     strict_schema_ok,
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
-from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.assembly.assembler import WireCall, assemble, assembler_for
 from agentlab.errors import MissingApiKeyError, ProviderError
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
@@ -132,18 +132,11 @@ class OpenAIResponsesAdapter:
         The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
         adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``ResponseAssembler``).
         """
-        return assemble(request, self.build, self._open, self._assembler)
-
-    def _assembler(
-        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
-    ) -> ResponseAssembler:
-        return ResponseAssembler(
-            model=self.model,
-            base_url=self.base_url,
-            request_id=call.request_id,
-            origin=request.origin,
-            started=started,
-            reasoning_dropped=built.reasoning_dropped,
+        return assemble(
+            request,
+            self.build,
+            self._open,
+            assembler_for(ResponseAssembler, model=self.model, base_url=self.base_url),
         )
 
     async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.http_errors import status_error
-from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.assembly.assembler import WireCall, assemble, assembler_for
 from agentlab.errors import ProviderError, StreamInterruptedError
 from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.events import AdapterEvent, DiagnosticEvent
@@ -87,18 +87,11 @@ class ToyAdapter:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield its display events, then one ``ResponseCompletedEvent``."""
-        return assemble(request, self.build, self._open, self._assembler)
-
-    def _assembler(
-        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
-    ) -> ToyAssembler:
-        return ToyAssembler(
-            model=self.model,
-            base_url=self.base_url,
-            request_id=call.request_id,
-            origin=request.origin,
-            started=started,
-            reasoning_dropped=built.reasoning_dropped,
+        return assemble(
+            request,
+            self.build,
+            self._open,
+            assembler_for(ToyAssembler, model=self.model, base_url=self.base_url),
         )
 
     async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
