@@ -22,7 +22,6 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from agentlab.adapters._simulated import is_simulated, simulated_base
-from agentlab.adapters.http_errors import retry_after_seconds
 from agentlab.adapters.registry import find_provider, get_provider, provider_names
 from agentlab.errors import UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
@@ -35,7 +34,6 @@ __all__ = [
     "check_simulated",
     "create_adapter",
     "parse_model",
-    "retry_after_seconds",
 ]
 
 
