@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import ShapedDataclass
 from agentlab.neutral.events import DiagnosticEvent
@@ -98,11 +99,12 @@ def check_foreign_options(provider: str, request: ModelRequest) -> None:
 
     A run is pinned to one provider, and a knob meant for another one would silently do nothing here.
     """
-    foreign = sorted(k for k in request.provider_options if not k.startswith(f"{provider}_"))
+    prefix = get_provider(provider).option_prefix
+    foreign = sorted(k for k in request.provider_options if not k.startswith(prefix))
     if foreign:
         raise InvalidSettingsError(
             f"provider_options {foreign} are for another provider; this run is pinned to {provider} "
-            f"(use '{provider}_*' keys here)"
+            f"(use '{prefix}*' keys here)"
         )
 
 
