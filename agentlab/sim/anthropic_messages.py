@@ -31,6 +31,9 @@ holds ``tool_use`` must start with thinking/redacted_thinking, every thinking si
 ``tool_use`` ids need ``tool_result`` blocks in the next message and vice versa; thinking with a
 ``tool_choice`` that forces tool use is refused. Thinking blocks of earlier assistant turns are not
 validated and not billed (the real API strips them).
+
+Message threads (``thread`` create/continue, beta ``message-threads-2026-08-12``) live in
+:mod:`agentlab.sim.threads`: a continue is rebuilt into the full request before any check here runs.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.sim import errors as E
+from agentlab.sim import threads
 from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import SimProtocol
@@ -113,6 +117,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     The checks run in this order because the first failing one is the error the client sees:
     ``max_tokens``, ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
     """
+    req, held = threads.expand(sim.threads, req, headers)
     ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
     max_tokens = _max_tokens(req)
     thinking = _thinking(req, headers, max_tokens)
@@ -145,6 +150,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         "stop_sequence": None,
         "usage": usage,
     }
+    threads.hold(sim.threads, held, msg)
     rh = {"request-id": E.anthropic_request_id(ids.seed_bytes), "anthropic-organization-id": "sim-org"}
     if not req.get("stream"):
         rh["content-type"] = "application/json"

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlab.sim.caching import CacheStore
 from agentlab.sim.signing import DEFAULT_SECRET, Signer
+from agentlab.sim.threads import ThreadStore
 
 OPENAI_MODELS = ("sim-reasoner", "sim-reasoner-mini")
 ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
@@ -101,6 +102,8 @@ class Simulator:
     signer: Signer = field(init=False)
     stored: dict[str, dict[str, Any]] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
+    #: Anthropic message threads held under response ids (in memory, bounded, short-lived).
+    threads: ThreadStore = field(default_factory=ThreadStore)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:

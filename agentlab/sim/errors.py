@@ -45,6 +45,8 @@ class SimError(Exception):
     headers: dict[str, str] = field(default_factory=dict)
     #: OpenAI bodies from some errors (quoted in fixtures) carry no ``code`` key.
     omit_code: bool = False
+    #: Anthropic ``error.details`` (e.g. a message thread's ``error_code``), sent only when set.
+    details: dict[str, Any] | None = None
 
     def __str__(self) -> str:
         return f"{self.status} {self.type}: {self.message}"
@@ -60,7 +62,10 @@ def openai_body(err: SimError) -> dict[str, Any]:
 
 def anthropic_body(err: SimError, request_id: str) -> dict[str, Any]:
     """The Anthropic error body, repeating the ``request-id`` header's value."""
-    return {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": request_id}
+    inner: dict[str, Any] = {"type": err.type, "message": err.message}
+    if err.details is not None:
+        inner["details"] = err.details
+    return {"type": "error", "error": inner, "request_id": request_id}
 
 
 class ErrorDialect:
