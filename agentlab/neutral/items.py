@@ -71,10 +71,20 @@ class _AssistantPart(_Item):
 
 
 class AssistantTextItem(_AssistantPart):
-    """Assistant answer text (portable: it crosses providers)."""
+    """Assistant answer text (portable: it crosses providers).
+
+    ``phase`` is the provider's label of the message as received, kept verbatim: OpenAI Responses
+    marks assistant messages ``"commentary"`` (intermediate text, e.g. a preamble before tool calls)
+    or ``"final_answer"`` and asks clients to send it back on every assistant message (gpt-5.3-codex
+    and later; dropping it degrades the model). It is a plain label, not reasoning, so it lives in
+    portable history and survives checkpoints and sessions; the OpenAI adapter writes it back, other
+    providers' adapters do not send it (their APIs have no such field), and text another provider
+    wrote has none. ``None``: the provider gave no phase.
+    """
 
     kind: Literal["assistant_text"] = "assistant_text"
     text: str
+    phase: str | None = None
 
 
 class ToolCallItem(_AssistantPart):

@@ -20,6 +20,9 @@ followed by the item that followed it in the original output (400 "... without i
 following item."); a ``function_call_output`` without its ``function_call`` or the reverse (400 "No
 tool call found ..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
 items are kept in memory (bounded) so id-only replay and ``previous_response_id`` work.
+
+Assistant-message ``phase`` (``commentary`` / ``final_answer``, and the preamble ``sim-reasoner``
+writes before tool calls when asked to) is in :mod:`agentlab.sim.phase`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.sim import errors as E
+from agentlab.sim import phase
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
@@ -339,6 +343,7 @@ class _Output:
     incomplete: bool = False
     calls: list[dict[str, Any]] = field(default_factory=list)
     message: dict[str, Any] | None = None
+    preamble: dict[str, Any] | None = None  # commentary before the calls (see agentlab.sim.phase)
 
 
 def _build(
@@ -351,9 +356,12 @@ def _build(
     """
     resp_id = ids.hex("resp_")
     out = _visible_output(req, ids, step, opts.level)
+    _phases(req, ids, model, step, prompt.items, out)
     output: list[dict[str, Any]] = []
     if opts.level >= 0:
         output.append(_reasoning_item(sim, ids, model, step, opts, out))
+    if out.preamble is not None:
+        output.append(out.preamble)
     output += out.calls
     if out.message is not None:
         output.append(out.message)
@@ -373,6 +381,9 @@ def _build(
         "openai-processing-ms": "1",
         "x-sim-plan": "known" if prompt.plan_known else "lost",
     }
+    unlabelled = phase.missing(prompt.items) if phase.labels_phase(model) else 0
+    if unlabelled:
+        rh[phase.MISSING_HEADER] = str(unlabelled)
     if not req.get("stream"):
         rh["content-type"] = "application/json"
         return SimReply(200, rh, json.dumps(final, separators=(",", ":")).encode())
@@ -412,6 +423,31 @@ def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _O
     return out
 
 
+def _phases(
+    req: dict[str, Any], ids: Ids, model: str, step: Step, items: list[dict[str, Any]], out: _Output
+) -> None:
+    """The preamble before the calls (when asked for) and the ``phase`` labels of the model's messages.
+
+    The preamble's id is drawn after the others, so a response without one keeps its ids.
+    """
+    if out.calls and not out.incomplete and phase.wants_preamble(req, items):
+        text = phase.preamble(list(step.tool_calls[: len(out.calls)]))
+        if count_tokens(text) <= out.budget - out.used:
+            out.used += count_tokens(text)
+            out.preamble = {
+                "id": ids.hex("msg_"),
+                "type": "message",
+                "status": "completed",
+                "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
+                "role": "assistant",
+            }
+    if phase.labels_phase(model):
+        if out.preamble is not None:
+            out.preamble["phase"] = "commentary"
+        if out.message is not None:
+            out.message["phase"] = "final_answer"
+
+
 def _message(ids: Ids, text: str, remaining: int, out: _Output) -> dict[str, Any]:
     """The answer message, cut to ``remaining`` tokens (which makes the response incomplete)."""
     if count_tokens(text) > remaining:
@@ -433,7 +469,9 @@ def _reasoning_item(
     """The reasoning item; its sealed payload names the calls it planned and the item after it."""
     rid = ids.hex("rs_")
     nxt: dict[str, Any] = {}
-    if out.calls:
+    if out.preamble is not None:
+        nxt = {"type": "message", "id": out.preamble["id"]}
+    elif out.calls:
         nxt = {"type": "function_call", "call_id": out.calls[0]["call_id"]}
     elif out.message is not None:
         nxt = {"type": "message", "id": out.message["id"]}

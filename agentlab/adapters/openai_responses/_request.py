@@ -436,6 +436,28 @@ def _split_system(request: ModelRequest) -> tuple[list[str], list[Any]]:
     return lead, items
 
 
+def _assistant_message(it: AssistantTextItem, *, replayed: bool) -> dict[str, Any]:
+    """An assistant message, with the ``phase`` it was received with (OpenAI asks for it back).
+
+    In a turn whose reasoning is replayed it goes back as the output message it was (its ``msg_``
+    id: the reasoning item's required follower); otherwise as a plain assistant message.
+    """
+    out: dict[str, Any]
+    if replayed and it.provider_item_id:
+        out = {
+            "type": "message",
+            "role": "assistant",
+            "id": it.provider_item_id,
+            "status": "completed",
+            "content": [{"type": "output_text", "text": it.text, "annotations": []}],
+        }
+    else:
+        out = _message("assistant", it.text)
+    if it.phase is not None:
+        out["phase"] = it.phase
+    return out
+
+
 def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
     """One portable history item as a Responses ``input`` item."""
     if isinstance(it, UserItem):
@@ -445,15 +467,7 @@ def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
     if isinstance(it, SummaryItem):
         return _message("user", SUMMARY_MARKER + it.text)
     if isinstance(it, AssistantTextItem):
-        if it.turn_id in replayed_turns and it.provider_item_id:
-            return {
-                "type": "message",
-                "role": "assistant",
-                "id": it.provider_item_id,
-                "status": "completed",
-                "content": [{"type": "output_text", "text": it.text, "annotations": []}],
-            }
-        return _message("assistant", it.text)
+        return _assistant_message(it, replayed=it.turn_id in replayed_turns)
     if isinstance(it, ToolCallItem):
         call: dict[str, Any] = {"type": "function_call"}
         if it.turn_id in replayed_turns and it.provider_item_id:

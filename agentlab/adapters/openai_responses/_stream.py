@@ -212,6 +212,7 @@ class ResponseAssembler(Assembler):
             turn_id=turn,
             index=index,
             provider_item_id=item.get("id"),
+            phase=_phase(item),
         )
 
     # ------------------------------------------------------------------ end
@@ -330,6 +331,12 @@ class ResponseAssembler(Assembler):
             if note is not None:
                 events.append(note)
         return events
+
+
+def _phase(item: dict[str, Any]) -> str | None:
+    """The message's ``phase`` as received (any string, so a future label is kept too)."""
+    phase = item.get("phase")
+    return phase if isinstance(phase, str) else None
 
 
 def assemble_body(
