@@ -74,8 +74,10 @@ EFFORT_BUDGETS: dict[str, int] = {
 }
 """``budget_tokens`` chosen from ``effort`` when budgeted thinking gets no explicit budget."""
 _OUTPUT_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
-# Keys agentlab must own; provider_options may not replace them.
-_OWNED = frozenset({"messages", "model", "stream"})
+# Keys agentlab must own; provider_options may not replace them. ``thread`` too: agentlab is stateless
+# (full history every call, the loop's thinking kept locally), and a message thread would hold the
+# conversation on Anthropic's servers (not ZDR-eligible) and hand back thinking a loop dropped.
+_OWNED = frozenset({"messages", "model", "stream", "thread"})
 _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 _TTL_RANK = {"5m": 0, "1h": 1}
 
@@ -492,7 +494,10 @@ def build_request(
     opts = req.options_for(PROVIDER)
     owned = sorted(k for k in opts if k in _OWNED)
     if owned:
-        raise InvalidSettingsError(f"anthropic: provider_options cannot set {owned}; agentlab builds them")
+        raise InvalidSettingsError(
+            f"anthropic: provider_options cannot set {owned}; agentlab builds them (the full history "
+            "on every call, no server-held message thread)"
+        )
     check_foreign_options(PROVIDER, req)
     out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
     if req.temperature is not None and not (0 <= req.temperature <= 1):
