@@ -249,3 +249,25 @@ def test_a_turn_without_thread_holds_nothing() -> None:
     r = raw_post(t, "/v1/messages", body, BETA)
     assert r.status_code == 200
     assert len(simulator.threads) == 0
+
+
+def test_a_continue_is_answered_and_billed_as_the_full_request() -> None:
+    """A thread saves the upload, not tokens: usage counts the whole rebuilt conversation."""
+    t = sim.SimTransport()
+    first = _first_turn(t)
+    threaded = raw_post(t, "/v1/messages", _continue(first["id"], [_results(first)]), BETA).json()
+    full = {
+        "model": "sim-thinker",
+        "max_tokens": 4000,
+        "thinking": THINKING,
+        "system": "Answer briefly.",
+        "tools": [ANTHROPIC_WEATHER],
+        "messages": [
+            {"role": "user", "content": TASK},
+            {"role": "assistant", "content": first["content"]},
+            _results(first),
+        ],
+    }
+    stateless = raw_post(sim.SimTransport(), "/v1/messages", full, BETA).json()
+    assert threaded["content"] == stateless["content"]
+    assert threaded["usage"] == stateless["usage"]
