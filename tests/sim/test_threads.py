@@ -11,6 +11,7 @@ required. The SDK's ``tool_runner`` threads by default, so it is the client that
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -271,3 +272,36 @@ def test_a_continue_is_answered_and_billed_as_the_full_request() -> None:
     stateless = raw_post(sim.SimTransport(), "/v1/messages", full, BETA).json()
     assert threaded["content"] == stateless["content"]
     assert threaded["usage"] == stateless["usage"]
+
+
+async def test_sdk_replays_the_full_history_when_the_thread_expired() -> None:
+    """The 404's ``error_code`` is the one the SDK reads: its runner re-creates the thread and goes on."""
+    from anthropic import beta_async_tool
+
+    from tests.adapters.contract import RecordingTransport
+
+    @beta_async_tool
+    async def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return weather(city)
+
+    clock = [0.0]
+    simulator = sim.Simulator()
+    simulator.threads.clock = lambda: clock[0]
+    transport = RecordingTransport(simulator=simulator)
+    runner = sim.anthropic_client(transport=transport).beta.messages.tool_runner(
+        model="sim-thinker",
+        max_tokens=4000,
+        thinking={"type": "enabled", "budget_tokens": 2048},
+        tools=[get_weather],
+        messages=[{"role": "user", "content": TASK}],
+    )
+    texts = []
+    async for message in runner:
+        clock[0] += simulator.threads.ttl_s + 1  # every thread expires before its next turn
+        texts += [b.text for b in message.content if b.type == "text"]
+    assert texts == ["Rome is warmer (24 vs Paris 18)."]
+    kinds = [json.loads(b).get("thread", {}).get("type") for b in transport.bodies]
+    assert kinds == ["create", "continue", "create"]  # the continue found nothing; the SDK replayed
+    replay = json.loads(transport.bodies[-1])
+    assert len(replay["messages"]) == 3 and "tools" in replay  # the full history and tools again
