@@ -305,3 +305,19 @@ async def test_sdk_replays_the_full_history_when_the_thread_expired() -> None:
     assert kinds == ["create", "continue", "create"]  # the continue found nothing; the SDK replayed
     replay = json.loads(transport.bodies[-1])
     assert len(replay["messages"]) == 3 and "tools" in replay  # the full history and tools again
+
+
+def test_sdk_thread_helper_sends_only_the_new_turn() -> None:
+    """The docs' two-turn example with ``client.beta.messages.thread``: create, then continue."""
+    transport = sim.SimTransport()
+    client = sim.anthropic_sync_client(transport=transport)
+    thread = client.beta.messages.thread(
+        model="sim-thinker", max_tokens=1024, system="You are a support agent. Keep replies short."
+    )
+    first = thread.send({"role": "user", "content": "What is 2 + 2 * 10?"})
+    second = thread.send({"role": "user", "content": "What is 12 * (3 + 4)?"})
+    assert [b.text for b in first.content if b.type == "text"] == ["2 + 2 * 10 = 22"]
+    assert [b.text for b in second.content if b.type == "text"] == ["12 * (3 + 4) = 84"]
+    assert len(thread.messages) == 4
+    # The continue sent one message; the server answered (and billed) the whole rebuilt conversation.
+    assert second.usage.input_tokens > first.usage.input_tokens
