@@ -1,5 +1,6 @@
-"""Structured outputs in the simulator: the request's JSON schema checked as the real APIs check it,
-and a deterministic instance of it as the model's final answer.
+"""Structured outputs in the simulator: the schema checked as the real APIs check it, answered in it.
+
+The request's JSON schema is checked, and a deterministic instance of it is the final answer.
 
 Why the simulator needs this: a client asking for a schema (OpenAI ``text.format`` of type
 ``json_schema``, Anthropic ``output_config.format``) parses the answer as JSON and validates it
@@ -24,6 +25,7 @@ This module is part of the simulator leaf: it imports nothing from agentlab outs
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -74,7 +76,9 @@ def openai_format(req: dict[str, Any]) -> dict[str, Any] | None:
     name = fmt.get("name")
     if not isinstance(name, str) or not name:
         raise E.OPENAI.bad_request(
-            "Missing required parameter: 'text.format.name'.", "text.format.name", "missing_required_parameter"
+            "Missing required parameter: 'text.format.name'.",
+            "text.format.name",
+            "missing_required_parameter",
         )
     schema = fmt.get("schema")
     if not isinstance(schema, dict):
@@ -145,7 +149,8 @@ def _node_problem(node: dict[str, Any], path: tuple[str, ...]) -> str | None:
         if node.get("additionalProperties") is not False:
             return _context(path) + "'additionalProperties' is required to be supplied and to be false."
         props = node.get("properties") or {}
-        required = node.get("required") if isinstance(node.get("required"), list) else []
+        listed = node.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
         missing = [k for k in props if k not in required]
         if missing:
             return (
@@ -185,7 +190,9 @@ def anthropic_format(req: dict[str, Any], model: str) -> dict[str, Any] | None:
     if not isinstance(schema, dict):
         raise E.ANTHROPIC.bad_request("output_config.format.schema: Field required")
     if model in NO_STRUCTURED_OUTPUTS:
-        raise E.ANTHROPIC.bad_request(f"'{model}' does not support output_config.format (structured outputs).")
+        raise E.ANTHROPIC.bad_request(
+            f"'{model}' does not support output_config.format (structured outputs)."
+        )
     problem = _anthropic_problem(schema)
     if problem is not None:
         raise E.ANTHROPIC.bad_request(f"output_config.format.schema: {problem}")
@@ -283,7 +290,8 @@ class _Gen:
         return options[min(named)[1]] if named else options[0]
 
     def array(self, node: dict[str, Any], depth: int) -> list[Any]:
-        prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else []
+        given = node.get("prefixItems")
+        prefix: list[Any] = given if isinstance(given, list) else []
         low = int(node.get("minItems") or 0)
         high = node.get("maxItems")
         n = 0 if depth >= _MAX_DEPTH else max(low, 1, len(prefix))
@@ -331,13 +339,14 @@ def _first_type(node: dict[str, Any]) -> str | None:
 
 
 def _within(n: float, node: dict[str, Any]) -> bool:
-    checks = (
-        ("minimum", lambda b: n >= b),
-        ("maximum", lambda b: n <= b),
-        ("exclusiveMinimum", lambda b: n > b),
-        ("exclusiveMaximum", lambda b: n < b),
+    def bound(key: str, default: float) -> float:
+        b = node.get(key)
+        return float(b) if isinstance(b, int | float) and not isinstance(b, bool) else default
+
+    return (
+        bound("minimum", -math.inf) <= n <= bound("maximum", math.inf)
+        and bound("exclusiveMinimum", -math.inf) < n < bound("exclusiveMaximum", math.inf)
     )
-    return all(not isinstance(node.get(k), int | float) or ok(node[k]) for k, ok in checks)
 
 
 def _without(node: dict[str, Any], key: str) -> dict[str, Any]:
