@@ -146,8 +146,8 @@ async def test_anthropic_refuses_an_open_object_and_a_model_without_structured_o
             output_config={"format": {"type": "json_schema", "schema": open_schema}},
         )
     assert (
-        "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false"
-        in str(info.value)
+        "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly "
+        "set to false" in str(info.value)
     )
     with pytest.raises(anthropic.BadRequestError, match="does not support"):
         await client.messages.parse(
