@@ -202,7 +202,7 @@ class OutputValidationError(ModelBehaviorError):
     answer itself is in the run's ``history``.
     """
 
-    def __init__(self, message: str, *, output_name: str, fields: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str, *, output_name: str = "", fields: tuple[str, ...] = ()) -> None:
         self.output_name = output_name
         self.fields = fields
         super().__init__(message)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import anthropic
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import openai
 import pytest
 from pydantic import BaseModel, Field
@@ -47,8 +47,8 @@ async def test_openai_responses_parse_gets_a_valid_instance(stream: bool) -> Non
     parsed = resp.output_parsed
     assert isinstance(parsed, Answer)
     assert parsed.cities and parsed.when == "2026-01-01"
-    assert resp.text.format.type == "json_schema"
-    assert resp.text.format.name == "Answer"  # echoed, not the old {"type": "text"}
+    echoed = resp.model_dump()["text"]["format"]  # echoed, not the old {"type": "text"}
+    assert (echoed["type"], echoed["name"], echoed["strict"]) == ("json_schema", "Answer", True)
 
 
 async def test_anthropic_messages_parse_gets_a_valid_instance() -> None:
@@ -63,6 +63,10 @@ async def test_anthropic_messages_parse_gets_a_valid_instance() -> None:
     assert isinstance(msg.parsed_output, Answer)
     assert msg.parsed_output.temperature_c == 84  # the last number of the simulated answer
     assert [b.type for b in msg.content] == ["thinking", "text"]
+
+
+def _body(**kw: Any) -> dict[str, Any]:
+    return {"model": "sim-reasoner", "input": "hi", **kw}
 
 
 def _strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +116,7 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
 async def test_openai_refuses_what_strict_mode_refuses(schema: dict[str, Any], message: str) -> None:
     client = sim.openai_client()
     with pytest.raises(openai.BadRequestError) as info:
-        await client.responses.create(model="sim-reasoner", input="hi", text=_strict(schema))  # type: ignore[arg-type]
+        await client.responses.create(**_body(text=_strict(schema)))
     err = info.value.body
     assert isinstance(err, dict)
     assert err["message"] == message
@@ -127,9 +131,7 @@ async def test_openai_json_schema_without_name_is_refused() -> None:
     client = sim.openai_client()
     with pytest.raises(openai.BadRequestError) as info:
         await client.responses.create(
-            model="sim-reasoner",
-            input="hi",
-            text={"format": {"type": "json_schema", "schema": {"type": "object"}}},  # type: ignore[typeddict-item]
+            **_body(text={"format": {"type": "json_schema", "schema": {"type": "object"}}})
         )
     assert isinstance(info.value.body, dict)
     assert info.value.body["param"] == "text.format.name"
@@ -139,11 +141,9 @@ async def test_anthropic_refuses_an_open_object_and_a_model_without_structured_o
     client = sim.anthropic_client()
     open_schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     with pytest.raises(anthropic.BadRequestError) as info:
+        kw: dict[str, Any] = {"output_config": {"format": {"type": "json_schema", "schema": open_schema}}}
         await client.messages.create(
-            model="sim-thinker",
-            max_tokens=100,
-            messages=[{"role": "user", "content": "hi"}],
-            output_config={"format": {"type": "json_schema", "schema": open_schema}},
+            model="sim-thinker", max_tokens=100, messages=[{"role": "user", "content": "hi"}], **kw
         )
     assert (
         "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly "
@@ -164,7 +164,7 @@ def test_text_format_text_answers_in_free_text_and_echoes_it() -> None:
         model="sim-reasoner", input="What is 12 * (3 + 4)?", text={"format": {"type": "text"}}
     )
     assert resp.output_text == "12 * (3 + 4) = 84"
-    assert resp.text.format.type == "text"
+    assert resp.model_dump()["text"]["format"] == {"type": "text"}
 
 
 SCHEMAS: list[dict[str, Any]] = [
