@@ -266,6 +266,11 @@ class Run:
     ``on_event`` gets every event as it happens; more watchers attach with :meth:`subscribe` (the
     notebook's live views do, so they never replace the caller's ``on_event``).
 
+    ``output_type`` (a pydantic model class, or a JSON schema dict ``{"name", "schema", "strict"?}``)
+    asks for a structured final answer: the schema goes to the provider (OpenAI ``text.format``,
+    Anthropic ``output_config.format``) and the answer is validated into ``result.output_value``; a
+    mismatch fails the run with ``OutputValidationError`` (it names fields, never values).
+
     ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
     each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
     the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
