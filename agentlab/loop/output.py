@@ -289,7 +289,10 @@ def _from_dict(given: dict[str, Any]) -> StructuredOutput:
     _check_name(name, "output_type's name")
     if not isinstance(strict, bool):
         raise ConfigError(f"output_type 'strict' must be True or False, got {type(strict).__name__}")
-    spec = OutputSpec(name=name, json_schema=dict(schema), strict=strict)
+    description = given.get("description") if "schema" in given else None
+    if description is not None and not isinstance(description, str):
+        raise ConfigError(f"output_type 'description' must be a str, got {type(description).__name__}")
+    spec = OutputSpec(name=name, json_schema=dict(schema), strict=strict, description=description)
     return StructuredOutput(spec, None, frozenset(_property_names(schema)))
 
 

@@ -41,6 +41,8 @@ class OutputSpec(ShapedRepr, BaseModel):
     name: str = Field(pattern=NAME_PATTERN)
     json_schema: dict[str, Any]
     strict: bool = True
+    description: str | None = None
+    """What the answer is for (OpenAI ``text.format.description``; Anthropic has no such field)."""
     from_type: bool = False
     """True when agentlab generated ``json_schema`` from a pydantic type (adapters may then apply
     their provider SDK's transformation); False for a schema given by hand (sent as written)."""

@@ -105,6 +105,13 @@ def test_openai_refuses_a_type_strict_mode_cannot_take() -> None:
     assert openai_body(loose)["text"]["format"]["strict"] is False
 
 
+def test_a_description_goes_to_openai_only() -> None:
+    schema = {**Place.model_json_schema(), "additionalProperties": False, "required": ["name", "country"]}
+    given = {"name": "answer", "description": "The verdict.", "schema": schema}
+    assert openai_body(given)["text"]["format"]["description"] == "The verdict."
+    assert "description" not in anthropic_body(given)["output_config"]["format"]
+
+
 def test_hand_written_schemas_are_sent_as_written_or_refused() -> None:
     closed = {
         "name": "answer",

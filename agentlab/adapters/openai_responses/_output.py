@@ -54,7 +54,10 @@ def text_format(spec: OutputSpec) -> dict[str, Any]:
                 "(no dict[str, ...] fields, no additionalProperties: true); change the type, or pass "
                 "output_type={'name': ..., 'schema': ..., 'strict': False}"
             )
-    return {"type": "json_schema", "name": spec.name, "schema": schema, "strict": spec.strict}
+    fmt: dict[str, Any] = {"type": "json_schema", "name": spec.name, "schema": schema, "strict": spec.strict}
+    if spec.description is not None:
+        fmt["description"] = spec.description
+    return fmt
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
