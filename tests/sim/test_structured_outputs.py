@@ -65,6 +65,18 @@ async def test_anthropic_messages_parse_gets_a_valid_instance() -> None:
     assert [b.type for b in msg.content] == ["thinking", "text"]
 
 
+async def test_anthropic_messages_stream_helper_parses_too() -> None:
+    client = sim.anthropic_client()
+    async with client.messages.stream(
+        model="sim-thinker",
+        max_tokens=4000,
+        messages=[{"role": "user", "content": "What is 12 * (3 + 4)?"}],
+        output_format=Answer,
+    ) as stream:
+        msg = await stream.get_final_message()
+    assert isinstance(msg.parsed_output, Answer)
+
+
 def _body(**kw: Any) -> dict[str, Any]:
     return {"model": "sim-reasoner", "input": "hi", **kw}
 
