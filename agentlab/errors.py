@@ -19,6 +19,7 @@ to catch an error::
     │   ├── ProviderConnectionError    connection refused / reset, timeouts
     │   └── StreamInterruptedError     a stream that broke mid-way (cut, malformed event, in-stream error)
     ├── ModelBehaviorError             the model answered something agentlab cannot use
+    │   └── OutputValidationError      the final answer does not match ``output_type``
     ├── LimitError                     a limit agentlab enforces
     │   ├── StepLimitError             the tool loop hit ``max_steps``
     │   └── BudgetExceededError        a cost or token budget was reached
@@ -46,6 +47,7 @@ __all__ = [
     "LimitError",
     "MissingApiKeyError",
     "ModelBehaviorError",
+    "OutputValidationError",
     "OverloadedError",
     "PrivacyError",
     "ProviderAPIError",
@@ -189,6 +191,24 @@ class StreamInterruptedError(ProviderError):
 
 class ModelBehaviorError(AgentlabError):
     """The model produced something agentlab cannot use (e.g. an empty response where one was needed)."""
+
+
+class OutputValidationError(ModelBehaviorError):
+    """The final answer is not valid JSON for the run's ``output_type``, or fails its validation.
+
+    ``output_name`` is the output type's name and ``fields`` the paths that failed (the schema's own
+    property names; a key the model invented reads ``<unexpected field>``). The message says what was
+    wrong with each (``missing``, ``int_parsing``, ``invalid JSON``), never the model's values; the
+    answer itself is in the run's ``history``.
+    """
+
+    def __init__(self, message: str, *, output_name: str = "", fields: tuple[str, ...] = ()) -> None:
+        self.output_name = output_name
+        self.fields = fields
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (str(self),), {"output_name": self.output_name, "fields": self.fields})
 
 
 class LimitError(AgentlabError):

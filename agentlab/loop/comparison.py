@@ -58,6 +58,11 @@ class ComparisonEntry:
         return self.result.output if self.result is not None else None
 
     @property
+    def output_value(self) -> Any:
+        """The validated structured answer (``output_type=``); None without one or when the run failed."""
+        return self.result.output_value if self.result is not None else None
+
+    @property
     def steps(self) -> int:
         """Model calls made; 0 for a run that failed before producing a result."""
         return self.result.steps if self.result is not None else 0
@@ -96,6 +101,11 @@ class Comparison:
     def answers(self) -> dict[str, str | None]:
         """Every column's final answer by label, None for a failed run, to read answers side by side."""
         return {e.label: e.output for e in self.entries}
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every column's structured answer (``output_type=``) by label, None where there is none."""
+        return {e.label: e.output_value for e in self.entries}
 
     @property
     def steps(self) -> dict[str, int]:

@@ -7,12 +7,14 @@ item can be reached from a ``RunResult``. That is what lets a result be saved wi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.costs.pricing import Cost
 from agentlab.errors import StepLimitError
+from agentlab.neutral._shapes import Shape
 from agentlab.neutral.events import DurableEvent, StopReason
 from agentlab.neutral.items import PortableItem
 from agentlab.neutral.usage import CallUsage, sum_usage
@@ -126,6 +128,25 @@ class RunUsage(BaseModel):
         return table_html(("bucket", "tokens", "cost"), rows, caption=cap)
 
 
+def value_shape(value: Any) -> str:
+    """A structured answer as its type and field names (``<Weather: city, temp_c>``), never its values.
+
+    A pydantic instance shows its class's declared fields (the caller's own names); a dict or list
+    only its size, since its keys may be the model's words.
+    """
+    if isinstance(value, BaseModel):
+        names = list(type(value).model_fields)
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        return f"<{type(value).__name__}: {shown}>"
+    if isinstance(value, dict):
+        return f"<dict, {len(value)} keys>"
+    if isinstance(value, list):
+        return f"<list, {len(value)} items>"
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    return f"<{type(value).__name__}>"
+
+
 def _fmt_int(v: int | None) -> str:
     return "<NA>" if v is None else f"{v:,}"
 
@@ -149,6 +170,10 @@ class RunResult(BaseModel):
     model: str
     status: RunStatus
     output: str | None = None
+    output_value: Any = None
+    """The final answer validated into the run's ``output_type``: the pydantic instance, or the
+    parsed JSON for a schema dict; None without ``output_type`` (or for a refusal). It is the
+    answer's text in structured form, so it is as portable as ``output``."""
     stop_reason: StopReason | None = None
     steps: int = 0
     usage: RunUsage = Field(default_factory=RunUsage)
@@ -173,6 +198,11 @@ class RunResult(BaseModel):
     def __str__(self) -> str:
         return self.output or f"<{self.status}>"
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Pydantic's repr, with ``output_value`` as its type and field names (see ``value_shape``)."""
+        for name, value in super().__repr_args__():
+            yield name, Shape(value_shape(value)) if name == "output_value" else value
+
     def _repr_html_(self) -> str:
         """Plain-text rows; ``fields_html`` escapes every one (model, error and output come from outside)."""
         from agentlab.render.html_tables import fields_html
@@ -189,6 +219,8 @@ class RunResult(BaseModel):
         ]
         if u.reasoning_items_dropped:
             rows.append(("reasoning items dropped", str(u.reasoning_items_dropped)))
+        if self.output_value is not None:
+            rows.append(("output value", value_shape(self.output_value)))
         if self.error:
             rows.append(("error", f"{self.error_type}: {self.error}"))
         return fields_html(rows, body=self.output or "")
@@ -196,5 +228,7 @@ class RunResult(BaseModel):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(
             f"RunResult({self.provider}:{self.model}, status={self.status}, steps={self.steps}, "
-            f"cost={_fmt_usd(self.usage.cost.total)}, output={self.output!r})"
+            f"cost={_fmt_usd(self.usage.cost.total)}, output={self.output!r}"
+            + (f", output_value={value_shape(self.output_value)}" if self.output_value is not None else "")
+            + ")"
         )

@@ -56,6 +56,7 @@ from agentlab.errors import (
 )
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.continuation import Continuation
+from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
@@ -122,6 +123,7 @@ class _Ending:
     status: RunStatus = "failed"
     output: str | None = None
     stop_reason: Any = None
+    value: Any = None
 
 
 def _new_run_id() -> str:
@@ -264,6 +266,11 @@ class Run:
     ``on_event`` gets every event as it happens; more watchers attach with :meth:`subscribe` (the
     notebook's live views do, so they never replace the caller's ``on_event``).
 
+    ``output_type`` (a pydantic model class, or a JSON schema dict ``{"name", "schema", "strict"?}``)
+    asks for a structured final answer: the schema goes to the provider (OpenAI ``text.format``,
+    Anthropic ``output_config.format``) and the answer is validated into ``result.output_value``; a
+    mismatch fails the run with ``OutputValidationError`` (it names fields, never values).
+
     ``tool_timeout`` (seconds, default ``DEFAULT_TOOL_TIMEOUT_S`` = 120; ``None``: no limit) bounds
     each tool call whose tool has no ``@tool(timeout=...)`` of its own. A call past it is abandoned:
     the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
@@ -292,6 +299,7 @@ class Run:
         retry_delay: float = 0.5,
         provider_options: Mapping[str, Any] | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        output_type: type[Any] | Mapping[str, Any] | None = None,
     ) -> None:
         self.ref = _route(model, task, adapter)
         _check_loop_options(max_steps, retries, retry_delay, run_id, continuation_policy, on_event)
@@ -311,6 +319,7 @@ class Run:
         self.retries = retries
         self.retry_delay = retry_delay
         self.provider_options = _inputs.provider_options(provider_options, self.ref.provider)
+        self.output: StructuredOutput | None = structured_output(output_type)
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
@@ -493,6 +502,7 @@ class Run:
             max_output_tokens=self.max_output_tokens,
             cache=self.cache,
             provider_options=self.provider_options,
+            output=self.output.spec if self.output is not None else None,
         )
 
     def _renew(self, adapter: Adapter) -> Continuation:
@@ -574,7 +584,7 @@ class Run:
             async with _closing(self._steps(adapter, cont, end)) as steps:
                 async for ev in steps:
                     yield ev
-            yield self._finish(end.status, end.output, end.stop_reason)
+            yield self._finish(end.status, end.output, end.stop_reason, value=end.value)
         except BaseException as e:
             if self.result is None:
                 self._finish("cancelled" if isinstance(e, _CANCEL_TYPES) else "failed", None, None, error=e)
@@ -657,6 +667,7 @@ class Run:
             if calls or resp.stop_reason == "pause_turn":
                 continue  # "pause_turn": the provider paused a long turn; sending history back resumes it
             end.status, end.output, end.stop_reason = "completed", resp.text, resp.stop_reason
+            end.value = self._output_value(resp)
             return
         end.status = "step_limit"
 
@@ -752,8 +763,24 @@ class Run:
             yield self._emit(note)
         results.extend(r for r, _ in done)
 
+    def _output_value(self, resp: ModelResponse) -> Any:
+        """The final answer validated into ``output_type`` (None without one, or for a refusal).
+
+        A mismatch raises ``OutputValidationError`` (value-free) and fails the run; the answer
+        itself is already in history, where model text belongs.
+        """
+        if self.output is None or resp.stop_reason == "refusal":
+            return None
+        return self.output.validate(resp.text, stop_reason=resp.stop_reason)
+
     def _finish(
-        self, status: RunStatus, output: str | None, stop_reason: Any, *, error: BaseException | None = None
+        self,
+        status: RunStatus,
+        output: str | None,
+        stop_reason: Any,
+        *,
+        error: BaseException | None = None,
+        value: Any = None,
     ) -> RunCompletedEvent:
         """Release the continuation, write the closing records, build the result. Must not raise.
 
@@ -798,6 +825,7 @@ class Run:
             model=self.ref.model,
             status=status,
             output=output,
+            output_value=value,
             stop_reason=stop_reason,
             steps=len(self._calls),
             usage=usage,

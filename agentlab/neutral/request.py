@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentlab.neutral._shapes import ShapedRepr
 from agentlab.neutral.events import EventOrigin
 from agentlab.neutral.items import PortableItem, ProviderReasoningItem
+from agentlab.neutral.output import OutputSpec
 
 __all__ = ["CacheHints", "ModelRequest", "ReasoningSettings", "ToolSpec"]
 
@@ -82,7 +83,7 @@ class ModelRequest(ShapedRepr, BaseModel):
 
     _repr_shown = frozenset(
         {"model", "reasoning", "max_output_tokens", "temperature", "cache", "tool_choice",
-         "parallel_tool_calls", "stream"}
+         "parallel_tool_calls", "stream", "output"}
     )  # fmt: skip
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -99,6 +100,8 @@ class ModelRequest(ShapedRepr, BaseModel):
     parallel_tool_calls: bool = True
     stream: bool = True
     provider_options: dict[str, Any] = Field(default_factory=dict)
+    output: OutputSpec | None = None
+    """The JSON schema the final answer must follow (``Run(output_type=...)``); None: free text."""
     origin: EventOrigin | None = Field(default=None, exclude=True)
     """The run and step this call belongs to: the adapter builds every event of the call with it
     (events are frozen and born stamped). ``None`` outside a run; not part of the wire request."""

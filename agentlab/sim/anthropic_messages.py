@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentlab.sim import errors as E
@@ -51,6 +51,7 @@ from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEve
 from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
+from agentlab.sim.structured import anthropic_format, instance
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -123,8 +124,11 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     thinking = _thinking(req, headers, max_tokens)
     messages = _messages(req)
     _validate(sim, req, messages, thinking.on)
+    schema = anthropic_format(req, model)
     situation = _situation(req, messages, thinking.level)
     step = plan_step(situation)
+    if schema is not None and step.answer is not None:  # structured outputs: the answer in the schema
+        step = replace(step, answer=json.dumps(instance(schema, step.answer), ensure_ascii=False))
     prompt_tokens, breakpoints = _prompt_tokens(req, messages)
     cache = sim.cache.anthropic(model, prompt_tokens, breakpoints)
     usage_in = {

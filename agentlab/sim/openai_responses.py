@@ -27,6 +27,7 @@ writes before tool calls when asked to) is in :mod:`agentlab.sim.phase`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent,
 from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.signing import FIXED_TIMESTAMP
+from agentlab.sim.structured import instance, openai_format, openai_text_echo
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 EFFORT_LEVELS = {"none": -1, "minimal": 0, "low": 1, "medium": 2, "high": 4, "xhigh": 6}
@@ -119,13 +121,23 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     items = _input_items(sim, req, store)
     opts = _options(req, store)
     tools = _tools(req.get("tools") or [])
+    fmt = openai_format(req)
     payloads = _reasoning_payloads(sim, items, store)
     _check_following_items(items, payloads)
     _check_call_pairs(items)
     step, plan_known = _plan(req, items, payloads, tools, opts.level)
+    if fmt is not None and step.answer is not None:
+        step = dataclasses.replace(step, answer=_formatted(fmt, step.answer))
     prompt_tokens = _prompt_tokens(req, items, payloads)
     cached = sim.cache.openai(model, req.get("prompt_cache_key"), prompt_tokens)
     return _build(sim, req, ids, model, step, opts, _Prompt(items, len(prompt_tokens), cached, plan_known))
+
+
+def _formatted(fmt: dict[str, Any], answer: str) -> str:
+    """The final answer as the JSON document ``text.format`` asks for (see ``agentlab.sim.structured``)."""
+    if fmt.get("type") == "json_object":
+        return json.dumps({"answer": answer}, ensure_ascii=False)
+    return json.dumps(instance(fmt["schema"], answer), ensure_ascii=False)
 
 
 def _check_temperature(req: dict[str, Any]) -> None:
@@ -536,7 +548,7 @@ def _response_shell(req: dict[str, Any], resp_id: str, model: str, store: bool) 
         "service_tier": "default",
         "store": store,
         "temperature": 1.0,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "text": openai_text_echo(req),
         "tool_choice": req.get("tool_choice", "auto"),
         "tools": [_echo_tool(t) for t in req.get("tools") or []],
         "top_logprobs": 0,

@@ -51,16 +51,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import BaseModel
+
 from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from agentlab.adapters.registry import get_provider, provider_names
 from agentlab.errors import (
     BudgetExceededError,
     ConfigError,
     InvalidSettingsError,
+    OutputValidationError,
     OverloadedError,
     RateLimitError,
     StorageError,
 )
+from agentlab.loop.output import structured_output
 from agentlab.loop.result import RunResult
 from agentlab.loop.runner import ContinuationPolicy, Run
 from agentlab.loop.sync import run_sync
@@ -398,10 +402,30 @@ def _row(
         rate_limited=rate_limited,
         stop_reason=result.stop_reason,
         output=result.output,
+        **_output_columns(result),
         error_type=error_type,
         error=None if error is None else redact_secrets(error)[:_ERROR_CHARS],
     )
     return row
+
+
+def _output_columns(result: RunResult) -> dict[str, Any]:
+    """``output_value`` (the structured answer as JSON text) and ``output_valid`` (None: not asked).
+
+    The value is the final answer's own text in structured form (assistant output, portable), so it
+    is stored as durably as ``output``; a mismatch leaves only the status (the run failed with
+    ``OutputValidationError``, whose text names fields, never values).
+    """
+    value = result.output_value
+    if value is not None:
+        if isinstance(value, BaseModel):
+            text = value.model_dump_json()
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        return {"output_value": text, "output_valid": True}
+    if result.error_type == OutputValidationError.__name__:
+        return {"output_value": None, "output_valid": False}
+    return {}
 
 
 def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
@@ -615,6 +639,8 @@ class _RunConfig:
     fingerprints: dict[str, str]
     adapter_factory: Callable[[ModelRef], Adapter] | None
     max_consecutive_failures: int | None
+    output_type: Any = None
+    """Every run's ``output_type`` (checked once, before anything runs)."""
 
 
 class _Scheduler:
@@ -725,6 +751,7 @@ class _Scheduler:
                 retries=cfg.retries,
                 retry_delay=cfg.retry_delay,
                 tool_timeout=cfg.tool_timeout,
+                output_type=cfg.output_type,
             )
             await run.arun()
         except Exception as e:  # the run's own record says what failed; keep the sweep going
@@ -950,6 +977,7 @@ async def asweep(
     adapter_factory: Callable[[ModelRef], Adapter] | None = None,
     fsync: bool = True,
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+    output_type: Any = None,
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
@@ -959,8 +987,10 @@ async def asweep(
     ``on_progress`` gets a :class:`SweepProgress` after each finished run; an exception it raises
     stops the sweep (runs in flight are cancelled and not recorded). ``adapter_factory(ref)`` builds
     the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
-    closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``). The
-    whole configuration is validated before anything runs.
+    closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``);
+    ``output_type`` asks every run for a structured answer (its row holds the validated value as
+    JSON in ``output_value`` and ``output_valid``). The whole configuration is validated before
+    anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -973,6 +1003,7 @@ async def asweep(
     _inputs.callable_or_none(on_progress, "on_progress")
     _inputs.callable_or_none(adapter_factory, "adapter_factory")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
+    structured_output(output_type)
     _check_arms(refs, setting_list, budget_usd)
     conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint() for s in setting_list}
@@ -992,6 +1023,7 @@ async def asweep(
         fingerprints=fingerprints,
         adapter_factory=adapter_factory,
         max_consecutive_failures=max_consecutive_failures,
+        output_type=output_type,
     )
     sched = _Scheduler(
         plan_size=len(plan),

@@ -70,6 +70,8 @@ ROW_FIELDS: dict[str, str] = {
     "started_at": "string",
     "stop_reason": "string",
     "output": "string",
+    "output_value": "string",
+    "output_valid": "boolean",
     "error_type": "string",
     "error": "string",
     "settings_fingerprint": "string",

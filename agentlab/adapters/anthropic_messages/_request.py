@@ -29,6 +29,7 @@ import json
 import logging
 from typing import Any
 
+from agentlab.adapters.anthropic_messages._output import output_config
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
@@ -535,6 +536,8 @@ def build_request(
             choice["disable_parallel_tool_use"] = True
         body["tool_choice"] = choice
     body.update(opts)
+    if req.output is not None:
+        body["output_config"] = output_config(req.output, body.get("output_config"))
     _apply_cache(req, body, out)
     out.body = body
     return out

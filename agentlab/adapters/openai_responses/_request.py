@@ -32,6 +32,7 @@ from typing import Any
 
 from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.openai_responses._output import text_param
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.diagnostics import add_dropped, diagnostic
@@ -590,6 +591,8 @@ def build_request(
         body["max_output_tokens"] = request.max_output_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.output is not None:
+        body["text"] = text_param(request.output, options)
     body["store"] = False
     _add_include(body, options, reasoning_model)
     body["stream"] = request.stream if stream is None else stream
