@@ -19,6 +19,8 @@ reasoning-token price) or that has no input/output token price is reported as un
 from __future__ import annotations
 
 import functools
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from importlib import metadata
@@ -70,9 +72,7 @@ def library_source() -> tuple[str, str | None]:
     With the library's auto-update running (``genai_prices.UpdatePrices``) the date is that of the
     last fetch; otherwise the release date of the installed version, when agentlab knows it.
     """
-    from genai_prices import data_snapshot
-
-    snap = data_snapshot.get_snapshot()
+    snap = _snapshot()
     version = _version()
     if snap.from_auto_update:
         return f"genai-prices {version} (auto-updated)", snap.timestamp.date().isoformat()
@@ -113,15 +113,13 @@ def _to_price(model_price: Any, source: str, updated: str | None) -> Price | Non
         return None  # e.g. output_reasoning_mtok: a bucket our formula cannot bill apart
     keyed = {k: v for k, v in keyed.items() if k in _OURS}
     starts = sorted({t.start for v in keyed.values() if isinstance(v, TieredPrices) for t in v.tiers})
-    tiers = tuple(PriceTier(above_input_tokens=s, **_rates(keyed, s + 1)) for s in starts)
-    return Price(**_rates(keyed, 0), tiers=tiers, source=source, as_of=updated)
+    tiers = tuple(PriceTier.model_validate({"above_input_tokens": s, **_rates(keyed, s + 1)}) for s in starts)
+    return Price.model_validate({**_rates(keyed, 0), "tiers": tiers, "source": source, "as_of": updated})
 
 
 @functools.lru_cache(maxsize=2048)
-def _cached(provider_id: str, model: str, snapshot: tuple[int, str], day: str) -> Price | None:
-    from genai_prices import data_snapshot
-
-    snap = data_snapshot.get_snapshot()
+def _cached(provider_id: str, model: str, snapshot: tuple[int, datetime], day: int) -> Price | None:
+    snap = _snapshot()
     try:
         _, info = snap.find_provider_model(model, None, provider_id, None)
     except LookupError:
@@ -130,16 +128,25 @@ def _cached(provider_id: str, model: str, snapshot: tuple[int, str], day: str) -
     return _to_price(info.get_prices(datetime.now(tz=UTC)), source, updated)
 
 
+@functools.cache
+def _snapshot_getter() -> Callable[[], Any]:
+    """``genai_prices.data_snapshot.get_snapshot``, imported once, on the first real-model lookup."""
+    from genai_prices import data_snapshot
+
+    return data_snapshot.get_snapshot
+
+
+def _snapshot() -> Any:
+    return _snapshot_getter()()
+
+
 def library_price(provider: str, model: str) -> Price | None:
     """The library's current price of ``provider:model`` as a :class:`Price`, or None when unknown.
 
-    Cached per (snapshot, day): an auto-update or a dated price change is picked up.
+    Cached per (snapshot, UTC day): an auto-update or a dated price change is picked up.
     """
     provider_id = LIBRARY_PROVIDERS.get(provider)
     if provider_id is None:
         return None
-    from genai_prices import data_snapshot
-
-    snap = data_snapshot.get_snapshot()
-    key = (id(snap), snap.timestamp.isoformat())
-    return _cached(provider_id, model, key, datetime.now(tz=UTC).date().isoformat())
+    snap = _snapshot()
+    return _cached(provider_id, model, (id(snap), snap.timestamp), int(time.time() // 86_400))

@@ -48,6 +48,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 from agentlab.adapters._simulated import simulated_base
+from agentlab.costs.library import library_price
 from agentlab.errors import ConfigError
 from agentlab.neutral.usage import CallUsage
 
@@ -98,25 +99,17 @@ class Price(BaseModel):
     source: str = "user override"
     as_of: str | None = None
 
-    def rates_for(self, input_tokens: int | None) -> PriceTier | None:
+    def rates_for(self, input_tokens: int | None) -> Price | PriceTier | None:
         """The rates that apply to a call with ``input_tokens`` (None: unknown, when tiers exist).
 
         Why a whole-call switch: the providers bill every token of a call above the threshold at
         the higher rate, not only the part above it.
         """
-        base = PriceTier(
-            above_input_tokens=0,
-            input=self.input,
-            cache_read=self.cache_read,
-            cache_write_5m=self.cache_write_5m,
-            cache_write_1h=self.cache_write_1h,
-            output=self.output,
-        )
         if not self.tiers:
-            return base
+            return self
         if input_tokens is None:
             return None
-        chosen = base
+        chosen: Price | PriceTier = self
         for tier in sorted(self.tiers, key=lambda t: t.above_input_tokens):
             if input_tokens > tier.above_input_tokens:
                 chosen = tier
@@ -284,8 +277,6 @@ def get_price(provider: str, model: str) -> Price | None:
     base = _SNAPSHOT.sub("", model)
     if base != model and _key(provider, base) in table:
         return table[_key(provider, base)]
-    from agentlab.costs.library import library_price
-
     return library_price(provider, model)
 
 

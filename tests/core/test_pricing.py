@@ -122,8 +122,8 @@ def test_dated_snapshot_falls_back_to_family() -> None:
 
 def test_table_has_sim_models_and_real_models_come_from_the_library() -> None:
     table = prices()
-    sims = ("openai:sim-reasoner", "openai:sim-reasoner-mini", "anthropic:sim-thinker", "anthropic:sim-thinker-legacy")
-    for k in sims:
+    sims = ("openai:sim-reasoner", "openai:sim-reasoner-mini", "anthropic:sim-thinker")
+    for k in (*sims, "anthropic:sim-thinker-legacy"):
         assert table[k].simulated and table[k].source == "agentlab simulated" and table[k].as_of, k
     # the local table holds simulated models only; real ones are the library's (it used to list 13)
     assert all(p.simulated for p in table.values())
@@ -224,7 +224,9 @@ def test_current_lineups_are_priced_by_the_library(ref: str) -> None:
     assert 0 < p.cache_read <= p.input < p.output
 
 
-def _usage(inp: int, read: int = 0, w5: int = 0, w1h: int = 0, out: int = 100, reasoning: int = 40) -> CallUsage:
+def _usage(
+    inp: int, read: int = 0, w5: int = 0, w1h: int = 0, out: int = 100, reasoning: int = 40
+) -> CallUsage:
     return CallUsage(
         input_tokens=inp,
         cache_read_tokens=read,
@@ -267,7 +269,8 @@ def test_our_buckets_add_up_to_the_library_total(ref: str, usage: CallUsage) -> 
     )
     ours = price_call(usage, provider, model)
     assert ours.total == pytest.approx(float(theirs.total_price), rel=1e-9)
-    assert ours.input + ours.cache_read + ours.cache_write == pytest.approx(float(theirs.input_price), rel=1e-9)
+    ours_input = ours.input + ours.cache_read + ours.cache_write
+    assert ours_input == pytest.approx(float(theirs.input_price), rel=1e-9)
     assert ours.output == pytest.approx(float(theirs.output_price), rel=1e-9)
 
 
@@ -275,7 +278,8 @@ def test_long_context_tier_applies_to_the_whole_call_from_its_input_tokens() -> 
     # gpt-5.5: above 272k input every token costs the higher rate (input 5 -> 10, output 30 -> 45)
     at, above = _usage(272_000, out=1000), _usage(272_001, out=1000)
     c_at, c_above = price_call(at, "openai", "gpt-5.5"), price_call(above, "openai", "gpt-5.5")
-    assert c_at.input == pytest.approx(per_m(272_000, 5.0)) and c_at.output == pytest.approx(per_m(1000, 30.0))
+    assert c_at.input == pytest.approx(per_m(272_000, 5.0))
+    assert c_at.output == pytest.approx(per_m(1000, 30.0))
     assert c_above.input == pytest.approx(per_m(272_001, 10.0))
     assert c_above.output == pytest.approx(per_m(1000, 45.0))
     assert c_above.reasoning == pytest.approx(per_m(40, 45.0))  # reasoning is output, at the tier's rate
@@ -290,7 +294,8 @@ def test_long_context_tier_applies_to_the_whole_call_from_its_input_tokens() -> 
 def test_anthropic_cache_write_ttls_and_reads_from_the_library() -> None:
     p = get_price("anthropic", "claude-opus-4-6")
     assert p is not None
-    assert (p.input, p.cache_read, p.cache_write_5m, p.cache_write_1h, p.output) == (5.0, 0.5, 6.25, 10.0, 25.0)
+    rates = (p.input, p.cache_read, p.cache_write_5m, p.cache_write_1h, p.output)
+    assert rates == (5.0, 0.5, 6.25, 10.0, 25.0)
     c = price_call(_usage(10_000, read=4_000, w5=1_000, w1h=2_000), "anthropic", "claude-opus-4-6")
     assert c.cache_write == pytest.approx(per_m(1_000, 6.25) + per_m(2_000, 10.0))
 
@@ -316,7 +321,7 @@ def test_overrides_win_over_library_and_simulated_and_say_so() -> None:
     try:
         set_price("anthropic", "claude-opus-5", {**flat, "source": "my contract", "as_of": "2026-12-01"})
         c = price_call(u, "anthropic", "claude-opus-5")
-        assert (c.total, c.source, c.updated) == (pytest.approx(1.0), "my contract", "2026-12-01")
+        assert c.total == pytest.approx(1.0) and (c.source, c.updated) == ("my contract", "2026-12-01")
     finally:
         set_price("anthropic", "claude-opus-5", None)
     assert price_call(u, "anthropic", "claude-opus-5").source.startswith("genai-prices")  # type: ignore[union-attr]
