@@ -26,21 +26,12 @@ from decimal import Decimal
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from agentlab.adapters.registry import find_provider
+
 if TYPE_CHECKING:
     from agentlab.costs.pricing import Price
 
-__all__ = ["LIBRARY_PROVIDERS", "library_price", "library_source"]
-
-LIBRARY_PROVIDERS: dict[str, str] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "google": "google",
-    "gemini": "google",
-    "deepseek": "deepseek",
-    "openrouter": "openrouter",
-}
-"""agentlab provider name -> genai-prices provider id. Only these are looked up: a user-registered
-provider (``toy``, ``my-proxy``) is never matched to a library provider by a similar name."""
+__all__ = ["RELEASE_DATES", "library_price", "library_source"]
 
 RELEASE_DATES: dict[str, str] = {"0.2.3": "2026-11-10"}
 """Upload date of each genai-prices release agentlab was checked against (the bundled data carries
@@ -143,10 +134,12 @@ def _snapshot() -> Any:
 def library_price(provider: str, model: str) -> Price | None:
     """The library's current price of ``provider:model`` as a :class:`Price`, or None when unknown.
 
-    Cached per (snapshot, UTC day): an auto-update or a dated price change is picked up.
+    The library provider is the one the provider's ``ProviderSpec.price_provider`` names. Cached
+    per (snapshot, UTC day): an auto-update or a dated price change is picked up.
     """
-    provider_id = LIBRARY_PROVIDERS.get(provider)
-    if provider_id is None:
+    spec = find_provider(provider)
+    provider_id = None if spec is None else spec.price_provider
+    if provider_id is None:  # the provider's spec names no library provider
         return None
     snap = _snapshot()
     return _cached(provider_id, model, (id(snap), snap.timestamp), int(time.time() // 86_400))
