@@ -93,6 +93,11 @@ class ProviderSpec:
     simulated_models: str | None = None
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
     provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
+    price_provider: str | None = None
+    """The provider id under which the ``genai-prices`` library prices this provider's real models
+    (``"openai"``, ``"anthropic"``, ``"google"``, ``"deepseek"``, ``"openrouter"``...). ``None``: only
+    ``set_price`` / ``prices_override`` price them (a user provider is never matched to a library
+    provider by a similar name)."""
 
     def __post_init__(self) -> None:
         for n in (self.name, *self.aliases):

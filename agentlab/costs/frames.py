@@ -21,6 +21,12 @@ cache_write_cost_usd       float64
 output_cost_usd            float64   includes reasoning
 reasoning_cost_usd         float64   part of output_cost_usd (NaN when reasoning tokens are unknown)
 total_cost_usd             float64   input + cache read + cache write + output (NaN: unpriced model)
+price_source               string    what priced the call: ``genai-prices <version>``, ``agentlab
+                                     simulated``, ``user override`` (or the source a user gave);
+                                     <NA> when unpriced
+price_updated              string    the date of that price (library release or fetch date, the
+                                     simulated table's date, or the ``as_of`` a user gave); <NA>
+                                     when not known
 latency_s                  float64   request start to completed response
 first_reasoning_s          float64   time to the first reasoning delta (NaN: none streamed)
 first_text_s               float64   time to the first answer-text delta (NaN: none streamed)
@@ -66,6 +72,8 @@ USAGE_COLUMNS: dict[str, str] = {
     "provider": "string",
     "model": "string",
     **TOKEN_COST_COLUMNS,
+    "price_source": "string",
+    "price_updated": "string",
     "latency_s": "float64",
     "first_reasoning_s": "float64",
     "first_text_s": "float64",
@@ -121,6 +129,8 @@ def _rows(records: Any) -> Iterable[dict[str, Any]]:
             "output_cost_usd": cost.output,
             "reasoning_cost_usd": cost.reasoning,
             "total_cost_usd": cost.total,
+            "price_source": cost.source,
+            "price_updated": cost.updated,
             "latency_s": _nan(latency),
             "first_reasoning_s": _nan(fr),
             "first_text_s": _nan(ft),

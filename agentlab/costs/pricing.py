@@ -1,9 +1,20 @@
-"""What a model call cost, from a pricing table kept as data (``agentlab/data/prices.json``).
+"""What a model call cost: real models priced by ``genai-prices``, simulated ones from local data.
 
 Prices are USD per million tokens, per ``provider:model``: ``input`` (uncached prompt),
 ``cache_read``, ``cache_write_5m``, ``cache_write_1h`` and ``output`` (reasoning included), with the
-``source`` and ``as_of`` date they were copied from. Simulated models are in the table too, marked
-``simulated`` (their prices are fictional).
+``source`` and ``as_of`` date they come from, and optional long-context ``tiers`` (rates for calls
+whose inclusive input is above a threshold, applied to the whole call, the providers' cliff rule).
+
+Where a price comes from, first match wins:
+
+1. scoped overrides (``with prices_override({...}):``), then process-wide ones (``set_price``):
+   ``source`` is what the user gave (default ``"user override"``);
+2. simulated models, from ``agentlab/data/prices.json`` (fictional prices, ``"agentlab simulated"``);
+3. real models, from the ``genai-prices`` library (:mod:`agentlab.costs.library`), imported on the
+   first real-model lookup: ``source`` ``"genai-prices <version>"``, ``as_of`` its release date.
+
+A dated snapshot in an override or the local table (``my-model-2026-01-01``) falls back to its
+family there; the library matches snapshots and aliases by its own rules. Nothing else is guessed.
 
 Cost follows the token convention of :mod:`agentlab.neutral.usage` (inclusive ``input_tokens``)::
 
@@ -14,9 +25,11 @@ Cost follows the token convention of :mod:`agentlab.neutral.usage` (inclusive ``
     reasoning   = reasoning x output price       (a *part* of output, never added to total)
     total       = input + cache_read + cache_write + output
 
-Unknown is NaN, never 0: an unpriced model gives NaN everywhere (and an ``UnpricedModelWarning``);
-unknown reasoning tokens give a NaN ``reasoning`` part but a known total. Override prices with
-``set_price(...)`` (process-wide) or ``with prices_override({...}):`` (scoped, e.g. a notebook cell).
+with every rate taken from the tier the call's ``input_tokens`` falls in. Unknown is NaN, never 0:
+an unpriced model gives NaN everywhere (and one ``UnpricedModelWarning`` per model and process);
+unknown reasoning tokens give a NaN ``reasoning`` part but a known total. Each call's ``Cost``
+carries the ``source`` and ``updated`` date of its price (the usage frame's ``price_source`` and
+``price_updated`` columns).
 """
 
 from __future__ import annotations
@@ -35,12 +48,14 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 from agentlab.adapters._simulated import simulated_base
+from agentlab.costs.library import library_price
 from agentlab.errors import ConfigError
 from agentlab.neutral.usage import CallUsage
 
 __all__ = [
     "Cost",
     "Price",
+    "PriceTier",
     "UnpricedModelWarning",
     "get_price",
     "price_call",
@@ -56,8 +71,21 @@ class UnpricedModelWarning(UserWarning):
     """A call to a model with no price: its cost is NaN (``set_price`` fixes it)."""
 
 
+class PriceTier(BaseModel):
+    """Rates for a call whose inclusive input is above ``above_input_tokens`` (USD per million)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    above_input_tokens: int = Field(ge=0)
+    input: float = Field(ge=0)
+    cache_read: float = Field(ge=0)
+    cache_write_5m: float = Field(ge=0)
+    cache_write_1h: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class Price(BaseModel):
-    """USD per million tokens for one model."""
+    """USD per million tokens for one model, with its long-context tiers (ascending thresholds)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -66,9 +94,26 @@ class Price(BaseModel):
     cache_write_5m: float = Field(ge=0)
     cache_write_1h: float = Field(ge=0)
     output: float = Field(ge=0)
+    tiers: tuple[PriceTier, ...] = ()
     simulated: bool = False
-    source: str = "user"
+    source: str = "user override"
     as_of: str | None = None
+
+    def rates_for(self, input_tokens: int | None) -> Price | PriceTier | None:
+        """The rates that apply to a call with ``input_tokens`` (None: unknown, when tiers exist).
+
+        Why a whole-call switch: the providers bill every token of a call above the threshold at
+        the higher rate, not only the part above it.
+        """
+        if not self.tiers:
+            return self
+        if input_tokens is None:
+            return None
+        chosen: Price | PriceTier = self
+        for tier in sorted(self.tiers, key=lambda t: t.above_input_tokens):
+            if input_tokens > tier.above_input_tokens:
+                chosen = tier
+        return chosen
 
 
 def _null_is_unknown(v: Any) -> Any:
@@ -102,6 +147,10 @@ class Cost(BaseModel):
     output: Usd = 0.0
     reasoning: Usd = 0.0
     total: Usd = 0.0
+    source: str | None = None
+    """Where the price came from (``Price.source``); None when unpriced; ``"; "``-joined in sums."""
+    updated: str | None = None
+    """The date of that price (``Price.as_of``), when known; ``"; "``-joined in sums."""
 
     @classmethod
     def unknown(cls) -> Cost:
@@ -123,12 +172,24 @@ class Cost(BaseModel):
             output=self.output + other.output,
             reasoning=self.reasoning + other.reasoning,
             total=self.total + other.total,
+            source=_join(self.source, other.source),
+            updated=_join(self.updated, other.updated),
         )
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    """Provenance of a sum: each distinct part once, in a stable order (None adds nothing)."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    return "; ".join(sorted(set(a.split("; ")) | set(b.split("; "))))
 
 
 _lock = threading.Lock()
 _table: dict[str, Price] | None = None
 _user: dict[str, Price] = {}
+_warned: set[str] = set()
 _scoped: ContextVar[Mapping[str, Price] | None] = ContextVar("agentlab_prices", default=None)
 
 
@@ -137,7 +198,10 @@ def _load() -> dict[str, Price]:
     with _lock:
         if _table is None:
             raw = json.loads(resources.files("agentlab").joinpath("data/prices.json").read_text("utf-8"))
-            _table = {k: Price.model_validate(v) for k, v in raw["models"].items()}
+            _table = {
+                k: Price.model_validate({f: x for f, x in v.items() if f != "about"})
+                for k, v in raw["models"].items()
+            }
         return _table
 
 
@@ -185,7 +249,10 @@ def prices_override(overrides: Mapping[str, Price | Mapping[str, Any]]) -> Itera
 
 
 def prices() -> dict[str, Price]:
-    """The effective table: shipped data, then ``set_price`` overrides, then scoped overrides."""
+    """The local table: shipped simulated prices, then ``set_price`` overrides, then scoped ones.
+
+    Real models priced by the library are not listed (it knows thousands); ``get_price`` finds them.
+    """
     out = dict(_load())
     out.update(_user)
     out.update(_scoped.get() or {})
@@ -196,10 +263,11 @@ _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 
 def get_price(provider: str, model: str) -> Price | None:
-    """The price of a model, or None when it is not priced.
+    """The price of a model (overrides, then simulated, then the library), or None when unpriced.
 
-    A dated snapshot (``gpt-5-2025-08-07``, ``claude-sonnet-4-5-20250929``, ``...-latest``) falls back
-    to its family. Nothing else is guessed: ``o3-pro`` is not ``o3``.
+    In the local table a dated snapshot (``...-2025-08-07``, ``...-20250929``, ``...-latest``) falls
+    back to its family; the library applies its own id and alias rules. Nothing else is guessed:
+    ``o3-pro`` is not ``o3``, ``gpt-5+anything`` is nobody.
     """
     table = prices()
     model = simulated_base(model)  # simulator options (``sim-thinker+fault=429x1``) cost nothing
@@ -207,7 +275,24 @@ def get_price(provider: str, model: str) -> Price | None:
     if key in table:
         return table[key]
     base = _SNAPSHOT.sub("", model)
-    return table.get(_key(provider, base)) if base != model else None
+    if base != model and _key(provider, base) in table:
+        return table[_key(provider, base)]
+    return library_price(provider, model)
+
+
+def _warn_unpriced(provider: str, model: str) -> None:
+    """One ``UnpricedModelWarning`` per model and process: a sweep of 1,000 calls warns once."""
+    key = _key(provider, model)
+    with _lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(
+        f"no price for {provider}:{model}; its cost is NaN. "
+        f"Add one with agentlab.set_price({provider!r}, {model!r}, {{...}}).",
+        UnpricedModelWarning,
+        stacklevel=3,
+    )
 
 
 def _m(tokens: int | None, per_million: float) -> float:
@@ -216,15 +301,13 @@ def _m(tokens: int | None, per_million: float) -> float:
 
 def price_call(usage: CallUsage, provider: str, model: str) -> Cost:
     """The cost of one call (see the module docstring for the formula). Unpriced -> NaN + warning."""
-    p = get_price(provider, model)
-    if p is None:
-        warnings.warn(
-            f"no price for {provider}:{model}; its cost is NaN. "
-            f"Add one with agentlab.set_price({provider!r}, {model!r}, {{...}}).",
-            UnpricedModelWarning,
-            stacklevel=2,
-        )
+    price = get_price(provider, model)
+    if price is None:
+        _warn_unpriced(provider, model)
         return Cost.unknown()
+    p = price.rates_for(usage.input_tokens)
+    if p is None:  # tiered price, unknown input size: which rates apply is unknown
+        return Cost.unknown().model_copy(update={"source": price.source, "updated": price.as_of})
     writes = usage.cache_write_tokens
     w1h = usage.cache_write_1h_tokens or 0
     input_c = _m(usage.uncached_input_tokens, p.input)
@@ -232,6 +315,8 @@ def price_call(usage: CallUsage, provider: str, model: str) -> Cost:
     write_c = _NAN if writes is None else _m(writes - w1h, p.cache_write_5m) + _m(w1h, p.cache_write_1h)
     out_c = _m(usage.output_tokens, p.output)
     return Cost(
+        source=price.source,
+        updated=price.as_of,
         input=input_c,
         cache_read=read_c,
         cache_write=write_c,

@@ -27,6 +27,7 @@ from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
 from tests.adapters.anthropic_support import sdk_client
 
 MODEL = "claude-sonnet-4-0"
+ADAPTIVE = "claude-sonnet-4-6"  # takes adaptive thinking (MODEL, a Claude 4.0, takes budgeted only)
 BASE = "https://api.anthropic.com"
 TOOL = ToolSpec(name="get_weather", description="Weather.", parameters={"type": "object", "properties": {}})
 
@@ -74,7 +75,10 @@ def test_budget_adaptive_display_and_disabled() -> None:
         "type": "enabled",
         "budget_tokens": 2000,
     }
-    body = _body(_req(reasoning=ReasoningSettings(adaptive=True, display="omitted", effort="high")))
+    # adaptive thinking needs a model that takes it (claude-sonnet-4-0 answers 400: budgeted only)
+    settings = ReasoningSettings(adaptive=True, display="omitted", effort="high")
+    adaptive = _req(model=ADAPTIVE, reasoning=settings)
+    body = _body(adaptive, model=ADAPTIVE)
     assert body["thinking"] == {"type": "adaptive", "display": "omitted"}
     assert body["output_config"] == {"effort": "high"}
     assert "thinking" not in _body(_req(reasoning=ReasoningSettings(enabled=False)))
@@ -96,7 +100,9 @@ def test_models_the_sdk_steers_to_adaptive_default_to_adaptive() -> None:
 def test_interleaved_adds_the_beta_header_only_for_budgeted_thinking() -> None:
     built = _adapter().build(_req(reasoning=ReasoningSettings(budget_tokens=2048, interleaved=True)))
     assert built.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
-    adaptive = _adapter().build(_req(reasoning=ReasoningSettings(adaptive=True, interleaved=True)))
+    adaptive = _adapter(ADAPTIVE).build(
+        _req(model=ADAPTIVE, reasoning=ReasoningSettings(adaptive=True, interleaved=True))
+    )
     assert "anthropic-beta" not in adaptive.headers
     merged = AnthropicMessagesAdapter(
         MODEL, client=sdk_client(lambda r: None), extra_headers={"anthropic-beta": "other-beta"}
@@ -142,14 +148,15 @@ def test_interleaved_budget_may_exceed_max_tokens() -> None:
         ),
         ({"reasoning": ReasoningSettings(adaptive=True, budget_tokens=2048)}, "not both"),
         ({"reasoning": ReasoningSettings(effort="none")}, "enabled=False"),
-        ({"reasoning": ReasoningSettings(adaptive=True, effort="minimal")}, "not offered"),
+        ({"model": ADAPTIVE, "reasoning": ReasoningSettings(adaptive=True, effort="minimal")}, "not offered"),
         ({"reasoning": ReasoningSettings(), "tools": (TOOL,), "tool_choice": "required"}, "forced tool use"),
         ({"provider_options": {"anthropic_messages": []}}, "cannot set"),
     ],
 )
 def test_settings_the_api_would_reject_fail_before_sending(kw: dict[str, Any], match: str) -> None:
+    r = _req(**kw)
     with pytest.raises(InvalidSettingsError, match=match):
-        _body(_req(**kw))
+        _body(r, model=r.model)
 
 
 def test_temperature_one_and_top_p_in_range_are_allowed_with_thinking() -> None:

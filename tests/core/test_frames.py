@@ -115,3 +115,22 @@ def test_usage_by_groups_numbers_only_and_keeps_unknown_unknown() -> None:
     assert g["reasoning_tokens"].isna().tolist() == [False, True]  # unknown stays <NA>, never 0
     with pytest.raises(KeyError, match="no column"):
         al.usage_by(frame, "nope")
+
+
+def test_price_source_and_date_columns() -> None:
+    sim = al.run("openai:sim-reasoner", "x", adapter=ScriptedAdapter([Step(text="a")]))
+    real = al.run("openai:gpt-5.5", "x", adapter=ScriptedAdapter([Step(text="a")], model="gpt-5.5"))
+    with pytest.warns(al.UnpricedModelWarning):
+        unknown = al.run(
+            "openai:frame-mystery-1", "x", adapter=ScriptedAdapter([Step(text="a")], model="frame-mystery-1")
+        )
+    with al.prices_override({"openai:gpt-5.5": {"input": 1, "cache_read": 1, "cache_write": 1, "output": 1}}):
+        over = al.run("openai:gpt-5.5", "x", adapter=ScriptedAdapter([Step(text="a")], model="gpt-5.5"))
+    df = al.usage_frame([sim, real, unknown, over])
+    from agentlab.costs.library import library_source
+
+    source, updated = library_source()
+    assert df["price_source"].tolist()[:2] == ["agentlab simulated", source]
+    assert df["price_source"].iloc[2] is pd.NA and df["price_updated"].iloc[2] is pd.NA
+    assert df["price_source"].iloc[3] == "user override" and df["price_updated"].iloc[3] is pd.NA
+    assert df["price_updated"].tolist()[:2] == ["2026-11-30", updated]

@@ -111,19 +111,22 @@ def test_dated_snapshot_falls_back_to_family() -> None:
     assert get_price("anthropic", "claude-sonnet-4-5-20250929") == get_price("anthropic", "claude-sonnet-4-5")
     assert get_price("openai", "gpt-5-2025-08-07") == get_price("openai", "gpt-5")
     assert get_price("openai", "gpt-5-mini") != get_price("openai", "gpt-5")
-    assert get_price("openai", "o3-pro") is None  # a different (pricier) model, never priced as o3
+    # o3-pro is a different (pricier) model: never priced as o3. The old local table had no row for
+    # it (None); the library prices it as itself.
+    o3, o3_pro = get_price("openai", "o3"), get_price("openai", "o3-pro")
+    assert o3 is not None and o3_pro is not None and (o3_pro.input, o3_pro.output) == (20.0, 80.0)
+    assert (o3.input, o3.output) == (2.0, 8.0)
+    assert get_price("openai", "o3-preview") is None  # a name nobody lists stays unpriced
     assert get_price("anthropic", "claude-sonnet-4-5-latest") == get_price("anthropic", "claude-sonnet-4-5")
 
 
-def test_table_has_sim_and_real_models_with_provenance() -> None:
+def test_table_has_sim_models_and_real_models_come_from_the_library() -> None:
     table = prices()
-    for k in (
-        "openai:sim-reasoner",
-        "openai:sim-reasoner-mini",
-        "anthropic:sim-thinker",
-        "anthropic:sim-thinker-legacy",
-    ):
-        assert table[k].simulated, k
+    sims = ("openai:sim-reasoner", "openai:sim-reasoner-mini", "anthropic:sim-thinker")
+    for k in (*sims, "anthropic:sim-thinker-legacy"):
+        assert table[k].simulated and table[k].source == "agentlab simulated" and table[k].as_of, k
+    # the local table holds simulated models only; real ones are the library's (it used to list 13)
+    assert all(p.simulated for p in table.values())
     for k in (
         "openai:gpt-5",
         "openai:gpt-5.1",
@@ -134,8 +137,8 @@ def test_table_has_sim_and_real_models_with_provenance() -> None:
         "anthropic:claude-opus-4-6",
         "anthropic:claude-haiku-4-5",
     ):
-        p = table[k]
-        assert not p.simulated and p.source.startswith("https://") and p.as_of, k
+        p = get_price(*k.split(":"))
+        assert p is not None and not p.simulated and p.source.startswith("genai-prices "), k
         assert p.cache_read < p.input < p.output, k
 
 
@@ -182,3 +185,176 @@ def test_simulator_model_options_do_not_unprice_the_model() -> None:
     assert get_price("anthropic", "sim-thinker+fault=429x1") == get_price("anthropic", "sim-thinker")
     assert get_price("openai", "sim-reasoner+fault=slow:5") is not None
     assert get_price("openai", "gpt-5+anything") is None  # real names are never rewritten
+
+
+# --- real models from the genai-prices library ------------------------------------------------------
+
+CURRENT = (
+    # the current lineups the installed SDKs list (openai ChatModel / ResponsesModel, anthropic ModelParam)
+    "openai:gpt-6.1-sol",
+    "openai:gpt-6.1-terra",
+    "openai:gpt-6-sol",
+    "openai:gpt-6-luna",
+    "openai:gpt-6-astra",
+    "openai:gpt-5.6-sol",
+    "openai:gpt-5.6-terra",
+    "openai:gpt-5.6-luna",
+    "openai:gpt-5.5",
+    "openai:gpt-5.5-pro",
+    "openai:gpt-5.4",
+    "openai:gpt-5.4-mini",
+    "openai:gpt-5.2",
+    "anthropic:claude-fable-5-2",
+    "anthropic:claude-mythos-5-2",
+    "anthropic:claude-haiku-5-5",
+    "anthropic:claude-sonnet-5-5",
+    "anthropic:claude-opus-5-5",
+    "anthropic:claude-sonnet-5",
+    "anthropic:claude-opus-5",
+    "anthropic:claude-opus-4-8",
+    "anthropic:claude-sonnet-4-6",
+)
+
+
+@pytest.mark.parametrize("ref", CURRENT)
+def test_current_lineups_are_priced_by_the_library(ref: str) -> None:
+    p = get_price(*ref.split(":"))
+    assert p is not None, ref
+    assert p.source.startswith("genai-prices ") and not p.simulated
+    assert 0 < p.cache_read <= p.input < p.output
+
+
+def _usage(
+    inp: int, read: int = 0, w5: int = 0, w1h: int = 0, out: int = 100, reasoning: int = 40
+) -> CallUsage:
+    return CallUsage(
+        input_tokens=inp,
+        cache_read_tokens=read,
+        cache_write_tokens=w5 + w1h,
+        cache_write_1h_tokens=w1h,
+        output_tokens=out,
+        reasoning_tokens=reasoning,
+        reasoning_source="reported",
+    )
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["openai:gpt-5", "openai:gpt-5.5", "openai:gpt-6-sol", "openai:o3-pro", "anthropic:claude-sonnet-4-5",
+     "anthropic:claude-opus-4-6", "anthropic:claude-haiku-5-5", "anthropic:claude-sonnet-5-5"],
+)
+@pytest.mark.parametrize(
+    "usage",
+    [_usage(1000), _usage(50_000, read=30_000, w5=5_000, w1h=2_000), _usage(150_000, read=100_000),
+     _usage(250_000, read=10_000, w5=20_000), _usage(400_000, read=300_000, w1h=50_000, out=5_000)],
+)
+def test_our_buckets_add_up_to_the_library_total(ref: str, usage: CallUsage) -> None:
+    """The conversion to our five buckets bills exactly what the library itself computes."""
+    from genai_prices import Usage, calc_price
+
+    provider, model = ref.split(":")
+    w1h = usage.cache_write_1h_tokens or 0
+    assert usage.cache_write_tokens is not None and usage.cache_read_tokens is not None
+    theirs = calc_price(
+        Usage(
+            input_tokens=usage.input_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            cache_write_5m_tokens=usage.cache_write_tokens - w1h,
+            cache_write_1h_tokens=w1h,
+            output_tokens=usage.output_tokens,
+        ),
+        model,
+        provider_id=provider,
+    )
+    ours = price_call(usage, provider, model)
+    assert ours.total == pytest.approx(float(theirs.total_price), rel=1e-9)
+    ours_input = ours.input + ours.cache_read + ours.cache_write
+    assert ours_input == pytest.approx(float(theirs.input_price), rel=1e-9)
+    assert ours.output == pytest.approx(float(theirs.output_price), rel=1e-9)
+
+
+def test_long_context_tier_applies_to_the_whole_call_from_its_input_tokens() -> None:
+    # gpt-5.5: above 272k input every token costs the higher rate (input 5 -> 10, output 30 -> 45)
+    at, above = _usage(272_000, out=1000), _usage(272_001, out=1000)
+    c_at, c_above = price_call(at, "openai", "gpt-5.5"), price_call(above, "openai", "gpt-5.5")
+    assert c_at.input == pytest.approx(per_m(272_000, 5.0))
+    assert c_at.output == pytest.approx(per_m(1000, 30.0))
+    assert c_above.input == pytest.approx(per_m(272_001, 10.0))
+    assert c_above.output == pytest.approx(per_m(1000, 45.0))
+    assert c_above.reasoning == pytest.approx(per_m(40, 45.0))  # reasoning is output, at the tier's rate
+    # Claude Sonnet 4.5 above 200k (cache reads count toward the threshold: inclusive input)
+    c = price_call(_usage(210_000, read=200_000, w1h=5_000), "anthropic", "claude-sonnet-4-5")
+    assert c.input == pytest.approx(per_m(5_000, 6.0)) and c.cache_read == pytest.approx(per_m(200_000, 0.6))
+    assert c.cache_write == pytest.approx(per_m(5_000, 12.0))
+    small = price_call(_usage(200_000, read=100_000), "anthropic", "claude-sonnet-4-5")
+    assert small.input == pytest.approx(per_m(100_000, 3.0))
+
+
+def test_anthropic_cache_write_ttls_and_reads_from_the_library() -> None:
+    p = get_price("anthropic", "claude-opus-4-6")
+    assert p is not None
+    rates = (p.input, p.cache_read, p.cache_write_5m, p.cache_write_1h, p.output)
+    assert rates == (5.0, 0.5, 6.25, 10.0, 25.0)
+    c = price_call(_usage(10_000, read=4_000, w5=1_000, w1h=2_000), "anthropic", "claude-opus-4-6")
+    assert c.cache_write == pytest.approx(per_m(1_000, 6.25) + per_m(2_000, 10.0))
+
+
+def test_openai_without_a_write_price_bills_writes_as_input() -> None:
+    p = get_price("openai", "gpt-5")
+    assert p is not None and p.cache_write_5m == p.cache_write_1h == p.input
+
+
+def test_tiered_price_with_unknown_input_is_unknown_not_base() -> None:
+    u = CallUsage(input_tokens=None, cache_read_tokens=0, cache_write_tokens=0, output_tokens=10)
+    c = price_call(u, "openai", "gpt-5.5")
+    assert not c.known and c.source is not None and c.source.startswith("genai-prices")
+
+
+def test_overrides_win_over_library_and_simulated_and_say_so() -> None:
+    flat = {"input": 1, "cache_read": 0.5, "cache_write": 1, "output": 4}
+    u = _usage(1_000_000, out=0, reasoning=0)
+    with prices_override({"openai:gpt-5.5": flat, "openai:sim-reasoner": flat}):
+        for model in ("gpt-5.5", "sim-reasoner"):
+            c = price_call(u, "openai", model)
+            assert c.total == pytest.approx(1.0) and c.source == "user override" and c.updated is None
+    try:
+        set_price("anthropic", "claude-opus-5", {**flat, "source": "my contract", "as_of": "2026-12-01"})
+        c = price_call(u, "anthropic", "claude-opus-5")
+        assert c.total == pytest.approx(1.0) and (c.source, c.updated) == ("my contract", "2026-12-01")
+    finally:
+        set_price("anthropic", "claude-opus-5", None)
+    assert price_call(u, "anthropic", "claude-opus-5").source.startswith("genai-prices")  # type: ignore[union-attr]
+
+
+def test_price_source_and_date_per_call_and_in_sums() -> None:
+    from agentlab.costs.library import RELEASE_DATES, library_source
+
+    sim = price_call(_usage(100), "openai", "sim-reasoner")
+    assert (sim.source, sim.updated) == ("agentlab simulated", "2026-11-30")
+    real = price_call(_usage(100), "openai", "gpt-5")
+    source, updated = library_source()
+    assert (real.source, real.updated) == (source, updated)
+    version = source.split()[1]
+    assert updated == RELEASE_DATES.get(version)
+    both = sim + real + Cost()
+    assert both.source == f"agentlab simulated; {source}"
+    assert (sim + sim).source == "agentlab simulated"
+
+
+def test_unknown_model_warns_once_per_model() -> None:
+    import warnings
+
+    u = _usage(10)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            assert not price_call(u, "openai", "mystery-once-a").known
+        assert not price_call(u, "anthropic", "mystery-once-b").known
+    msgs = [str(w.message) for w in seen if issubclass(w.category, UnpricedModelWarning)]
+    assert len(msgs) == 2 and "openai:mystery-once-a" in msgs[0] and "anthropic:mystery-once-b" in msgs[1]
+
+
+def test_user_providers_are_never_matched_to_a_library_provider() -> None:
+    assert get_price("toy", "gpt-5") is None  # a provider agentlab does not map is not "openai"
+    assert get_price("my-openai-proxy", "gpt-5") is None

@@ -29,6 +29,7 @@ import json
 import logging
 from typing import Any
 
+from agentlab.adapters.anthropic_messages import _models
 from agentlab.adapters.anthropic_messages._output import output_config
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.errors import InvalidSettingsError
@@ -84,12 +85,33 @@ _TTL_RANK = {"5m": 0, "1h": 1}
 
 
 def _adaptive_preferred(model: str) -> bool:
-    """Models the SDK itself steers from budgeted to adaptive thinking (it warns on ``enabled``)."""
-    try:
-        from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
-    except ImportError:  # pragma: no cover - older SDKs have no such list
-        return False
-    return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
+    """Models where budgeted thinking is deprecated or refused (the family table, and the SDK's list)."""
+    return _models.adaptive_preferred(model) or _models.capabilities(model).budgeted is False
+
+
+def _check_model_thinking(model: str, r: ReasoningSettings, adaptive: bool) -> None:
+    """The model's own thinking rules (:mod:`._models`): each is a 400 from the API otherwise."""
+    caps = _models.capabilities(model)
+    if not caps.thinking:
+        raise InvalidSettingsError(
+            f"anthropic: {model} has no extended thinking; use a Claude 3.7 / 4 (or later) model or "
+            "ReasoningSettings(enabled=False)"
+        )
+    if adaptive and caps.adaptive is False:
+        raise InvalidSettingsError(
+            f"anthropic: {model} does not take adaptive thinking (Opus 4.6 / Sonnet 4.6 and later do); "
+            "give budget_tokens or an effort instead"
+        )
+    if not adaptive and caps.budgeted is False:
+        raise InvalidSettingsError(
+            f"anthropic: {model} takes adaptive thinking only (thinking.type 'enabled' with budget_tokens "
+            "is refused there); use ReasoningSettings(adaptive=True, effort=...)"
+        )
+    if adaptive and r.effort is not None and not _models.accepts_effort(model, r.effort):
+        takes = [e for e in _models.ALL_EFFORTS if _models.accepts_effort(model, e)]
+        raise InvalidSettingsError(
+            f"anthropic: effort {r.effort!r} is not offered by {model}; use one of {takes}"
+        )
 
 
 def _check_sampling_with_thinking(req: ModelRequest, opts: dict[str, Any]) -> None:
@@ -152,11 +174,12 @@ def _thinking(
         raise InvalidSettingsError(
             "anthropic: reasoning effort 'none' asks for no thinking; set ReasoningSettings(enabled=False)"
         )
-    adaptive = r.adaptive or (r.budget_tokens is None and r.effort is None and _adaptive_preferred(req.model))
+    adaptive = r.adaptive or (r.budget_tokens is None and _adaptive_preferred(req.model))
     if r.adaptive and r.budget_tokens is not None:
         raise InvalidSettingsError(
             "anthropic: adaptive thinking takes no budget_tokens; set adaptive or budget_tokens, not both"
         )
+    _check_model_thinking(req.model, r, adaptive)
     _check_sampling_with_thinking(req, opts)
     cfg: dict[str, Any]
     if adaptive:
@@ -167,7 +190,7 @@ def _thinking(
         cfg["display"] = r.display
     if r.interleaved and not adaptive:
         # Adaptive thinking interleaves on its own; budgeted thinking needs the beta (Claude 4+).
-        if req.model.startswith(("claude-3", "claude-2", "claude-instant")):
+        if not _models.capabilities(req.model).interleaved_beta:
             raise InvalidSettingsError(
                 f"anthropic: interleaved thinking needs a Claude 4 (or later) model; {req.model} has none"
             )

@@ -28,4 +28,5 @@ SPEC = ProviderSpec(
         "unmodified (the API answers 400 otherwise)"
     ),
     simulated_models="agentlab.sim:ANTHROPIC_MODELS",
+    price_provider="anthropic",
 )

@@ -27,11 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from typing import Any
 
-from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._output import text_param
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
@@ -71,36 +70,15 @@ _OWNED = frozenset(
     {"model", "input", "stream", "store", "previous_response_id", "conversation", "instructions", "tools"}
 )
 
-_VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?")
-
-
-def _base_model(model: str) -> str:
-    """The base model of a fine-tune (``ft:gpt-5-mini-2025-08-07:org::id`` -> ``gpt-5-mini-...``)."""
-    m = model.lower()
-    return m.split(":")[1] if m.startswith("ft:") and m.count(":") >= 1 else m
-
-
-def _gpt_version(model: str) -> tuple[int, int] | None:
-    m = _VERSION.match(_base_model(model))
-    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
-
-
 def is_reasoning_model(model: str) -> bool:
     """Whether ``model`` takes ``reasoning`` / returns reasoning items (and rejects ``temperature``).
 
-    gpt-5 and later (except the ``-chat`` variants), the o-series, codex models and the simulator's
-    ``sim-*`` models; a fine-tune (``ft:<base>:...``) is judged by its base model. Unknown names are
-    treated as non-reasoning, so nothing is sent that an older model would reject.
+    Asks the family table (:mod:`._models`): gpt-5 and later (except the ``-chat`` variants), the
+    o-series, codex models and the simulator's ``sim-*`` models; a fine-tune (``ft:<base>:...``) is
+    judged by its base model. Unknown names other than ``gpt-5+``/``o*``/codex are treated as
+    non-reasoning, so nothing is sent that an older model would reject.
     """
-    m = _base_model(model)
-    if is_simulated(m):
-        return True
-    if "chat" in m:
-        return False
-    v = _gpt_version(m)
-    if v is not None:
-        return v[0] >= 5
-    return bool(re.match(r"^o\d", m)) or "codex" in m
+    return _models.is_reasoning_model(model)
 
 
 def _cache_mode(model: str) -> str | None:
@@ -109,21 +87,11 @@ def _cache_mode(model: str) -> str | None:
     ``"options"``: ``prompt_cache_options`` and explicit breakpoints (gpt-5.6 and later); ``"retention"``:
     ``prompt_cache_retention`` (gpt-4.1, gpt-5.x before 5.6); ``None``: send only ``prompt_cache_key``.
     """
-    v = _gpt_version(model)
-    if v is None:
-        return None
-    if v >= (5, 6):
-        return "options"
-    if v[0] >= 5 or model.lower().startswith("gpt-4.1"):
-        return "retention"
-    return None
+    return _models.cache_mode(model)
 
 
 def _supports_effort_none(model: str) -> bool:
-    v = _gpt_version(model)
-    if is_simulated(model.lower()):
-        return True
-    return v is not None and v >= (5, 1)
+    return _models.supports_effort_none(model)
 
 
 def strict_schema_ok(schema: Any) -> bool:
@@ -366,17 +334,27 @@ def _reasoning_param(
         return {"effort": "none"}
     out: dict[str, Any] = {}
     if settings.effort is not None:
-        if settings.effort == "max":
-            raise InvalidSettingsError(
-                "reasoning effort 'max' is Anthropic's; OpenAI accepts none, minimal, low, medium, "
-                "high and xhigh (depending on the model)"
-            )
-        if settings.effort == "none" and not _supports_effort_none(model):
-            raise InvalidSettingsError(f"{model} does not accept reasoning effort 'none'; use 'minimal'")
+        _check_effort(model, settings.effort)
         out["effort"] = settings.effort
     if settings.summary is not None:
         out["summary"] = settings.summary
     return out
+
+
+def _check_effort(model: str, effort: str) -> None:
+    """Refuse an effort the model's family does not take (OpenAI answers 400 "Unsupported value")."""
+    if _models.accepts_effort(model, effort):
+        return
+    takes = [e for e in _models.ALL_EFFORTS if _models.accepts_effort(model, e)]
+    if effort == "max":
+        raise InvalidSettingsError(
+            f"reasoning effort 'max' is Anthropic's (and OpenAI's from gpt-5.6 on); {model} accepts "
+            f"{', '.join(takes)}"
+        )
+    raise InvalidSettingsError(
+        f"{model} does not accept reasoning effort {effort!r} (OpenAI answers 400 \"Unsupported "
+        f"value\"); it accepts {', '.join(takes)}"
+    )
 
 
 def _check_sampling(

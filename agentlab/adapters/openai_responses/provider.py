@@ -22,4 +22,5 @@ SPEC = ProviderSpec(
     # Responses accepts a tool loop without its reasoning items: "drop" is a real ablation here.
     drop_with_reasoning=True,
     simulated_models="agentlab.sim:OPENAI_MODELS",
+    price_provider="openai",
 )

@@ -1,0 +1,129 @@
+"""What each Claude model family accepts on ``POST /v1/messages``: one table, one lookup.
+
+Why a table: which ``thinking`` types a model takes (budgeted ``enabled`` / ``adaptive``), which
+``output_config.effort`` values, and whether budgeted thinking interleaves with tool calls differ by
+family, and a wrong guess is a 400 after a round trip. Every thinking rule of ``_request.py`` asks
+here.
+
+Sources: the installed SDK (``anthropic/types/model_param.py`` lists the model ids;
+``output_config_param.py`` the effort values ``low`` ... ``xhigh``, ``max``; ``thinking_config_param``
+says the accepted types "depend on the model"; ``anthropic/_data`` lists the models the SDK steers
+from ``enabled`` to ``adaptive``), Anthropic's adaptive-thinking and effort docs (adaptive on Opus
+4.6 / Sonnet 4.6 and later, where ``enabled`` + ``budget_tokens`` is deprecated; Opus 4.7, Mythos
+Preview and the Fable / Mythos 5 families take adaptive only; Sonnet 4.5, Opus 4.5 and older take
+budgeted thinking only; ``max`` from Opus 4.6, ``xhigh`` from Opus 4.7; Sonnet 4.5 and Haiku 4.5
+take no effort), and a recorded 400 for ``xhigh`` on claude-opus-4-6 ("This model does not support
+effort level 'xhigh'. Supported levels: high, low, max, medium.", ``../shared/fixtures/errors``).
+
+Default for a name no row knows (documented choice): nothing is refused before sending (thinking,
+both types and any effort allowed; budgeted unless adaptive is asked for or the SDK steers the
+model to adaptive). Refusing on a guess would block a new model the API accepts; sending a setting
+the new model does not take gets the API's own 400, which names the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentlab.adapters._simulated import is_simulated, simulated_base
+
+__all__ = [
+    "ALL_EFFORTS",
+    "AnthropicModel",
+    "accepts_effort",
+    "adaptive_preferred",
+    "capabilities",
+]
+
+ALL_EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+"""Every ``output_config.effort`` value the SDK's ``OutputConfigParam`` lists, in ascending order."""
+
+_E5 = frozenset(ALL_EFFORTS)
+_E46 = frozenset({"low", "medium", "high", "max"})
+_E45 = frozenset({"low", "medium", "high"})
+_NONE: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class AnthropicModel:
+    """One family's thinking rules.
+
+    ``budgeted``/``adaptive``: whether ``thinking.type`` ``enabled`` (with ``budget_tokens``) /
+    ``adaptive`` is accepted (None: not known, so not refused). ``adaptive_default``: budgeted
+    thinking is deprecated there, so a request that names no budget and no effort gets adaptive.
+    ``efforts``: the ``output_config.effort`` values taken (None: not checked). ``interleaved_beta``:
+    budgeted thinking can interleave with tool calls (beta header ``interleaved-thinking-2025-05-14``;
+    adaptive thinking interleaves by itself).
+    """
+
+    family: str
+    thinking: bool
+    budgeted: bool | None
+    adaptive: bool | None
+    adaptive_default: bool
+    efforts: frozenset[str] | None
+    interleaved_beta: bool
+    known: bool = True
+
+
+_D = r"(?:-\d{8}|-latest|-v\d+(?::\d+)?)?$"
+
+_ROWS: tuple[tuple[re.Pattern[str], AnthropicModel], ...] = tuple(
+    (re.compile(pattern), row)
+    for pattern, row in (
+        (r"^claude-mythos-preview" + _D, AnthropicModel("mythos", True, False, True, True, _E5, False)),
+        (
+            r"^claude-(?:fable|mythos)-5(?:-\d+)?" + _D,
+            AnthropicModel("fable/mythos 5", True, False, True, True, _E5, False),
+        ),
+        (r"^claude-opus-4-7" + _D, AnthropicModel("opus 4.7", True, False, True, True, _E5, False)),
+        (
+            r"^claude-(?:opus-4-8|(?:opus|sonnet|haiku)-5(?:-\d+)?)" + _D,
+            AnthropicModel("opus 4.8 / claude 5", True, None, True, True, _E5, True),
+        ),
+        (r"^claude-(?:opus|sonnet)-4-6" + _D, AnthropicModel("4.6", True, True, True, True, _E46, True)),
+        (r"^claude-opus-4-5" + _D, AnthropicModel("opus 4.5", True, True, False, False, _E45, True)),
+        (
+            r"^claude-(?:(?:sonnet|haiku)-4-5|opus-4-1|(?:opus|sonnet)-4(?:-0)?)" + _D,
+            AnthropicModel("claude 4 (budgeted)", True, True, False, False, _NONE, True),
+        ),
+        (r"^claude-3-7-sonnet" + _D, AnthropicModel("sonnet 3.7", True, True, False, False, _NONE, False)),
+        (r"^claude-(?:3-5|3)-", AnthropicModel("claude 3 / 3.5", False, False, False, False, _NONE, False)),
+        (r"^claude-(?:2|instant)", AnthropicModel("claude 2", False, False, False, False, _NONE, False)),
+    )
+)
+
+_SIM_ROW = AnthropicModel("simulated", True, True, True, False, _E46, True)
+_UNKNOWN = AnthropicModel("unknown", True, None, None, False, None, True, known=False)
+
+
+def capabilities(model: str) -> AnthropicModel:
+    """The rules for ``model`` (a row of the table, or the documented default)."""
+    m = simulated_base(model).lower()
+    if is_simulated(m):
+        return _SIM_ROW
+    for pattern, row in _ROWS:
+        if pattern.match(m):
+            return row
+    return _UNKNOWN
+
+
+def _sdk_steers_to_adaptive(model: str) -> bool:
+    """Models the installed SDK itself steers from budgeted to adaptive thinking (it warns)."""
+    try:
+        from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
+    except ImportError:  # pragma: no cover - older SDKs have no such list
+        return False
+    return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
+
+
+def adaptive_preferred(model: str) -> bool:
+    """Whether a request naming no budget and no effort gets adaptive thinking on ``model``."""
+    return capabilities(model).adaptive_default or _sdk_steers_to_adaptive(model)
+
+
+def accepts_effort(model: str, effort: str) -> bool:
+    """Whether ``output_config.effort=effort`` is accepted (any SDK value when the table does not know)."""
+    efforts = capabilities(model).efforts
+    return effort in ALL_EFFORTS if efforts is None else effort in efforts
