@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from agentlab.errors import ConfigError, UnknownModelError
 
 if TYPE_CHECKING:
+    from agentlab.neutral.request import ModelRequest
     from agentlab.neutral.usage import CallUsage
 
 __all__ = [
@@ -93,6 +94,11 @@ class ProviderSpec:
     simulated_models: str | None = None
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
     provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
+    check_options: str | None = None
+    """``"module:function"`` of the adapter's own check of a request's knobs (``ModelRequest`` ->
+    ``None`` or ``InvalidSettingsError``), the one the adapter's build runs too. A run calls it when
+    it is constructed, so a knob the provider refuses fails before anything is sent or logged. Its
+    module must not import the SDK."""
 
     def __post_init__(self) -> None:
         for n in (self.name, *self.aliases):
@@ -100,7 +106,7 @@ class ProviderSpec:
                 raise ConfigError(
                     f"provider name {n!r} must be lowercase letters, digits and '_', e.g. 'toy'"
                 )
-        for field_name in ("adapter", "usage", "simulated_models"):
+        for field_name in ("adapter", "usage", "simulated_models", "check_options"):
             value = getattr(self, field_name)
             if value is not None and not (isinstance(value, str) and _TARGET_RE.match(value)):
                 raise ConfigError(
@@ -124,6 +130,11 @@ class ProviderSpec:
         """The provider's wire usage in agentlab's convention (``agentlab.neutral.usage``)."""
         result: CallUsage = load(self.usage)(usage)
         return result
+
+    def check_request_options(self, request: ModelRequest) -> None:
+        """The provider's rules for the request's knobs (see ``check_options``); no-op when it has none."""
+        if self.check_options is not None:
+            load(self.check_options)(request)
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""
