@@ -26,6 +26,7 @@ __all__ = [
     "ServiceTier",
     "ToolSpec",
     "named_tool",
+    "strict_schema_problem",
 ]
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -98,6 +99,49 @@ class ToolSpec(_Value):
     strict: bool | None = None
 
 
+def _object_problem(schema: dict[str, Any], at: str) -> str | None:
+    props = schema.get("properties") or {}
+    if schema.get("additionalProperties", True) is not False:
+        return f"{at}: additionalProperties must be false"
+    missing = sorted(set(props) - set(schema.get("required") or ()))
+    if missing:
+        return f"{at}: every property must be required; not required: {missing}"
+    for name, sub in props.items():
+        if (problem := strict_schema_problem(sub, f"{at}.properties.{name}")) is not None:
+            return problem
+    return None
+
+
+def strict_schema_problem(schema: Any, at: str = "parameters") -> str | None:
+    """Why a JSON schema does not qualify for OpenAI strict mode (the first field found), or ``None``.
+
+    Strict mode requires every object schema to set ``additionalProperties: false`` and to list every
+    property in ``required``; this checks that recursively (properties, items, combinators, $defs).
+    Sending ``strict: true`` for a schema that does not qualify gets a 400 from OpenAI, so ``@tool``
+    and the adapters check it before sending; Anthropic strict tool use asks the same of objects.
+    """
+    if isinstance(schema, list):
+        for i, s in enumerate(schema):
+            if (problem := strict_schema_problem(s, f"{at}[{i}]")) is not None:
+                return problem
+        return None
+    if not isinstance(schema, dict):
+        return None
+    is_object = schema.get("type") == "object" or "properties" in schema
+    if is_object and (problem := _object_problem(schema, at)) is not None:
+        return problem
+    for key in ("items", "anyOf", "oneOf", "allOf", "prefixItems"):
+        if key in schema and (problem := strict_schema_problem(schema[key], f"{at}.{key}")) is not None:
+            return problem
+    for key in ("$defs", "definitions"):
+        defs = schema.get(key)
+        if isinstance(defs, dict):
+            for name, d in defs.items():
+                if (problem := strict_schema_problem(d, f"{at}.{key}.{name}")) is not None:
+                    return problem
+    return None
+
+
 class CallOptions(_Value):
     """The per-call request knobs a researcher sets, in one frozen value (``Run(options=...)``).
 
@@ -135,9 +179,7 @@ class CallOptions(_Value):
     @classmethod
     def _choice(cls, v: str) -> str:
         if not _TOOL_CHOICE.match(v):
-            raise ValueError(
-                f"tool_choice must be 'auto', 'required', 'none' or 'tool:<name>', got {v!r}"
-            )
+            raise ValueError(f"tool_choice must be 'auto', 'required', 'none' or 'tool:<name>', got {v!r}")
         return v
 
     @field_validator("stop_sequences")

@@ -105,7 +105,7 @@ def _check_sampling_with_thinking(req: ModelRequest, opts: dict[str, Any]) -> No
     temp = req.temperature if req.temperature is not None else opts.get("temperature")
     if temp is not None and temp != 1:
         raise InvalidSettingsError(
-            f"anthropic: temperature={temp} is not allowed with thinking (the API: \"`temperature` may "
+            f'anthropic: temperature={temp} is not allowed with thinking (the API: "`temperature` may '
             'only be set to 1 when thinking is enabled"); leave it unset (or 1), '
             "or turn thinking off with ReasoningSettings(enabled=False)"
         )
@@ -141,7 +141,8 @@ def _check_knobs(req: ModelRequest) -> None:
         )
     if req.service_tier is not None and req.service_tier not in _ANTHROPIC_TIERS:
         raise InvalidSettingsError(
-            f"anthropic: service_tier {req.service_tier!r} is not offered; use one of {sorted(_ANTHROPIC_TIERS)}"
+            f"anthropic: service_tier {req.service_tier!r} is not offered; "
+            f"use one of {sorted(_ANTHROPIC_TIERS)}"
         )
     for t in req.tools:
         if t.strict and t.parameters.get("additionalProperties", True) is not False:

@@ -45,7 +45,14 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec, named_tool
+from agentlab.neutral.request import (
+    CacheHints,
+    ModelRequest,
+    ReasoningSettings,
+    ToolSpec,
+    named_tool,
+    strict_schema_problem,
+)
 
 __all__ = [
     "API",
@@ -54,10 +61,10 @@ __all__ = [
     "build_request",
     "check_options",
     "is_reasoning_model",
-    "strict_schema_problem",
-    "takes_sampling",
     "prompt_cache_key",
     "strict_schema_ok",
+    "strict_schema_problem",
+    "takes_sampling",
 ]
 
 log = logging.getLogger("agentlab.adapters.openai_responses")
@@ -139,48 +146,6 @@ def _supports_effort_none(model: str) -> bool:
 def strict_schema_ok(schema: Any) -> bool:
     """Whether a JSON schema qualifies for OpenAI strict mode (see :func:`strict_schema_problem`)."""
     return strict_schema_problem(schema) is None
-
-
-def _object_problem(schema: dict[str, Any], at: str) -> str | None:
-    props = schema.get("properties") or {}
-    if schema.get("additionalProperties", True) is not False:
-        return f"{at}: additionalProperties must be false"
-    missing = sorted(set(props) - set(schema.get("required") or ()))
-    if missing:
-        return f"{at}: every property must be required; not required: {missing}"
-    for name, sub in props.items():
-        if (problem := strict_schema_problem(sub, f"{at}.properties.{name}")) is not None:
-            return problem
-    return None
-
-
-def strict_schema_problem(schema: Any, at: str = "parameters") -> str | None:
-    """Why a JSON schema does not qualify for OpenAI strict mode (the first field found), or ``None``.
-
-    Strict mode requires every object schema to set ``additionalProperties: false`` and to list every
-    property in ``required``; this checks that recursively (properties, items, combinators, $defs).
-    Sending ``strict: true`` for a schema that does not qualify gets a 400, so it is checked here.
-    """
-    if isinstance(schema, list):
-        for i, s in enumerate(schema):
-            if (problem := strict_schema_problem(s, f"{at}[{i}]")) is not None:
-                return problem
-        return None
-    if not isinstance(schema, dict):
-        return None
-    if schema.get("type") == "object" or "properties" in schema:
-        if (problem := _object_problem(schema, at)) is not None:
-            return problem
-    for key in ("items", "anyOf", "oneOf", "allOf", "prefixItems"):
-        if key in schema and (problem := strict_schema_problem(schema[key], f"{at}.{key}")) is not None:
-            return problem
-    for key in ("$defs", "definitions"):
-        defs = schema.get(key)
-        if isinstance(defs, dict):
-            for name, d in defs.items():
-                if (problem := strict_schema_problem(d, f"{at}.{key}.{name}")) is not None:
-                    return problem
-    return None
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
@@ -485,7 +450,8 @@ def _check_knobs(request: ModelRequest) -> None:
         raise InvalidSettingsError("openai: user_id (sent as safety_identifier) takes at most 128 characters")
     if request.service_tier is not None and request.service_tier not in _OPENAI_TIERS:
         raise InvalidSettingsError(
-            f"openai: service_tier {request.service_tier!r} is not offered; use one of {sorted(_OPENAI_TIERS)}"
+            f"openai: service_tier {request.service_tier!r} is not offered; "
+            f"use one of {sorted(_OPENAI_TIERS)}"
         )
 
 
@@ -540,7 +506,9 @@ def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
     raise TypeError(f"unexpected history item {type(it).__name__}")  # pragma: no cover - closed union
 
 
-def _with_breakpoint(it: Any, wire: dict[str, Any], explicit: bool, diags: list[DiagnosticEvent]) -> dict[str, Any]:
+def _with_breakpoint(
+    it: Any, wire: dict[str, Any], explicit: bool, diags: list[DiagnosticEvent]
+) -> dict[str, Any]:
     """An item's ``cache_breakpoint`` as an explicit breakpoint where Responses takes one.
 
     Breakpoints sit on input content parts (``input_text``), so user, developer and tool-result
@@ -553,8 +521,10 @@ def _with_breakpoint(it: Any, wire: dict[str, Any], explicit: bool, diags: list[
     if explicit and wire.get("type") == "function_call_output":
         part = {"type": "input_text", "text": wire["output"], "prompt_cache_breakpoint": mark}
         return {**wire, "output": [part]}
-    where = "this model has no explicit cache breakpoints" if not explicit else (
-        f"a {it.kind} item has no input content to carry a breakpoint"
+    where = (
+        "this model has no explicit cache breakpoints"
+        if not explicit
+        else (f"a {it.kind} item has no input content to carry a breakpoint")
     )
     diags.append(
         diagnostic(
@@ -590,7 +560,9 @@ def _inputs(
     return inputs
 
 
-def _lead_marks(request: ModelRequest, lead: list[str], *, explicit: bool, diags: list[DiagnosticEvent]) -> None:
+def _lead_marks(
+    request: ModelRequest, lead: list[str], *, explicit: bool, diags: list[DiagnosticEvent]
+) -> None:
     """A mark on a leading system item: kept when the system prompt travels with a breakpoint."""
     marked = any(isinstance(it, SystemItem) and it.cache_breakpoint for it in request.items[: len(lead)])
     if marked and not explicit:
