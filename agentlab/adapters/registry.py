@@ -95,10 +95,10 @@ class ProviderSpec:
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
     provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
     check_options: str | None = None
-    """``"module:function"`` of the adapter's own check of a request's knobs (``ModelRequest`` ->
-    ``None`` or ``InvalidSettingsError``), the one the adapter's build runs too. A run calls it when
-    it is constructed, so a knob the provider refuses fails before anything is sent or logged. Its
-    module must not import the SDK."""
+    """``"module:function"`` of the adapter's own check of a request's knobs: ``(ModelRequest,
+    adapter or None)`` -> ``None`` or ``InvalidSettingsError``, the one the adapter's build runs
+    too. A run calls it when it is constructed, so a knob the provider refuses fails before anything
+    is sent or logged. Its module must not import the SDK."""
 
     def __post_init__(self) -> None:
         for n in (self.name, *self.aliases):
@@ -131,10 +131,13 @@ class ProviderSpec:
         result: CallUsage = load(self.usage)(usage)
         return result
 
-    def check_request_options(self, request: ModelRequest) -> None:
-        """The provider's rules for the request's knobs (see ``check_options``); no-op when it has none."""
+    def check_request_options(self, request: ModelRequest, adapter: object | None = None) -> None:
+        """The provider's rules for the request's knobs (see ``check_options``); no-op when it has none.
+
+        ``adapter``: the run's own adapter, when given (its settings may change a rule).
+        """
         if self.check_options is not None:
-            load(self.check_options)(request)
+            load(self.check_options)(request, adapter)
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""

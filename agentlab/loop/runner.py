@@ -362,7 +362,7 @@ class Run:
             history=tuple(history),
         )
         # The provider's rules for the knobs, now: a refused one fails before anything is sent or logged.
-        get_provider(self.ref.provider).check_request_options(self._request(None, 1))
+        get_provider(self.ref.provider).check_request_options(self._request(None, 1), adapter)
         self.result: RunResult | None = None
         self._started = False
         self._durable_events: list[Any] = []

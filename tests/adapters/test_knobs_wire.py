@@ -52,10 +52,17 @@ def oa(model: str = "gpt-5", **kw: Any) -> dict[str, Any]:
     return out
 
 
-def an(model: str = "claude-sonnet-4-5", **kw: Any) -> dict[str, Any]:
+OLD_API = {"anthropic-version": "2023-06-01"}  # the last Messages version with sampling fields
+
+
+class _Pinned:
+    api_version = "2023-06-01"
+
+
+def an(model: str = "claude-sonnet-4-5", *, pinned: bool = False, **kw: Any) -> dict[str, Any]:
     req = _req(model, **kw)
-    anthropic_check(req)
-    return anthropic_build(req, base_url=None).body
+    anthropic_check(req, _Pinned() if pinned else None)
+    return anthropic_build(req, base_url=None, extra_headers=OLD_API if pinned else None).body
 
 
 def _refused(build: Any, match: str, **kw: Any) -> None:
@@ -82,17 +89,33 @@ def test_openai_sampling_ranges() -> None:
     _refused(oa, "top_p must be between 0 and 1", model="gpt-4.1", top_p=1.5, reasoning=None)
 
 
-def test_anthropic_sampling_without_thinking() -> None:
-    body = an(temperature=0.2, top_p=0.8, reasoning=OFF)
+def test_anthropic_sampling_does_not_exist_on_the_sdks_api_version() -> None:
+    """API version 2026-10-21 (what the SDK sends) has no sampling fields: 400 at any value."""
+    for knob, value in (("temperature", 1.0), ("top_p", 0.99)):
+        _refused(an, f'"{knob}: Extra inputs are not permitted"', reasoning=OFF, **{knob: value})
+    _refused(an, "anthropic_top_k", reasoning=OFF, provider_options={"anthropic_top_k": 5})
+
+
+def test_the_sampling_version_is_the_sdks() -> None:
+    from anthropic._constants import ANTHROPIC_API_VERSION
+
+    from agentlab.adapters.anthropic_messages._request import API_VERSION, takes_sampling
+
+    assert API_VERSION == ANTHROPIC_API_VERSION
+    assert not takes_sampling() and takes_sampling("2023-06-01")
+
+
+def test_anthropic_sampling_without_thinking_on_the_older_version() -> None:
+    body = an(temperature=0.2, top_p=0.8, reasoning=OFF, pinned=True)
     assert (body["temperature"], body["top_p"]) == (0.2, 0.8)
-    _refused(an, "temperature must be between 0 and 1", temperature=1.5, reasoning=OFF)
+    _refused(an, "temperature must be between 0 and 1", temperature=1.5, reasoning=OFF, pinned=True)
 
 
 def test_anthropic_sampling_rules_with_thinking() -> None:
-    _refused(an, "temperature` may only be set to 1 when thinking is enabled", temperature=0.2)
-    _refused(an, "top_p must be between 0.95 and 1", top_p=0.5)
-    assert an(top_p=0.97)["top_p"] == 0.97  # allowed with thinking
-    assert an(temperature=1)["temperature"] == 1
+    _refused(an, "temperature` may only be set to 1 when thinking is enabled", temperature=0.2, pinned=True)
+    _refused(an, "top_p must be between 0.95 and 1", top_p=0.5, pinned=True)
+    assert an(top_p=0.97, pinned=True)["top_p"] == 0.97  # allowed with thinking
+    assert an(temperature=1, pinned=True)["temperature"] == 1
 
 
 # ---------------------------------------------------------------- tool_choice / parallel

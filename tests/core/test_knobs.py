@@ -50,19 +50,20 @@ class Recording(httpx2.AsyncBaseTransport):
         return await self.inner.handle_async_request(request)
 
 
-def _adapter(provider: str) -> tuple[Any, Recording]:
+OLD_API = {"anthropic-version": "2023-06-01"}  # the last Messages version with sampling fields
+
+
+def _adapter(provider: str, **kw: Any) -> tuple[Any, Recording]:
     rec = Recording()
     if provider == "openai":
-        return OpenAIResponsesAdapter(
-            "sim-reasoner", client=sim.openai_client(transport=rec, max_retries=0)
-        ), rec
-    return AnthropicMessagesAdapter(
-        "sim-thinker", client=sim.anthropic_client(transport=rec, max_retries=0)
-    ), rec
+        client = sim.openai_client(transport=rec, max_retries=0)
+        return OpenAIResponsesAdapter("sim-reasoner", client=client), rec
+    aclient = sim.anthropic_client(transport=rec, max_retries=0)
+    return AnthropicMessagesAdapter("sim-thinker", client=aclient, **kw), rec
 
 
-def _run(provider: str, **kw: Any) -> tuple[al.RunResult, Recording]:
-    adapter, rec = _adapter(provider)
+def _run(provider: str, *, pinned: bool = False, **kw: Any) -> tuple[al.RunResult, Recording]:
+    adapter, rec = _adapter(provider, **({"extra_headers": OLD_API} if pinned else {}))
     model = "openai:sim-reasoner" if provider == "openai" else "anthropic:sim-thinker"
     result = Run(model, TASK, tools=[get_weather], adapter=adapter, **kw).run_sync()
     return result, rec
@@ -74,6 +75,7 @@ def _run(provider: str, **kw: Any) -> tuple[al.RunResult, Recording]:
 def test_anthropic_knobs_reach_the_wire_and_the_simulator_accepts_them() -> None:
     result, rec = _run(
         "anthropic",
+        pinned=True,  # sampling fields exist only up to API version 2023-06-01
         reasoning=OFF,
         temperature=0.2,
         top_p=0.9,
@@ -189,6 +191,7 @@ def test_non_streamed_run_is_the_streamed_run(provider: str) -> None:
         ("openai", {"service_tier": "standard_only"}, "service_tier"),
         ("anthropic", {"temperature": 0.2}, "may only be set to 1 when thinking is enabled"),
         ("anthropic", {"top_p": 0.5}, "top_p must be between 0.95 and 1"),
+        ("anthropic", {"reasoning": OFF, "temperature": 0.5}, "temperature: Extra inputs are not permitted"),
         ("anthropic", {"tool_choice": "required"}, "forces tool use"),
         ("anthropic", {"tool_choice": "tool:get_weather"}, "forces tool use"),
         ("anthropic", {"metadata": {"experiment": "e1"}}, "metadata takes only user_id"),
@@ -217,9 +220,9 @@ def test_unknown_knob_and_double_knob() -> None:
     with pytest.raises(InvalidSettingsError, match="unknown knob 'tempreature'"):
         Run("anthropic:sim-thinker", TASK, options={"tempreature": 0.2})
     with pytest.raises(InvalidSettingsError, match="given both as keywords and in options"):
-        Run("anthropic:sim-thinker", TASK, reasoning=OFF, temperature=0.2, options={"temperature": 0.3})
+        Run("anthropic:sim-thinker", TASK, reasoning=OFF, user_id="a", options={"user_id": "b"})
     # the same value both ways is fine
-    Run("anthropic:sim-thinker", TASK, reasoning=OFF, temperature=0.2, options={"temperature": 0.2})
+    Run("anthropic:sim-thinker", TASK, reasoning=OFF, user_id="a", options={"user_id": "a"})
 
 
 # ---------------------------------------------------------------- every entry point
@@ -227,7 +230,7 @@ def test_unknown_knob_and_double_knob() -> None:
 
 def test_run_and_session_take_the_knobs() -> None:
     r = al.run(
-        "anthropic:sim-thinker", "What is 2+2?", reasoning=OFF, temperature=0.0, stop_sequences=["###"]
+        "anthropic:sim-thinker", "What is 2+2?", reasoning=OFF, service_tier="auto", stop_sequences=["###"]
     )
     assert r.status == "completed"
     s = Session()
@@ -260,12 +263,12 @@ def test_sweep_settings_carry_the_knobs(tmp_path: Path) -> None:
     plain = Setting("plain")
     assert plain.fingerprint() == Setting("plain", options=CallOptions()).fingerprint()
     cold = Setting(
-        "cold", reasoning=ReasoningSettings(enabled=False), temperature=0.0, stop_sequences=("###",)
+        "cold", reasoning=ReasoningSettings(enabled=False), service_tier="auto", stop_sequences=("###",)
     )
-    assert cold.call_options.temperature == 0.0 and cold.call_options.stop_sequences == ("###",)
+    assert cold.call_options.service_tier == "auto" and cold.call_options.stop_sequences == ("###",)
     assert (
         cold.fingerprint()
-        != Setting("warm", reasoning=ReasoningSettings(enabled=False), temperature=1.0).fingerprint()
+        != Setting("warm", reasoning=ReasoningSettings(enabled=False), stop_sequences=("END",)).fingerprint()
     )
     with pytest.raises(InvalidSettingsError, match="temperature"):
         Setting("bad", temperature=-1)

@@ -45,6 +45,7 @@ from agentlab.neutral.items import (
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
 
 __all__ = [
+    "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "EFFORT_BUDGETS",
     "INTERLEAVED_BETA",
@@ -52,6 +53,7 @@ __all__ = [
     "build_request",
     "check_options",
     "count_breakpoints",
+    "takes_sampling",
 ]
 
 log = logging.getLogger("agentlab.adapters.anthropic")
@@ -59,6 +61,12 @@ log = logging.getLogger("agentlab.adapters.anthropic")
 PROVIDER = "anthropic"
 API = "messages"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+API_VERSION = "2026-10-21"
+"""The ``anthropic-version`` the installed SDK sends (``anthropic._constants.ANTHROPIC_API_VERSION``;
+a test keeps the two equal). An adapter's ``extra_headers`` may pin another one."""
+SAMPLING_REMOVED_IN = "2026-10-21"
+"""From this API version, ``temperature``/``top_p``/``top_k`` are not request fields at all: any
+value, even the default, is a 400 "temperature: Extra inputs are not permitted"."""
 DEFAULT_MAX_TOKENS = 16000
 """``max_tokens`` when the request gives no ``max_output_tokens`` (the API requires one)."""
 ANSWER_ROOM = 4096
@@ -88,6 +96,31 @@ def _adaptive_preferred(model: str) -> bool:
     except ImportError:  # pragma: no cover - older SDKs have no such list
         return False
     return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
+
+
+def takes_sampling(api_version: str = API_VERSION) -> bool:
+    """Whether requests at ``api_version`` may carry ``temperature``/``top_p``/``top_k``.
+
+    The one place that answers it for Anthropic (API versions are dates, so they compare as text).
+    """
+    return api_version < SAMPLING_REMOVED_IN
+
+
+def _check_sampling_version(req: ModelRequest, opts: dict[str, Any], api_version: str) -> None:
+    """Sampling knobs on an API version without them: refused here instead of a 400 there."""
+    if takes_sampling(api_version):
+        return
+    given = [("temperature", req.temperature), ("top_p", req.top_p)] + [
+        (f"anthropic_{k}", opts.get(k)) for k in ("temperature", "top_p", "top_k")
+    ]
+    for where, value in given:
+        if value is not None:
+            raise InvalidSettingsError(
+                f"anthropic: {where} is not accepted by Messages API version {api_version} (the version "
+                f'the anthropic SDK sends; the API answers 400 "{where.removeprefix("anthropic_")}: Extra '
+                'inputs are not permitted"); remove it, or pin the older version on the adapter: '
+                "AnthropicMessagesAdapter(model, extra_headers={'anthropic-version': '2023-06-01'})"
+            )
 
 
 def thinking_on(req: ModelRequest) -> bool:
@@ -152,15 +185,19 @@ def _check_knobs(req: ModelRequest) -> None:
             )
 
 
-def check_options(req: ModelRequest) -> None:
+def check_options(req: ModelRequest, adapter: object | None = None) -> None:
     """The request's knobs checked against the Messages API's rules, as ``build_request`` checks them.
 
     A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
-    API would refuse fails before anything is sent or logged.
+    API would refuse fails before anything is sent or logged. ``adapter``: the run's own adapter,
+    when given; its ``api_version`` (an ``anthropic-version`` it pins) decides the sampling rule.
     """
     _check_knobs(req)
+    opts = req.options_for(PROVIDER)
     if thinking_on(req):
-        _check_sampling_with_thinking(req, req.options_for(PROVIDER))
+        _check_sampling_with_thinking(req, opts)
+    version = getattr(adapter, "api_version", None)
+    _check_sampling_version(req, opts, version if isinstance(version, str) else API_VERSION)
 
 
 def _user_id(req: ModelRequest) -> str | None:
@@ -678,6 +715,7 @@ def build_request(
     out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
     _check_knobs(req)
     thinking, max_tokens = _thinking(req, opts, out.headers)
+    _check_sampling_version(req, opts, out.headers.get("anthropic-version", API_VERSION))
     out.reasoning_mode = thinking["type"] if thinking else None
 
     system, messages = _messages(req, base_url, out)

@@ -455,11 +455,12 @@ def _check_knobs(request: ModelRequest) -> None:
         )
 
 
-def check_options(request: ModelRequest) -> None:
+def check_options(request: ModelRequest, adapter: object | None = None) -> None:
     """The request's knobs checked against OpenAI's rules, as ``build_request`` checks them.
 
     A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
-    API would refuse fails before anything is sent or logged.
+    API would refuse fails before anything is sent or logged. ``adapter`` (the run's own, when
+    given) changes nothing here.
     """
     _checked_options(request, request.model)
     for spec in request.tools:
