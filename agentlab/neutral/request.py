@@ -150,7 +150,10 @@ class CallOptions(_Value):
     (a reasoning model takes no ``temperature``, Anthropic forbids forced tool use with thinking) are
     the adapters' and are checked when the run is built, before anything is sent or logged.
 
-    * ``temperature`` (0-2; Anthropic 0-1) / ``top_p`` (0-1): sampling, where the model takes it.
+    * ``temperature`` (0-2) / ``top_p`` (0-1): sampling, where the model takes it. OpenAI reasoning
+      models take neither; Anthropic's Messages API version 2026-10-21 (what the SDK sends) has no
+      sampling fields at all, so they work there only on an adapter pinned to ``2023-06-01``
+      (0-1, and with thinking: temperature 1 only, top_p 0.95-1).
     * ``tool_choice``: ``"auto"``, ``"required"`` (some tool), ``"none"`` or ``"tool:<name>"`` (that
       tool). ``reset_tool_choice`` (default on): a forced choice (required / a named tool) applies
       until the model has called a tool, then the loop goes on with ``"auto"`` (otherwise a forced
