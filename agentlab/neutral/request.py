@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-ServiceTier = Literal["auto", "default", "flex", "scale", "priority", "standard_only"]
+ServiceTier = Literal["auto", "default", "flex", "scale", "priority", "fast", "ultrafast", "standard_only"]
 """The union of the providers' ``service_tier`` values; each adapter refuses the ones its API lacks
-(OpenAI: auto, default, flex, scale, priority; Anthropic: auto, standard_only)."""
+(OpenAI: auto, default, flex, scale, priority, fast, ultrafast; Anthropic: auto, standard_only)."""
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 """The ``tool_choice`` modes besides ``"tool:<name>"`` (one named tool)."""
 _TOOL_CHOICE = re.compile(r"^(auto|required|none|tool:[a-zA-Z0-9_-]{1,64})$")
@@ -164,7 +164,8 @@ class CallOptions(_Value):
     * ``metadata``: string pairs (OpenAI ``metadata``; Anthropic takes only ``user_id``).
     * ``user_id``: a stable, opaque end-user id (OpenAI ``safety_identifier``; Anthropic
       ``metadata.user_id``). Hash it: never a name or an email address.
-    * ``service_tier``: OpenAI auto/default/flex/scale/priority; Anthropic auto/standard_only.
+    * ``service_tier``: OpenAI auto/default/flex/scale/priority/fast/ultrafast; Anthropic
+      auto/standard_only.
     """
 
     temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)

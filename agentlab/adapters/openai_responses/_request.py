@@ -429,7 +429,7 @@ def _checked_options(request: ModelRequest, model: str) -> dict[str, Any]:
 
 
 _METADATA_MAX = (16, 64, 512)  # pairs, key characters, value characters (the API's limits)
-_OPENAI_TIERS = frozenset({"auto", "default", "flex", "scale", "priority"})
+_OPENAI_TIERS = frozenset({"auto", "default", "flex", "scale", "priority", "fast", "ultrafast"})
 
 
 def _check_knobs(request: ModelRequest) -> None:
