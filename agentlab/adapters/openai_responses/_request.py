@@ -462,7 +462,10 @@ def check_options(request: ModelRequest, adapter: object | None = None) -> None:
     API would refuse fails before anything is sent or logged. ``adapter`` (the run's own, when
     given) changes nothing here.
     """
-    _checked_options(request, request.model)
+    # The knobs' rules only: the escape hatch's ownership and another provider's keys stay the
+    # build's (a shared compare may carry both providers' options to every run).
+    _check_sampling(request, request.options_for(PROVIDER), request.model)
+    _check_knobs(request)
     for spec in request.tools:
         _tool(spec)
 
