@@ -127,6 +127,7 @@ if TYPE_CHECKING:
     )
     from agentlab.neutral.request import (
         CacheHints as CacheHints,
+        CallOptions as CallOptions,
         ModelRequest as ModelRequest,
         ReasoningSettings as ReasoningSettings,
         ToolSpec as ToolSpec,
@@ -186,6 +187,7 @@ _EXPORTS: dict[str, str] = {
     "UserItem": "agentlab.neutral.items",
     # requests
     "CacheHints": "agentlab.neutral.request",
+    "CallOptions": "agentlab.neutral.request",
     "ModelRequest": "agentlab.neutral.request",
     "ReasoningSettings": "agentlab.neutral.request",
     "ToolSpec": "agentlab.neutral.request",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from agentlab.errors import ConfigError, UnknownModelError
 
 if TYPE_CHECKING:
+    from agentlab.neutral.request import ModelRequest
     from agentlab.neutral.usage import CallUsage
 
 __all__ = [
@@ -98,6 +99,11 @@ class ProviderSpec:
     (``"openai"``, ``"anthropic"``, ``"google"``, ``"deepseek"``, ``"openrouter"``...). ``None``: only
     ``set_price`` / ``prices_override`` price them (a user provider is never matched to a library
     provider by a similar name)."""
+    check_options: str | None = None
+    """``"module:function"`` of the adapter's own check of a request's knobs: ``(ModelRequest,
+    adapter or None)`` -> ``None`` or ``InvalidSettingsError``, the one the adapter's build runs
+    too. A run calls it when it is constructed, so a knob the provider refuses fails before anything
+    is sent or logged. Its module must not import the SDK."""
 
     def __post_init__(self) -> None:
         for n in (self.name, *self.aliases):
@@ -105,7 +111,7 @@ class ProviderSpec:
                 raise ConfigError(
                     f"provider name {n!r} must be lowercase letters, digits and '_', e.g. 'toy'"
                 )
-        for field_name in ("adapter", "usage", "simulated_models"):
+        for field_name in ("adapter", "usage", "simulated_models", "check_options"):
             value = getattr(self, field_name)
             if value is not None and not (isinstance(value, str) and _TARGET_RE.match(value)):
                 raise ConfigError(
@@ -129,6 +135,14 @@ class ProviderSpec:
         """The provider's wire usage in agentlab's convention (``agentlab.neutral.usage``)."""
         result: CallUsage = load(self.usage)(usage)
         return result
+
+    def check_request_options(self, request: ModelRequest, adapter: object | None = None) -> None:
+        """The provider's rules for the request's knobs (see ``check_options``); no-op when it has none.
+
+        ``adapter``: the run's own adapter, when given (its settings may change a rule).
+        """
+        if self.check_options is not None:
+            load(self.check_options)(request, adapter)
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""

@@ -35,7 +35,7 @@ import dataclasses
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -87,7 +87,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
+from agentlab.neutral.request import CacheHints, CallOptions, ModelRequest, ReasoningSettings, ServiceTier
 from agentlab.records.eventlog import EventLog
 from agentlab.records.logs import get_logger, redact_secrets
 
@@ -276,6 +276,13 @@ class Run:
     the model gets an error result (like any failing tool) and a ``tool_timeout`` diagnostic names the
     tool and the seconds. A call still running when the run is cancelled is abandoned too (a
     ``tool_abandoned`` diagnostic), so one Ctrl-C returns at once even while a sync tool hangs.
+
+    The per-call knobs (``temperature``, ``top_p``, ``tool_choice``, ``parallel_tool_calls``,
+    ``stream``, ``stop_sequences``, ``metadata``, ``user_id``, ``service_tier``) are flat keywords,
+    or one :class:`~agentlab.neutral.request.CallOptions` as ``options=`` (reusable across runs and
+    what a sweep ``Setting`` carries); a knob given both ways must agree. They are checked here
+    against the provider's rules (``ProviderSpec.check_options``), so a refused one raises
+    ``InvalidSettingsError`` before anything is sent or logged.
     """
 
     def __init__(
@@ -300,6 +307,16 @@ class Run:
         provider_options: Mapping[str, Any] | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
         output_type: type[Any] | Mapping[str, Any] | None = None,
+        options: CallOptions | Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        tool_choice: str | None = None,
+        parallel_tool_calls: bool | None = None,
+        stream: bool | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        metadata: Mapping[str, str] | None = None,
+        user_id: str | None = None,
+        service_tier: ServiceTier | None = None,
     ) -> None:
         self.ref = _route(model, task, adapter)
         _check_loop_options(max_steps, retries, retry_delay, run_id, continuation_policy, on_event)
@@ -320,6 +337,20 @@ class Run:
         self.retry_delay = retry_delay
         self.provider_options = _inputs.provider_options(provider_options, self.ref.provider)
         self.output: StructuredOutput | None = structured_output(output_type)
+        self.options = _inputs.call_options(
+            options,
+            temperature=temperature,
+            top_p=top_p,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            stream=stream,
+            stop_sequences=stop_sequences,
+            metadata=metadata,
+            user_id=user_id,
+            service_tier=service_tier,
+        )
+        _inputs.check_tool_choice(self.options, self.tools)
+        self._forced_choice_spent = False
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
@@ -339,6 +370,8 @@ class Run:
             model=self.ref.model,
             history=tuple(history),
         )
+        # The provider's rules for the knobs, now: a refused one fails before anything is sent or logged.
+        get_provider(self.ref.provider).check_request_options(self._request(None, 1), adapter)
         self.result: RunResult | None = None
         self._started = False
         self._durable_events: list[Any] = []
@@ -490,8 +523,16 @@ class Run:
             raise
         return start.notices
 
-    def _request(self, cont: Continuation, step: int) -> ModelRequest:
-        opaque = cont.items if self.continuation_policy == "verbatim" else ()
+    def _request(self, cont: Continuation | None, step: int) -> ModelRequest:
+        """This step's request (``cont=None``: the one the constructor checks, with no opaque items).
+
+        A forced ``tool_choice`` goes back to ``"auto"`` once the model has called a tool, unless
+        ``reset_tool_choice=False`` (see ``CallOptions``).
+        """
+        opaque = cont.items if cont is not None and self.continuation_policy == "verbatim" else ()
+        knobs = self.options.request_fields()
+        if self._forced_choice_spent and self.options.reset_tool_choice:
+            knobs["tool_choice"] = "auto"
         return ModelRequest(
             origin=EventOrigin(run_id=self.run_id, step=step),
             model=self.ref.model,
@@ -503,6 +544,7 @@ class Run:
             cache=self.cache,
             provider_options=self.provider_options,
             output=self.output.spec if self.output is not None else None,
+            **knobs,
         )
 
     def _renew(self, adapter: Adapter) -> Continuation:
@@ -664,6 +706,7 @@ class Run:
             # One assignment: the call and its results enter history together.
             cp.history = (*cp.history, *resp.items, *results)
             cp.step = step
+            self._forced_choice_spent = self._forced_choice_spent or bool(calls)
             if calls or resp.stop_reason == "pause_turn":
                 continue  # "pause_turn": the provider paused a long turn; sending history back resumes it
             end.status, end.output, end.stop_reason = "completed", resp.text, resp.stop_reason
@@ -1022,4 +1065,3 @@ def presented(r: Run) -> Run:
     if (fe := frontend.current()) is not None:
         fe.present_run(r)
     return r
-

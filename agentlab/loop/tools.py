@@ -29,7 +29,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
 from agentlab.neutral._inputs import scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
-from agentlab.neutral.request import ToolSpec
+from agentlab.neutral.request import ToolSpec, strict_schema_problem
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -315,11 +315,13 @@ class Tool:
     __slots__ = (
         "__dict__",
         "_args_model",
+        "additional_properties",
         "description",
         "fn",
         "is_async",
         "max_output_chars",
         "name",
+        "strict",
         "timeout",
     )
 
@@ -331,10 +333,15 @@ class Tool:
         description: str | None = None,
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
         timeout: float | None = None,
+        strict: bool | None = None,
+        additional_properties: bool = False,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"@tool needs a function, got {type(fn).__name__}")
         _check_options(name, description, max_output_chars)
+        _check_schema_options(strict, additional_properties)
+        self.strict = strict
+        self.additional_properties = additional_properties
         self.fn = fn
         self.name: str = str(name or getattr(fn, "__name__", ""))
         if not _NAME_RE.match(self.name):
@@ -349,6 +356,11 @@ class Tool:
         self.max_output_chars = max_output_chars
         self.timeout = check_timeout(timeout, "timeout", ToolDefinitionError)
         self._args_model = self._build_model(fn, arg_docs)
+        if strict is True and (problem := strict_schema_problem(self.parameters)) is not None:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: strict=True, but its schema does not qualify for strict mode "
+                f"({problem}); make every parameter required (no defaults) or use strict=None"
+            )
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
 
@@ -381,7 +393,11 @@ class Tool:
         try:
             model = create_model(
                 f"{self.name}_args",
-                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                # An open schema lets the model send more keys; the function cannot take them, so
+                # they are dropped at validation instead of failing the call.
+                __config__=ConfigDict(
+                    extra="ignore" if self.additional_properties else "forbid", arbitrary_types_allowed=False
+                ),
                 **fields,
             )
             model.model_json_schema()
@@ -391,19 +407,26 @@ class Tool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments object."""
+        """The JSON schema of the arguments object (closed, unless ``additional_properties=True``)."""
         schema = _close_objects(_strip_titles(self._args_model.model_json_schema()))
         schema.setdefault("properties", {})
+        if self.additional_properties:
+            schema["additionalProperties"] = True
         return schema  # type: ignore[no-any-return]
 
     @property
     def spec(self) -> ToolSpec:
         """The provider-neutral description sent to the model.
 
-        ``strict`` is on only when every parameter is required: strict schemas (OpenAI) demand it.
+        ``strict`` as given to ``@tool``; left to the adapter (``None``: strict where the schema
+        qualifies) when every parameter is required and there are no ``$defs``, else off. An open
+        schema (``additional_properties=True``) is never strict.
         """
         params = self.parameters
-        strict = set(params.get("required", [])) == set(params["properties"]) and "$defs" not in params
+        strict = self.strict
+        if strict is None:
+            auto = set(params.get("required", [])) == set(params["properties"]) and "$defs" not in params
+            strict = None if auto and not self.additional_properties else False
         return ToolSpec(name=self.name, description=self.description, parameters=params, strict=strict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -503,6 +526,21 @@ class Tool:
             return outcome.output
 
 
+def _check_schema_options(strict: object, additional_properties: object) -> None:
+    """``strict`` is True, False or None; ``additional_properties`` a bool; an open schema is never strict."""
+    if strict is not None and not isinstance(strict, bool):
+        raise ToolDefinitionError(f"@tool(strict=...) takes True, False or None, got {strict!r}")
+    if not isinstance(additional_properties, bool):
+        raise ToolDefinitionError(
+            f"@tool(additional_properties=...) takes True or False, got {additional_properties!r}"
+        )
+    if strict is True and additional_properties:
+        raise ToolDefinitionError(
+            "@tool(strict=True, additional_properties=True): strict mode needs a closed schema "
+            "(additionalProperties: false); drop one of them"
+        )
+
+
 def _check_options(name: object, description: object, max_output_chars: object) -> None:
     """Check ``@tool`` options at decoration.
 
@@ -535,6 +573,8 @@ def tool(
     description: str | None = None,
     max_output_chars: int | None = ...,
     timeout: float | None = ...,
+    strict: bool | None = ...,
+    additional_properties: bool = ...,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -544,6 +584,8 @@ def tool(
     description: str | None = None,
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     timeout: float | None = None,
+    strict: bool | None = None,
+    additional_properties: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or ``async def``) into a ``Tool``.
 
@@ -557,11 +599,26 @@ def tool(
     (default ``DEFAULT_TOOL_TIMEOUT_S``); ``float("inf")`` means no limit for this tool. A call past
     it is abandoned (a sync tool's thread is left to finish on its own) and the model gets an error
     result saying so.
+
+    ``strict``: ``None`` (default) lets the adapter send strict mode where the schema qualifies;
+    ``True`` insists (a schema that does not qualify is a ``ToolDefinitionError`` now, naming the
+    field; Anthropic gets ``strict: true``); ``False`` never sends it. ``additional_properties=True``
+    opens the schema (``additionalProperties: true``): the model may send more keys, which are
+    dropped before the function is called; an open schema is never strict.
     """
     _check_options(name, description, max_output_chars)
+    _check_schema_options(strict, additional_properties)
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name=name, description=description, max_output_chars=max_output_chars, timeout=timeout)
+        return Tool(
+            f,
+            name=name,
+            description=description,
+            max_output_chars=max_output_chars,
+            timeout=timeout,
+            strict=strict,
+            additional_properties=additional_properties,
+        )
 
     return wrap(fn) if fn is not None else wrap
 

@@ -26,13 +26,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agentlab.errors import ConfigError, InvalidSettingsError, UserError
-from agentlab.neutral.request import CacheHints, ReasoningSettings
+from agentlab.neutral.request import CacheHints, CallOptions, ReasoningSettings, named_tool
 
 __all__ = [
     "cache_hints",
+    "call_options",
     "check_items",
     "check_kwargs",
     "check_text",
+    "check_tool_choice",
     "did_you_mean",
     "max_output_tokens",
     "non_negative_number",
@@ -167,6 +169,51 @@ def cache_hints(value: object) -> CacheHints | None:
         f"cache must be CacheHints(...), a dict of its fields or None, got {type(value).__name__} "
         "(cache=CacheHints(enabled=False) turns caching off)"
     )
+
+
+CALL_KNOBS: tuple[str, ...] = tuple(CallOptions.model_fields)
+"""The per-call knobs, by name: flat keywords of ``Run`` and fields of ``CallOptions``/``Setting``."""
+
+
+def call_options(value: object, where: str = "options", **flat: Any) -> CallOptions:
+    """``options`` (``None``, a ``CallOptions`` or a dict of its fields) with the flat keywords on top.
+
+    A flat keyword left at ``None`` means "not given". A knob given both ways with different values
+    is refused (which one was meant cannot be guessed). Every problem names the knob.
+    """
+    if value is None:
+        base: dict[str, Any] = {}
+    elif isinstance(value, CallOptions):
+        base = value.model_dump(exclude_unset=True)
+    elif isinstance(value, Mapping):
+        base = dict(value)
+    else:
+        raise InvalidSettingsError(
+            f"{where} must be CallOptions(...), a dict of its fields or None, got {type(value).__name__}"
+        )
+    given = {k: v for k, v in flat.items() if v is not None}
+    clash = sorted(k for k, v in given.items() if k in base and base[k] != v)
+    if clash:
+        raise InvalidSettingsError(f"{clash} given both as keywords and in {where} with different values")
+    try:
+        return CallOptions.model_validate({**base, **given})
+    except ValidationError as e:
+        raise InvalidSettingsError(
+            _pydantic_problems(e, CallOptions).replace("unknown key", "unknown knob")
+        ) from None
+
+
+def check_tool_choice(options: CallOptions, tool_names: Iterable[str]) -> None:
+    """A forced choice needs tools, and a named one a tool of that name in the run."""
+    names = sorted(tool_names)
+    forced = named_tool(options.tool_choice)
+    if forced is not None and forced not in names:
+        raise InvalidSettingsError(
+            f"tool_choice {options.tool_choice!r} names no tool of this run{did_you_mean(forced, names)}; "
+            f"its tools: {', '.join(names) or 'none'}"
+        )
+    if options.tool_choice == "required" and not names:
+        raise InvalidSettingsError("tool_choice='required' needs at least one tool")
 
 
 def positive_int(value: object, name: str, *, error: type[UserError] = ConfigError) -> int:

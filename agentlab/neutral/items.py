@@ -45,6 +45,16 @@ __all__ = [
 class _Item(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    cache_breakpoint: bool = Field(default=False, exclude_if=lambda v: not v)
+    """A neutral prompt-cache mark: the prefix up to and including this item is worth caching.
+
+    Anthropic gets ``cache_control`` (the run's ``CacheHints.ttl``) on the item's last block, within
+    the API's 4 breakpoints (over that, agentlab's automatic marks go first, then the oldest item
+    marks, with a ``cache_hint_adjusted`` diagnostic); OpenAI an explicit breakpoint on models that
+    take them, else a ``setting_ignored`` diagnostic. Left out of dumps when unset, so history
+    written before it existed reads and writes the same.
+    """
+
 
 class SystemItem(_Item):
     """System (OpenAI: developer/instructions) text."""

@@ -72,7 +72,7 @@ from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_ti
 from agentlab.neutral import _inputs
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ToolCallEvent
-from agentlab.neutral.request import ModelRequest, ReasoningSettings
+from agentlab.neutral.request import CallOptions, ModelRequest, ReasoningSettings, ServiceTier
 from agentlab.records.logs import get_logger, redact_secrets
 from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
 from agentlab.sweeps.progress import ProgressDisplay, SweepProgress, make_display
@@ -104,6 +104,11 @@ class Setting:
     ``providers`` restricts the setting to some providers (``None``: all), which is how an ablation
     that only one provider can run (``drop`` on OpenAI) sits beside its counterpart on the other
     (thinking off on Anthropic) in one sweep.
+
+    The per-call knobs (``temperature``, ``tool_choice``, ``stream``, ...) are fields too, flat or as
+    one ``options=CallOptions(...)`` (or a dict), exactly as ``Run`` takes them; after construction
+    ``options`` holds them all and the flat fields are left as given. A knob a provider refuses fails
+    that model's runs (a failed row naming the knob), before anything is sent.
     """
 
     name: str
@@ -113,6 +118,16 @@ class Setting:
     max_output_tokens: int | None = None
     system: str | None = None
     providers: tuple[str, ...] | None = None
+    options: CallOptions | Mapping[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    tool_choice: str | None = None
+    parallel_tool_calls: bool | None = None
+    stream: bool | None = None
+    stop_sequences: Sequence[str] | None = None
+    metadata: Mapping[str, str] | None = None
+    user_id: str | None = None
+    service_tier: ServiceTier | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -135,6 +150,14 @@ class Setting:
             if isinstance(self.providers, str):  # tuple("openai") would be six one-letter providers
                 raise ConfigError(f"{where} providers must be a list, e.g. providers=({self.providers!r},)")
             object.__setattr__(self, "providers", tuple(self.providers))
+        flat = {k: getattr(self, k) for k in _inputs.CALL_KNOBS if k != "reset_tool_choice"}
+        object.__setattr__(self, "options", _inputs.call_options(self.options, f"{where} options", **flat))
+
+    @property
+    def call_options(self) -> CallOptions:
+        """The knobs every run of this setting gets (``options`` after construction, typed)."""
+        assert isinstance(self.options, CallOptions)
+        return self.options
 
     def applies_to(self, provider: str) -> bool:
         """Whether this setting runs for ``provider`` (``providers=None``: every provider)."""
@@ -154,6 +177,8 @@ class Setting:
             "max_output_tokens": self.max_output_tokens,
             "system": self.system,
         }
+        if self.call_options != CallOptions():  # settings without knobs keep their earlier fingerprint
+            data["options"] = self.call_options.model_dump(mode="json")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -746,6 +771,7 @@ class _Scheduler:
                 reasoning=s.reasoning,
                 max_steps=s.max_steps,
                 max_output_tokens=s.max_output_tokens,
+                options=s.call_options,
                 continuation_policy=s.continuation_policy,
                 adapter=gated,
                 retries=cfg.retries,

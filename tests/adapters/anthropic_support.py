@@ -80,6 +80,11 @@ def sdk_client(handler: Callable[[httpx2.Request], Any], *, max_retries: int = 0
 
 
 def adapter_for(
-    model: str, handler: Callable[[httpx2.Request], Any], *, max_retries: int = 0
+    model: str,
+    handler: Callable[[httpx2.Request], Any],
+    *,
+    max_retries: int = 0,
+    extra_headers: dict[str, str] | None = None,
 ) -> AnthropicMessagesAdapter:
-    return AnthropicMessagesAdapter(model, client=sdk_client(handler, max_retries=max_retries))
+    client = sdk_client(handler, max_retries=max_retries)
+    return AnthropicMessagesAdapter(model, client=client, extra_headers=extra_headers)

@@ -292,11 +292,17 @@ async def _run(adapter: Any, request: ModelRequest) -> list[Any]:
         return [e async for e in adapter.stream(request)]
 
 
+RECORDED_VERSION = "2023-06-01"
+
+
 @pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
 async def test_replay_recording(path: Path) -> None:
     exchanges = load_cassette(path)
     replay = Replay([served(ex) for ex in exchanges])
-    adapter = adapter_for(exchanges[0].request_json["model"], replay)  # type: ignore[index]
+    # The recordings were made at anthropic-version 2023-06-01 (those that kept their headers say so),
+    # which still had sampling fields; replay them at that version.
+    model = exchanges[0].request_json["model"]  # type: ignore[index]
+    adapter = adapter_for(model, replay, extra_headers={"anthropic-version": RECORDED_VERSION})
     responses: list[ModelResponse] = []
     for n, ex in enumerate(exchanges):
         request = _request_for(path, n, ex, responses)
@@ -316,7 +322,10 @@ async def test_later_requests_carry_signatures_byte_identical(path: Path) -> Non
     """The thinking/redacted blocks we send back equal the recorded request's, key by key, byte by byte."""
     exchanges = load_cassette(path)
     replay = Replay([served(ex) for ex in exchanges])
-    adapter = adapter_for(exchanges[0].request_json["model"], replay)  # type: ignore[index]
+    # The recordings were made at anthropic-version 2023-06-01 (those that kept their headers say so),
+    # which still had sampling fields; replay them at that version.
+    model = exchanges[0].request_json["model"]  # type: ignore[index]
+    adapter = adapter_for(model, replay, extra_headers={"anthropic-version": RECORDED_VERSION})
     responses: list[ModelResponse] = []
     for n, ex in enumerate(exchanges):
         events = await _run(adapter, _request_for(path, n, ex, responses))

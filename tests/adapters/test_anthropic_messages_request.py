@@ -160,14 +160,20 @@ def test_settings_the_api_would_reject_fail_before_sending(kw: dict[str, Any], m
 
 
 def test_temperature_one_and_top_p_in_range_are_allowed_with_thinking() -> None:
-    body = _body(
-        _req(
-            reasoning=ReasoningSettings(budget_tokens=2048),
-            temperature=1.0,
-            provider_options={"anthropic_top_p": 0.96},
-        )
+    """On an API version that still has sampling fields (pinned on the adapter)."""
+    req = _req(
+        reasoning=ReasoningSettings(budget_tokens=2048),
+        temperature=1.0,
+        provider_options={"anthropic_top_p": 0.96},
     )
+    pinned = AnthropicMessagesAdapter(
+        MODEL, client=sdk_client(lambda r: None), extra_headers={"anthropic-version": "2023-06-01"}
+    )
+    body = pinned.build(req).body
     assert body["temperature"] == 1.0 and body["top_p"] == 0.96
+    # On the version the SDK sends, sampling fields do not exist: refused before sending.
+    with pytest.raises(InvalidSettingsError, match="Extra inputs are not permitted"):
+        _body(req)
 
 
 def test_another_providers_options_are_refused_as_on_openai() -> None:

@@ -419,3 +419,30 @@ async def test_long_non_streaming_call_is_refused_before_sending() -> None:
     with pytest.raises(InvalidSettingsError, match="non-streaming"):
         [e async for e in adapter_for(MODEL, replay).stream(req)]
     assert replay.requests == []
+
+
+async def test_tool_arguments_are_the_same_streamed_or_not() -> None:
+    """The real API streams ``partial_json`` spaced as it likes; the JSON body has the object.
+
+    Both become the same ``ToolCallItem.arguments`` (so a ``stream=False`` run records what the
+    streamed run does).
+    """
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    spaced = ['{"city": ', '"Paris", "n": [1, 2]}']
+    events = [
+        _start(),
+        *_block(0, tool, *({"type": "input_json_delta", "partial_json": p} for p in spaced)),
+        *_end("tool_use"),
+    ]
+    streamed = await _collect(_serve(to_sse(events)))
+    message = {
+        **_start()["message"],
+        "content": [{**tool, "input": {"city": "Paris", "n": [1, 2]}}],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 20},
+    }
+    whole = await _collect(_serve(json.dumps(message).encode(), ctype="application/json"), stream=False)
+    (a,) = streamed[-1].response.tool_calls
+    (b,) = whole[-1].response.tool_calls
+    assert a.arguments == b.arguments == '{"city":"Paris","n":[1,2]}'

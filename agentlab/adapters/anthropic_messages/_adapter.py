@@ -29,7 +29,7 @@ import httpx2
 
 from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
-from agentlab.adapters.anthropic_messages._request import build_request
+from agentlab.adapters.anthropic_messages._request import API_VERSION, build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.assembly.assembler import WireCall, assemble, assembler_for
@@ -116,6 +116,15 @@ class AnthropicMessagesAdapter:
         self.base_url: str | None = str(client.base_url).rstrip("/")
         # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
         self.max_retries: int = int(client.max_retries)
+
+    @property
+    def api_version(self) -> str:
+        """The ``anthropic-version`` this adapter's requests carry.
+
+        The SDK's, unless pinned by ``extra_headers``; it decides whether sampling knobs exist
+        (see ``_request.takes_sampling``).
+        """
+        return self._extra_headers.get("anthropic-version", API_VERSION)
 
     def __repr__(self) -> str:
         return f"<AnthropicMessagesAdapter model={self.model!r} base_url={self.base_url!r}>"

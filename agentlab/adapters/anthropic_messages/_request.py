@@ -44,15 +44,18 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import ModelRequest, ReasoningSettings
+from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
 
 __all__ = [
+    "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "EFFORT_BUDGETS",
     "INTERLEAVED_BETA",
     "BuiltRequest",
     "build_request",
+    "check_options",
     "count_breakpoints",
+    "takes_sampling",
 ]
 
 log = logging.getLogger("agentlab.adapters.anthropic")
@@ -60,6 +63,12 @@ log = logging.getLogger("agentlab.adapters.anthropic")
 PROVIDER = "anthropic"
 API = "messages"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+API_VERSION = "2026-10-21"
+"""The ``anthropic-version`` the installed SDK sends (``anthropic._constants.ANTHROPIC_API_VERSION``;
+a test keeps the two equal). An adapter's ``extra_headers`` may pin another one."""
+SAMPLING_REMOVED_IN = "2026-10-21"
+"""From this API version, ``temperature``/``top_p``/``top_k`` are not request fields at all: any
+value, even the default, is a 400 "temperature: Extra inputs are not permitted"."""
 DEFAULT_MAX_TOKENS = 16000
 """``max_tokens`` when the request gives no ``max_output_tokens`` (the API requires one)."""
 ANSWER_ROOM = 4096
@@ -114,25 +123,110 @@ def _check_model_thinking(model: str, r: ReasoningSettings, adaptive: bool) -> N
         )
 
 
+def takes_sampling(api_version: str = API_VERSION) -> bool:
+    """Whether requests at ``api_version`` may carry ``temperature``/``top_p``/``top_k``.
+
+    The one place that answers it for Anthropic (API versions are dates, so they compare as text).
+    """
+    return api_version < SAMPLING_REMOVED_IN
+
+
+def _check_sampling_version(req: ModelRequest, opts: dict[str, Any], api_version: str) -> None:
+    """Sampling knobs on an API version without them: refused here instead of a 400 there."""
+    if takes_sampling(api_version):
+        return
+    given = [("temperature", req.temperature), ("top_p", req.top_p)] + [
+        (f"anthropic_{k}", opts.get(k)) for k in ("temperature", "top_p", "top_k")
+    ]
+    for where, value in given:
+        if value is not None:
+            raise InvalidSettingsError(
+                f"anthropic: {where} is not accepted by Messages API version {api_version} (the version "
+                f'the anthropic SDK sends; the API answers 400 "{where.removeprefix("anthropic_")}: Extra '
+                'inputs are not permitted"); remove it, or pin the older version on the adapter: '
+                "AnthropicMessagesAdapter(model, extra_headers={'anthropic-version': '2023-06-01'})"
+            )
+
+
+def thinking_on(req: ModelRequest) -> bool:
+    """Whether the request thinks (budgeted or adaptive): the sampling and tool-choice rules follow it."""
+    return req.reasoning is not None and req.reasoning.enabled
+
+
 def _check_sampling_with_thinking(req: ModelRequest, opts: dict[str, Any]) -> None:
-    """Sampling knobs and forced tool use the API refuses while thinking is on."""
+    """Sampling knobs and forced tool use the API refuses while thinking is on.
+
+    The API's own words: "`temperature` may only be set to 1 when thinking is enabled", "`top_p`
+    must be ... at least 0.95", "Thinking may not be enabled when tool_choice forces tool use".
+    """
     # The generic knob and the escape hatch (anthropic_temperature) go through the same rule.
     temp = req.temperature if req.temperature is not None else opts.get("temperature")
     if temp is not None and temp != 1:
         raise InvalidSettingsError(
-            f"anthropic: temperature={temp} is not allowed with thinking; leave it unset (or 1), "
+            f'anthropic: temperature={temp} is not allowed with thinking (the API: "`temperature` may '
+            'only be set to 1 when thinking is enabled"); leave it unset (or 1), '
             "or turn thinking off with ReasoningSettings(enabled=False)"
         )
     if opts.get("top_k") is not None:
         raise InvalidSettingsError("anthropic: top_k is not allowed with thinking; remove anthropic_top_k")
-    top_p = opts.get("top_p")
-    if top_p is not None and not (0.95 <= float(top_p) <= 1):
-        raise InvalidSettingsError("anthropic: with thinking, anthropic_top_p must be between 0.95 and 1")
-    if req.tools and req.tool_choice == "required":
+    for where, top_p in (("top_p", req.top_p), ("anthropic_top_p", opts.get("top_p"))):
+        if top_p is not None and not (0.95 <= float(top_p) <= 1):
+            raise InvalidSettingsError(
+                f"anthropic: with thinking, {where} must be between 0.95 and 1 (or unset); got {top_p}"
+            )
+    if req.tools and (req.tool_choice == "required" or named_tool(req.tool_choice) is not None):
         raise InvalidSettingsError(
-            "anthropic: tool_choice='required' (forced tool use) is not allowed with thinking; "
-            "use tool_choice='auto' or turn thinking off"
+            f"anthropic: tool_choice={req.tool_choice!r} (forced tool use) is not allowed with thinking "
+            '(the API: "Thinking may not be enabled when tool_choice forces tool use"); '
+            "use tool_choice='auto' or 'none', or turn thinking off with ReasoningSettings(enabled=False)"
         )
+
+
+_ANTHROPIC_TIERS = frozenset({"auto", "standard_only"})
+
+
+def _check_knobs(req: ModelRequest) -> None:
+    """Ranges and the fields Messages has in another form (metadata takes only ``user_id``)."""
+    if req.temperature is not None and not (0 <= req.temperature <= 1):
+        raise InvalidSettingsError(f"anthropic: temperature must be between 0 and 1; got {req.temperature}")
+    if req.top_p is not None and not (0 <= req.top_p <= 1):
+        raise InvalidSettingsError(f"anthropic: top_p must be between 0 and 1; got {req.top_p}")
+    extra = sorted(set(req.metadata or {}) - {"user_id"})
+    if extra:
+        raise InvalidSettingsError(
+            f"anthropic: metadata takes only user_id (Messages has metadata.user_id and nothing else); "
+            f"got keys {extra}; pass user_id=... instead"
+        )
+    if req.service_tier is not None and req.service_tier not in _ANTHROPIC_TIERS:
+        raise InvalidSettingsError(
+            f"anthropic: service_tier {req.service_tier!r} is not offered; "
+            f"use one of {sorted(_ANTHROPIC_TIERS)}"
+        )
+    for t in req.tools:
+        if t.strict and t.parameters.get("additionalProperties", True) is not False:
+            raise InvalidSettingsError(
+                f"anthropic: tool {t.name!r} asks for strict mode, but its schema does not qualify "
+                "(parameters: additionalProperties must be false)"
+            )
+
+
+def check_options(req: ModelRequest, adapter: object | None = None) -> None:
+    """The request's knobs checked against the Messages API's rules, as ``build_request`` checks them.
+
+    A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
+    API would refuse fails before anything is sent or logged. ``adapter``: the run's own adapter,
+    when given; its ``api_version`` (an ``anthropic-version`` it pins) decides the sampling rule.
+    """
+    _check_knobs(req)
+    opts = req.options_for(PROVIDER)
+    if thinking_on(req):
+        _check_sampling_with_thinking(req, opts)
+    version = getattr(adapter, "api_version", None)
+    _check_sampling_version(req, opts, version if isinstance(version, str) else API_VERSION)
+
+
+def _user_id(req: ModelRequest) -> str | None:
+    return req.user_id if req.user_id is not None else (req.metadata or {}).get("user_id")
 
 
 def _adaptive_config(r: ReasoningSettings, opts: dict[str, Any]) -> dict[str, Any]:
@@ -263,6 +357,13 @@ def _by_turn(req: ModelRequest, base_url: str | None) -> tuple[dict[str, list[Pr
     return by_turn, other
 
 
+def _marked(block: dict[str, Any], mark: bool) -> dict[str, Any]:
+    """The block, carrying the interleaver's cache marker when its item asked for a breakpoint."""
+    if mark:
+        block[_MARK] = True
+    return block
+
+
 class _Interleaver:
     """Puts each turn's reasoning blocks back before the part that followed them (by block ``index``).
 
@@ -303,27 +404,27 @@ class _Interleaver:
             r = pending.pop(0)
             m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
             self.sent += 1
+        block: dict[str, Any] | None = None
         if isinstance(item, AssistantTextItem):
             if item.text:
-                m.push("assistant", {"type": "text", "text": item.text})
+                block = {"type": "text", "text": item.text}
         else:
-            m.push(
-                "assistant",
-                {"type": "tool_use", "id": item.call_id, "name": item.name, "input": _tool_input(item)},
-            )
+            block = {"type": "tool_use", "id": item.call_id, "name": item.name, "input": _tool_input(item)}
+        if block is not None:
+            m.push("assistant", _marked(block, item.cache_breakpoint))
 
     def other(self, item: SystemItem | UserItem | SummaryItem | ToolResultItem) -> None:
         self.flush_turn()
         self.current_turn = None
         m = self.m
         if isinstance(item, SystemItem):
-            self.system.append({"type": "text", "text": item.text})
+            self.system.append(_marked({"type": "text", "text": item.text}, item.cache_breakpoint))
         elif isinstance(item, UserItem | SummaryItem):
             if not item.text:
                 raise InvalidSettingsError(
                     f"anthropic: empty {item.kind} text; the API rejects empty text blocks"
                 )
-            m.push("user", {"type": "text", "text": item.text})
+            m.push("user", _marked({"type": "text", "text": item.text}, item.cache_breakpoint))
         elif isinstance(item, ToolResultItem):
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -332,7 +433,7 @@ class _Interleaver:
             }
             if item.is_error:
                 block["is_error"] = True
-            m.push("user", block)
+            m.push("user", _marked(block, item.cache_breakpoint))
 
 
 def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int, trailing: int) -> None:
@@ -476,23 +577,102 @@ def count_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [p["cache_control"] for p in _breakpoint_blocks(body) if p.get("cache_control")]
 
 
-def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest[dict[str, Any]]) -> None:
+_MARK = "__agentlab_cache_mark"
+"""Set by the interleaver on the block an item's ``cache_breakpoint`` lands on; never sent."""
+
+Place = tuple[list[dict[str, Any]], int]
+
+
+def _take_item_marks(body: dict[str, Any]) -> list[Place]:
+    """The blocks items marked for caching, in prompt order (system, then messages); markers removed."""
+    places: list[Place] = []
+    containers: list[list[dict[str, Any]]] = []
+    if isinstance(body.get("system"), list):
+        containers.append(body["system"])
+    containers.extend(msg["content"] for msg in body["messages"])
+    for blocks in containers:
+        for k, b in enumerate(blocks):
+            if isinstance(b, dict) and b.pop(_MARK, False):
+                places.append((blocks, k))
+    return places
+
+
+def _auto_places(req: ModelRequest, body: dict[str, Any]) -> list[Place]:
+    """Where the ``CacheHints`` put breakpoints, least worth keeping first (history, tools, system)."""
     hints = req.cache
-    if hints is not None and hints.enabled:
-        cc = _cache_control(hints.ttl, out)
-        tools = body.get("tools")
-        if hints.tools and tools:
-            tools[-1] = {**tools[-1], "cache_control": dict(cc)}
-        system = body.get("system")
-        if hints.system and isinstance(system, list) and system:
-            system[-1] = {**system[-1], "cache_control": dict(cc)}
-        messages = body["messages"]
-        if hints.history and messages:
-            content = messages[-1]["content"]
-            for k in range(len(content) - 1, -1, -1):
-                if content[k].get("type") not in _THINKING_TYPES:  # never on thinking blocks
-                    content[k] = {**content[k], "cache_control": dict(cc)}
-                    break
+    if hints is None or not hints.enabled:
+        return []
+    places: list[Place] = []
+    messages = body["messages"]
+    if hints.history and messages:
+        content = messages[-1]["content"]
+        for k in range(len(content) - 1, -1, -1):
+            if content[k].get("type") not in _THINKING_TYPES:  # never on thinking blocks
+                places.append((content, k))
+                break
+    tools = body.get("tools")
+    if hints.tools and tools:
+        places.append((tools, len(tools) - 1))
+    system = body.get("system")
+    if hints.system and isinstance(system, list) and system:
+        places.append((system, len(system) - 1))
+    return places
+
+
+def _fit_breakpoints(
+    items: list[Place], auto: list[Place], room: int, out: BuiltRequest[dict[str, Any]]
+) -> list[Place]:
+    """The places that fit in ``room``: item marks first, then automatic ones; one diagnostic if cut."""
+    marked_ids = {(id(c), k) for c, k in items}
+    auto = [p for p in auto if (id(p[0]), p[1]) not in marked_ids]
+    wanted = len(items) + len(auto)
+    if wanted <= room:
+        return items + auto
+    keep_auto = auto[len(auto) - max(0, room - len(items)) :] if room > len(items) else []
+    keep_items = items[len(items) - min(len(items), room) :] if room > 0 else []
+    out.diagnostics.append(
+        diagnostic(
+            "cache_hint_adjusted",
+            f"{wanted} cache breakpoints wanted ({len(items)} on history items, {len(auto)} from "
+            f"CacheHints) but the API allows {MAX_BREAKPOINTS} (with any set through provider_options); "
+            f"sent {len(keep_items) + len(keep_auto)}: item marks first (the latest), then the hints",
+            requested=str(wanted),
+            sent=str(len(keep_items) + len(keep_auto)),
+        )
+    )
+    return keep_items + keep_auto
+
+
+def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest[dict[str, Any]]) -> None:
+    """Breakpoints: history items' marks and the ``CacheHints``, within the API's four."""
+    items = _take_item_marks(body)
+    hints = req.cache
+    enabled = hints is not None and hints.enabled
+    if items and not enabled:
+        out.diagnostics.append(
+            diagnostic(
+                "setting_ignored",
+                f"cache_breakpoint on {len(items)} history item(s) was not sent: caching is off for this run",
+                setting="cache_breakpoint",
+            )
+        )
+        items = []
+    if enabled:
+        assert hints is not None
+        auto = _auto_places(req, body)
+        room = MAX_BREAKPOINTS - len(count_breakpoints(body))
+        # Item marks are fitted in (cutting hints first); hints that clash with provider_options'
+        # own marks alone are refused as before (the user set both explicitly).
+        places = _fit_breakpoints(items, auto, max(room, 0), out) if items else auto
+        if places:
+            cc = _cache_control(hints.ttl, out)
+            for container, k in places:
+                container[k] = {**container[k], "cache_control": dict(cc)}
+    _check_breakpoints(body)
+
+
+def _check_breakpoints(body: dict[str, Any]) -> None:
+    """No mark on a thinking block, at most four, 1h ones before 5m ones (else the API answers 400)."""
     for msg in body["messages"]:
         for b in msg["content"]:
             if b.get("type") in _THINKING_TYPES and "cache_control" in b:
@@ -511,6 +691,44 @@ def _apply_cache(req: ModelRequest, body: dict[str, Any], out: BuiltRequest[dict
         )
 
 
+def _tool(t: ToolSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": t.name}
+    if t.description:
+        out["description"] = t.description
+    out["input_schema"] = t.parameters
+    if t.strict:
+        out["strict"] = True  # asked for explicitly; "auto" (None) sends nothing, as before
+    return out
+
+
+def _tool_choice(req: ModelRequest) -> dict[str, Any]:
+    """``tool_choice``: auto / any (required) / none / tool (one named tool), plus the parallel switch."""
+    forced = named_tool(req.tool_choice)
+    choice: dict[str, Any]
+    if forced is not None:
+        choice = {"type": "tool", "name": forced}
+    else:
+        choice = {"type": {"auto": "auto", "required": "any", "none": "none"}[req.tool_choice]}
+    if not req.parallel_tool_calls and req.tool_choice != "none":
+        choice["disable_parallel_tool_use"] = True
+    return choice
+
+
+def _add_knobs(req: ModelRequest, body: dict[str, Any]) -> None:
+    """Sampling, stop sequences, the end-user id and the service tier, when set."""
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.top_p is not None:
+        body["top_p"] = req.top_p
+    if req.stop_sequences:
+        body["stop_sequences"] = list(req.stop_sequences)
+    user_id = _user_id(req)
+    if user_id is not None:
+        body["metadata"] = {"user_id": user_id}
+    if req.service_tier is not None:
+        body["service_tier"] = req.service_tier
+
+
 def build_request(
     req: ModelRequest, *, base_url: str | None, extra_headers: dict[str, str] | None = None
 ) -> BuiltRequest[dict[str, Any]]:
@@ -524,9 +742,9 @@ def build_request(
         )
     check_foreign_options(PROVIDER, req)
     out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
-    if req.temperature is not None and not (0 <= req.temperature <= 1):
-        raise InvalidSettingsError(f"anthropic: temperature must be between 0 and 1; got {req.temperature}")
+    _check_knobs(req)
     thinking, max_tokens = _thinking(req, opts, out.headers)
+    _check_sampling_version(req, opts, out.headers.get("anthropic-version", API_VERSION))
     out.reasoning_mode = thinking["type"] if thinking else None
 
     system, messages = _messages(req, base_url, out)
@@ -541,23 +759,10 @@ def build_request(
         body["system"] = system
     if thinking is not None:
         body["thinking"] = thinking
-    if req.temperature is not None:
-        body["temperature"] = req.temperature
+    _add_knobs(req, body)
     if req.tools:
-        body["tools"] = [
-            {
-                "name": t.name,
-                **({"description": t.description} if t.description else {}),
-                "input_schema": t.parameters,
-            }
-            for t in req.tools
-        ]
-        choice: dict[str, Any] = {
-            "type": {"auto": "auto", "required": "any", "none": "none"}[req.tool_choice]
-        }
-        if not req.parallel_tool_calls and req.tool_choice != "none":
-            choice["disable_parallel_tool_use"] = True
-        body["tool_choice"] = choice
+        body["tools"] = [_tool(t) for t in req.tools]
+        body["tool_choice"] = _tool_choice(req)
     body.update(opts)
     if req.output is not None:
         body["output_config"] = output_config(req.output, body.get("output_config"))

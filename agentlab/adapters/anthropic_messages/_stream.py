@@ -56,6 +56,28 @@ _TEXT = "text"
 _TOOL = "tool_use"
 
 
+def _tool_input_text(value: Any) -> str:
+    """A ``tool_use`` block's ``input`` object as the arguments text of its ``ToolCallItem``.
+
+    One form for both ways a message arrives: the API's ``input`` is an object, and the text is
+    agentlab's rendering of it (compact JSON), so a streamed run (``partial_json`` pieces, spaced or
+    not as the server chose) and a non-streamed one (the object itself) record the same arguments.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _canonical_arguments(text: str) -> str:
+    """Streamed tool input in the form of :func:`_tool_input_text`.
+
+    Text that is not an object stays as received (it is kept, and answered with an error result).
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return _tool_input_text(value) if isinstance(value, dict) else text
+
+
 class _Block:
     """One content block being assembled. ``parts`` holds text/thinking/partial-JSON pieces."""
 
@@ -302,7 +324,7 @@ class MessageAssembler(Assembler):
             elif block.kind == _TEXT:
                 block.parts = []
             elif block.kind == _TOOL:
-                args = json.dumps(cb.get("input", {}), ensure_ascii=False)
+                args = _tool_input_text(cb.get("input", {}))
                 block.parts = [args]
                 out.append(self.tool_delta(cb.get("id", ""), cb.get("name", ""), args))
         return out
@@ -366,7 +388,7 @@ class MessageAssembler(Assembler):
 
     def _tool_item(self, block: _Block, turn_id: str, notes: list[AdapterEvent]) -> ToolCallItem:
         call_id = block.start.get("id") or ""
-        text = "".join(block.parts)
+        text = _canonical_arguments("".join(block.parts))
         item, note = self.tool_call(
             call_id=call_id,
             name=block.start.get("name") or "",

@@ -27,6 +27,7 @@ SPEC = ProviderSpec(
         "with thinking on, Anthropic requires the current tool loop's thinking blocks to go back "
         "unmodified (the API answers 400 otherwise)"
     ),
+    check_options="agentlab.adapters.anthropic_messages._request:check_options",
     simulated_models="agentlab.sim:ANTHROPIC_MODELS",
     price_provider="anthropic",
 )

@@ -45,16 +45,26 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import (
+    CacheHints,
+    ModelRequest,
+    ReasoningSettings,
+    ToolSpec,
+    named_tool,
+    strict_schema_problem,
+)
 
 __all__ = [
     "API",
     "PROVIDER",
     "BuiltRequest",
     "build_request",
+    "check_options",
     "is_reasoning_model",
     "prompt_cache_key",
     "strict_schema_ok",
+    "strict_schema_problem",
+    "takes_sampling",
 ]
 
 log = logging.getLogger("agentlab.adapters.openai_responses")
@@ -81,6 +91,15 @@ def is_reasoning_model(model: str) -> bool:
     return _models.is_reasoning_model(model)
 
 
+def takes_sampling(model: str, effort: str | None = None) -> bool:
+    """Whether ``model`` takes ``temperature`` / ``top_p`` at this reasoning ``effort`` (the one place).
+
+    Reasoning models answer 400 "Unsupported parameter" to both, except the families that take them
+    with reasoning off (``effort="none"``); the family table (:mod:`._models`) knows which.
+    """
+    return _models.sampling_allowed(model, effort)
+
+
 def _cache_mode(model: str) -> str | None:
     """How ``model`` takes cache lifetime hints: ``"options"``, ``"retention"`` or ``None``.
 
@@ -95,41 +114,23 @@ def _supports_effort_none(model: str) -> bool:
 
 
 def strict_schema_ok(schema: Any) -> bool:
-    """Whether a JSON schema qualifies for OpenAI strict mode.
-
-    Strict mode requires every object schema to set ``additionalProperties: false`` and to list every
-    property in ``required``; this checks that recursively (properties, items, combinators, $defs).
-    Sending ``strict: true`` for a schema that does not qualify gets a 400, so it is set only here.
-    """
-    if isinstance(schema, list):
-        return all(strict_schema_ok(s) for s in schema)
-    if not isinstance(schema, dict):
-        return True
-    is_object = schema.get("type") == "object" or "properties" in schema
-    if is_object:
-        props = schema.get("properties") or {}
-        if schema.get("additionalProperties", True) is not False:
-            return False
-        if set(schema.get("required") or ()) != set(props):
-            return False
-        if not all(strict_schema_ok(p) for p in props.values()):
-            return False
-    for key in ("items", "anyOf", "oneOf", "allOf", "prefixItems"):
-        if key in schema and not strict_schema_ok(schema[key]):
-            return False
-    for key in ("$defs", "definitions"):
-        defs = schema.get(key)
-        if isinstance(defs, dict) and not all(strict_schema_ok(d) for d in defs.values()):
-            return False
-    return True
+    """Whether a JSON schema qualifies for OpenAI strict mode (see :func:`strict_schema_problem`)."""
+    return strict_schema_problem(schema) is None
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
+    """One function tool; ``strict`` as the spec asks (``None``: where the schema qualifies)."""
     out: dict[str, Any] = {"type": "function", "name": spec.name}
     if spec.description:
         out["description"] = spec.description
     out["parameters"] = spec.parameters
-    out["strict"] = bool(spec.strict and strict_schema_ok(spec.parameters))
+    problem = None if spec.strict is False else strict_schema_problem(spec.parameters)
+    if spec.strict is True and problem is not None:
+        raise InvalidSettingsError(
+            f"openai: tool {spec.name!r} asks for strict mode, but its schema does not qualify "
+            f"({problem}); fix the schema or use @tool(strict=None) to send it non-strict"
+        )
+    out["strict"] = spec.strict is not False and problem is None
     return out
 
 
@@ -357,17 +358,27 @@ def _check_effort(model: str, effort: str) -> None:
     )
 
 
-def _check_sampling(
-    request: ModelRequest, options: dict[str, Any], model: str, reasoning_model: bool
-) -> None:
+def _sent_effort(request: ModelRequest) -> str | None:
+    """The reasoning effort the request sends (``"none"`` when reasoning is off; None: the default)."""
+    settings = request.reasoning
+    if settings is None:
+        return None
+    return "none" if not settings.enabled else settings.effort
+
+
+def _check_sampling(request: ModelRequest, options: dict[str, Any], model: str) -> None:
     """Reasoning models refuse sampling knobs (OpenAI answers 400 "Unsupported parameter").
 
     One rule for both ways in: the generic ``temperature`` and the escape hatch
     (``provider_options={"openai_temperature": ...}``, ``openai_top_p``), so neither reaches the API.
     """
-    if not reasoning_model:
+    if request.temperature is not None and not 0 <= request.temperature <= 2:
+        raise InvalidSettingsError(f"openai: temperature must be between 0 and 2; got {request.temperature}")
+    if request.top_p is not None and not 0 <= request.top_p <= 1:
+        raise InvalidSettingsError(f"openai: top_p must be between 0 and 1; got {request.top_p}")
+    if takes_sampling(model, _sent_effort(request)):
         return
-    given = [("temperature", request.temperature)] + [
+    given = [("temperature", request.temperature), ("top_p", request.top_p)] + [
         (f"provider_options['openai_{k}']", options.get(k)) for k in ("temperature", "top_p")
     ]
     for where, value in given:
@@ -387,7 +398,7 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
     }
 
 
-def _checked_options(request: ModelRequest, model: str, reasoning_model: bool) -> dict[str, Any]:
+def _checked_options(request: ModelRequest, model: str) -> dict[str, Any]:
     """The request's ``openai_*`` escape-hatch options, checked.
 
     Refused when they would break what the adapter owns or are meant for another provider.
@@ -400,8 +411,51 @@ def _checked_options(request: ModelRequest, model: str, reasoning_model: bool) -
             f"provider_options {['openai_' + k for k in owned]} would override what the adapter owns "
             "(agentlab is stateless: store=false, full input every call, no previous_response_id)"
         )
-    _check_sampling(request, options, model, reasoning_model)
+    _check_sampling(request, options, model)
+    _check_knobs(request)
     return options
+
+
+_METADATA_MAX = (16, 64, 512)  # pairs, key characters, value characters (the API's limits)
+_OPENAI_TIERS = frozenset({"auto", "default", "flex", "scale", "priority", "fast", "ultrafast"})
+
+
+def _check_knobs(request: ModelRequest) -> None:
+    """The knobs Responses does not have or bounds (stop sequences, metadata, ids, service tier)."""
+    if request.stop_sequences:
+        raise InvalidSettingsError(
+            "openai: stop_sequences: the Responses API has no stop sequences (no 'stop' field); "
+            "remove it for OpenAI runs (Anthropic takes it)"
+        )
+    meta = request.metadata or {}
+    pairs, key_len, value_len = _METADATA_MAX
+    if len(meta) > pairs or any(len(k) > key_len or len(v) > value_len for k, v in meta.items()):
+        raise InvalidSettingsError(
+            f"openai: metadata takes at most {pairs} pairs, keys up to {key_len} and values up to "
+            f"{value_len} characters"
+        )
+    if request.user_id is not None and len(request.user_id) > 128:
+        raise InvalidSettingsError("openai: user_id (sent as safety_identifier) takes at most 128 characters")
+    if request.service_tier is not None and request.service_tier not in _OPENAI_TIERS:
+        raise InvalidSettingsError(
+            f"openai: service_tier {request.service_tier!r} is not offered; "
+            f"use one of {sorted(_OPENAI_TIERS)}"
+        )
+
+
+def check_options(request: ModelRequest, adapter: object | None = None) -> None:
+    """The request's knobs checked against OpenAI's rules, as ``build_request`` checks them.
+
+    A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
+    API would refuse fails before anything is sent or logged. ``adapter`` (the run's own, when
+    given) changes nothing here.
+    """
+    # The knobs' rules only: the escape hatch's ownership and another provider's keys stay the
+    # build's (a shared compare may carry both providers' options to every run).
+    _check_sampling(request, request.options_for(PROVIDER), request.model)
+    _check_knobs(request)
+    for spec in request.tools:
+        _tool(spec)
 
 
 def _split_system(request: ModelRequest) -> tuple[list[str], list[Any]]:
@@ -458,8 +512,43 @@ def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
     raise TypeError(f"unexpected history item {type(it).__name__}")  # pragma: no cover - closed union
 
 
+def _with_breakpoint(
+    it: Any, wire: dict[str, Any], explicit: bool, diags: list[DiagnosticEvent]
+) -> dict[str, Any]:
+    """An item's ``cache_breakpoint`` as an explicit breakpoint where Responses takes one.
+
+    Breakpoints sit on input content parts (``input_text``), so user, developer and tool-result
+    items can carry one, on models with explicit breakpoints (``_cache_mode`` "options"). Elsewhere
+    the mark is not sent, and a ``setting_ignored`` diagnostic says so.
+    """
+    mark = {"mode": "explicit"}
+    if explicit and "role" in wire and isinstance(wire.get("content"), str):
+        return _message(wire["role"], wire["content"], breakpoint=True)
+    if explicit and wire.get("type") == "function_call_output":
+        part = {"type": "input_text", "text": wire["output"], "prompt_cache_breakpoint": mark}
+        return {**wire, "output": [part]}
+    where = (
+        "this model has no explicit cache breakpoints"
+        if not explicit
+        else (f"a {it.kind} item has no input content to carry a breakpoint")
+    )
+    diags.append(
+        diagnostic(
+            "setting_ignored",
+            f"cache_breakpoint on a {it.kind} item was not sent: {where} (OpenAI caches prefixes on its own)",
+            setting="cache_breakpoint",
+        )
+    )
+    return wire
+
+
 def _inputs(
-    items: list[Any], before: dict[tuple[str, int], list[_Raw]], lead_message: dict[str, Any] | None
+    items: list[Any],
+    before: dict[tuple[str, int], list[_Raw]],
+    lead_message: dict[str, Any] | None,
+    *,
+    explicit_breakpoints: bool = False,
+    diags: list[DiagnosticEvent] | None = None,
 ) -> list[Any]:
     """The ``input`` list: each kept reasoning item right before the item that followed it."""
     # Output items of a response whose reasoning is replayed go back with their original ids (the
@@ -470,14 +559,34 @@ def _inputs(
         key = (it.turn_id, it.index) if isinstance(it, AssistantTextItem | ToolCallItem) else None
         if key is not None and key in before:
             inputs.extend(before[key])
-        inputs.append(_item_json(it, replayed_turns))
+        wire = _item_json(it, replayed_turns)
+        if it.cache_breakpoint and diags is not None:
+            wire = _with_breakpoint(it, wire, explicit_breakpoints, diags)
+        inputs.append(wire)
     return inputs
+
+
+def _lead_marks(
+    request: ModelRequest, lead: list[str], *, explicit: bool, diags: list[DiagnosticEvent]
+) -> None:
+    """A mark on a leading system item: kept when the system prompt travels with a breakpoint."""
+    marked = any(isinstance(it, SystemItem) and it.cache_breakpoint for it in request.items[: len(lead)])
+    if marked and not explicit:
+        diags.append(
+            diagnostic(
+                "setting_ignored",
+                "cache_breakpoint on the system prompt was not sent: it travels as instructions here "
+                "(explicit breakpoints need a model that takes them and CacheHints(system=True))",
+                setting="cache_breakpoint",
+            )
+        )
 
 
 def _add_tools(body: dict[str, Any], request: ModelRequest, tools: list[dict[str, Any]]) -> None:
     if tools:
+        forced = named_tool(request.tool_choice)
         body["tools"] = tools
-        body["tool_choice"] = request.tool_choice
+        body["tool_choice"] = request.tool_choice if forced is None else {"type": "function", "name": forced}
         body["parallel_tool_calls"] = request.parallel_tool_calls
     elif request.tool_choice == "required":
         raise InvalidSettingsError("tool_choice='required' needs at least one tool")
@@ -523,6 +632,23 @@ def _add_cache(
             body["prompt_cache_retention"] = "24h"
 
 
+def _add_sampling(body: dict[str, Any], request: ModelRequest) -> None:
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+
+
+def _add_ids(body: dict[str, Any], request: ModelRequest) -> None:
+    """Metadata, the end-user id (``safety_identifier``) and the service tier, when set."""
+    if request.metadata:
+        body["metadata"] = dict(request.metadata)
+    if request.user_id is not None:
+        body["safety_identifier"] = request.user_id
+    if request.service_tier is not None:
+        body["service_tier"] = request.service_tier
+
+
 def _render(body: dict[str, Any]) -> bytes:
     """The body as the exact bytes to send: ``input``'s verbatim reasoning items spliced in as text."""
     parts: list[str] = []
@@ -546,7 +672,7 @@ def build_request(
     """
     diags: list[DiagnosticEvent] = []
     reasoning_model = is_reasoning_model(model)
-    options = _checked_options(request, model, reasoning_model)
+    options = _checked_options(request, model)
     hints = request.cache
     system_breakpoint = bool(
         hints is not None and hints.enabled and hints.system and _cache_mode(model) == "options"
@@ -556,7 +682,10 @@ def build_request(
     lead, items = _split_system(request)
     system_text = "\n\n".join(lead)
     lead_message = _message("developer", system_text, breakpoint=True) if lead and system_breakpoint else None
-    inputs = _inputs(items, before, lead_message)
+    inputs = _inputs(
+        items, before, lead_message, explicit_breakpoints=_cache_mode(model) == "options", diags=diags
+    )
+    _lead_marks(request, lead, explicit=lead_message is not None, diags=diags)
     tools = [_tool(t) for t in request.tools]
 
     body: dict[str, Any] = {"model": model}
@@ -567,14 +696,14 @@ def build_request(
     _add_reasoning(body, request, model, reasoning_model, diags)
     if request.max_output_tokens is not None:
         body["max_output_tokens"] = request.max_output_tokens
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
+    _add_sampling(body, request)
     if request.output is not None:
         body["text"] = text_param(request.output, options)
     body["store"] = False
     _add_include(body, options, reasoning_model)
     body["stream"] = request.stream if stream is None else stream
     _add_cache(body, model, system_text, tools, hints)
+    _add_ids(body, request)
     body.update(options)
     reasoning = body.get("reasoning")
     effort = reasoning.get("effort") if isinstance(reasoning, dict) else None

@@ -21,6 +21,7 @@ SPEC = ProviderSpec(
     reasoning_block_type="reasoning",
     # Responses accepts a tool loop without its reasoning items: "drop" is a real ablation here.
     drop_with_reasoning=True,
+    check_options="agentlab.adapters.openai_responses._request:check_options",
     simulated_models="agentlab.sim:OPENAI_MODELS",
     price_provider="openai",
 )
