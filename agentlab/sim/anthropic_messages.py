@@ -50,7 +50,7 @@ from agentlab.sim.access import anthropic_headers
 from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
-from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS
+from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
@@ -756,4 +756,5 @@ PROTOCOL = SimProtocol(
     ),
     real_models=ANTHROPIC_REAL_MODELS,
     check_headers=anthropic_headers,
+    model_rules=anthropic_model_rules,
 )

@@ -113,6 +113,8 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
         if f.kind in faults.ERROR_FAULTS:
             raise _Refused(_render(protocol, _FAULT_ERRORS[f.kind](protocol.errors, sim), body))
     try:
+        if served != model and protocol.model_rules is not None:
+            protocol.model_rules(model, req)
         reply = protocol.handle(sim, {**req, "model": label(model, served)}, h, served)
     except E.SimError as err:
         raise _Refused(_render(protocol, err, body)) from None

@@ -95,6 +95,9 @@ class SimProtocol:
     routes: tuple[Route, ...] = ()
     real_models: Mapping[str, str] = field(default_factory=dict)
     check_headers: Callable[[Mapping[str, str]], None] | None = None
+    #: ``model_rules(real_name, request)`` refuses (raises ``SimError``) what that real model does
+    #: not take though its simulated model would (Claude's thinking modes); real names only.
+    model_rules: Callable[[str, dict[str, Any]], None] | None = None
 
 
 def served_model(protocol: SimProtocol, name: str, real_models: bool) -> str | None:

@@ -12,14 +12,19 @@ default: a real name then gets the provider's "model not found", as it always di
 Only reasoning models are listed (the simulated models are reasoning models: they refuse
 ``temperature`` as OpenAI's reasoning models do), from the model lists of the installed SDKs
 (``openai.types.shared.ChatModel``, ``anthropic.types.Model``) and the providers' model pages. The
-``-mini``/``-nano`` tiers map to ``sim-reasoner-mini``; every listed Claude model takes budgeted and
-adaptive thinking and reports thinking tokens like ``sim-thinker``; Claude 3.7 Sonnet, whose
-responses carry no thinking-token figure, maps to ``sim-thinker-legacy``. This table is the
+``-mini``/``-nano`` tiers map to ``sim-reasoner-mini``; Claude models map to ``sim-thinker``, except
+Claude 3.7 Sonnet (its responses carry no thinking-token figure: ``sim-thinker-legacy``), and keep
+their own thinking modes (:data:`ANTHROPIC_TABLE`; the other mode is the API's 400, see
+:func:`anthropic_model_rules`). This table is the
 simulator's only knowledge of real names; agentlab's routing (``openai:gpt-5.5`` goes to the real
 API, ``sim-*`` to the simulator) never reads it.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from agentlab.sim.errors import SimError
 
 OPENAI_REAL_MODELS: dict[str, str] = {
     **dict.fromkeys(
@@ -41,20 +46,59 @@ OPENAI_REAL_MODELS: dict[str, str] = {
     ),
 }  # fmt: skip
 
-ANTHROPIC_REAL_MODELS: dict[str, str] = {
+#: ``thinking.type`` values each Claude model takes (Anthropic's adaptive-thinking docs, "supported
+#: models", and the API's refusals): budgeted only before 4.6, both on Opus/Sonnet 4.6, adaptive
+#: only from Opus 4.7 and the 5 family on.
+BUDGETED = frozenset({"enabled", "disabled"})
+BOTH = frozenset({"enabled", "adaptive", "disabled"})
+ADAPTIVE = frozenset({"adaptive", "disabled"})
+
+#: Real Claude name -> (the simulated model serving it, the ``thinking.type`` values it takes).
+ANTHROPIC_TABLE: dict[str, tuple[str, frozenset[str]]] = {
     **dict.fromkeys(
         (
             "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5", "claude-sonnet-5",
-            "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6",
-            "claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5",
-            "claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-haiku-4-5-20251001",
-            "claude-opus-4-1", "claude-opus-4-1-20250805", "claude-sonnet-4-0", "claude-sonnet-4-20250514",
-            "claude-opus-4-0", "claude-opus-4-20250514",
+            "claude-opus-4-8", "claude-opus-4-7",
         ),
-        "sim-thinker",
+        ("sim-thinker", ADAPTIVE),
     ),
-    **dict.fromkeys(("claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"), "sim-thinker-legacy"),
+    **dict.fromkeys(("claude-opus-4-6", "claude-sonnet-4-6"), ("sim-thinker", BOTH)),
+    **dict.fromkeys(
+        (
+            "claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-opus-4-1-20250805",
+            "claude-sonnet-4-0", "claude-sonnet-4-20250514", "claude-opus-4-0", "claude-opus-4-20250514",
+        ),
+        ("sim-thinker", BUDGETED),
+    ),
+    **dict.fromkeys(
+        ("claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"), ("sim-thinker-legacy", BUDGETED)
+    ),
 }  # fmt: skip
+
+ANTHROPIC_REAL_MODELS: dict[str, str] = {name: served for name, (served, _) in ANTHROPIC_TABLE.items()}
+
+_ENABLED_UNSUPPORTED = (
+    '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
+    '"output_config.effort" to control thinking behavior.'
+)
+_ADAPTIVE_UNSUPPORTED = "adaptive thinking is not supported on this model"
+
+
+def anthropic_model_rules(name: str, req: dict[str, Any]) -> None:
+    """Refuse the thinking mode a real Claude model does not take, with the API's 400 texts.
+
+    The simulated model takes both modes; a real name must fail where that model fails in
+    production (a client sending budgeted thinking to Opus 4.7, or adaptive to Sonnet 4.5).
+    """
+    entry = ANTHROPIC_TABLE.get(name)
+    thinking = req.get("thinking")
+    ttype = thinking.get("type") if isinstance(thinking, dict) else None
+    if entry is None or not isinstance(ttype, str) or ttype in entry[1]:
+        return
+    message = _ENABLED_UNSUPPORTED if ttype == "enabled" else _ADAPTIVE_UNSUPPORTED
+    raise SimError(400, "invalid_request_error", message)
+
 
 HEADER = "x-agentlab-simulated"
 

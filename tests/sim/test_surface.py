@@ -176,3 +176,18 @@ def test_sdk_with_a_misconfigured_base_url_fails_with_404() -> None:
 def test_sim_base_urls_are_the_documented_ones() -> None:
     assert f"{BASE}/v1" == sim.OPENAI_BASE_URL
     assert sim.ANTHROPIC_BASE_URL == BASE
+
+
+def test_a_key_never_comes_back_in_any_reply() -> None:
+    secret = "sk-proj-SECRET-never-echoed-123"
+    cases = [
+        ("POST", "/v1/responses", {"authorization": f"Bearer {secret}"}, OPENAI_BODY),
+        ("POST", "/v1/responses", {"authorization": f"Bearer {secret}"}, {"model": "nope"}),
+        ("POST", "/v1/v1/responses", {"authorization": f"Bearer {secret}"}, OPENAI_BODY),
+        ("POST", "/v1/messages", {"x-api-key": secret}, ANTHROPIC_BODY),
+        ("POST", "/v1/messages", {**ANT_KEY, "x-api-key": secret}, ANTHROPIC_BODY),
+        ("GET", "/v1/models/x", {"authorization": f"Bearer {secret}"}, None),
+    ]
+    for method, path, headers, body in cases:
+        r = _call(method, path, headers, body)
+        assert secret not in r.text and secret not in str(dict(r.headers)), (method, path)
