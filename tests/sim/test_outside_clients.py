@@ -34,7 +34,7 @@ def test_openai_sdk_helpers_with_a_real_model_name(server: str) -> None:
     items: list[Any] = [{"role": "user", "content": TASK}]
     kw: dict[str, Any] = {"model": "gpt-5.5", "tools": [OPENAI_WEATHER], "store": False}
     kw["include"] = ["reasoning.encrypted_content"]
-    counted = client.responses.input_tokens.count(model="gpt-5.5", input=items, tools=[OPENAI_WEATHER])
+    counted = client.responses.input_tokens.count(model="gpt-5.5", input=items, tools=[OPENAI_WEATHER])  # type: ignore[list-item]
     with client.responses.stream(input=items, **kw) as st:
         first = st.get_final_response()
     assert first.usage is not None and first.usage.input_tokens == counted.input_tokens

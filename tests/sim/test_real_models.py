@@ -63,7 +63,7 @@ def test_openai_real_name_behaves_as_its_sim_model_and_says_so() -> None:
 
 def test_anthropic_real_name_behaves_as_its_sim_model_and_says_so() -> None:
     client = sim.anthropic_sync_client(real_models=True)
-    kw = {"max_tokens": 4000, "messages": [{"role": "user", "content": "What is 6 * 7?"}]}
+    kw: dict[str, Any] = {"max_tokens": 4000, "messages": [{"role": "user", "content": "What is 6 * 7?"}]}
     raw = client.messages.with_raw_response.create(
         model="claude-opus-4-6", thinking={"type": "adaptive"}, **kw
     )
@@ -76,7 +76,7 @@ def test_anthropic_real_name_behaves_as_its_sim_model_and_says_so() -> None:
     ) as st:
         final = st.get_final_message()
     assert final.model == "claude-sonnet-4-5 (simulated by agentlab: sim-thinker)"
-    counted = client.messages.count_tokens(model="claude-opus-4-6", messages=kw["messages"])  # type: ignore[arg-type]
+    counted = client.messages.count_tokens(model="claude-opus-4-6", messages=kw["messages"])
     assert counted.input_tokens == m.usage.input_tokens
     card = client.models.retrieve("claude-opus-4-6")
     assert card.id == "claude-opus-4-6" and "simulated by agentlab: sim-thinker" in card.display_name
