@@ -9,7 +9,17 @@ process (:class:`SimTransport`, an ``httpx2`` transport) or on loopback
 Models: OpenAI ``sim-reasoner``, ``sim-reasoner-mini``; Anthropic ``sim-thinker``,
 ``sim-thinker-legacy`` (omits ``usage.output_tokens_details.thinking_tokens``). Any other name gets
 the provider's real "model not found" error (OpenAI 400 ``model_not_found``, Anthropic 404
-``not_found_error``); a real model name is never served.
+``not_found_error``); a real model name is served only when asked (``real_models=True``, ``serve
+--real-models``), by the simulated model that behaves like it and labelled simulated in every reply
+(see :mod:`agentlab.sim.real_models`).
+
+HTTP surface (as the real hosts): exact paths only (``POST /v1/responses``, ``POST /v1/messages``,
+``POST /v1/responses/input_tokens``, ``GET``/``DELETE /v1/responses/{id}``,
+``POST /v1/messages/count_tokens``, ``GET /v1/models[/{id}]``); any other path or method is the
+provider's 404, as a misconfigured ``base_url`` gets in production. A key is required (OpenAI
+``Authorization: Bearer``, Anthropic ``x-api-key``; any non-empty value, never checked or kept) and
+Anthropic requests need ``anthropic-version`` (see :mod:`agentlab.sim.access`); the clients below
+send a placeholder key.
 
 Task family (see :mod:`agentlab.sim.reasoner`): comparisons over tool outputs ("Is it warmer in
 Paris or Rome?"), aggregates (total/sum/average/difference/product of a tool's numbers for several
@@ -50,9 +60,10 @@ Rules enforced (the point of it):
   prompt cache remembers earlier requests).
 
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
-its models, handler and error shape. The built-ins are OpenAI Responses (``POST .../responses``)
-and Anthropic Messages (``POST .../messages``); a provider package adds its simulated protocol with
-one ``register_protocol(SimProtocol(...))`` call.
+its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
+built-ins are OpenAI Responses (``POST /v1/responses``) and Anthropic Messages (``POST
+/v1/messages``); a provider package adds its simulated protocol with one
+``register_protocol(SimProtocol(...))`` call.
 
 Faults (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; see
 :mod:`agentlab.sim.faults`)::
@@ -70,7 +81,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab.sim import anthropic_messages, openai_responses
 from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
-from agentlab.sim.protocols import SimProtocol, protocols, register_protocol, unregister_protocol
+from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
@@ -82,6 +93,7 @@ __all__ = [
     "ANTHROPIC_MODELS",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
+    "Route",
     "SimProtocol",
     "SimTransport",
     "Simulator",
@@ -100,8 +112,9 @@ register_protocol(anthropic_messages.PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
+#: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
-_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "latency_ms", "simulator")
+_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
 
 
 def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
@@ -118,8 +131,8 @@ def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
 def openai_client(**kw: Any) -> openai.AsyncOpenAI:
     """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
 
-    Simulator options (``seed``, ``secret``, ``retry_after_ms``, ``default_fault``, ``latency_ms``,
-    ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
+    Simulator options (``seed``, ``secret``, ``retry_after_ms``, ``default_fault``, ``real_models``,
+    ``latency_ms``, ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
     ``timeout``, ...) to the SDK client.
     """
     import httpx2

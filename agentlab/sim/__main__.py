@@ -23,6 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed for ids and obfuscation strings")
     p.add_argument("--fault", default=None, help="default fault spec for requests that name none")
     p.add_argument("--retry-after-ms", type=int, default=20, help="what 429 replies ask clients to wait")
+    p.add_argument(
+        "--real-models",
+        action="store_true",
+        help="also answer real model names (gpt-5.5, claude-opus-4-6, ...) with the simulated model that "
+        "behaves like each, labelled simulated (x-agentlab-simulated header, model field)",
+    )
     b = sub.add_parser("bench", help="measure in-process throughput (events per second)")
     b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
     args = parser.parse_args(argv)
@@ -31,7 +37,12 @@ def main(argv: list[str] | None = None) -> int:
 
         run_bench(args.seconds)
         return 0
-    sim = Simulator(seed=args.seed, default_fault=args.fault, retry_after_ms=args.retry_after_ms)
+    sim = Simulator(
+        seed=args.seed,
+        default_fault=args.fault,
+        retry_after_ms=args.retry_after_ms,
+        real_models=args.real_models,
+    )
 
     def ready(port: int) -> None:
         print(f"agentlab.sim serving on http://127.0.0.1:{port}", flush=True)
@@ -43,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  Anthropic base_url=http://127.0.0.1:{port}     models: sim-thinker, sim-thinker-legacy",
             flush=True,
         )
+        print("  any non-empty API key is accepted", flush=True)
+        if args.real_models:
+            print("  real model names answered as simulated (x-agentlab-simulated header)", flush=True)
 
     try:
         asyncio.run(serve(args.port, sim=sim, on_ready=ready))

@@ -40,16 +40,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from agentlab.sim import errors as E
 from agentlab.sim import threads
+from agentlab.sim.access import anthropic_headers
 from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
-from agentlab.sim.protocols import SimProtocol
+from agentlab.sim.protocols import Route, RouteCall, SimProtocol
+from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.structured import anthropic_format, instance
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -145,7 +148,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if model != "sim-thinker-legacy":
         usage["output_tokens_details"] = {"thinking_tokens": turn.thinking_tokens}
     msg = {
-        "model": model,
+        "model": req["model"],  # the label (a real name says simulated), see app
         "id": ids.b58("msg_01"),
         "type": "message",
         "role": "assistant",
@@ -710,31 +713,52 @@ def _stream(msg: dict[str, Any], usage_in: dict[str, Any]) -> list[SSEEvent]:
     return events
 
 
-def models_page() -> dict[str, Any]:
-    """``GET /v1/models`` as Anthropic lists models."""
-    data = [
-        {
-            "type": "model",
-            "id": m,
-            "display_name": m.replace("-", " ").title(),
-            "created_at": "2026-01-01T00:00:00Z",
-        }
-        for m in ANTHROPIC_MODELS
-    ]
-    return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+def model_card(name: str, served: str) -> dict[str, Any]:
+    """One Anthropic model object; a real name served by a simulated model says so in ``display_name``."""
+    display = name.replace("-", " ").title()
+    if name != served:
+        display += f" (simulated by agentlab: {served})"
+    return {"type": "model", "id": name, "display_name": display, "created_at": "2026-01-01T00:00:00Z"}
+
+
+def models_page(cards: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``GET /v1/models`` as Anthropic lists models (one page)."""
+    data = list(cards)
+    first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+    return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+
+
+def _count_tokens(call: RouteCall) -> SimReply:
+    """``POST /v1/messages/count_tokens``: the prompt size a messages call would bill as input.
+
+    The same tokenizer and prompt layout as :func:`handle`, so the count equals that call's
+    ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``.
+    """
+    require_model(call)
+    tokens, _ = _prompt_tokens(call.body, _messages(call.body))
+    return json_reply({"input_tokens": len(tokens)})
 
 
 #: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
 PROTOCOL = SimProtocol(
     name="anthropic",
-    endpoints=("/messages",),
+    endpoints=("/v1/messages",),
     handle=handle,
     models=ANTHROPIC_MODELS,
     models_page=models_page,
+    model_card=model_card,
     errors=E.ANTHROPIC,
     unknown_event=sse(
         "sim_unknown_event", {"type": "sim_unknown_event", "note": "an event type this client has never seen"}
     ),
     # The Anthropic SDK always sends it; OpenAI clients never do.
     marker_header="anthropic-version",
+    routes=(
+        Route("GET", "/v1/models", list_models),
+        Route("GET", "/v1/models/{model_id}", retrieve_model),
+        Route("POST", "/v1/messages/count_tokens", _count_tokens),
+    ),
+    real_models=ANTHROPIC_REAL_MODELS,
+    check_headers=anthropic_headers,
+    model_rules=anthropic_model_rules,
 )

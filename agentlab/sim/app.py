@@ -1,10 +1,11 @@
 """Request dispatch shared by the in-process transport and the loopback server.
 
-Why one function: both ways of reaching the simulator must behave identically, so routing, model
-checks, fault selection and error rendering live here and nowhere else. Which protocol answers is
-looked up in the table of :mod:`agentlab.sim.protocols`; this module knows no protocol by name. The
-result is a status, the headers and a list of chunks (bytes, pauses, resets) that each front end
-delivers its own way.
+Why one function: both ways of reaching the simulator must behave identically, so routing, header
+checks, model checks, fault selection and error rendering live here and nowhere else. Which
+protocol answers is looked up in the table of :mod:`agentlab.sim.protocols`; this module knows no
+protocol by name. The checks run in the real hosts' order: the path (404 for one no real host
+serves), the protocol's required headers (key, version), then the body. The result is a status,
+the headers and a list of chunks (bytes, pauses, resets) that each front end delivers its own way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from agentlab.sim import errors as E
 from agentlab.sim import faults
 from agentlab.sim.core import Simulator
 from agentlab.sim.faults import Chunk, Fault
-from agentlab.sim.protocols import SimProtocol, endpoint_for, protocol_for, protocols
+from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, route_for, served_model
+from agentlab.sim.real_models import HEADER, label
 
 Answer = tuple[int, dict[str, str], list[Chunk]]
 
@@ -51,52 +53,76 @@ class _Refused(Exception):
 def handle(sim: Simulator, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
     """Answer one HTTP request: (status, headers, chunks)."""
     h = {k.lower(): v for k, v in headers.items()}
-    path = path.split("?", 1)[0].rstrip("/")
-    protocol = endpoint_for(method, path)
-    if protocol is None:
-        return _off_endpoint(method, path, h, body)
+    path = path.split("?", 1)[0].rstrip("/") or "/"
+    match = route_for(method, path, h)
+    if match is None:
+        protocol = protocol_for(path, h)
+        return _render(protocol, protocol.errors.unknown_url(method, path), body)
     try:
-        return _serve(sim, protocol, method, path, h, body)
+        _check_headers(match.protocol, h, body)
+        if match.route is None:
+            return _serve(sim, match, method, path, h, body)
+        return _route(sim, match, h, body)
     except _Refused as refused:
         return refused.answer
 
 
-def _off_endpoint(method: str, path: str, h: dict[str, str], body: bytes) -> Answer:
-    """``GET .../models`` gets the model list; any other URL the 404 a real server sends."""
-    protocol = protocol_for(path, h)
-    if method == "GET" and path.endswith("/models"):
-        return 200, {"content-type": "application/json"}, [json.dumps(protocol.models_page()).encode()]
-    served = ", ".join(f"POST /v1{e}" for p in protocols() for e in p.endpoints)
-    err = E.SimError(
-        404,
-        protocol.errors.not_found_type,
-        f"Unknown request URL: {method} {path}. (The simulator serves {served} and GET /v1/models.)",
-    )
-    return _render(protocol, err, body)
+def _check_headers(protocol: SimProtocol, h: dict[str, str], body: bytes) -> None:
+    """The protocol's credential and version rules, before anything reads the body."""
+    if protocol.check_headers is None:
+        return
+    try:
+        protocol.check_headers(h)
+    except E.SimError as err:
+        raise _Refused(_render(protocol, err, body)) from None
 
 
-def _serve(
-    sim: Simulator, protocol: SimProtocol, method: str, path: str, h: dict[str, str], body: bytes
-) -> Answer:
-    """One endpoint request, step by step; each step refuses in the protocol's shape."""
+def _route(sim: Simulator, match: Match, h: dict[str, str], body: bytes) -> Answer:
+    """A non-generation route (models, token counts, stored responses): JSON in, JSON out."""
+    assert match.route is not None
+    protocol = match.protocol
+    req = _parse_body(protocol, body) if match.route.method in ("POST", "PUT", "PATCH") else {}
+    call = RouteCall(sim, protocol, match.params, h, req, body)
+    try:
+        reply = match.route.handle(call)
+    except E.SimError as err:
+        raise _Refused(_render(protocol, err, body)) from None
+    assert reply.body is not None
+    return reply.status, reply.headers, [reply.body]
+
+
+def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, str], body: bytes) -> Answer:
+    """One generation request, step by step; each step refuses in the protocol's shape.
+
+    A real model name (when the simulator answers them) is served by its simulated model: the
+    handler behaves as that model, the reply's ``model`` field reads as simulated
+    (:func:`agentlab.sim.real_models.label`) and its ``x-agentlab-simulated`` header names the model.
+    The model comes from the body, or from the path for protocols that put it there
+    (``/v1beta/models/{model}:generateContent``).
+    """
+    protocol = match.protocol
     req = _parse_body(protocol, body)
-    raw_model = str(req.get("model") or "")
+    raw_model = str(req.get("model") or match.params.get("model") or "")
     model, model_fault = split_model(raw_model)
     spec = h.get("x-sim-fault") or model_fault or sim.default_fault or ""
     active = _active_faults(sim, protocol, spec, method, path, body)
-    if model not in protocol.models:
+    served = served_model(protocol, model, sim.real_models)
+    if served is None:
         raise _Refused(_render(protocol, protocol.errors.model_not_found(raw_model), body))
     for f in active:
         if f.kind in faults.ERROR_FAULTS:
             raise _Refused(_render(protocol, _FAULT_ERRORS[f.kind](protocol.errors, sim), body))
     try:
-        reply = protocol.handle(sim, {**req, "model": model}, h, model)
+        if served != model and protocol.model_rules is not None:
+            protocol.model_rules(model, req)
+        reply = protocol.handle(sim, {**req, "model": label(model, served)}, h, served)
     except E.SimError as err:
         raise _Refused(_render(protocol, err, body)) from None
+    headers = {**reply.headers, HEADER: served}
     if reply.events is not None:
-        return reply.status, reply.headers, faults.stream_plan(reply.events, active, protocol.unknown_event)
+        return reply.status, headers, faults.stream_plan(reply.events, active, protocol.unknown_event)
     assert reply.body is not None
-    return reply.status, reply.headers, faults.body_plan(reply.body, active)
+    return reply.status, headers, faults.body_plan(reply.body, active)
 
 
 def _parse_body(protocol: SimProtocol, body: bytes) -> dict[str, Any]:

@@ -40,6 +40,10 @@ ANTHROPIC_BODY = {
 }
 
 
+#: What an SDK sends: a placeholder key for either API and Anthropic's version header.
+_HEADERS = {"anthropic-version": "2023-06-01", "authorization": "Bearer sim-key", "x-api-key": "sim-key"}
+
+
 def _rate(seconds: float, once: Callable[[], int]) -> float:
     events = 0
     start = time.perf_counter()
@@ -59,7 +63,7 @@ def run_bench(seconds: float = 2.0) -> dict[str, float]:
         sim = Simulator()
 
         def core(sim: Simulator = sim, path: str = path, raw: bytes = raw) -> int:
-            _, _, chunks = handle(sim, "POST", "/v1" + path, {"anthropic-version": "2023-06-01"}, raw)
+            _, _, chunks = handle(sim, "POST", "/v1" + path, _HEADERS, raw)
             return sum(1 for c in chunks if isinstance(c, bytes))
 
         results[f"{provider} simulator"] = _rate(seconds, core)
@@ -68,7 +72,7 @@ def run_bench(seconds: float = 2.0) -> dict[str, float]:
         def via_httpx(
             client: httpx2.Client = client, path: str = path, body: dict[str, object] = body
         ) -> int:
-            with client.stream("POST", path, json=body, headers={"anthropic-version": "2023-06-01"}) as r:
+            with client.stream("POST", path, json=body, headers=_HEADERS) as r:
                 return sum(1 for line in r.iter_lines() if line.startswith("event:"))
 
         results[f"{provider} httpx2"] = _rate(seconds, via_httpx)

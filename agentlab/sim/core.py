@@ -91,13 +91,16 @@ class Simulator:
     ``seed`` changes every id and obfuscation string but not the model's behaviour; ``secret`` keys
     signatures and encrypted content (two simulators with different secrets reject each other's
     opaque items, like two providers would); ``retry_after_ms`` is what 429 replies ask for;
-    ``default_fault`` applies to requests that name none.
+    ``default_fault`` applies to requests that name none; ``real_models`` lets it also answer to the
+    real model names of :mod:`agentlab.sim.real_models` (labelled simulated in every reply; off by
+    default, so a real name gets the provider's "model not found").
     """
 
     seed: int = 0
     secret: bytes = field(default=DEFAULT_SECRET, repr=False)
     retry_after_ms: int = 20
     default_fault: str | None = None
+    real_models: bool = False
     cache: CacheStore = field(default_factory=CacheStore)
     signer: Signer = field(init=False)
     stored: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -110,7 +113,8 @@ class Simulator:
         self.signer = Signer(self.secret)
 
     def __repr__(self) -> str:  # never show the secret
-        return f"Simulator(seed={self.seed}, default_fault={self.default_fault!r})"
+        fault, real = self.default_fault, self.real_models
+        return f"Simulator(seed={self.seed}, default_fault={fault!r}, real_models={real})"
 
     def remember(self, key: str, value: dict[str, Any]) -> None:
         """Store a response or reasoning item (``store: true``), keeping at most ``MAX_STORED``."""
@@ -118,6 +122,11 @@ class Simulator:
             self.stored[key] = value
             while len(self.stored) > MAX_STORED:
                 self.stored.pop(next(iter(self.stored)))
+
+    def forget(self, key: str) -> bool:
+        """Drop a stored response (``DELETE``); whether it was there."""
+        with self.lock:
+            return self.stored.pop(key, None) is not None
 
     def count_attempt(self, key: str) -> int:
         """1-based attempt number of requests with this fault key (fault header + body)."""

@@ -79,6 +79,14 @@ class ErrorDialect:
     #: The ``type`` of the 404 a real server of this protocol sends for an unknown URL.
     not_found_type: str = "invalid_request_error"
 
+    def unknown_url(self, method: str, path: str) -> SimError:
+        """The 404 for a path (or method) the real host does not serve: a misconfigured ``base_url``."""
+        return SimError(404, self.not_found_type, f"Unknown request URL: {method} {path}.")
+
+    def unknown_model_card(self, model: str) -> SimError:
+        """``GET .../models/{id}`` for a model it does not serve (the same refusal by default)."""
+        return self.model_not_found(model)
+
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
         """Status, headers and JSON body bytes of ``err`` as this protocol sends it."""
         raise NotImplementedError
@@ -111,6 +119,16 @@ def _retry_after(retry_after_ms: int) -> dict[str, str]:
 
 class OpenAIErrors(ErrorDialect):
     """``{"error": {"message", "type", "param", "code"}}`` with ``x-request-id``."""
+
+    def unknown_url(self, method: str, path: str) -> SimError:
+        """``Invalid URL (POST /v1/v1/responses)`` with ``param`` and ``code`` null, as the API words it."""
+        return SimError(404, "invalid_request_error", f"Invalid URL ({method} {path})")
+
+    def unknown_model_card(self, model: str) -> SimError:
+        """A 404 (a generation request gets a 400) with ``param: "model"``, ``code: "model_not_found"``."""
+        return SimError(
+            404, "invalid_request_error", f"The model '{model}' does not exist", "model", "model_not_found"
+        )
 
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
         """Sends no ``x-should-retry``: the OpenAI SDK decides retries from the status alone here.
@@ -171,6 +189,10 @@ class AnthropicErrors(ErrorDialect):
     """
 
     not_found_type = "not_found_error"
+
+    def unknown_url(self, method: str, path: str) -> SimError:
+        """The API's bare ``not_found_error`` "Not Found": it does not echo the path."""
+        return SimError(404, "not_found_error", "Not Found")
 
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
         """Statuses other than 408/409/429/5xx carry ``x-should-retry: false``, which the SDK obeys.

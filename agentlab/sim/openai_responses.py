@@ -30,15 +30,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.sim import errors as E
 from agentlab.sim import phase
+from agentlab.sim.access import openai_headers
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
-from agentlab.sim.protocols import SimProtocol
+from agentlab.sim.protocols import Route, RouteCall, SimProtocol
+from agentlab.sim.real_models import OPENAI_REAL_MODELS
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.structured import instance, openai_format, openai_text_echo
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -377,7 +380,7 @@ def _build(
     output += out.calls
     if out.message is not None:
         output.append(out.message)
-    base = _response_shell(req, resp_id, model, opts.store)
+    base = _response_shell(req, resp_id, str(req["model"]), opts.store)  # the label, see app
     final = {
         **base,
         "status": "incomplete" if out.incomplete else "completed",
@@ -386,8 +389,9 @@ def _build(
         "output": output,
         "usage": _usage(prompt.input_tokens, prompt.cached, out),
     }
-    if opts.store:
-        sim.remember(resp_id, {"input": prompt.items, "output": output})
+    if opts.store:  # ``response`` (a copy) is what ``GET /v1/responses/{id}`` returns
+        kept = json.loads(json.dumps(final))
+        sim.remember(resp_id, {"input": prompt.items, "output": output, "response": kept})
     rh = {
         "x-request-id": E.openai_request_id(ids.seed_bytes),
         "openai-processing-ms": "1",
@@ -684,15 +688,52 @@ _ITEM_EVENTS: dict[str, Callable[[_Events, int, dict[str, Any], bool], None]] = 
 }
 
 
-def models_page() -> dict[str, Any]:
+def model_card(name: str, served: str) -> dict[str, Any]:
+    """One OpenAI model object; a real name served by a simulated model says so in ``owned_by``."""
+    owner = "agentlab-sim" if name == served else f"agentlab-sim (simulated: {served})"
+    return {"id": name, "object": "model", "created": 1767225600, "owned_by": owner}
+
+
+def models_page(cards: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``GET /v1/models`` as OpenAI lists models."""
-    return {
-        "object": "list",
-        "data": [
-            {"id": m, "object": "model", "created": 1767225600, "owned_by": "agentlab-sim"}
-            for m in OPENAI_MODELS
-        ],
-    }
+    return {"object": "list", "data": list(cards)}
+
+
+def _input_tokens(call: RouteCall) -> SimReply:
+    """``POST /v1/responses/input_tokens``: the prompt size a ``responses.create`` would report.
+
+    The same input checks and the same tokenizer as a generation call, so the count equals that
+    call's ``usage.input_tokens``; ``model`` is optional in the SDK, but an unknown one is refused.
+    """
+    if call.body.get("model") is not None:
+        require_model(call)
+    store = call.body.get("store", True) is not False
+    items = _input_items(call.sim, call.body, store)
+    payloads = _reasoning_payloads(call.sim, items, store)
+    n = len(_prompt_tokens(call.body, items, payloads))
+    return json_reply({"object": "response.input_tokens", "input_tokens": n})
+
+
+def _response_not_found(rid: str) -> E.SimError:
+    return E.SimError(404, "invalid_request_error", f"Response with id '{rid}' not found.")
+
+
+def _retrieve(call: RouteCall) -> SimReply:
+    """``GET /v1/responses/{id}``: the stored response; 404 for one made with ``store: false``."""
+    rid = call.params["response_id"]
+    stored = call.sim.stored.get(rid)
+    if stored is None or "response" not in stored:
+        raise _response_not_found(rid)
+    return json_reply(stored["response"])
+
+
+def _delete(call: RouteCall) -> SimReply:
+    """``DELETE /v1/responses/{id}``: forgets it (it can no longer be retrieved or continued)."""
+    rid = call.params["response_id"]
+    stored = call.sim.stored.get(rid)
+    if stored is None or "response" not in stored or not call.sim.forget(rid):
+        raise _response_not_found(rid)
+    return json_reply({"id": rid, "object": "response.deleted", "deleted": True})
 
 
 _UNKNOWN_EVENT = "response.sim_unknown_event"
@@ -700,13 +741,23 @@ _UNKNOWN_EVENT = "response.sim_unknown_event"
 #: The registry entry of this protocol (see :mod:`agentlab.sim.protocols`).
 PROTOCOL = SimProtocol(
     name="openai",
-    endpoints=("/responses",),
+    endpoints=("/v1/responses",),
     handle=handle,
     models=OPENAI_MODELS,
     models_page=models_page,
+    model_card=model_card,
     errors=E.OPENAI,
     unknown_event=sse(
         _UNKNOWN_EVENT,
         {"type": _UNKNOWN_EVENT, "note": "an event type this client has never seen", "sequence_number": 1},
     ),
+    routes=(
+        Route("GET", "/v1/models", list_models),
+        Route("GET", "/v1/models/{model_id}", retrieve_model),
+        Route("POST", "/v1/responses/input_tokens", _input_tokens),
+        Route("GET", "/v1/responses/{response_id}", _retrieve),
+        Route("DELETE", "/v1/responses/{response_id}", _delete),
+    ),
+    real_models=OPENAI_REAL_MODELS,
+    check_headers=openai_headers,
 )

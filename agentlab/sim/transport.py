@@ -50,7 +50,9 @@ class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     Options: ``seed`` (ids and obfuscation bytes), ``secret`` (keys for signatures and encrypted
     content), ``retry_after_ms`` (what 429s ask for), ``default_fault`` (a fault spec for requests
-    that name none), ``latency_ms`` (added before every reply), or a shared ``simulator``.
+    that name none), ``real_models`` (also answer real model names, labelled simulated; see
+    :mod:`agentlab.sim.real_models`), ``latency_ms`` (added before every reply), or a shared
+    ``simulator``.
     """
 
     def __init__(
@@ -60,10 +62,16 @@ class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         secret: bytes | None = None,
         retry_after_ms: int = 20,
         default_fault: str | None = None,
+        real_models: bool = False,
         latency_ms: int = 0,
         simulator: Simulator | None = None,
     ) -> None:
-        kw: dict[str, Any] = {"seed": seed, "retry_after_ms": retry_after_ms, "default_fault": default_fault}
+        kw: dict[str, Any] = {
+            "seed": seed,
+            "retry_after_ms": retry_after_ms,
+            "default_fault": default_fault,
+            "real_models": real_models,
+        }
         if secret is not None:
             kw["secret"] = secret
         self.simulator = simulator or Simulator(**kw)

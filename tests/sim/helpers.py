@@ -50,13 +50,24 @@ def anthropic_tool_results(content: list[Any], impl: dict[str, Any]) -> list[dic
     ]
 
 
+#: What the SDKs send on every request and the simulator requires, as the real APIs do: a key
+#: (OpenAI ``Authorization``, Anthropic ``x-api-key``) and Anthropic's ``anthropic-version``.
+SDK_HEADERS = {"authorization": "Bearer sim-test-key", "x-api-key": "sim-test-key"}
+ANTHROPIC_VERSION = {"anthropic-version": "2023-06-01"}
+
+
 def raw_post(transport: Any, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-    """POST JSON straight through the transport (no SDK), to see the exact status, headers and body."""
+    """POST JSON straight through the transport (no SDK), to see the exact status, headers and body.
+
+    The headers every SDK sends (a key; ``anthropic-version`` on Anthropic paths) go first, so a test
+    sees the rule it is about, not a missing key; ``headers`` add to or override them.
+    """
     import httpx2
 
     base = "http://sim.agentlab.local"
+    sent = {**SDK_HEADERS, **(ANTHROPIC_VERSION if "/messages" in path else {}), **(headers or {})}
     with httpx2.Client(transport=transport, base_url=base) as client:
-        return client.post(path, json=body, headers=headers or {})
+        return client.post(path, json=body, headers=sent)
 
 
 def load_error_fixture(name: str) -> Any:

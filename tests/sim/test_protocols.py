@@ -16,7 +16,10 @@ import pytest
 from agentlab import sim
 from agentlab.sim.core import SimReply, Simulator, sse
 from agentlab.sim.errors import ErrorDialect, SimError
+from agentlab.sim.routes import list_models, retrieve_model
 from tests.sim.helpers import raw_post
+
+GEN = "/v1beta/models/sim-echo:generateContent"
 
 
 class _EchoErrors(ErrorDialect):
@@ -52,10 +55,17 @@ def _echo(sim_: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
 
 ECHO = sim.SimProtocol(
     name="echo",
-    endpoints=("/echo:generate",),
+    # A Gemini-style path: the model is a path parameter, the method follows a colon.
+    endpoints=("/v1beta/models/{model}:generateContent",),
     handle=_echo,
     models=("sim-echo",),
-    models_page=lambda: {"models": [{"name": "models/sim-echo"}]},
+    models_page=lambda cards: {"models": list(cards)},
+    model_card=lambda name, served: {"name": f"models/{name}"},
+    routes=(
+        sim.Route("GET", "/v1beta/models", list_models),
+        sim.Route("GET", "/v1/models", list_models),
+        sim.Route("GET", "/v1beta/models/{model_id}", retrieve_model),
+    ),
     errors=_EchoErrors(),
     unknown_event=sse("echo_unknown", {"type": "echo_unknown"}),
     marker_header="x-echo-version",
@@ -74,23 +84,24 @@ def echo() -> Iterator[sim.SimProtocol]:
 def test_builtin_table_lists_openai_first_then_anthropic() -> None:
     table = sim.protocols()
     assert [p.name for p in table] == ["openai", "anthropic"]
-    assert [p.endpoints for p in table] == [("/responses",), ("/messages",)]
+    assert [p.endpoints for p in table] == [("/v1/responses",), ("/v1/messages",)]
 
 
 def test_a_registered_protocol_is_served_through_the_transport(echo: sim.SimProtocol) -> None:
     t = sim.SimTransport()
-    r = raw_post(t, "/v1/echo:generate", {"model": "sim-echo+fault=429x1", "text": "hi"})
+    r = raw_post(t, GEN, {"model": "sim-echo+fault=429x1", "text": "hi"})
     assert (r.status_code, r.json()) == (
         429,
         {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}},
     )
-    r = raw_post(t, "/v1/echo:generate", {"model": "sim-echo+fault=429x1", "text": "hi"})
+    r = raw_post(t, GEN, {"model": "sim-echo+fault=429x1", "text": "hi"})
     assert (r.status_code, r.json()) == (200, {"model": "sim-echo", "echo": "hi"})
-    r = raw_post(t, "/v1/echo:generate", {"model": "gemini-2.5-pro"})
+    assert r.headers["x-agentlab-simulated"] == "sim-echo"
+    r = raw_post(t, GEN, {"text": "the model from the path"})
+    assert (r.status_code, r.json()["echo"]) == (200, "the model from the path")
+    r = raw_post(t, "/v1beta/models/gemini-2.5-pro:generateContent", {"text": "hi"})
     assert (r.status_code, r.json()["error"]["status"]) == (404, "NOT_FOUND")
-    r = raw_post(
-        t, "/v1/echo:generate", {"model": "sim-echo", "stream": True}, {"x-sim-fault": "unknown_event"}
-    )
+    r = raw_post(t, GEN, {"model": "sim-echo", "stream": True}, {"x-sim-fault": "unknown_event"})
     events = [e.split("\n")[0] for e in r.text.split("\n\n") if e]
     assert events == ["event: a", "event: echo_unknown", "event: b"]
 
@@ -99,19 +110,21 @@ def test_requests_off_its_endpoints_follow_its_marker_header(echo: sim.SimProtoc
     import httpx2
 
     with httpx2.Client(transport=sim.SimTransport(), base_url="http://sim.agentlab.local") as c:
-        assert c.get("/v1/models", headers={"x-echo-version": "1"}).json() == {
-            "models": [{"name": "models/sim-echo"}]
-        }
-        r = c.get("/v1/nothing", headers={"x-echo-version": "1"})
+        echo_h = {"x-echo-version": "1"}
+        assert c.get("/v1beta/models", headers=echo_h).json() == {"models": [{"name": "models/sim-echo"}]}
+        assert c.get("/v1beta/models/sim-echo", headers=echo_h).json() == {"name": "models/sim-echo"}
+        # A path two protocols serve goes to the one whose marker header the request carries.
+        assert c.get("/v1/models", headers=echo_h).json() == {"models": [{"name": "models/sim-echo"}]}
+        r = c.get("/v1/nothing", headers=echo_h)
         assert (r.status_code, r.json()["error"]["status"]) == (404, "NOT_FOUND")
-        assert "POST /v1/responses, POST /v1/messages, POST /v1/echo:generate and GET /v1/models" in r.text
-        assert c.get("/v1/models").json()["object"] == "list"  # still OpenAI's list without the header
+        key = {"authorization": "Bearer k"}
+        assert c.get("/v1/models", headers=key).json()["object"] == "list"  # OpenAI's without the header
 
 
 def test_unregistered_protocol_paths_are_unknown_urls_again() -> None:
     sim.register_protocol(ECHO)
     sim.unregister_protocol("echo")
-    r = raw_post(sim.SimTransport(), "/v1/echo:generate", {"model": "sim-echo"})
+    r = raw_post(sim.SimTransport(), GEN, {"model": "sim-echo"})
     assert r.status_code == 404 and r.json()["error"]["type"] == "invalid_request_error"
 
 
@@ -121,10 +134,12 @@ def test_registration_refuses_a_name_endpoint_or_marker_already_taken(echo: sim.
     with pytest.raises(ValueError, match="already registered"):
         sim.register_protocol(replace(ECHO, endpoints=("/other",), marker_header=None))
     with pytest.raises(ValueError, match="served by 'openai'"):
-        sim.register_protocol(replace(ECHO, name="echo2", endpoints=("/responses",), marker_header=None))
+        sim.register_protocol(replace(ECHO, name="echo2", endpoints=("/v1/responses",), marker_header=None))
+    with pytest.raises(ValueError, match="neither has a marker header"):
+        sim.register_protocol(replace(ECHO, name="echo4", endpoints=("/y",), marker_header=None))
     with pytest.raises(ValueError, match="marker header"):
         sim.register_protocol(
             replace(ECHO, name="echo3", endpoints=("/x",), marker_header="anthropic-version")
         )
-    sim.register_protocol(replace(ECHO, endpoints=("/echo:stream",)), replace=True)
-    assert [p.endpoints for p in sim.protocols()][-1] == ("/echo:stream",)
+    sim.register_protocol(replace(ECHO, endpoints=("/v1beta/models/{model}:stream",)), replace=True)
+    assert [p.endpoints for p in sim.protocols()][-1] == ("/v1beta/models/{model}:stream",)

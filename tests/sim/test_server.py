@@ -116,7 +116,7 @@ def test_server_streams_incrementally_and_retries_work(server: str) -> None:
             "POST",
             f"{server}/v1/messages",
             json=body,
-            headers={"x-sim-fault": "slow:15", "anthropic-version": "2023-06-01"},
+            headers={"x-sim-fault": "slow:15", "anthropic-version": "2023-06-01", "x-api-key": "k"},
         ) as r,
     ):
         start = time.perf_counter()
@@ -132,7 +132,7 @@ def test_server_streams_incrementally_and_retries_work(server: str) -> None:
 def test_sigint_stops_cleanly() -> None:
     proc, url = start("--seed", "3")
     with httpx2.Client() as c:
-        assert c.get(f"{url}/v1/models").status_code == 200
+        assert c.get(f"{url}/v1/models", headers={"authorization": "Bearer k"}).status_code == 200
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0 and "stopped" in out and "Traceback" not in err

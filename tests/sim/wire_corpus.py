@@ -24,6 +24,8 @@ from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, POPULATION, TEM
 
 Send = Callable[[str, str, str, dict[str, str], Any], tuple[int, dict[str, str], list[Any]]]
 AV = {"anthropic-version": "2023-06-01"}
+#: A key for either API, as every SDK sends one (the simulator refuses requests without).
+KEYS = {"authorization": "Bearer sim-corpus-key", "x-api-key": "sim-corpus-key"}
 CALC_OAI = {
     "type": "function",
     "name": "calculator",
@@ -596,7 +598,7 @@ def run_corpus() -> dict[str, Any]:
         name: str, method: str, path: str, headers: dict[str, str], body: Any
     ) -> tuple[int, dict[str, str], list[Any]]:
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return handle(sim, method, path, headers, raw)
+        return handle(sim, method, path, {**KEYS, **headers}, raw)
 
     for gen in (_routing, _faults, _openai_single, _anthropic_single):
         for name, method, path, headers, body in gen():
