@@ -46,6 +46,7 @@ from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import SimProtocol
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.request_schema_dialects import check_anthropic_request
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
@@ -110,9 +111,11 @@ class _Thinking:
 def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
     """Answer one Messages request (model already validated and stripped of options).
 
-    The checks run in this order because the first failing one is the error the client sees:
-    ``max_tokens``, ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
+    The checks run in this order because the first failing one is the error the client sees: the
+    body against the published schema (unknown, mistyped, missing fields), ``max_tokens``,
+    ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
     """
+    check_anthropic_request(req, headers)
     ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
     max_tokens = _max_tokens(req)
     thinking = _thinking(req, headers, max_tokens)

@@ -1,0 +1,480 @@
+"""A small validator for request bodies, compiled from the providers' SDK request ``TypedDict``s.
+
+Why: the real APIs refuse a body with an unknown, mistyped or missing field (top level or nested)
+before they look at anything else, and a simulator that accepts such a body lets a client bug pass
+offline that fails in production. The SDKs ship the published request schemas as ``TypedDict``s
+(generated from the OpenAPI specs), so the simulator compiles those into a tree of :class:`Node`
+objects once and walks each body against it. The walk stops at the first problem and returns it as
+an :class:`Issue`; each protocol's wording (:mod:`agentlab.sim.request_schema_dialects`) turns the
+issue into the real API's error text.
+
+What the compiler understands: ``TypedDict`` (keys required by ``Required[...]`` or a total class),
+``Union``/``Optional`` (object members told apart by their ``type`` then ``role`` literals, the way
+both servers discriminate), ``Literal``, ``List``/``Iterable``/``Sequence``, ``Dict[str, X]``,
+``str``/``int``/``float``/``bool``/``None`` and ``object`` (anything). Anything else compiles to
+"anything" and is listed in :data:`UNMODELLED` (so the gap is visible, never a false refusal).
+
+Compiling imports nothing itself: callers hand it the SDK classes, imported on first use.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+import typing_extensions
+from typing_extensions import override
+
+#: Annotations the compiler could not model (they accept anything); filled while compiling.
+UNMODELLED: set[str] = set()
+
+#: The JSON kind of a value, as both dialects name it.
+JsonKind = Literal["null", "boolean", "integer", "number", "string", "array", "object"]
+
+
+def json_kind(value: Any) -> JsonKind:
+    """The JSON type of a parsed value (``bool`` before ``int``: JSON has no 1-as-true)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A discriminator value in a path: pydantic (Anthropic) shows it, OpenAI does not."""
+
+    value: str
+
+
+PathItem = str | int | Tag
+Path = tuple[PathItem, ...]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """The first problem of a body: what kind, where, and what was expected or found.
+
+    ``kind`` is ``extra`` (unknown key), ``missing`` (required key absent), ``type`` (wrong JSON
+    type; ``node`` is what was expected), ``literal`` (a value outside ``values``), ``tag`` (no
+    union member has this ``key`` value; ``values`` are the known ones) or ``custom`` (``message``
+    is already the API's text, e.g. an id prefix rule).
+    """
+
+    kind: Literal["extra", "missing", "type", "literal", "tag", "custom"]
+    path: Path
+    value: Any = None
+    node: Node | None = None
+    values: tuple[Any, ...] = ()
+    key: str = ""
+    message: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Order:
+    """In which order an object's problems are found (the first one found is the one reported).
+
+    OpenAI reports the body's keys in the order sent (an unknown key as soon as it is met), then
+    missing ones; pydantic (Anthropic) checks the declared fields in order, then extra keys.
+    """
+
+    extras_first: bool
+
+
+class Node:
+    """One compiled annotation; ``check`` returns the first :class:`Issue` of ``value`` or None."""
+
+    kind: str = "any"
+
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        """The first issue of ``value`` at ``path`` (None when it is valid here)."""
+        return None
+
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        """Whether a value of this JSON kind could be valid here (picks union members)."""
+        return True
+
+
+class AnyNode(Node):
+    """``object`` / unmodelled annotations: anything is accepted."""
+
+
+@dataclass(eq=False)
+class ScalarNode(Node):
+    """``str``, ``int``, ``float`` (an int is a valid float), ``bool`` or ``None``."""
+
+    kind: str
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == self.kind or (self.kind == "number" and kind == "integer")
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        if self.accepts_kind(json_kind(value)):
+            return None
+        return Issue("type", path, value, self)
+
+
+@dataclass(eq=False)
+class LiteralNode(Node):
+    """``Literal[...]``: a wrong JSON type is a type issue, a wrong value of the right type a literal one."""
+
+    values: tuple[Any, ...]
+    kind: str = "literal"
+
+    @property
+    def value_kind(self) -> JsonKind:
+        """The JSON kind of the literal values (all of one kind in the SDK types)."""
+        return json_kind(self.values[0])
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == self.value_kind
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        if json_kind(value) != self.value_kind:
+            return Issue("type", path, value, self)
+        if value in self.values:
+            return None
+        return Issue("literal", path, value, self, self.values)
+
+
+@dataclass(eq=False)
+class ListNode(Node):
+    """``List``/``Iterable``/``Sequence``: a JSON array whose items are each checked."""
+
+    item: Node
+    noun: str = ""
+    kind: str = "array"
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == "array"
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        if not isinstance(value, list):
+            return Issue("type", path, value, self)
+        item = self.item
+        if isinstance(item, AnyNode):
+            return None
+        for i, v in enumerate(value):
+            issue = item.check(v, (*path, i), order)
+            if issue is not None:
+                return issue
+        return None
+
+
+@dataclass(eq=False)
+class MapNode(Node):
+    """``Dict[str, X]``: a JSON object with free keys whose values are each checked."""
+
+    value: Node
+    kind: str = "object"
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == "object"
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        if not isinstance(value, dict):
+            return Issue("type", path, value, self)
+        if isinstance(self.value, AnyNode):
+            return None
+        for k, v in value.items():
+            issue = self.value.check(v, (*path, str(k)), order)
+            if issue is not None:
+                return issue
+        return None
+
+
+@dataclass(eq=False)
+class ObjectNode(Node):
+    """A ``TypedDict``: known keys only, required ones present, each value checked.
+
+    ``fields`` maps a key to (node, required) in declaration order; ``name`` is the class name.
+    """
+
+    name: str
+    fields: dict[str, tuple[Node, bool]] = field(default_factory=dict)
+    #: ``null`` for an optional key reads as absent: the SDK types do not say whether the servers
+    #: take a null for a key they do not declare nullable, and refusing what they accept is worse.
+    kind: str = "object"
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == "object"
+
+    def literal_of(self, key: str) -> tuple[Any, ...] | None:
+        """The values a ``Literal`` key (possibly Optional) may take here; None if it is not one."""
+        entry = self.fields.get(key)
+        if entry is None:
+            return None
+        node = entry[0]
+        if isinstance(node, UnionNode):
+            lits = [m for m in node.members if isinstance(m, LiteralNode)]
+            node = lits[0] if len(lits) == 1 else node
+        return node.values if isinstance(node, LiteralNode) else None
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        if not isinstance(value, dict):
+            return Issue("type", path, value, self)
+        if order.extras_first:
+            return self._check_sent_order(value, path, order)
+        return self._check_declared_order(value, path, order)
+
+    def _check_sent_order(self, value: dict[str, Any], path: Path, order: Order) -> Issue | None:
+        fields = self.fields
+        for k, v in value.items():
+            entry = fields.get(k)
+            if entry is None:
+                return Issue("extra", (*path, k), v)
+            if v is None and not entry[1]:
+                continue
+            issue = entry[0].check(v, (*path, k), order)
+            if issue is not None:
+                return issue
+        return self._missing(value, path)
+
+    def _check_declared_order(self, value: dict[str, Any], path: Path, order: Order) -> Issue | None:
+        for k, (node, required) in self.fields.items():
+            if k in value:
+                if value[k] is None and not required:
+                    continue
+                issue = node.check(value[k], (*path, k), order)
+                if issue is not None:
+                    return issue
+            elif required:
+                return Issue("missing", (*path, k))
+        for k in value:
+            if k not in self.fields:
+                return Issue("extra", (*path, k), value[k])
+        return None
+
+    def _missing(self, value: dict[str, Any], path: Path) -> Issue | None:
+        for k, (_, required) in self.fields.items():
+            if required and k not in value:
+                return Issue("missing", (*path, k))
+        return None
+
+
+#: The keys object members of a union are told apart by, in this order.
+DISCRIMINATORS = ("type", "role")
+
+
+@dataclass(eq=False)
+class UnionNode(Node):
+    """``Union``/``Optional``: ``None`` if nullable; objects by discriminator; others by JSON kind.
+
+    When several members remain and all fail, the issue that got deepest into the value is the one
+    reported (the member the client most likely meant), the first member on a tie.
+    """
+
+    members: tuple[Node, ...]
+    nullable: bool = False
+    kind: str = "union"
+    #: What the API calls a value of this union in its type errors (e.g. ``an input item``).
+    label: str = ""
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return (kind == "null" and self.nullable) or any(m.accepts_kind(kind) for m in self.members)
+
+    @override
+    def check(self, value: Any, path: Path, order: Order) -> Issue | None:
+        kind = json_kind(value)
+        if kind == "null":
+            return None if self.nullable else Issue("type", path, value, self)
+        objects = [m for m in self.members if isinstance(m, ObjectNode)]
+        if kind == "object" and objects:
+            return self._check_object(value, objects, path, order)
+        fits = [m for m in self.members if m.accepts_kind(kind)]
+        if not fits:
+            return Issue("type", path, value, self)
+        return _first_fit(fits, value, path, order, tagged=False)
+
+    def _check_object(
+        self, value: dict[str, Any], objects: list[ObjectNode], path: Path, order: Order
+    ) -> Issue | None:
+        candidates: list[ObjectNode] = objects
+        tagged = False
+        for key in DISCRIMINATORS:
+            narrowed = _narrow(candidates, key, value, path)
+            if isinstance(narrowed, Issue):
+                return narrowed
+            if narrowed is not None:
+                candidates = narrowed
+                tagged = tagged or key == "type"
+        issue = _first_fit(candidates, value, path, order, tagged=tagged)
+        if issue is None:
+            return None
+        # An open form beside the typed ones (``Union[InputSchemaTyped, Dict[str, object]]``).
+        open_forms = [m for m in self.members if not isinstance(m, ObjectNode) and m.accepts_kind("object")]
+        if open_forms and _first_fit(open_forms, value, path, order, tagged=False) is None:
+            return None
+        return issue
+
+
+def _narrow(
+    candidates: list[ObjectNode], key: str, value: dict[str, Any], path: Path
+) -> list[ObjectNode] | Issue | None:
+    """The members whose ``key`` literal admits the value's ``key`` (None: ``key`` tells nothing)."""
+    lits = [(m, m.literal_of(key)) for m in candidates]
+    if all(v is None for _, v in lits):
+        return None
+    if key in value:
+        tag = value[key]
+        hit = [m for m, v in lits if (v is None and key in m.fields) or (v is not None and tag in v)]
+        if hit:
+            return hit
+        known: list[Any] = []
+        for _, v in lits:
+            known += [x for x in v or () if x not in known]
+        return Issue("tag", path, tag, None, tuple(known), key)
+    optional = [m for m in candidates if not m.fields.get(key, (None, False))[1]]
+    return optional or Issue("missing", (*path, key), None, None, (), key)
+
+
+def _first_fit(members: list[Any], value: Any, path: Path, order: Order, *, tagged: bool) -> Issue | None:
+    """None when one member accepts ``value``; else the deepest issue (first on a tie)."""
+    best: Issue | None = None
+    for m in members:
+        where = path
+        if tagged and isinstance(m, ObjectNode):
+            tag = m.literal_of("type")
+            sent = value.get("type") if isinstance(value, dict) else None
+            label = sent if isinstance(sent, str) else (tag[0] if tag and len(tag) == 1 else None)
+            where = (*path, Tag(str(label))) if label is not None else path
+        issue = m.check(value, where, order)
+        if issue is None:
+            return None
+        if best is None or len(issue.path) > len(best.path):
+            best = issue
+    return best
+
+
+# --- compiling annotations ---------------------------------------------------------------------
+
+_LIST_ORIGINS = (list, collections.abc.Iterable, collections.abc.Sequence, collections.abc.Collection)
+_SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_WRAPPERS = (typing.Required, typing.NotRequired, typing_extensions.Required, typing_extensions.NotRequired)
+
+
+class Compiler:
+    """Compiles annotations to nodes, each ``TypedDict`` once (recursive types included)."""
+
+    def __init__(self) -> None:
+        self._objects: dict[type, ObjectNode] = {}
+
+    def typed_dict(self, td: type, *, extra: dict[str, tuple[Any, bool]] | None = None) -> ObjectNode:
+        """The node of ``td``; ``extra`` adds (annotation, required) keys the class lacks."""
+        if extra is None and td in self._objects:
+            return self._objects[td]
+        node = ObjectNode(td.__name__)
+        if extra is None:
+            self._objects[td] = node
+        hints = typing.get_type_hints(td, include_extras=True)
+        total = bool(getattr(td, "__total__", True))
+        for key, ann in hints.items():
+            node.fields[key] = self._field(ann, total)
+        for key, (ann, required) in (extra or {}).items():
+            node.fields[key] = (self.compile(ann), required)
+        return node
+
+    def make_optional(self, class_name: str, key: str) -> None:
+        """Mark ``key`` of every compiled class named ``class_name`` optional (a server leniency)."""
+        for node in self._objects.values():
+            if node.name == class_name and key in node.fields:
+                node.fields[key] = (node.fields[key][0], False)
+
+    def _field(self, ann: Any, total: bool) -> tuple[Node, bool]:
+        required = total
+        while True:
+            origin = typing.get_origin(ann)
+            if origin in _WRAPPERS:
+                required = origin in (typing.Required, typing_extensions.Required)
+                ann = typing.get_args(ann)[0]
+            elif origin is typing.Annotated:
+                ann = typing.get_args(ann)[0]
+            else:
+                return self.compile(ann), required
+
+    def compile(self, ann: Any) -> Node:
+        """The node of one annotation (unknown forms accept anything and are recorded)."""
+        if ann is Any or ann is object:
+            return AnyNode()
+        if ann is type(None) or ann is None:
+            return ScalarNode("null")
+        if ann in _SCALARS:
+            return ScalarNode(_SCALARS[ann])
+        if typing_extensions.is_typeddict(ann):
+            return self.typed_dict(ann)
+        origin, args = typing.get_origin(ann), typing.get_args(ann)
+        if origin in _WRAPPERS or origin is typing.Annotated:
+            return self.compile(args[0])
+        if origin in (Literal, typing_extensions.Literal):
+            return LiteralNode(tuple(args))
+        if origin is Union or origin is types.UnionType:
+            return self._union(args)
+        if origin in _LIST_ORIGINS or getattr(origin, "__name__", "") == "SequenceNotStr":
+            return ListNode(self.compile(args[0]) if args else AnyNode())
+        if origin in (dict, collections.abc.Mapping):
+            return MapNode(self.compile(args[1]) if len(args) == 2 else AnyNode())
+        if ann in (dict, list):
+            return MapNode(AnyNode()) if ann is dict else ListNode(AnyNode())
+        UNMODELLED.add(repr(ann))
+        return AnyNode()
+
+    def _union(self, args: tuple[Any, ...]) -> Node:
+        nullable = any(a is type(None) for a in args)
+        members: list[Node] = []
+        for a in args:
+            if a is type(None) or _is_response_model(a):
+                continue
+            node = self.compile(a)
+            if isinstance(node, AnyNode):
+                return AnyNode()
+            members += list(node.members) if isinstance(node, UnionNode) else [node]
+            nullable = nullable or (isinstance(node, UnionNode) and node.nullable)
+        members = _merge_literals(members)
+        if len(members) == 1 and not nullable:
+            return members[0]
+        return UnionNode(tuple(members), nullable)
+
+
+def _is_response_model(ann: Any) -> bool:
+    """An SDK response model (pydantic) in a param union: sent as its dict, which the params cover."""
+    return isinstance(ann, type) and hasattr(ann, "model_fields") and not typing_extensions.is_typeddict(ann)
+
+
+def _merge_literals(members: list[Node]) -> list[Node]:
+    """``Union[Literal['a'], Literal['b']]`` is one literal ``'a' | 'b'`` (one error, all values)."""
+    lits = [m for m in members if isinstance(m, LiteralNode) and m.value_kind == "string"]
+    if len(lits) < 2:
+        return members
+    merged = LiteralNode(tuple(v for m in lits for v in m.values))
+    out: list[Node] = []
+    for m in members:
+        if m in lits:
+            if merged not in out:
+                out.append(merged)
+        else:
+            out.append(m)
+    return out
