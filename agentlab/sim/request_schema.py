@@ -20,6 +20,7 @@ Compiling imports nothing itself: callers hand it the SDK classes, imported on f
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
@@ -35,21 +36,20 @@ UNMODELLED: set[str] = set()
 JsonKind = Literal["null", "boolean", "integer", "number", "string", "array", "object"]
 
 
+_KINDS: dict[type, JsonKind] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def json_kind(value: Any) -> JsonKind:
-    """The JSON type of a parsed value (``bool`` before ``int``: JSON has no 1-as-true)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    """The JSON type of a parsed value (by exact type: JSON has no 1-as-true)."""
+    return _KINDS.get(type(value), "object")
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,8 @@ class ObjectNode(Node):
 
     name: str
     fields: dict[str, tuple[Node, bool]] = field(default_factory=dict)
+    _positions: dict[str, int] | None = field(default=None, init=False, repr=False)
+    _required_keys: tuple[str, ...] = field(default=(), init=False, repr=False)
     #: ``null`` for an optional key reads as absent: the SDK types do not say whether the servers
     #: take a null for a key they do not declare nullable, and refusing what they accept is worse.
     kind: str = "object"
@@ -220,6 +222,11 @@ class ObjectNode(Node):
     @override
     def accepts_kind(self, kind: JsonKind) -> bool:
         return kind == "object"
+
+    def default_tag(self) -> str | None:
+        """The ``type`` this member stands for when a body leaves ``type`` out (its one literal)."""
+        tag = self.literal_of("type")
+        return str(tag[0]) if tag and len(tag) == 1 else None
 
     def literal_of(self, key: str) -> tuple[Any, ...] | None:
         """The values a ``Literal`` key (possibly Optional) may take here; None if it is not one."""
@@ -236,8 +243,10 @@ class ObjectNode(Node):
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
         if not isinstance(value, dict):
             return Issue("type", path, value, self)
-        if order.extras_first:
-            return self._check_sent_order(value, path, order)
+        issue = self._check_sent_order(value, path, order)
+        if issue is None or order.extras_first:
+            return issue
+        # Only a refused body pays for finding pydantic's first problem (declared order).
         return self._check_declared_order(value, path, order)
 
     def _check_sent_order(self, value: dict[str, Any], path: Path, order: Order) -> Issue | None:
@@ -254,26 +263,52 @@ class ObjectNode(Node):
         return self._missing(value, path)
 
     def _check_declared_order(self, value: dict[str, Any], path: Path, order: Order) -> Issue | None:
-        for k, (node, required) in self.fields.items():
-            if k in value:
-                if value[k] is None and not required:
-                    continue
-                issue = node.check(value[k], (*path, k), order)
-                if issue is not None:
-                    return issue
-            elif required:
-                return Issue("missing", (*path, k))
+        """Pydantic's order: declared fields (missing or invalid) first, then unknown keys."""
+        index = self._index()
+        missing = next((k for k in self._required() if k not in value), None)
+        limit = index[missing] if missing is not None else len(index)
+        for _, k in sorted((index[k], k) for k in value if k in index and index[k] < limit):
+            node, required = self.fields[k]
+            v = value[k]
+            if v is None and not required:
+                continue
+            issue = node.check(v, (*path, k), order)
+            if issue is not None:
+                return issue
+        if missing is not None:
+            return Issue("missing", (*path, missing))
         for k in value:
-            if k not in self.fields:
+            if k not in index:
                 return Issue("extra", (*path, k), value[k])
         return None
 
+    def _index(self) -> dict[str, int]:
+        """Each key's declared position (memoised after the compile has filled ``fields``)."""
+        if self._positions is None or len(self._positions) != len(self.fields):
+            self._positions = {k: i for i, k in enumerate(self.fields)}
+            self._required_keys = tuple(k for k, (_, req) in self.fields.items() if req)
+        return self._positions
+
+    def _required(self) -> tuple[str, ...]:
+        self._index()
+        return self._required_keys
+
     def _missing(self, value: dict[str, Any], path: Path) -> Issue | None:
-        for k, (_, required) in self.fields.items():
-            if required and k not in value:
+        self._index()
+        for k in self._required_keys:
+            if k not in value:
                 return Issue("missing", (*path, k))
         return None
 
+
+class _Absent:
+    """A discriminator key the object does not have (a memo key part distinct from any value)."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
 
 #: The keys object members of a union are told apart by, in this order.
 DISCRIMINATORS = ("type", "role")
@@ -292,6 +327,12 @@ class UnionNode(Node):
     kind: str = "union"
     #: What the API calls a value of this union in its type errors (e.g. ``an input item``).
     label: str = ""
+    #: Memos (filled on first use, once the recursive compile has finished): the members a JSON
+    #: kind fits, and the object members a (``type``, ``role``) pair narrows to.
+    _fits: dict[str, list[Node]] = field(default_factory=dict, init=False, repr=False)
+    _routes: dict[tuple[Any, ...], tuple[list[ObjectNode], bool] | Issue] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @override
     def accepts_kind(self, kind: JsonKind) -> bool:
@@ -302,26 +343,47 @@ class UnionNode(Node):
         kind = json_kind(value)
         if kind == "null":
             return None if self.nullable else Issue("type", path, value, self)
-        objects = [m for m in self.members if isinstance(m, ObjectNode)]
-        if kind == "object" and objects:
-            return self._check_object(value, objects, path, order)
-        fits = [m for m in self.members if m.accepts_kind(kind)]
+        fits = self._fits.get(kind)
+        if fits is None:
+            fits = self._fits[kind] = [m for m in self.members if m.accepts_kind(kind)]
+        if kind == "object" and any(isinstance(m, ObjectNode) for m in fits):
+            return self._check_object(value, path, order)
         if not fits:
             return Issue("type", path, value, self)
         return _first_fit(fits, value, path, order, tagged=False)
 
-    def _check_object(
-        self, value: dict[str, Any], objects: list[ObjectNode], path: Path, order: Order
-    ) -> Issue | None:
-        candidates: list[ObjectNode] = objects
+    def _route(self, value: dict[str, Any]) -> tuple[list[ObjectNode], bool] | Issue:
+        """The candidate members of an object and whether ``type`` told them apart (memoised).
+
+        An :class:`Issue` (unknown tag, missing discriminator) carries a path relative to the union.
+        """
+        memo_key = tuple(value.get(k, _ABSENT) for k in DISCRIMINATORS)
+        hashable = all(isinstance(v, (str, _Absent)) for v in memo_key)
+        hit = self._routes.get(memo_key) if hashable else None
+        if hit is not None:
+            return hit
+        candidates = [m for m in self.members if isinstance(m, ObjectNode)]
         tagged = False
+        result: tuple[list[ObjectNode], bool] | Issue | None = None
         for key in DISCRIMINATORS:
-            narrowed = _narrow(candidates, key, value, path)
+            narrowed = _narrow(candidates, key, value, ())
             if isinstance(narrowed, Issue):
-                return narrowed
+                result = narrowed
+                break
             if narrowed is not None:
                 candidates = narrowed
                 tagged = tagged or key == "type"
+        if result is None:
+            result = (candidates, tagged)
+        if hashable:
+            self._routes[memo_key] = result
+        return result
+
+    def _check_object(self, value: dict[str, Any], path: Path, order: Order) -> Issue | None:
+        route = self._route(value)
+        if isinstance(route, Issue):
+            return dataclasses.replace(route, path=path + route.path)
+        candidates, tagged = route
         issue = _first_fit(candidates, value, path, order, tagged=tagged)
         if issue is None:
             return None
@@ -354,14 +416,16 @@ def _narrow(
 
 def _first_fit(members: list[Any], value: Any, path: Path, order: Order, *, tagged: bool) -> Issue | None:
     """None when one member accepts ``value``; else the deepest issue (first on a tie)."""
+    if len(members) == 1 and not tagged:
+        only: Node = members[0]
+        return only.check(value, path, order)
     best: Issue | None = None
+    sent = value.get("type") if tagged and isinstance(value, dict) else None
     for m in members:
         where = path
         if tagged and isinstance(m, ObjectNode):
-            tag = m.literal_of("type")
-            sent = value.get("type") if isinstance(value, dict) else None
-            label = sent if isinstance(sent, str) else (tag[0] if tag and len(tag) == 1 else None)
-            where = (*path, Tag(str(label))) if label is not None else path
+            label = sent if isinstance(sent, str) else m.default_tag()
+            where = (*path, Tag(label)) if label is not None else path
         issue = m.check(value, where, order)
         if issue is None:
             return None
@@ -403,6 +467,7 @@ class Compiler:
         for node in self._objects.values():
             if node.name == class_name and key in node.fields:
                 node.fields[key] = (node.fields[key][0], False)
+                node._positions = None
 
     def _field(self, ann: Any, total: bool) -> tuple[Node, bool]:
         required = total
