@@ -119,9 +119,26 @@ def _id_prefix_issue(req: Mapping[str, Any]) -> Issue | None:
     return None
 
 
+#: Documented ranges of top-level numbers (the SDK types carry no bounds).
+_OPENAI_RANGES = {"temperature": (0, 2), "top_p": (0, 1)}
+
+
+def _range_issue(req: Mapping[str, Any]) -> Issue | None:
+    """Out-of-range numbers, e.g. ``Invalid 'temperature': decimal below minimum value. ...``."""
+    for key, (lo, hi) in _OPENAI_RANGES.items():
+        v = req.get(key)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or lo <= v <= hi:
+            continue
+        side, sign, bound = ("below minimum", ">=", lo) if v < lo else ("above maximum", "<=", hi)
+        msg = f"Invalid '{key}': decimal {side} value. Expected a value {sign} {bound}, but got {v} instead."
+        code = "decimal_below_min_value" if v < lo else "decimal_above_max_value"
+        return Issue("custom", (key,), v, message=msg, code=code)
+    return None
+
+
 def check_openai_request(req: Mapping[str, Any]) -> None:
     """Refuse (``SimError``) a Responses body that does not match the schema, as the API words it."""
-    issue = openai_schema().check(dict(req), (), OPENAI_ORDER) or _id_prefix_issue(req)
+    issue = openai_schema().check(dict(req), (), OPENAI_ORDER) or _range_issue(req) or _id_prefix_issue(req)
     if issue is not None:
         raise openai_error(issue)
 

@@ -105,6 +105,16 @@ def test_openai_invalid_type() -> None:
     )
 
 
+def test_openai_temperature_range_as_recorded() -> None:
+    """The recorded 400 for ``temperature: -1`` (pydantic-ai cassette), body and error as sent."""
+    [ex] = load_cassette(
+        fixtures_dir() / "errors" / "pydantic-ai__openai_400_invalid_temperature_stream_request.yaml"
+    )
+    assert ex.request_json is not None
+    status, err = _oai_error({**ex.request_json, "model": "sim-reasoner"})
+    assert (status, err) == (ex.status, ex.response_payload["error"])
+
+
 def test_openai_missing_required_parameter() -> None:
     call = {k: v for k, v in _CALL.items() if k != "call_id"}
     status, err = _oai_error(_oai(input=[{"role": "user", "content": TASK}, call, _OUT]))
@@ -239,7 +249,7 @@ def test_anthropic_beta_fields_need_a_beta_header() -> None:
 
 
 def _accepted_bodies() -> list[tuple[str, str, dict[str, Any], dict[str, str]]]:
-    out = []
+    out: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
     for provider in ("openai", "anthropic", "errors"):
         for path in fixture_files(provider):
             for i, ex in enumerate(load_cassette(path)):
