@@ -318,8 +318,8 @@ DISCRIMINATORS = ("type", "role")
 class UnionNode(Node):
     """``Union``/``Optional``: ``None`` if nullable; objects by discriminator; others by JSON kind.
 
-    When several members remain and all fail, the issue that got deepest into the value is the one
-    reported (the member the client most likely meant), the first member on a tie.
+    When several members remain and all fail, the reported issue is that of the member the client
+    most likely meant (see :func:`_first_fit`).
     """
 
     members: tuple[Node, ...]
@@ -415,11 +415,15 @@ def _narrow(
 
 
 def _first_fit(members: list[Any], value: Any, path: Path, order: Order, *, tagged: bool) -> Issue | None:
-    """None when one member accepts ``value``; else the deepest issue (first on a tie)."""
+    """None when one member accepts ``value``; else the issue of the member most likely meant.
+
+    That is the member declaring most of the value's keys, then the deepest issue, then the first.
+    """
     if len(members) == 1 and not tagged:
         only: Node = members[0]
         return only.check(value, path, order)
     best: Issue | None = None
+    best_rank = (0, 0)
     sent = value.get("type") if tagged and isinstance(value, dict) else None
     for m in members:
         where = path
@@ -429,9 +433,17 @@ def _first_fit(members: list[Any], value: Any, path: Path, order: Order, *, tagg
         issue = m.check(value, where, order)
         if issue is None:
             return None
-        if best is None or len(issue.path) > len(best.path):
-            best = issue
+        rank = (_unknown_keys(m, value), -len(issue.path))
+        if best is None or rank < best_rank:
+            best, best_rank = issue, rank
     return best
+
+
+def _unknown_keys(member: Node, value: Any) -> int:
+    """How many of the value's keys ``member`` does not declare (the fewer, the likelier meant)."""
+    if isinstance(member, ObjectNode) and isinstance(value, dict):
+        return sum(1 for k in value if k not in member.fields)
+    return 0
 
 
 # --- compiling annotations ---------------------------------------------------------------------
