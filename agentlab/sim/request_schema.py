@@ -107,9 +107,17 @@ class Node:
         """Whether a value of this JSON kind could be valid here (picks union members)."""
         return True
 
+    def quick(self, value: Any) -> bool:
+        """True when ``value`` is valid at a glance (leaves), so no path needs building for it."""
+        return False
+
 
 class AnyNode(Node):
     """``object`` / unmodelled annotations: anything is accepted."""
+
+    @override
+    def quick(self, value: Any) -> bool:
+        return True
 
 
 @dataclass(eq=False)
@@ -121,6 +129,11 @@ class ScalarNode(Node):
     @override
     def accepts_kind(self, kind: JsonKind) -> bool:
         return kind == self.kind or (self.kind == "number" and kind == "integer")
+
+    @override
+    def quick(self, value: Any) -> bool:
+        kind = _KINDS.get(type(value))
+        return kind == self.kind or (kind == "integer" and self.kind == "number")
 
     @override
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
@@ -144,6 +157,10 @@ class LiteralNode(Node):
     @override
     def accepts_kind(self, kind: JsonKind) -> bool:
         return kind == self.value_kind
+
+    @override
+    def quick(self, value: Any) -> bool:
+        return type(value) is str and value in self.values
 
     @override
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
@@ -255,7 +272,7 @@ class ObjectNode(Node):
             entry = fields.get(k)
             if entry is None:
                 return Issue("extra", (*path, k), v)
-            if v is None and not entry[1]:
+            if (v is None and not entry[1]) or entry[0].quick(v):
                 continue
             issue = entry[0].check(v, (*path, k), order)
             if issue is not None:
@@ -310,7 +327,7 @@ class _Absent:
 
 _ABSENT = _Absent()
 
-#: The keys object members of a union are told apart by, in this order.
+#: The keys object members of a union are told apart by, in this order (``_route`` memoises on them).
 DISCRIMINATORS = ("type", "role")
 
 
@@ -346,7 +363,9 @@ class UnionNode(Node):
         fits = self._fits.get(kind)
         if fits is None:
             fits = self._fits[kind] = [m for m in self.members if m.accepts_kind(kind)]
-        if kind == "object" and any(isinstance(m, ObjectNode) for m in fits):
+            if kind == "object" and any(isinstance(m, ObjectNode) for m in fits):
+                self._fits["typed-object"] = fits
+        if kind == "object" and "typed-object" in self._fits:
             return self._check_object(value, path, order)
         if not fits:
             return Issue("type", path, value, self)
@@ -357,8 +376,8 @@ class UnionNode(Node):
 
         An :class:`Issue` (unknown tag, missing discriminator) carries a path relative to the union.
         """
-        memo_key = tuple(value.get(k, _ABSENT) for k in DISCRIMINATORS)
-        hashable = all(isinstance(v, (str, _Absent)) for v in memo_key)
+        memo_key = (value.get("type", _ABSENT), value.get("role", _ABSENT))
+        hashable = all(type(v) is str or v is _ABSENT for v in memo_key)
         hit = self._routes.get(memo_key) if hashable else None
         if hit is not None:
             return hit
