@@ -574,3 +574,72 @@ def _merge_literals(members: list[Node]) -> list[Node]:
         else:
             out.append(m)
     return out
+
+
+# --- snapshot (JSON) -----------------------------------------------------------------------------
+
+
+def dump_nodes(roots: dict[str, Node]) -> dict[str, Any]:
+    """A JSON-able form of compiled schemas: one flat node table, shared and recursive nodes by index."""
+    table: dict[int, int] = {}
+    nodes: list[Any] = []
+
+    def ref(n: Node) -> int:
+        if id(n) in table:
+            return table[id(n)]
+        table[id(n)] = len(nodes)
+        nodes.append(None)
+        nodes[table[id(n)]] = enc(n)
+        return table[id(n)]
+
+    def enc(n: Node) -> list[Any]:
+        if isinstance(n, ScalarNode):
+            return ["scalar", n.kind]
+        if isinstance(n, LiteralNode):
+            return ["literal", list(n.values)]
+        if isinstance(n, ListNode):
+            return ["list", ref(n.item), n.noun]
+        if isinstance(n, MapNode):
+            return ["map", ref(n.value)]
+        if isinstance(n, ObjectNode):
+            return ["object", n.name, [[k, ref(v), req] for k, (v, req) in n.fields.items()]]
+        if isinstance(n, UnionNode):
+            return ["union", [ref(m) for m in n.members], n.nullable, n.label]
+        return ["any"]
+
+    named = {name: ref(root) for name, root in roots.items()}
+    return {"roots": named, "nodes": nodes}
+
+
+def load_nodes(doc: dict[str, Any]) -> dict[str, Node]:
+    """The schemas of a :func:`dump_nodes` document (nodes made first, then linked)."""
+    raw: list[list[Any]] = doc["nodes"]
+    made: list[Node] = [_shell(r) for r in raw]
+    for node, r in zip(made, raw, strict=True):
+        if isinstance(node, ListNode):
+            node.item = made[r[1]]
+        elif isinstance(node, MapNode):
+            node.value = made[r[1]]
+        elif isinstance(node, ObjectNode):
+            node.fields = {k: (made[i], bool(req)) for k, i, req in r[2]}
+        elif isinstance(node, UnionNode):
+            node.members = tuple(made[i] for i in r[1])
+    return {name: made[i] for name, i in doc["roots"].items()}
+
+
+def _shell(r: list[Any]) -> Node:
+    """One node of a snapshot, its links still to fill."""
+    kind = r[0]
+    if kind == "scalar":
+        return ScalarNode(r[1])
+    if kind == "literal":
+        return LiteralNode(tuple(r[1]))
+    if kind == "list":
+        return ListNode(AnyNode(), r[2])
+    if kind == "map":
+        return MapNode(AnyNode())
+    if kind == "object":
+        return ObjectNode(r[1])
+    if kind == "union":
+        return UnionNode((), bool(r[2]), label=r[3])
+    return AnyNode()

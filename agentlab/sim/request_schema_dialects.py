@@ -22,14 +22,22 @@ Sources: ``openai.types.responses.response_create_params.ResponseCreateParamsBas
 ``anthropic-beta`` header, ``anthropic.types.beta.message_create_params`` instead (the beta fields:
 ``thread``, ``context_management``, ``mcp_servers``, ... are accepted only then). The anthropic SDK
 (2.x) speaks API version ``2026-10-21``, which removed ``temperature``/``top_p``/``top_k``; a request
-that pins ``anthropic-version: 2023-06-01`` may still send them. Each schema is compiled on the first
-request of its protocol (importing the SDK types costs ~1-3 s) and reused.
+that pins ``anthropic-version: 2023-06-01`` may still send them.
+
+The schemas ship compiled, in ``request_schemas.json`` (read once, on the simulator's first request):
+importing the SDK types means importing the whole SDK package, seconds on a busy machine, which a
+``python -m agentlab.sim serve`` process would pay inside its first request. A test compiles them
+again from the installed SDKs and fails when the snapshot differs; after an SDK upgrade,
+``python -c "from agentlab.sim.request_schema_dialects import write_snapshot; write_snapshot()"``
+rewrites it (and the diff shows what the new API version changed).
 """
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agentlab.sim import errors as E
@@ -44,7 +52,9 @@ from agentlab.sim.request_schema import (
     ScalarNode,
     Tag,
     UnionNode,
+    dump_nodes,
     json_kind,
+    load_nodes,
 )
 
 OPENAI_ORDER = Order(extras_first=True)
@@ -52,31 +62,69 @@ ANTHROPIC_ORDER = Order(extras_first=False)
 #: The Anthropic API version whose schema still has the sampling parameters.
 LEGACY_ANTHROPIC_VERSION = "2023-06-01"
 
+#: The compiled schemas, as shipped (see :func:`write_snapshot`).
+SNAPSHOT = Path(__file__).with_name("request_schemas.json")
 _lock = threading.Lock()
 _schemas: dict[str, ObjectNode] = {}
 
 
-def _cached(name: str, build: Callable[[], ObjectNode]) -> ObjectNode:
-    """The compiled schema ``name``, built once (the SDK import happens on the first call)."""
+def _cached(name: str) -> ObjectNode:
+    """The schema ``name`` from the snapshot, read once (on the simulator's first request)."""
     node = _schemas.get(name)
     if node is None:
         with _lock:
-            node = _schemas.get(name)
-            if node is None:
-                node = _schemas[name] = build()
+            if not _schemas:
+                doc = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+                for key, root in load_nodes(doc).items():
+                    assert isinstance(root, ObjectNode)
+                    _schemas[key] = root
+            node = _schemas[name]
     return node
+
+
+def compile_from_sdks() -> dict[str, Node]:
+    """Every schema, compiled from the installed SDKs' request types (imports both SDKs: seconds)."""
+    from openai.types.responses.response_create_params import ResponseCreateParamsBase
+
+    compiler = Compiler()
+    oai = compiler.typed_dict(ResponseCreateParamsBase, extra={"stream": (bool | None, False)})
+    for class_name, key in OPENAI_OPTIONAL_IN_PRACTICE:
+        compiler.make_optional(class_name, key)
+    _label_input(oai)
+    roots: dict[str, Node] = {"openai": oai}
+    for beta in (False, True):
+        shared = Compiler()
+        for legacy in (False, True):
+            roots[_anthropic_name(beta, legacy)] = _build_anthropic(shared, beta, legacy)
+    return roots
+
+
+def sdk_versions() -> dict[str, str]:
+    """The SDK versions a snapshot was compiled from (read from the installed metadata)."""
+    from importlib.metadata import version
+
+    return {"openai": version("openai"), "anthropic": version("anthropic")}
+
+
+def snapshot_text(roots: dict[str, Node]) -> str:
+    """The snapshot file: the SDK versions, the roots, then one node per line (reviewable diffs)."""
+    doc = dump_nodes(roots)
+    head = json.dumps({"sdk": sdk_versions(), "roots": doc["roots"]}, sort_keys=True)
+    lines = ",\n".join(json.dumps(n, separators=(",", ":")) for n in doc["nodes"])
+    return head[:-1] + ',\n"nodes": [\n' + lines + "\n]}\n"
+
+
+def write_snapshot() -> Path:
+    """Recompile from the installed SDKs and rewrite :data:`SNAPSHOT` (after an SDK upgrade)."""
+    SNAPSHOT.write_text(snapshot_text(compile_from_sdks()), encoding="utf-8")
+    return SNAPSHOT
 
 
 # --- OpenAI Responses --------------------------------------------------------------------------
 
 
-def _build_openai() -> ObjectNode:
-    from openai.types.responses.response_create_params import ResponseCreateParamsBase
-
-    compiler = Compiler()
-    root = compiler.typed_dict(ResponseCreateParamsBase, extra={"stream": (bool | None, False)})
-    for class_name, key in OPENAI_OPTIONAL_IN_PRACTICE:
-        compiler.make_optional(class_name, key)
+def _label_input(root: ObjectNode) -> None:
+    """Name ``input`` as the API does in its type errors (``array of input items``, ``an input item``)."""
     inp = root.fields["input"][0]
     if isinstance(inp, UnionNode):
         for m in inp.members:
@@ -84,7 +132,6 @@ def _build_openai() -> ObjectNode:
                 m.noun = "input items"
                 if isinstance(m.item, UnionNode):
                     m.item.label = "an input item"
-    return root
 
 
 #: Keys the SDK marks ``Required[Optional[...]]`` (the spec's "required, nullable") that the API
@@ -94,7 +141,7 @@ OPENAI_OPTIONAL_IN_PRACTICE = (("FunctionToolParam", "strict"),)
 
 def openai_schema() -> ObjectNode:
     """The compiled ``POST /v1/responses`` body schema."""
-    return _cached("openai", _build_openai)
+    return _cached("openai")
 
 
 #: Input item types whose ``id`` the API checks for its prefix (when an id is sent).
@@ -221,7 +268,7 @@ def openai_error(issue: Issue) -> E.SimError:
 # --- Anthropic Messages ------------------------------------------------------------------------
 
 
-def _build_anthropic(beta: bool, legacy: bool) -> ObjectNode:
+def _build_anthropic(compiler: Compiler, beta: bool, legacy: bool) -> ObjectNode:
     if beta:
         from anthropic.types.beta.message_create_params import MessageCreateParamsBase
     else:
@@ -229,17 +276,20 @@ def _build_anthropic(beta: bool, legacy: bool) -> ObjectNode:
     extra: dict[str, tuple[Any, bool]] = {"stream": (bool, False)}
     if legacy:
         extra.update({"temperature": (float, False), "top_p": (float, False), "top_k": (int, False)})
-    root = Compiler().typed_dict(MessageCreateParamsBase, extra=extra)
+    root = compiler.typed_dict(MessageCreateParamsBase, extra=extra)
     root.fields.pop("betas", None)  # the SDK sends ``betas`` as the anthropic-beta header
     return root
+
+
+def _anthropic_name(beta: bool, legacy: bool) -> str:
+    return f"anthropic{'-beta' if beta else ''}{'-legacy' if legacy else ''}"
 
 
 def anthropic_schema(headers: Mapping[str, str]) -> ObjectNode:
     """The compiled ``POST /v1/messages`` body schema for this request's version and beta headers."""
     beta = bool(headers.get("anthropic-beta", "").strip())
     legacy = headers.get("anthropic-version", LEGACY_ANTHROPIC_VERSION) == LEGACY_ANTHROPIC_VERSION
-    name = f"anthropic{'-beta' if beta else ''}{'-legacy' if legacy else ''}"
-    return _cached(name, lambda: _build_anthropic(beta, legacy))
+    return _cached(_anthropic_name(beta, legacy))
 
 
 def check_anthropic_request(req: Mapping[str, Any], headers: Mapping[str, str]) -> None:

@@ -23,10 +23,13 @@ from agentlab.sim.request_schema import Issue, ListNode, MapNode, Node, ObjectNo
 from agentlab.sim.request_schema_dialects import (
     ANTHROPIC_ORDER,
     OPENAI_ORDER,
+    SNAPSHOT,
     anthropic_schema,
     check_anthropic_request,
     check_openai_request,
+    compile_from_sdks,
     openai_schema,
+    snapshot_text,
 )
 from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, TEMPS, raw_post
 from tests.support.cassettes import fixture_files, fixtures_dir, load_cassette
@@ -343,12 +346,43 @@ def test_mutated_accepted_bodies_are_refused() -> None:
     assert checked > 100
 
 
-def test_sdk_types_are_imported_on_the_first_request_only() -> None:
-    """Importing the SDK request types costs seconds: not at ``import agentlab.sim``, once, lazily."""
+def _literal_sets(text: str) -> list[str]:
+    """Snapshot lines, each literal's values sorted.
+
+    ``typing`` caches ``Literal`` objects by equality, so which of two equal literals (same values,
+    other order) an annotation gets depends on import order; the shipped order is the one served.
+    """
+    out = []
+    for line in text.splitlines():
+        if line.startswith('["literal",'):
+            node = json.loads(line.rstrip(","))
+            line = json.dumps(["literal", sorted(node[1], key=repr)])
+        out.append(line)
+    return out
+
+
+def test_the_shipped_schemas_are_those_of_the_installed_sdks() -> None:
+    """The snapshot is the installed SDKs' request types, compiled (regenerate: ``write_snapshot``)."""
+    shipped = _literal_sets(SNAPSHOT.read_text(encoding="utf-8"))
+    fresh = _literal_sets(snapshot_text(compile_from_sdks()))
+    changed = [(i, a[:200], b[:200]) for i, (a, b) in enumerate(zip(shipped, fresh, strict=False)) if a != b]
+    assert (len(shipped), changed[:3]) == (len(fresh), [])
+
+
+def test_the_simulator_never_imports_the_sdk_types() -> None:
+    """Importing the SDK packages costs seconds: a served request must not pay it (snapshot only)."""
     code = (
-        "import sys, agentlab.sim as s\n"
-        "mods = ('openai.types.responses.response_create_params', 'anthropic.types.message_create_params')\n"
-        "print(any(m in sys.modules for m in mods))\n"
+        "import sys, json\n"
+        "from agentlab.sim import app\n"
+        "from agentlab.sim.core import Simulator\n"
+        "s = Simulator()\n"
+        "b = json.dumps({'model': 'sim-reasoner', 'input': 'hi'}).encode()\n"
+        "assert app.handle(s, 'POST', '/v1/responses', {}, b)[0] == 200\n"
+        "m = [{'role': 'user', 'content': 'hi'}]\n"
+        "b = json.dumps({'model': 'sim-thinker', 'max_tokens': 50, 'messages': m})\n"
+        "h = {'anthropic-version': '2023-06-01'}\n"
+        "assert app.handle(s, 'POST', '/v1/messages', h, b.encode())[0] == 200\n"
+        "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
     )
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
@@ -359,4 +393,4 @@ def test_sdk_types_are_imported_on_the_first_request_only() -> None:
         cwd=root,
         env={"PYTHONPATH": str(root), "PATH": ""},
     )
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"
