@@ -52,6 +52,7 @@ from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEve
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.request_schema_dialects import check_anthropic_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.structured import anthropic_format, instance
@@ -118,9 +119,11 @@ class _Thinking:
 def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
     """Answer one Messages request (model already validated and stripped of options).
 
-    The checks run in this order because the first failing one is the error the client sees:
-    ``max_tokens``, ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
+    The checks run in this order because the first failing one is the error the client sees: the
+    body against the published schema (unknown, mistyped, missing fields), ``max_tokens``,
+    ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
     """
+    check_anthropic_request(req, headers)
     req, held = threads.expand(sim.threads, req, headers)
     ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
     max_tokens = _max_tokens(req)

@@ -41,6 +41,7 @@ from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent,
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.request_schema_dialects import check_openai_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.structured import instance, openai_format, openai_text_echo
@@ -115,9 +116,11 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     """Answer one Responses request (model already validated and stripped of options).
 
     The checks run in this order because the first failing one is the error the client sees: the
-    options, then the input items (and a ``previous_response_id``'s stored ones), the reasoning
-    effort, the tools, the opaque reasoning items, and the pairing of tool calls and outputs.
+    body against the published schema (unknown, mistyped, missing fields), the options, then the
+    input items (and a ``previous_response_id``'s stored ones), the reasoning effort, the tools, the
+    opaque reasoning items, and the pairing of tool calls and outputs.
     """
+    check_openai_request(req)
     ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
     _check_temperature(req)
     store = req.get("store", True) is not False

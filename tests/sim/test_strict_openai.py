@@ -186,7 +186,8 @@ def test_anthropic_items_are_rejected() -> None:
     as_item = copy.deepcopy(items)
     as_item[1] = thinking
     status, err = _error(raw_post(t, "/v1/responses", _request(as_item)))
-    assert (status, err["code"], err["param"]) == (400, "invalid_value", "input[1].type")
+    # The real API names the item, not its `type`, when no item type matches (param "input[1]").
+    assert (status, err["code"], err["param"]) == (400, "invalid_value", "input[1]")
     as_token = copy.deepcopy(items)
     as_token[1]["encrypted_content"] = thinking["signature"]
     assert _error(raw_post(t, "/v1/responses", _request(as_token)))[1]["code"] == "invalid_encrypted_content"
