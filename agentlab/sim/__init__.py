@@ -79,18 +79,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlab.sim import anthropic_messages, openai_responses
-from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim import anthropic_messages, gemini, openai_responses
+from agentlab.sim.core import ANTHROPIC_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
     import anthropic
     import openai
+    from google import genai
 
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "GEMINI_BASE_URL",
+    "GEMINI_MODELS",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
     "Route",
@@ -99,6 +102,7 @@ __all__ = [
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
+    "gemini_client",
     "openai_client",
     "openai_sync_client",
     "protocols",
@@ -109,9 +113,12 @@ __all__ = [
 # The built-in protocols; the first registered answers requests that name none (OpenAI).
 register_protocol(openai_responses.PROTOCOL)
 register_protocol(anthropic_messages.PROTOCOL)
+register_protocol(gemini.PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
+#: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
+GEMINI_BASE_URL = "http://sim.agentlab.local"
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
 _SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
@@ -175,3 +182,28 @@ def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
     rest.setdefault("api_key", SIM_API_KEY)
     rest.setdefault("base_url", ANTHROPIC_BASE_URL)
     return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
+
+
+def gemini_client(**kw: Any) -> genai.Client:
+    """A ``google.genai.Client`` talking to the in-process simulator, sync and async (``client.aio``).
+
+    Simulator options or ``transport=`` go to the transport; ``http_options`` (a dict or
+    ``types.HttpOptions``: ``api_version``, ``retry_options``, ...) are kept, with the simulator's
+    base URL and clients filled in; everything else (``api_key``, ...) to ``genai.Client``.
+    """
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    given = rest.pop("http_options", None)
+    opts = types.HttpOptions.model_validate(given) if isinstance(given, dict) else (given or types.HttpOptions())
+    opts = opts.model_copy(
+        update={
+            "base_url": opts.base_url or GEMINI_BASE_URL,
+            "httpx_client": httpx2.Client(transport=transport),
+            "httpx_async_client": httpx2.AsyncClient(transport=transport),
+        }
+    )
+    return genai.Client(http_options=opts, **rest)
