@@ -198,7 +198,9 @@ def gemini_client(**kw: Any) -> genai.Client:
     transport, rest = _split(kw)
     rest.setdefault("api_key", SIM_API_KEY)
     given = rest.pop("http_options", None)
-    opts = types.HttpOptions.model_validate(given) if isinstance(given, dict) else (given or types.HttpOptions())
+    if isinstance(given, dict):
+        given = types.HttpOptions.model_validate(given)
+    opts = given or types.HttpOptions()
     opts = opts.model_copy(
         update={
             "base_url": opts.base_url or GEMINI_BASE_URL,

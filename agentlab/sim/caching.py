@@ -94,7 +94,7 @@ class CacheStore:
         return hit
 
     def gemini(self, model: str, tokens: list[str]) -> int:
-        """Implicit cache hit of a Gemini prompt: the OpenAI rule (1024-token minimum, 128 blocks), own bucket."""
+        """A Gemini prompt's implicit cache hit: the OpenAI rule (1024 tokens, 128 blocks), own bucket."""
         return self.openai(f"gemini|{model}", None, tokens)
 
     def anthropic(self, model: str, tokens: list[str], breakpoints: list[Breakpoint]) -> AnthropicCacheResult:

@@ -1,4 +1,4 @@
-"""The simulated Gemini API (``generateContent``, ``streamGenerateContent``, ``countTokens``, models).
+r"""The simulated Gemini API (``generateContent``, ``streamGenerateContent``, ``countTokens``, models).
 
 Why strict: Gemini 3 attaches an encrypted ``thoughtSignature`` to the first ``functionCall`` part
 of a model turn and refuses the next request of the tool loop (400 ``INVALID_ARGUMENT``) when that
@@ -19,7 +19,7 @@ Both: protobuf JSON field names (camelCase or snake_case, unknown names refused,
 :mod:`agentlab.sim.gemini_schema`), ``functionResponse`` parts must answer the calls of the model
 turn before them, ``toolConfig.functionCallingConfig`` (AUTO/ANY/NONE, ``allowedFunctionNames``),
 thought summaries with ``includeThoughts``, ``usageMetadata`` with ``thoughtsTokenCount`` and
-implicit cache hits (``cachedContentTokenCount``). Streams are ``data: {...}\\r\\n\\r\\n`` events
+implicit cache hits (``cachedContentTokenCount``). Streams are ``data: {...}\r\n\r\n`` events
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``.
@@ -105,7 +105,9 @@ def gemini_headers(headers: Mapping[str, str]) -> None:
         raise SimError(403, "PERMISSION_DENIED", GE.NO_KEY)
     scheme, _, token = auth.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise SimError(401, "UNAUTHENTICATED", GE.BAD_TOKEN, details=[GE.error_info("ACCESS_TOKEN_TYPE_UNSUPPORTED")])
+        raise SimError(
+            401, "UNAUTHENTICATED", GE.BAD_TOKEN, details=[GE.error_info("ACCESS_TOKEN_TYPE_UNSUPPORTED")]
+        )
 
 
 # -- request reading -----------------------------------------------------------------------------
@@ -115,7 +117,10 @@ def read_request(req: dict[str, Any], message: str = "GenerateContentRequest") -
     """The body in camelCase; unknown names refused as the API's JSON parser does (all at once)."""
     body, bad = normalize(message, req)
     if bad:
-        violations = [{"field": v.field, "description": v.description} if v.field else {"description": v.description} for v in bad]
+        violations = [
+            {"field": v.field, "description": v.description} if v.field else {"description": v.description}
+            for v in bad
+        ]
         raise GE.invalid_argument("\n".join(v.description for v in bad), violations)
     assert isinstance(body, dict)
     return body
@@ -152,7 +157,9 @@ def current_turn(contents: list[Any]) -> int:
 def call_digest(call: Mapping[str, Any]) -> str:
     """What a signature binds: the call's name and arguments (not its id, which clients may invent)."""
     args = call.get("args")
-    return "call:" + str(call.get("name")) + "|" + json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
+    return (
+        "call:" + str(call.get("name")) + "|" + json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
+    )
 
 
 def check_pairs(contents: list[Any]) -> None:
@@ -180,18 +187,34 @@ def check_signatures(sim: Simulator, contents: list[Any]) -> None:
             continue
         call_index = 0
         for part in _parts(c):
-            sig = part.get("thoughtSignature")
             call = part.get("functionCall")
             if isinstance(call, dict):
-                if sig is None and call_index == 0:
-                    raise _bad(MISSING_SIGNATURE.format(name=call.get("name"), position=ci + 1))
-                if sig is not None and sig not in SKIP_SIGNATURES:
-                    if not sim.signer.check_gemini(sig, call_digest(call), (ci, call_index)):
-                        raise _bad(INVALID_SIGNATURE)
+                _check_call(sim, part, call, (ci, call_index))
                 call_index += 1
-            elif sig is not None and sig not in SKIP_SIGNATURES:
-                if not sim.signer.check_gemini(sig, "text:" + str(part.get("text") or ""), None):
-                    raise _bad(INVALID_SIGNATURE)
+            else:
+                _check_other(sim, part)
+
+
+def _check_call(
+    sim: Simulator, part: Mapping[str, Any], call: Mapping[str, Any], pos: tuple[int, int]
+) -> None:
+    """A step's first call must carry its own signature; any call's signature must verify here."""
+    sig = part.get("thoughtSignature")
+    if sig is None:
+        if pos[1] == 0:
+            raise _bad(MISSING_SIGNATURE.format(name=call.get("name"), position=pos[0] + 1))
+        return
+    if sig not in SKIP_SIGNATURES and not sim.signer.check_gemini(sig, call_digest(call), pos):
+        raise _bad(INVALID_SIGNATURE)
+
+
+def _check_other(sim: Simulator, part: Mapping[str, Any]) -> None:
+    """A signature on a text part (an answer's last part) is optional but must be one of ours."""
+    sig = part.get("thoughtSignature")
+    if sig is None or sig in SKIP_SIGNATURES:
+        return
+    if not sim.signer.check_gemini(sig, "text:" + str(part.get("text") or ""), None):
+        raise _bad(INVALID_SIGNATURE)
 
 
 @dataclass(frozen=True)
@@ -216,7 +239,10 @@ def thinking(model: str, config: Mapping[str, Any]) -> Thinking:
             return _gemini3_budget(int(budget), include)
         name = str(level or "HIGH").upper()
         if name not in _LEVELS:
-            raise _bad(f"Invalid value at 'generation_config.thinking_config.thinking_level' (TYPE_ENUM), \"{level}\"")
+            raise _bad(
+                "Invalid value at 'generation_config.thinking_config.thinking_level' (TYPE_ENUM), "
+                f'"{level}"'
+            )
         return Thinking(True, _LEVELS[name], include)
     if level is not None:
         raise _bad(GENERIC_INVALID)
@@ -241,7 +267,11 @@ def _gemini3_budget(budget: int, include: bool) -> Thinking:
 def _schema_of(decl: Mapping[str, Any]) -> dict[str, Any]:
     """The declaration's parameters as JSON schema, OpenAPI type names lowered (``STRING``)."""
     raw = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
-    return json.loads(json.dumps(raw).replace('"type": "STRING"', '"type": "string"')) if isinstance(raw, dict) else {}
+    return (
+        json.loads(json.dumps(raw).replace('"type": "STRING"', '"type": "string"'))
+        if isinstance(raw, dict)
+        else {}
+    )
 
 
 def tools(req: Mapping[str, Any]) -> tuple[ToolDef, ...]:
@@ -330,7 +360,9 @@ def _call_id(ids: Ids) -> str:
     return "".join(_ID_ALPHABET[b % 36] for b in ids.hex("", 16).encode()[:8])
 
 
-def build(sim: Simulator, ids: Ids, model: str, step: Step, think: Thinking, pos: int, max_out: int | None) -> Reply:
+def build(
+    sim: Simulator, ids: Ids, model: str, step: Step, think: Thinking, pos: int, max_out: int | None
+) -> Reply:
     """The candidate's parts: thought summary, then the calls (first one signed) or the answer."""
     r = Reply()
     if think.on:
@@ -382,7 +414,9 @@ def _chunk(parts: list[dict[str, Any]], meta: dict[str, Any], finish: str | None
     return {"candidates": [cand], **meta}
 
 
-def _events(sim: Simulator, model: str, r: Reply, ends: dict[str, Any], meta: dict[str, Any], tokens: tuple[int, int]) -> list[dict[str, Any]]:
+def _events(
+    sim: Simulator, model: str, r: Reply, ends: dict[str, Any], meta: dict[str, Any], tokens: tuple[int, int]
+) -> list[dict[str, Any]]:
     """The stream's chunks: thoughts, text pieces or one call each, then the empty STOP part."""
     prompt, cached = tokens
     out: list[dict[str, Any]] = []
@@ -396,7 +430,9 @@ def _events(sim: Simulator, model: str, r: Reply, ends: dict[str, Any], meta: di
         else:
             for piece in chunks(part["text"]) or [""]:
                 seen += count_tokens(piece)
-                out.append(_chunk([{"text": piece}], {"usageMetadata": usage(prompt, cached, r, seen), **meta}, None))
+                out.append(
+                    _chunk([{"text": piece}], {"usageMetadata": usage(prompt, cached, r, seen), **meta}, None)
+                )
     out.append(_chunk([ends], {"usageMetadata": usage(prompt, cached, r, r.candidates), **meta}, r.finish))
     return out
 
@@ -432,15 +468,23 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if step.tool_calls:
         cand["finishMessage"] = "Model generated function call(s)."
     out = {"candidates": [cand], "usageMetadata": usage(len(prompt), cached, r, r.candidates), **meta}
-    return SimReply(200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(out, indent=2).encode())
+    return SimReply(
+        200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(out, indent=2).encode()
+    )
 
 
 def _stream_reply(items: list[dict[str, Any]], sse: bool) -> SimReply:
     """SSE events (``alt=sse``) or, as the API does without it, one JSON array of the chunks."""
     if not sse:
-        return SimReply(200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(items, indent=2).encode())
-    events = [SSEEvent(f"data: {json.dumps(c, ensure_ascii=False)}\r\n\r\n".encode(), delta=True) for c in items]
-    return SimReply(200, {"content-type": "text/event-stream", "content-disposition": "attachment"}, events=events)
+        return SimReply(
+            200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(items, indent=2).encode()
+        )
+    events = [
+        SSEEvent(f"data: {json.dumps(c, ensure_ascii=False)}\r\n\r\n".encode(), delta=True) for c in items
+    ]
+    return SimReply(
+        200, {"content-type": "text/event-stream", "content-disposition": "attachment"}, events=events
+    )
 
 
 # -- other routes ---------------------------------------------------------------------------------
@@ -472,7 +516,9 @@ def models_page(cards: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _json(status: int, obj: dict[str, Any]) -> SimReply:
-    return SimReply(status, {"content-type": "application/json; charset=UTF-8"}, json.dumps(obj, indent=2).encode())
+    return SimReply(
+        status, {"content-type": "application/json; charset=UTF-8"}, json.dumps(obj, indent=2).encode()
+    )
 
 
 def _list_models(call: RouteCall) -> SimReply:
@@ -516,7 +562,9 @@ def _routes() -> tuple[Route, ...]:
 
 PROTOCOL = SimProtocol(
     name="gemini",
-    endpoints=tuple(f"/{v}/models/{{model}}:{m}" for v in VERSIONS for m in ("generateContent", "streamGenerateContent")),
+    endpoints=tuple(
+        f"/{v}/models/{{model}}:{m}" for v in VERSIONS for m in ("generateContent", "streamGenerateContent")
+    ),
     handle=handle,
     models=GEMINI_MODELS,
     models_page=models_page,

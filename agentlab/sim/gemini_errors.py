@@ -84,8 +84,15 @@ class GeminiErrors(ErrorDialect):
             "You exceeded your current quota, please check your plan and billing details (simulated). "
             f"Please retry in {retry_after_ms / 1000:g}s.",
             details=[
-                {"@type": RPC + "Help", "links": [{"description": "Learn more about Gemini API quotas",
-                                                   "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+                {
+                    "@type": RPC + "Help",
+                    "links": [
+                        {
+                            "description": "Learn more about Gemini API quotas",
+                            "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                        }
+                    ],
+                },
                 {"@type": RPC + "RetryInfo", "retryDelay": f"{secs}s"},
             ],
         )

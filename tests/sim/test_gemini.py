@@ -16,8 +16,17 @@ TASK = "Is it warmer in Paris or Rome?"
 WEATHER = types.FunctionDeclaration(
     name="get_weather",
     description="Current weather for a city.",
-    parameters_json_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    parameters_json_schema={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
 )
+
+
+def gclient(**kw: Any) -> Any:
+    """The simulator's google-genai client, typed loosely (its response fields are all optional)."""
+    return sim.gemini_client(**kw)
 
 
 def config(**thinking: Any) -> types.GenerateContentConfig:
@@ -38,12 +47,14 @@ def results(content: types.Content) -> types.Content:
     for p in content.parts or []:
         if p.function_call is not None:
             city = str((p.function_call.args or {}).get("city"))
-            fr = types.FunctionResponse(id=p.function_call.id, name=p.function_call.name, response={"result": TEMPS[city]})
+            fr = types.FunctionResponse(
+                id=p.function_call.id, name=p.function_call.name, response={"result": TEMPS[city]}
+            )
             parts.append(types.Part(function_response=fr))
     return types.Content(role="user", parts=parts)
 
 
-def first_step(client: Any, model: str = "sim-gemini", **thinking: Any) -> list[types.Content]:
+def first_step(client: Any, model: str = "sim-gemini", **thinking: Any) -> list[Any]:
     contents = [user(TASK)]
     r = client.models.generate_content(model=model, contents=contents, config=config(**thinking))
     content = r.candidates[0].content
@@ -58,7 +69,7 @@ def refusal(client: Any, contents: list[types.Content]) -> errors.ClientError:
 
 
 def test_sync_tool_loop_carries_the_signature_back_and_answers() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client, include_thoughts=True)
     parts = contents[1].parts or []
     assert parts[0].thought is True and parts[0].text
@@ -67,7 +78,9 @@ def test_sync_tool_loop_carries_the_signature_back_and_answers() -> None:
     # parallel calls: only the first carries a signature; Gemini 3 gives ids
     assert calls[0].thought_signature and calls[1].thought_signature is None
     assert all(c.function_call.id and len(c.function_call.id) == 8 for c in calls)
-    r = client.models.generate_content(model="sim-gemini", contents=contents, config=config(include_thoughts=True))
+    r = client.models.generate_content(
+        model="sim-gemini", contents=contents, config=config(include_thoughts=True)
+    )
     assert "Rome" in (r.text or "")
     u = r.usage_metadata
     assert u.thoughts_token_count and u.candidates_token_count and u.prompt_token_count
@@ -77,7 +90,7 @@ def test_sync_tool_loop_carries_the_signature_back_and_answers() -> None:
 
 
 async def test_async_stream_tool_loop_with_signatures() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = [user(TASK)]
     parts: list[types.Part] = []
     async for chunk in await client.aio.models.generate_content_stream(
@@ -86,7 +99,9 @@ async def test_async_stream_tool_loop_with_signatures() -> None:
         parts += chunk.candidates[0].content.parts or []
         last = chunk
     assert last.candidates[0].finish_reason == types.FinishReason.STOP
-    model_turn = types.Content(role="model", parts=[p for p in parts if p.function_call or p.thought_signature])
+    model_turn = types.Content(
+        role="model", parts=[p for p in parts if p.function_call or p.thought_signature]
+    )
     contents += [model_turn, results(model_turn)]
     text = ""
     async for chunk in await client.aio.models.generate_content_stream(
@@ -97,7 +112,7 @@ async def test_async_stream_tool_loop_with_signatures() -> None:
 
 
 def test_missing_signature_is_refused_with_the_real_text() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     for p in contents[1].parts or []:
         p.thought_signature = None
@@ -107,7 +122,7 @@ def test_missing_signature_is_refused_with_the_real_text() -> None:
 
 
 def test_modified_signature_is_not_valid() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     part = (contents[1].parts or [])[0]
     raw = bytearray(part.thought_signature or b"")
@@ -117,7 +132,7 @@ def test_modified_signature_is_not_valid() -> None:
 
 
 def test_modified_call_arguments_invalidate_its_signature() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     call = (contents[1].parts or [])[0].function_call
     assert call is not None
@@ -126,12 +141,12 @@ def test_modified_call_arguments_invalidate_its_signature() -> None:
 
 
 def test_moved_signature_is_refused() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     parts = contents[1].parts or []
     # onto the second call: the first call now lacks one
     parts[1].thought_signature, parts[0].thought_signature = parts[0].thought_signature, None
-    assert refusal(client, contents).message.startswith("Function call is missing a thought_signature")
+    assert str(refusal(client, contents).message).startswith("Function call is missing a thought_signature")
     # the whole turn moved to another position in the contents: the signature no longer fits
     contents = first_step(client)
     moved = [user(TASK), contents[1], results(contents[1]), contents[1], contents[2]]
@@ -139,13 +154,13 @@ def test_moved_signature_is_refused() -> None:
 
 
 def test_foreign_signature_is_refused() -> None:
-    other = sim.gemini_client(secret=b"another deployment")
+    other = gclient(secret=b"another deployment")
     contents = first_step(other)
-    assert refusal(sim.gemini_client(), contents).message == "Thought signature is not valid."
+    assert refusal(gclient(), contents).message == "Thought signature is not valid."
 
 
 def test_only_the_current_turn_is_validated() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     for p in contents[1].parts or []:
         p.thought_signature = None
@@ -154,7 +169,7 @@ def test_only_the_current_turn_is_validated() -> None:
 
 
 def test_documented_skip_sentinel_is_accepted() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     (contents[1].parts or [])[0].thought_signature = None
     raw = sim.SimTransport()
@@ -168,14 +183,14 @@ def test_documented_skip_sentinel_is_accepted() -> None:
 
 
 def test_unpaired_function_response_is_refused() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client)
     contents[2].parts = (contents[2].parts or [])[:1]
     assert refusal(client, contents).message == gemini.COUNT_MISMATCH
 
 
 def test_legacy_model_does_not_enforce_signatures_and_gives_no_ids() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     contents = first_step(client, "sim-gemini-legacy")
     calls = [p for p in contents[1].parts or [] if p.function_call]
     assert calls[0].thought_signature and all(c.function_call.id is None for c in calls)
@@ -194,39 +209,54 @@ def test_legacy_model_does_not_enforce_signatures_and_gives_no_ids() -> None:
         ("sim-gemini-legacy", {"thinking_budget": 99999}, "The thinking budget (99999) is invalid."),
     ],
 )
-def test_thinking_settings_a_model_cannot_take_are_refused(model: str, thinking: dict[str, Any], message: str) -> None:
-    client = sim.gemini_client()
+def test_thinking_settings_a_model_cannot_take_are_refused(
+    model: str, thinking: dict[str, Any], message: str
+) -> None:
+    client = gclient()
     with pytest.raises(errors.ClientError) as info:
         client.models.generate_content(model=model, contents=TASK, config=config(**thinking))
     assert info.value.code == 400 and info.value.message == message
 
 
 def test_thinking_budget_zero_turns_legacy_thinking_off_and_levels_change_effort() -> None:
-    client = sim.gemini_client()
-    off = client.models.generate_content(model="sim-gemini-legacy", contents=TASK, config=config(thinking_budget=0))
+    client = gclient()
+    off = client.models.generate_content(
+        model="sim-gemini-legacy", contents=TASK, config=config(thinking_budget=0)
+    )
     assert off.usage_metadata.thoughts_token_count is None
     assert all(p.thought_signature is None for p in off.candidates[0].content.parts or [])
-    low = client.models.generate_content(model="sim-gemini", contents=TASK, config=config(thinking_level="LOW"))
-    high = client.models.generate_content(model="sim-gemini", contents=TASK, config=config(thinking_level="HIGH"))
+    low = client.models.generate_content(
+        model="sim-gemini", contents=TASK, config=config(thinking_level="LOW")
+    )
+    high = client.models.generate_content(
+        model="sim-gemini", contents=TASK, config=config(thinking_level="HIGH")
+    )
     assert low.usage_metadata.thoughts_token_count < high.usage_metadata.thoughts_token_count
 
 
 def test_function_calling_modes() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     cfg = config()
-    cfg.tool_config = types.ToolConfig(function_calling_config=types.FunctionCallingConfig(mode="NONE"))
+    cfg.tool_config = types.ToolConfig(
+        function_calling_config=types.FunctionCallingConfig(mode=types.FunctionCallingConfigMode.NONE)
+    )
     r = client.models.generate_content(model="sim-gemini", contents=TASK, config=cfg)
     assert not r.function_calls
     cfg.tool_config = types.ToolConfig(
-        function_calling_config=types.FunctionCallingConfig(mode="ANY", allowed_function_names=["get_weather"])
+        function_calling_config=types.FunctionCallingConfig(
+            mode=types.FunctionCallingConfigMode.ANY, allowed_function_names=["get_weather"]
+        )
     )
     assert client.models.generate_content(model="sim-gemini", contents=TASK, config=cfg).function_calls
 
 
 def test_count_tokens_models_and_unknown_model() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     r = client.models.generate_content(model="sim-gemini", contents=TASK)
-    assert client.models.count_tokens(model="sim-gemini", contents=TASK).total_tokens == r.usage_metadata.prompt_token_count
+    assert (
+        client.models.count_tokens(model="sim-gemini", contents=TASK).total_tokens
+        == r.usage_metadata.prompt_token_count
+    )
     assert [m.name for m in client.models.list()] == ["models/sim-gemini", "models/sim-gemini-legacy"]
     assert client.models.get(model="sim-gemini").version == "3"
     with pytest.raises(errors.ClientError) as info:
@@ -235,7 +265,7 @@ def test_count_tokens_models_and_unknown_model() -> None:
 
 
 def test_implicit_cache_hits_a_repeated_long_prefix() -> None:
-    client = sim.gemini_client()
+    client = gclient()
     long = " ".join(f"fact{i}" for i in range(1500)) + " " + TASK
     first = client.models.generate_content(model="sim-gemini", contents=long)
     again = client.models.generate_content(model="sim-gemini", contents=long)
@@ -244,7 +274,7 @@ def test_implicit_cache_hits_a_repeated_long_prefix() -> None:
 
 
 def test_v1beta_and_url_safe_or_standard_signatures() -> None:
-    client = sim.gemini_client(http_options={"api_version": "v1beta"})
+    client = gclient(http_options={"api_version": "v1beta"})
     contents = first_step(client)
     r = client.models.generate_content(model="sim-gemini", contents=contents, config=config())
     assert "Rome" in (r.text or "")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -13,6 +12,7 @@ from google.genai import errors, types
 
 from agentlab import sim
 from agentlab.sim import gemini
+from agentlab.sim import gemini_errors as GE
 from tests.support.cassettes import fixture_files, load_cassette, parse_sse
 from tests.support.loopback import serving
 
@@ -21,7 +21,14 @@ STREAM = "/v1beta/models/sim-gemini:streamGenerateContent?alt=sse"
 HELLO = {"contents": [{"role": "user", "parts": [{"text": "What is 2 + 3?"}]}]}
 
 
-def post(path: str, body: dict[str, Any], headers: dict[str, str] | None = None, **kw: Any) -> httpx2.Response:
+def gclient(**kw: Any) -> Any:
+    """The simulator's google-genai client, typed loosely (its response fields are all optional)."""
+    return sim.gemini_client(**kw)
+
+
+def post(
+    path: str, body: dict[str, Any], headers: dict[str, str] | None = None, **kw: Any
+) -> httpx2.Response:
     with httpx2.Client(transport=sim.SimTransport(**kw), base_url=sim.GEMINI_BASE_URL) as c:
         return c.post(path, json=body, headers=headers if headers is not None else {"x-goog-api-key": "k"})
 
@@ -31,7 +38,7 @@ def test_key_in_header_or_query_else_the_real_refusals() -> None:
     assert post(GEN + "?key=abc", HELLO, headers={}).status_code == 200
     r = post(GEN, HELLO, headers={})
     assert r.status_code == 403
-    assert r.json() == {"error": {"code": 403, "message": gemini.GE.NO_KEY, "status": "PERMISSION_DENIED"}}
+    assert r.json() == {"error": {"code": 403, "message": GE.NO_KEY, "status": "PERMISSION_DENIED"}}
     r = post(GEN, HELLO, headers={"x-goog-api-key": ""})
     err = r.json()["error"]
     assert r.status_code == 400 and err["message"] == "API key not valid. Please pass a valid API key."
@@ -41,7 +48,7 @@ def test_key_in_header_or_query_else_the_real_refusals() -> None:
 
 
 def test_missing_key_through_the_sdk_is_a_client_error() -> None:
-    client = sim.gemini_client(api_key=" ")
+    client = gclient(api_key=" ")
     with pytest.raises(errors.ClientError) as info:
         client.models.generate_content(model="sim-gemini", contents="hi")
     assert info.value.code == 400 and "API key not valid" in str(info.value.message)
@@ -61,8 +68,19 @@ def test_unknown_fields_are_refused_with_the_parser_text() -> None:
     assert violations[0]["field"] == "contents[0].parts[0]" and "field" not in violations[1]
     schema_body = {
         **HELLO,
-        "tools": [{"functionDeclarations": [{"name": "f", "parameters": {"type": "OBJECT", "properties": {
-            "a": {"type": "STRING", "additionalProperties": False}}}}]}],
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "f",
+                        "parameters": {
+                            "type": "OBJECT",
+                            "properties": {"a": {"type": "STRING", "additionalProperties": False}},
+                        },
+                    }
+                ]
+            }
+        ],
     }
     msg = post(GEN, schema_body).json()["error"]["message"]
     assert msg == (
@@ -108,7 +126,10 @@ def test_faults_answer_in_gemini_shape() -> None:
     assert r.status_code == 429 and err["status"] == "RESOURCE_EXHAUSTED"
     assert {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"} in err["details"]
     assert "(simulated)" in err["message"]  # the API puts the wait in RetryInfo, not in a header
-    assert post(GEN, HELLO, headers={"x-goog-api-key": "k", "x-sim-fault": "500"}).json()["error"]["status"] == "INTERNAL"
+    assert (
+        post(GEN, HELLO, headers={"x-goog-api-key": "k", "x-sim-fault": "500"}).json()["error"]["status"]
+        == "INTERNAL"
+    )
     r = post(GEN, HELLO, headers={"x-goog-api-key": "k", "x-sim-fault": "529"})
     assert r.status_code == 503 and r.json()["error"]["status"] == "UNAVAILABLE"
     cut = post(STREAM, HELLO, headers={"x-goog-api-key": "k", "x-sim-fault": "cut"})
@@ -121,7 +142,7 @@ def test_faults_answer_in_gemini_shape() -> None:
 
 
 def test_sdk_retries_a_429_then_succeeds() -> None:
-    client = sim.gemini_client(
+    client = gclient(
         http_options={"retry_options": {"attempts": 3, "initial_delay": 0.01, "max_delay": 0.02}},
         default_fault="429x2",
     )
@@ -133,7 +154,7 @@ def test_unknown_path_is_the_gemini_404() -> None:
     assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
 
 
-def _recorded() -> list[tuple[Path, int, dict[str, Any], str]]:
+def _recorded() -> list[Any]:
     out = []
     for path in fixture_files("gemini"):
         for i, ex in enumerate(load_cassette(path)):
@@ -146,7 +167,9 @@ def _served(url: str) -> str:
     return "sim-gemini-legacy" if "gemini-2.5" in url else "sim-gemini"
 
 
-@pytest.mark.parametrize("case", _recorded() or [None], ids=lambda c: f"{c[0].stem}#{c[1]}" if c else "absent")
+@pytest.mark.parametrize(
+    "case", _recorded() or [None], ids=lambda c: f"{c[0].stem}#{c[1]}" if c else "absent"
+)
 def test_recorded_accepted_requests_pass_request_validation(case: Any) -> None:
     if case is None:
         pytest.skip("../shared/fixtures/gemini is absent")
@@ -157,7 +180,9 @@ def test_recorded_accepted_requests_pass_request_validation(case: Any) -> None:
     gemini.situation(req, req["contents"], 2)
 
 
-@pytest.mark.parametrize("case", _recorded() or [None], ids=lambda c: f"{c[0].stem}#{c[1]}" if c else "absent")
+@pytest.mark.parametrize(
+    "case", _recorded() or [None], ids=lambda c: f"{c[0].stem}#{c[1]}" if c else "absent"
+)
 def test_recorded_requests_are_served_when_their_signatures_are_skipped(case: Any) -> None:
     """The whole request path (headers, schema, pairing, signatures) accepts the recorded bodies.
 
@@ -182,6 +207,9 @@ def test_loopback_server_serves_the_sdk() -> None:
         client = genai.Client(api_key="anything", http_options=types.HttpOptions(base_url=url))
         r = client.models.generate_content(model="sim-gemini", contents="What is 2 + 3?")
         assert "5" in (r.text or "")
-        text = "".join(c.text or "" for c in client.models.generate_content_stream(model="sim-gemini", contents="What is 2 + 3?"))
+        text = "".join(
+            c.text or ""
+            for c in client.models.generate_content_stream(model="sim-gemini", contents="What is 2 + 3?")
+        )
         assert "5" in text
         assert [m.name for m in client.models.list()][:1] == ["models/sim-gemini"]
