@@ -1,4 +1,4 @@
-"""Simulated reasoning providers: OpenAI Responses and Anthropic Messages, offline and deterministic.
+"""Simulated reasoning providers: OpenAI Responses, Anthropic Messages and Gemini, offline and deterministic.
 
 Why: agentlab's main job (tool loops on reasoning models, side by side) must run and be tested
 without API keys, and the tests that matter must fail here for the same reasons they would fail
@@ -58,6 +58,12 @@ Rules enforced (the point of it):
   the output. Prompt caching: see :mod:`agentlab.sim.caching`.
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
+
+Gemini (:mod:`agentlab.sim.gemini`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
+required back on function calls, checked by HMAC over call and position) and ``sim-gemini-legacy``
+(Gemini 2.5: ``thinkingBudget``) at ``/{v1,v1beta,v1alpha}/models/{model}:generateContent`` /
+``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
+``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The

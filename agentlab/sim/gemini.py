@@ -487,6 +487,32 @@ def _stream_reply(items: list[dict[str, Any]], sse: bool) -> SimReply:
     )
 
 
+# -- real model names ------------------------------------------------------------------------------
+
+#: Real Gemini names (``real_models`` on): Gemini 3 behaves as ``sim-gemini``, 2.5 as the legacy model.
+GEMINI_REAL_MODELS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "gemini-3.1-pro-preview",
+            "gemini-3-pro-preview",
+            "gemini-3-flash-preview",
+            "gemini-3.1-flash-lite-preview",
+        ),
+        GEMINI3,
+    ),
+    **dict.fromkeys(("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"), "sim-gemini-legacy"),
+}
+
+
+def gemini_model_rules(name: str, req: dict[str, Any]) -> None:
+    """Gemini 2.5 Pro cannot turn thinking off (its simulated model, 2.5 Flash, can)."""
+    config = req.get("generationConfig") or req.get("generation_config") or {}
+    tc = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    budget = tc.get("thinkingBudget", tc.get("thinking_budget"))
+    if name == "gemini-2.5-pro" and budget == 0:
+        raise _bad(ONLY_THINKING)
+
+
 # -- other routes ---------------------------------------------------------------------------------
 
 
@@ -575,4 +601,6 @@ PROTOCOL = SimProtocol(
     marker_header="x-goog-api-key",
     routes=_routes(),
     check_headers=gemini_headers,
+    real_models=GEMINI_REAL_MODELS,
+    model_rules=gemini_model_rules,
 )

@@ -213,3 +213,22 @@ def test_loopback_server_serves_the_sdk() -> None:
         )
         assert "5" in text
         assert [m.name for m in client.models.list()][:1] == ["models/sim-gemini"]
+
+
+def test_real_names_are_served_labelled_simulated_when_asked() -> None:
+    body = {**HELLO, "generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}
+    assert post("/v1beta/models/gemini-2.5-flash:generateContent", body).status_code == 404
+    r = post("/v1beta/models/gemini-2.5-flash:generateContent", body, real_models=True)
+    assert r.status_code == 200 and r.headers["x-agentlab-simulated"] == "sim-gemini-legacy"
+    assert r.json()["modelVersion"] == "gemini-2.5-flash (simulated by agentlab: sim-gemini-legacy)"
+    r = post("/v1beta/models/gemini-2.5-pro:generateContent", body, real_models=True)
+    assert r.status_code == 400 and r.json()["error"]["message"] == gemini.ONLY_THINKING
+
+
+def test_sdk_tolerates_the_unknown_event_fault() -> None:
+    client = gclient(default_fault="unknown_event")
+    text = "".join(
+        c.text or ""
+        for c in client.models.generate_content_stream(model="sim-gemini", contents="What is 2 + 3?")
+    )
+    assert "5" in text
