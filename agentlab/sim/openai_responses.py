@@ -374,7 +374,7 @@ def _build(
     """
     resp_id = ids.hex("resp_")
     out = _visible_output(req, ids, step, opts.level)
-    _phases(req, ids, model, step, prompt.items, out)
+    _phases(req, ids, step, prompt.items, out)
     output: list[dict[str, Any]] = []
     if opts.level >= 0:
         output.append(_reasoning_item(sim, ids, model, step, opts, out))
@@ -400,7 +400,7 @@ def _build(
         "openai-processing-ms": "1",
         "x-sim-plan": "known" if prompt.plan_known else "lost",
     }
-    unlabelled = phase.missing(prompt.items) if phase.labels_phase(model) else 0
+    unlabelled = phase.missing(prompt.items) if phase.labels_phase(str(req["model"])) else 0
     if unlabelled:
         rh[phase.MISSING_HEADER] = str(unlabelled)
     if not req.get("stream"):
@@ -442,10 +442,11 @@ def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _O
     return out
 
 
-def _phases(
-    req: dict[str, Any], ids: Ids, model: str, step: Step, items: list[dict[str, Any]], out: _Output
-) -> None:
+def _phases(req: dict[str, Any], ids: Ids, step: Step, items: list[dict[str, Any]], out: _Output) -> None:
     """The preamble before the calls (when asked for) and the ``phase`` labels of the model's messages.
+
+    Whether messages are labelled follows the name the client asked for (``req["model"]``, see
+    :func:`agentlab.sim.phase.labels_phase`), not the simulated model serving it.
 
     The preamble's id is drawn after the others, so a response without one keeps its ids.
     """
@@ -460,7 +461,7 @@ def _phases(
                 "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
                 "role": "assistant",
             }
-    if phase.labels_phase(model):
+    if phase.labels_phase(str(req["model"])):
         if out.preamble is not None:
             out.preamble["phase"] = "commentary"
         if out.message is not None:

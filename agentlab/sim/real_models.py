@@ -22,6 +22,7 @@ API, ``sim-*`` to the simulator) never reads it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentlab.sim.errors import SimError
@@ -111,4 +112,17 @@ def label(requested: str, served: str) -> str:
     it starts with the real name (prefix checks still match) and reads as simulated in any log or
     trace that records it, so a simulated reply is never mistaken for a real one.
     """
-    return requested if requested == served else f"{requested} (simulated by agentlab: {served})"
+    return requested if requested == served else f"{requested}{_LABEL.format(served)}"
+
+
+_LABEL = " (simulated by agentlab: {})"
+_LABELLED = re.compile(re.escape(_LABEL).replace(re.escape("{}"), r"[a-z0-9-]+") + "$")
+
+
+def requested_name(model: str) -> str:
+    """The name the client asked for, from a handler's ``model`` (the inverse of :func:`label`).
+
+    Handlers behave as the simulated model they are given, but a few labels the real model decides
+    (``phase``, see :mod:`agentlab.sim.phase`) follow the real name a client sent.
+    """
+    return _LABELLED.sub("", model)
