@@ -3,11 +3,12 @@
 Why: outside clients (pydantic-ai, LiteLLM, LangChain, the Agents SDK) pick their request features
 from the model name (whether to send ``include`` or ``thinking``, whether temperature is allowed),
 so testing one's own client code offline needs it to send its *real* model name. With the
-simulator's ``real_models`` switch on (``python -m agentlab.sim serve --real-models``,
-``Simulator(real_models=True)``), these names are served by the simulated model named here and every
-reply says so: the ``x-agentlab-simulated`` header names the simulated model, and the reply's
-``model`` field reads ``<real name> (simulated by agentlab: <sim model>)`` (see :func:`label`). Off by
-default: a real name then gets the provider's "model not found", as it always did.
+simulator's ``real_models`` switch on (the default of the loopback server ``python -m agentlab.sim
+serve``, off with ``--sim-names-only``; ``Simulator(real_models=True)`` in process), these names are
+served by the simulated model named here and every reply says so: the ``x-agentlab-simulated`` header
+names the simulated model, and the reply's ``model`` field reads ``<real name> (simulated by
+agentlab: <sim model>)`` (see :func:`label`). Off (in process by default): a real name gets the
+provider's "model not found", as it always did.
 
 Only reasoning models are listed (the simulated models are reasoning models: they refuse
 ``temperature`` as OpenAI's reasoning models do), from the model lists of the installed SDKs

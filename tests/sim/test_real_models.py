@@ -1,9 +1,9 @@
 """Real model names, answered as the simulated model that behaves like each, always labelled simulated.
 
-Opt-in (``real_models=True`` / ``serve --real-models``): off, a real name is the provider's "model not
-found", as before. On, the reply's ``x-agentlab-simulated`` header names the simulated model and its
-``model`` field reads ``<real> (simulated by agentlab: <sim>)``; agentlab's own routing
-(``openai:gpt-5.5`` goes to the real API) does not read the table.
+In process opt-in (``real_models=True``; the loopback ``serve`` default): off, a real name is the
+provider's "model not found", as before. On, the reply's ``x-agentlab-simulated`` header names the
+simulated model and its ``model`` field reads ``<real> (simulated by agentlab: <sim>)``; agentlab's
+own routing (``openai:gpt-5.5`` goes to the real API) does not read the table.
 """
 
 from __future__ import annotations
