@@ -29,7 +29,10 @@ holds ``tool_use`` must start with thinking/redacted_thinking, every thinking si
 (else "Invalid `signature`") and match its block's text and position (else "cannot be modified");
 ``redacted_thinking`` data must be intact and in place; other providers' block types are rejected;
 ``tool_use`` ids need ``tool_result`` blocks in the next message and vice versa; thinking with a
-``tool_choice`` that forces tool use is refused. Thinking blocks of earlier assistant turns are not
+``tool_choice`` that forces tool use is refused, as are a forced choice without tools ("tool_choice
+may only be specified while providing tools.") and a named tool the request does not declare
+("Tool 'X' not found in provided tools"). ``tool_choice`` ``any`` / ``tool`` / ``none`` decide the
+turn (see :class:`agentlab.sim.reasoner.ToolChoice`). Thinking blocks of earlier assistant turns are not
 validated and not billed (the real API strips them).
 
 Message threads (``thread`` create/continue, beta ``message-threads-2026-08-12``) live in
@@ -51,7 +54,7 @@ from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
-from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
 from agentlab.sim.request_schema_dialects import check_anthropic_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
@@ -278,7 +281,27 @@ def _situation(req: dict[str, Any], messages: list[Any], level: int) -> Situatio
     task = _text(messages[last_user].get("content")) if last_user >= 0 else ""
     choice = req.get("tool_choice") or {}
     parallel = not bool(choice.get("disable_parallel_tool_use"))
-    return Situation(task, tools, _past_calls(messages[last_user + 1 :]), parallel, True, level)
+    calls = _past_calls(messages[last_user + 1 :])
+    return Situation(task, tools, calls, parallel, True, level, _tool_choice(req))
+
+
+#: Anthropic ``tool_choice.type`` -> the planner's mode.
+_CHOICE_MODES = {"auto": "auto", "any": "required", "tool": "tool", "none": "none"}
+
+
+def _tool_choice(req: dict[str, Any]) -> ToolChoice:
+    """``tool_choice`` as the planner takes it; forcing needs tools, and a named one must be declared.
+
+    (Forced use with thinking on was refused earlier, with the thinking checks.)
+    """
+    raw = req.get("tool_choice") or {}
+    mode = _CHOICE_MODES.get(str(raw.get("type", "auto")), "auto")
+    names = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+    if mode in ("required", "tool") and not names:
+        raise _bad("tool_choice may only be specified while providing tools.")
+    if mode == "tool" and raw.get("name") not in names:
+        raise _bad(f"Tool '{raw.get('name')}' not found in provided tools")
+    return ToolChoice(mode, str(raw["name"]) if mode == "tool" else None)
 
 
 class _Loop:
