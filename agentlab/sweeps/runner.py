@@ -431,6 +431,8 @@ def _row(
         output_cost_usd=cost.output,
         reasoning_cost_usd=cost.reasoning,
         total_cost_usd=cost.total,
+        price_source=cost.source,
+        price_updated=cost.updated,
         retries=retries,
         rate_limited=rate_limited,
         stop_reason=result.stop_reason,
