@@ -9,9 +9,9 @@ process (:class:`SimTransport`, an ``httpx2`` transport) or on loopback
 Models: OpenAI ``sim-reasoner``, ``sim-reasoner-mini``; Anthropic ``sim-thinker``,
 ``sim-thinker-legacy`` (omits ``usage.output_tokens_details.thinking_tokens``). Any other name gets
 the provider's real "model not found" error (OpenAI 400 ``model_not_found``, Anthropic 404
-``not_found_error``); a real model name is served only when asked (``real_models=True``, ``serve
---real-models``), by the simulated model that behaves like it and labelled simulated in every reply
-(see :mod:`agentlab.sim.real_models`).
+``not_found_error``); a real model name is served by the loopback server (``serve``, unless
+``--sim-names-only``) and in process only when asked (``real_models=True``), by the simulated model
+that behaves like it and labelled simulated in every reply (see :mod:`agentlab.sim.real_models`).
 
 HTTP surface (as the real hosts): exact paths only (``POST /v1/responses``, ``POST /v1/messages``,
 ``POST /v1/responses/input_tokens``, ``GET``/``DELETE /v1/responses/{id}``,

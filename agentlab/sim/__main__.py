@@ -1,4 +1,10 @@
-"""``python -m agentlab.sim serve [--port N] [--seed S] [--fault SPEC]``, or ``bench`` (events/s)."""
+"""``python -m agentlab.sim serve [--port N] [--seed S] [--fault SPEC] [--sim-names-only]``, or ``bench``.
+
+The loopback server answers real model names by default (labelled simulated, see
+:mod:`agentlab.sim.real_models`): it exists for clients that only know a ``base_url``, and such a
+client should run unchanged with its real-model profile. ``--sim-names-only`` turns that off. The
+in-process ``Simulator()`` keeps it off, since agentlab's own code never needs real names there.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +29,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed for ids and obfuscation strings")
     p.add_argument("--fault", default=None, help="default fault spec for requests that name none")
     p.add_argument("--retry-after-ms", type=int, default=20, help="what 429 replies ask clients to wait")
-    p.add_argument(
-        "--real-models",
-        action="store_true",
-        help="also answer real model names (gpt-5.5, claude-opus-4-6, ...) with the simulated model that "
-        "behaves like each, labelled simulated (x-agentlab-simulated header, model field)",
+    names = p.add_mutually_exclusive_group()
+    names.add_argument(
+        "--sim-names-only",
+        dest="real_models",
+        action="store_false",
+        help="answer only the simulated names (sim-reasoner, sim-thinker, ...); a real name is then the "
+        "provider's 'model not found'. By default real model names (gpt-5.5, claude-opus-4-6, ...) are "
+        "answered by the simulated model that behaves like each, labelled simulated "
+        "(x-agentlab-simulated header, model field)",
     )
+    names.add_argument(
+        "--real-models",
+        dest="real_models",
+        action="store_true",
+        help="answer real model names too (the default; kept for scripts written when it was opt-in)",
+    )
+    p.set_defaults(real_models=True)
     b = sub.add_parser("bench", help="measure in-process throughput (events per second)")
     b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
     args = parser.parse_args(argv)
@@ -57,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  any non-empty API key is accepted", flush=True)
         if args.real_models:
             print("  real model names answered as simulated (x-agentlab-simulated header)", flush=True)
+        else:
+            print("  simulated model names only (--sim-names-only)", flush=True)
 
     try:
         asyncio.run(serve(args.port, sim=sim, on_ready=ready))

@@ -19,6 +19,9 @@ Thinking (``thinking.type`` ``enabled`` with ``budget_tokens``, or ``adaptive``)
 * ``budget_tokens`` sets how many verification paragraphs the model writes (1 per started 1024
   tokens above 1024, at most 6) and caps its thinking; ``output_config.effort`` does the same for
   adaptive thinking (low 1, medium 2, high 4, max 6).
+* ``stop_sequences`` end the answer text before the first one it meets (the sequence not written,
+  not billed): ``stop_reason: "stop_sequence"`` and ``stop_sequence`` name it, in the message and
+  in the streamed ``message_delta``. Thinking is not cut.
 * ``sim-thinker`` reports ``usage.output_tokens_details.thinking_tokens``; ``sim-thinker-legacy`` does
   not (like older Anthropic responses).
 
@@ -29,7 +32,10 @@ holds ``tool_use`` must start with thinking/redacted_thinking, every thinking si
 (else "Invalid `signature`") and match its block's text and position (else "cannot be modified");
 ``redacted_thinking`` data must be intact and in place; other providers' block types are rejected;
 ``tool_use`` ids need ``tool_result`` blocks in the next message and vice versa; thinking with a
-``tool_choice`` that forces tool use is refused. Thinking blocks of earlier assistant turns are not
+``tool_choice`` that forces tool use is refused, as are a forced choice without tools ("tool_choice
+may only be specified while providing tools.") and a named tool the request does not declare
+("Tool 'X' not found in provided tools"). ``tool_choice`` ``any`` / ``tool`` / ``none`` decide the
+turn (see :class:`agentlab.sim.reasoner.ToolChoice`). Thinking blocks of earlier assistant turns are not
 validated and not billed (the real API strips them).
 
 Message threads (``thread`` create/continue, beta ``message-threads-2026-08-12``) live in
@@ -51,7 +57,7 @@ from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
-from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
 from agentlab.sim.request_schema_dialects import check_anthropic_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
@@ -146,7 +152,10 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
             "ephemeral_1h_input_tokens": cache.write_1h,
         },
     }
-    turn = _content(sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task)
+    stops = [str(x) for x in req.get("stop_sequences") or []]
+    turn = _content(
+        sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task, stops=stops
+    )
     usage = {**usage_in, "output_tokens": turn.used, "service_tier": "standard"}
     if model != "sim-thinker-legacy":
         usage["output_tokens_details"] = {"thinking_tokens": turn.thinking_tokens}
@@ -157,7 +166,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         "role": "assistant",
         "content": turn.blocks,
         "stop_reason": turn.stop,
-        "stop_sequence": None,
+        "stop_sequence": turn.stop_sequence,
         "usage": usage,
     }
     threads.hold(sim.threads, held, msg)
@@ -278,7 +287,27 @@ def _situation(req: dict[str, Any], messages: list[Any], level: int) -> Situatio
     task = _text(messages[last_user].get("content")) if last_user >= 0 else ""
     choice = req.get("tool_choice") or {}
     parallel = not bool(choice.get("disable_parallel_tool_use"))
-    return Situation(task, tools, _past_calls(messages[last_user + 1 :]), parallel, True, level)
+    calls = _past_calls(messages[last_user + 1 :])
+    return Situation(task, tools, calls, parallel, True, level, _tool_choice(req))
+
+
+#: Anthropic ``tool_choice.type`` -> the planner's mode.
+_CHOICE_MODES = {"auto": "auto", "any": "required", "tool": "tool", "none": "none"}
+
+
+def _tool_choice(req: dict[str, Any]) -> ToolChoice:
+    """``tool_choice`` as the planner takes it; forcing needs tools, and a named one must be declared.
+
+    (Forced use with thinking on was refused earlier, with the thinking checks.)
+    """
+    raw = req.get("tool_choice") or {}
+    mode = _CHOICE_MODES.get(str(raw.get("type", "auto")), "auto")
+    names = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+    if mode in ("required", "tool") and not names:
+        raise _bad("tool_choice may only be specified while providing tools.")
+    if mode == "tool" and raw.get("name") not in names:
+        raise _bad(f"Tool '{raw.get('name')}' not found in provided tools")
+    return ToolChoice(mode, str(raw["name"]) if mode == "tool" else None)
 
 
 class _Loop:
@@ -535,6 +564,7 @@ class _Turn:
         self.used = 0
         self.thinking_tokens = 0
         self.stop = "end_turn"
+        self.stop_sequence: str | None = None  # the one matched when ``stop`` is "stop_sequence"
         self.remaining = max_tokens
         self._budget = thinking.budget
         self._display = thinking.display
@@ -578,7 +608,14 @@ class _Turn:
 
 
 def _content(
-    sim: Simulator, ids: Ids, step: Step, thinking: _Thinking, max_tokens: int, *, redact: bool
+    sim: Simulator,
+    ids: Ids,
+    step: Step,
+    thinking: _Thinking,
+    max_tokens: int,
+    *,
+    redact: bool,
+    stops: Sequence[str] = (),
 ) -> _Turn:
     """The assistant turn: opening thinking, tool uses (each with a thought when interleaved), answer."""
     turn = _Turn(thinking, max_tokens)
@@ -606,7 +643,7 @@ def _content(
             }
         )
     if step.answer is not None:
-        _answer(turn, step.answer)
+        _answer(turn, step.answer, stops)
     turn.sign(sim)
     return turn
 
@@ -630,8 +667,27 @@ def _opening_thoughts(turn: _Turn, paras: list[str], *, split: bool, redact: boo
     turn.thought("\n\n".join(thirds[2]) or "Proceeding.")
 
 
-def _answer(turn: _Turn, text: str) -> None:
-    """The answer text, cut to what is left of ``max_tokens`` (stop reason ``max_tokens`` then)."""
+def _first_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
+    """Where generation of ``text`` meets a stop sequence first: (its start, the sequence).
+
+    Text is written left to right, so the sequence that is complete soonest (smallest end) wins,
+    whatever its place in the request's list.
+    """
+    hits = [(text.find(s) + len(s), text.find(s), s) for s in stops if s and s in text]
+    return min(hits)[1:] if hits else None
+
+
+def _answer(turn: _Turn, text: str, stops: Sequence[str] = ()) -> None:
+    """The answer text: ended before the first stop sequence, then cut to what ``max_tokens`` leaves.
+
+    A stop sequence met gives stop reason ``stop_sequence`` (the sequence itself is not written);
+    running out of tokens first gives ``max_tokens``.
+    """
+    hit = _first_stop(text, stops)
+    if hit is not None:
+        text = text[: hit[0]]
+    if count_tokens(text) <= turn.remaining and hit is not None:
+        turn.stop, turn.stop_sequence = "stop_sequence", hit[1]
     if count_tokens(text) > turn.remaining:
         text = truncate_tokens(text, turn.remaining)
         turn.stop = "max_tokens"
@@ -707,7 +763,7 @@ def _stream(msg: dict[str, Any], usage_in: dict[str, Any]) -> list[SSEEvent]:
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": msg["stop_sequence"]},
                 "usage": usage,
             },
         )

@@ -96,7 +96,8 @@ class Simulator:
     opaque items, like two providers would); ``retry_after_ms`` is what 429 replies ask for;
     ``default_fault`` applies to requests that name none; ``real_models`` lets it also answer to the
     real model names of :mod:`agentlab.sim.real_models` (labelled simulated in every reply; off by
-    default, so a real name gets the provider's "model not found").
+    default in process, so a real name gets the provider's "model not found"; the loopback server
+    ``python -m agentlab.sim serve`` turns it on unless ``--sim-names-only``).
     """
 
     seed: int = 0

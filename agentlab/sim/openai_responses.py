@@ -12,7 +12,10 @@ for; function calls stream ``function_call_arguments.delta``/``.done``; messages
 only the ``output_item.done``/``response.completed`` copies may be sent back.
 
 Rules enforced (each a 4xx in the real shape): unknown model (400 ``model_not_found``);
-``temperature`` (400, unsupported on reasoning models); ``previous_response_id`` that is not stored
+``temperature`` (400, unsupported on reasoning models); ``tool_choice`` ``"required"`` without
+tools or naming a function (or hosted tool type) the request does not declare (400, the API's
+"Tool choice ... 'tools' parameter." texts; the choice then decides the turn, see
+:class:`agentlab.sim.reasoner.ToolChoice`); ``previous_response_id`` that is not stored
 (400; with ``store: false`` nothing is); items of another provider (400 ``invalid_value``);
 tampered or foreign ``encrypted_content`` (400 ``invalid_encrypted_content``); a reasoning item
 given by id only while ``store`` is false (404 "Item with id ... not found"); a reasoning item not
@@ -40,7 +43,7 @@ from agentlab.sim.access import openai_headers
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
-from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.reasoner import PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
 from agentlab.sim.request_schema_dialects import check_openai_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
 from agentlab.sim.signing import FIXED_TIMESTAMP
@@ -131,7 +134,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     payloads = _reasoning_payloads(sim, items, store)
     _check_following_items(items, payloads)
     _check_call_pairs(items)
-    step, plan_known = _plan(req, items, payloads, tools, opts.level)
+    choice, tools = _tool_choice(req, tools)
+    step, plan_known = _plan(req, items, payloads, tools, opts.level, choice)
     if fmt is not None and step.answer is not None:
         step = dataclasses.replace(step, answer=_formatted(fmt, step.answer))
     prompt_tokens = _prompt_tokens(req, items, payloads)
@@ -266,6 +270,7 @@ def _plan(
     payloads: dict[int, dict[str, Any]],
     tools: tuple[ToolDef, ...],
     level: int,
+    choice: ToolChoice,
 ) -> tuple[Step, bool]:
     """The planner's step for the task (the last user message) and its current loop.
 
@@ -280,7 +285,8 @@ def _plan(
     planned = {c for i, p in payloads.items() if i > last_user for c in p.get("calls", [])}
     plan_known = all(c.call_id in planned for c in calls)
     parallel = req.get("parallel_tool_calls", True) is not False
-    return plan_step(Situation(task, tools, tuple(calls), parallel, plan_known, max(level, 0))), plan_known
+    situation = Situation(task, tools, tuple(calls), parallel, plan_known, max(level, 0), choice)
+    return plan_step(situation), plan_known
 
 
 def _past_calls(loop: list[dict[str, Any]]) -> list[PastCall]:
@@ -351,6 +357,39 @@ def _tools(raw: list[Any]) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
+def _choice_not_found(kind: str) -> E.SimError:
+    return _bad(f"Tool choice '{kind}' not found in 'tools' parameter.", "tool_choice", None)
+
+
+def _tool_choice(req: dict[str, Any], tools: tuple[ToolDef, ...]) -> tuple[ToolChoice, tuple[ToolDef, ...]]:
+    """``tool_choice`` as the planner takes it, and the function tools it may use.
+
+    ``"required"`` needs tools; a named function (``{"type": "function", "name": ...}``) or a hosted
+    tool type must be among them (the API's 400s otherwise); ``allowed_tools`` narrows the tools to
+    its list under its ``mode``. A hosted tool forced by type is never called by the simulator.
+    """
+    raw = req.get("tool_choice", "auto")
+    declared = req.get("tools") or []
+    if isinstance(raw, str):
+        if raw == "required" and not declared:
+            raise _bad(
+                "Tool choice 'required' must be specified with 'tools' parameter.", "tool_choice", None
+            )
+        return ToolChoice(raw if raw in ("none", "required") else "auto"), tools
+    kind = str(raw.get("type")) if isinstance(raw, dict) else ""
+    if kind == "function":
+        if not any(t.name == raw.get("name") for t in tools):
+            raise _choice_not_found(kind)
+        return ToolChoice("tool", str(raw["name"])), tools
+    if kind == "allowed_tools":
+        allowed = {str(t.get("name")) for t in raw.get("tools") or [] if isinstance(t, dict)}
+        mode = "required" if raw.get("mode") == "required" else "auto"
+        return ToolChoice(mode), tuple(t for t in tools if t.name in allowed)
+    if not any(isinstance(t, dict) and t.get("type") == kind for t in declared):
+        raise _choice_not_found(kind)
+    return ToolChoice(), tools
+
+
 @dataclass
 class _Output:
     """The visible output of one call within ``max_output_tokens``, and the tokens it used."""
@@ -374,7 +413,7 @@ def _build(
     """
     resp_id = ids.hex("resp_")
     out = _visible_output(req, ids, step, opts.level)
-    _phases(req, ids, model, step, prompt.items, out)
+    _phases(req, ids, step, prompt.items, out)
     output: list[dict[str, Any]] = []
     if opts.level >= 0:
         output.append(_reasoning_item(sim, ids, model, step, opts, out))
@@ -400,7 +439,7 @@ def _build(
         "openai-processing-ms": "1",
         "x-sim-plan": "known" if prompt.plan_known else "lost",
     }
-    unlabelled = phase.missing(prompt.items) if phase.labels_phase(model) else 0
+    unlabelled = phase.missing(prompt.items) if phase.labels_phase(str(req["model"])) else 0
     if unlabelled:
         rh[phase.MISSING_HEADER] = str(unlabelled)
     if not req.get("stream"):
@@ -442,10 +481,11 @@ def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _O
     return out
 
 
-def _phases(
-    req: dict[str, Any], ids: Ids, model: str, step: Step, items: list[dict[str, Any]], out: _Output
-) -> None:
+def _phases(req: dict[str, Any], ids: Ids, step: Step, items: list[dict[str, Any]], out: _Output) -> None:
     """The preamble before the calls (when asked for) and the ``phase`` labels of the model's messages.
+
+    Whether messages are labelled follows the name the client asked for (``req["model"]``, see
+    :func:`agentlab.sim.phase.labels_phase`), not the simulated model serving it.
 
     The preamble's id is drawn after the others, so a response without one keeps its ids.
     """
@@ -460,7 +500,7 @@ def _phases(
                 "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}],
                 "role": "assistant",
             }
-    if phase.labels_phase(model):
+    if phase.labels_phase(str(req["model"])):
         if out.preamble is not None:
             out.preamble["phase"] = "commentary"
         if out.message is not None:

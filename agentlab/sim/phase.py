@@ -7,7 +7,9 @@ clients to preserve and resend ``phase`` on all assistant messages for gpt-5.3-c
 without it is answered as usual. So the simulator:
 
 * labels every message ``sim-reasoner`` writes (the current-generation model); ``sim-reasoner-mini``
-  writes none, like a model from before the label;
+  writes none, like a model from before the label; a real name answered as simulated
+  (:mod:`agentlab.sim.real_models`) decides by itself, whichever simulated model serves it: gpt-5.3
+  (codex) and later, gpt-6 and later label, gpt-5 to gpt-5.2 and the o-series do not;
 * writes a one-line ``commentary`` preamble before its tool calls when the instructions (or a
   developer/system message) ask for a preamble, as the prompting guides describe tool preambles;
 * never refuses a request for a missing phase; it counts the assistant messages of the input that
@@ -17,7 +19,10 @@ without it is answered as usual. So the simulator:
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from agentlab.sim.real_models import requested_name
 
 __all__ = ["MISSING_HEADER", "PHASED_MODELS", "labels_phase", "missing", "preamble", "wants_preamble"]
 
@@ -26,9 +31,23 @@ PHASED_MODELS = frozenset({"sim-reasoner"})
 MISSING_HEADER = "x-sim-phase-missing"
 
 
+#: The first real OpenAI generation that labels its messages (gpt-5.3-codex; the docs: "and later").
+FIRST_PHASED_VERSION = (5, 3)
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?(?![\d.])")
+
+
 def labels_phase(model: str) -> bool:
-    """Whether ``model`` writes ``phase`` on its messages and reads it back."""
-    return model in PHASED_MODELS
+    """Whether the model the client asked for writes ``phase`` on its messages and reads it back.
+
+    ``model`` is the request's model as the handler sees it: a simulated name, or a real one in its
+    simulated label (``gpt-5.1 (simulated by agentlab: sim-reasoner)``). The real name decides,
+    since a client tests its own real-model profile: gpt-5.1 served by sim-reasoner writes none.
+    """
+    name = requested_name(model)
+    if name.startswith("sim-"):
+        return name in PHASED_MODELS
+    m = _GPT_VERSION.match(name)
+    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= FIRST_PHASED_VERSION
 
 
 def _text(content: Any) -> str:

@@ -3,11 +3,12 @@
 Why: outside clients (pydantic-ai, LiteLLM, LangChain, the Agents SDK) pick their request features
 from the model name (whether to send ``include`` or ``thinking``, whether temperature is allowed),
 so testing one's own client code offline needs it to send its *real* model name. With the
-simulator's ``real_models`` switch on (``python -m agentlab.sim serve --real-models``,
-``Simulator(real_models=True)``), these names are served by the simulated model named here and every
-reply says so: the ``x-agentlab-simulated`` header names the simulated model, and the reply's
-``model`` field reads ``<real name> (simulated by agentlab: <sim model>)`` (see :func:`label`). Off by
-default: a real name then gets the provider's "model not found", as it always did.
+simulator's ``real_models`` switch on (the default of the loopback server ``python -m agentlab.sim
+serve``, off with ``--sim-names-only``; ``Simulator(real_models=True)`` in process), these names are
+served by the simulated model named here and every reply says so: the ``x-agentlab-simulated`` header
+names the simulated model, and the reply's ``model`` field reads ``<real name> (simulated by
+agentlab: <sim model>)`` (see :func:`label`). Off (in process by default): a real name gets the
+provider's "model not found", as it always did.
 
 Only reasoning models are listed (the simulated models are reasoning models: they refuse
 ``temperature`` as OpenAI's reasoning models do), from the model lists of the installed SDKs
@@ -22,6 +23,7 @@ API, ``sim-*`` to the simulator) never reads it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentlab.sim.errors import SimError
@@ -111,4 +113,17 @@ def label(requested: str, served: str) -> str:
     it starts with the real name (prefix checks still match) and reads as simulated in any log or
     trace that records it, so a simulated reply is never mistaken for a real one.
     """
-    return requested if requested == served else f"{requested} (simulated by agentlab: {served})"
+    return requested if requested == served else f"{requested}{_LABEL.format(served)}"
+
+
+_LABEL = " (simulated by agentlab: {})"
+_LABELLED = re.compile(re.escape(_LABEL).replace(re.escape("{}"), r"[a-z0-9-]+") + "$")
+
+
+def requested_name(model: str) -> str:
+    """The name the client asked for, from a handler's ``model`` (the inverse of :func:`label`).
+
+    Handlers behave as the simulated model they are given, but a few labels the real model decides
+    (``phase``, see :mod:`agentlab.sim.phase`) follow the real name a client sent.
+    """
+    return _LABELLED.sub("", model)

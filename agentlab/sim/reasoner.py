@@ -30,6 +30,12 @@ plan: it adds a re-planning paragraph to its reasoning (more reasoning tokens) a
 recent batch of tool calls once (same arguments, new call ids) before answering.
 
 Effort: ``effort_level`` 0..6 adds that many verification paragraphs to the reasoning.
+
+Tool choice (:class:`ToolChoice`, both APIs map theirs onto it): ``auto`` is the plan above;
+``none`` answers without a call (from the results it already has, computing arithmetic directly, or
+saying what it could not look up); ``required`` calls a tool even when the plan would answer (the
+best-matching tool, with the task's first name, expression or text); ``tool`` calls that tool, with
+the arguments the plan meant for its own pick (one call when calls may not run in parallel).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 MAGIC_REDACTED = (
@@ -180,6 +186,18 @@ class PastCall:
 
 
 @dataclass(frozen=True)
+class ToolChoice:
+    """What the request lets the model do with its tools this turn.
+
+    ``mode`` is ``auto``, ``none``, ``required`` (some tool) or ``tool`` (the one named ``name``);
+    the handlers have already refused a name the request does not declare.
+    """
+
+    mode: str = "auto"
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Situation:
     """Everything the planner may look at for one model call."""
 
@@ -190,6 +208,7 @@ class Situation:
     #: False when the loop has tool calls whose planning reasoning was not sent back (OpenAI only).
     plan_known: bool = True
     effort_level: int = 2
+    choice: ToolChoice = field(default_factory=ToolChoice)
 
 
 @dataclass(frozen=True)
@@ -412,10 +431,58 @@ def plan_step(s: Situation) -> Step:
         if c.result is not None or key not in results:
             results[key] = c.result
     turn = _Turn(s, understand(s.task), paras, results, counts, replanned)
+    if s.choice.mode == "none":
+        return _no_tool_step(turn)
     repeat = _repeat_step(turn) if replanned else None
-    if repeat is not None:
-        return repeat
-    return _STEPS.get(turn.plan.kind, _tool_step)(turn)
+    step = repeat if repeat is not None else _STEPS.get(turn.plan.kind, _tool_step)(turn)
+    return _forced_step(turn, step) if s.choice.mode in ("required", "tool") else step
+
+
+def _no_tool_step(t: _Turn) -> Step:
+    """``tool_choice: none``: the planned answer when it needs no call, else one without tools."""
+    opening = list(t.paras)
+    step = _STEPS.get(t.plan.kind, _tool_step)(t)
+    if not step.tool_calls:
+        return step
+    t.paras[:] = opening
+    if t.plan.kind == "arithmetic":  # computed directly, as without a calculator
+        return _arithmetic_step(replace(t, s=replace(t.s, tools=())))
+    tool = step.tool_calls[0][0]
+    names = ", ".join(t.plan.entities)
+    t.paras.append(f"Tool use is off for this turn, so I answer without calling {tool}.")
+    t.verify("no tool may be called.")
+    return t.step("Answering without tools", answer=f"I cannot look up {names} without calling a tool.")
+
+
+def _forced_step(t: _Turn, step: Step) -> Step:
+    """``required`` / a named tool: the plan's calls when they fit the choice, else the forced ones."""
+    forced = t.s.choice.name
+    if step.tool_calls and (forced is None or all(n == forced for n, _ in step.tool_calls)):
+        return step
+    tool = next((d for d in t.s.tools if d.name == forced), None) if forced else _best_tool(t)
+    if tool is None:  # nothing declared to call (hosted tools only): the plan stands
+        return step
+    values = [next(iter(a.values()), "") for _, a in step.tool_calls] or [_forced_value(t)]
+    calls = tuple(dict.fromkeys((tool.name, json.dumps({tool.arg_name(): v})) for v in values))
+    todo = tuple((n, json.loads(a)) for n, a in calls)[: None if t.s.parallel else 1]
+    listed = ", ".join(f"{n}({_short(a)})" for n, a in todo)
+    t.paras.append(f"The request requires a call to {tool.name} now, so I call {listed}.")
+    t.verify(f"calls: {listed}.")
+    return t.step(f"Calling {tool.name}", todo)
+
+
+def _best_tool(t: _Turn) -> ToolDef | None:
+    """The tool ``required`` falls back on: a calculator for arithmetic, else the best match."""
+    if t.plan.kind == "arithmetic":
+        return choose_tool(t.s.task, t.s.tools, arithmetic=True) or choose_tool(t.s.task, t.s.tools)
+    return choose_tool(t.s.task, t.s.tools)
+
+
+def _forced_value(t: _Turn) -> str:
+    """The argument of a forced call the plan did not want: the first name, the expression, the task."""
+    if t.plan.entities:
+        return t.plan.entities[0]
+    return t.plan.expression or t.s.task.replace(MAGIC_REDACTED, "").strip()
 
 
 def _repeat_step(t: _Turn) -> Step | None:

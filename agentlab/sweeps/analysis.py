@@ -44,6 +44,7 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "total_cost_usd": "float64",
     "cost_per_run_usd": "float64",
     "cost_per_solved_usd": "float64",
+    "price_source": "string",
     "mean_latency_s": "float64",
 }
 
@@ -108,6 +109,15 @@ def _sum_known(s: pd.Series) -> Any:
     return int(s.sum())
 
 
+def _price_sources(s: pd.Series) -> str | None:
+    """What priced a group's runs: each distinct source once, in order (None: none known).
+
+    A run's own ``price_source`` already joins its calls' sources with ``"; "``, as a cost sum does.
+    """
+    parts = [p for v in s.dropna() for p in str(v).split("; ")]
+    return "; ".join(dict.fromkeys(parts)) or None
+
+
 def summarize(
     results: pd.DataFrame | str | Path, by: Sequence[str] = ("model", "setting"), *, z: float = 1.959964
 ) -> pd.DataFrame:
@@ -115,7 +125,9 @@ def summarize(
 
     ``reasoning_share`` is reasoning tokens / output tokens over the runs whose reasoning figure is
     known (NaN when none is); ``cost_per_solved_usd`` is the group's total cost (every run, failed
-    ones included: they were paid for) divided by solved runs (NaN when none was solved).
+    ones included: they were paid for) divided by solved runs (NaN when none was solved);
+    ``price_source`` lists what priced the group's runs (each source once, ``"; "``-joined; ``<NA>``
+    when none is known).
     """
     import pandas as pd
 
@@ -157,6 +169,7 @@ def summarize(
                 "total_cost_usd": cost,
                 "cost_per_run_usd": cost / len(g) if len(g) else math.nan,
                 "cost_per_solved_usd": cost / k if k else math.nan,
+                "price_source": _price_sources(g["price_source"]),
                 "mean_latency_s": float(g["latency_s"].mean()) if len(g) else math.nan,
             }
         )

@@ -72,6 +72,7 @@ from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_ti
 from agentlab.neutral import _inputs
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ToolCallEvent
+from agentlab.neutral.output import OutputSpec
 from agentlab.neutral.request import CallOptions, ModelRequest, ReasoningSettings, ServiceTier
 from agentlab.records.logs import get_logger, redact_secrets
 from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
@@ -168,8 +169,13 @@ class Setting:
         """Whether reasoning is on (``reasoning=None`` is a run's default, which reasons)."""
         return self.reasoning is None or self.reasoning.enabled
 
-    def fingerprint(self) -> str:
-        """A hash of what changes a run (not the name, not ``providers``)."""
+    def fingerprint(self, output: OutputSpec | None = None) -> str:
+        """A hash of what changes a run (not the name, not ``providers``).
+
+        ``output`` is the sweep's ``output_type`` as sent (name, schema, strictness): rows answered
+        in one schema must not resume as rows of another. Without it (and without knobs) the hash is
+        the one results files written before either existed hold, so they still resume.
+        """
         data = {
             "continuation_policy": self.continuation_policy,
             "reasoning": self.reasoning.model_dump(mode="json") if self.reasoning else None,
@@ -179,6 +185,8 @@ class Setting:
         }
         if self.call_options != CallOptions():  # settings without knobs keep their earlier fingerprint
             data["options"] = self.call_options.model_dump(mode="json")
+        if output is not None:
+            data["output"] = output.model_dump(mode="json", include={"name", "json_schema", "strict"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -423,6 +431,8 @@ def _row(
         output_cost_usd=cost.output,
         reasoning_cost_usd=cost.reasoning,
         total_cost_usd=cost.total,
+        price_source=cost.source,
+        price_updated=cost.updated,
         retries=retries,
         rate_limited=rate_limited,
         stop_reason=result.stop_reason,
@@ -1029,10 +1039,10 @@ async def asweep(
     _inputs.callable_or_none(on_progress, "on_progress")
     _inputs.callable_or_none(adapter_factory, "adapter_factory")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
-    structured_output(output_type)
+    structured = structured_output(output_type)
     _check_arms(refs, setting_list, budget_usd)
     conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
-    fingerprints = {s.name: s.fingerprint() for s in setting_list}
+    fingerprints = {s.name: s.fingerprint(structured.spec if structured else None) for s in setting_list}
     plan = _build_plan(task_list, refs, setting_list, repeats)
     display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
     if not plan:

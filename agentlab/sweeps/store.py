@@ -16,9 +16,10 @@ Why this shape:
   retried with ``retry_failed=True``), the last row is the run's result and earlier rows only count
   towards money spent.
 * **Private by construction.** A row is built from a whitelist of scalar fields (:data:`ROW_FIELDS`)
-  taken from the run's result: status, counts, token buckets, cost, latency, the final answer and
-  the error type/message. It is never built from events, history or reasoning, so reasoning text and
-  opaque provider payloads cannot reach the file.
+  taken from the run's result: status, counts, token buckets, cost and what priced it (the usage
+  frame's ``price_source`` / ``price_updated``; null in rows written before them), latency, the
+  final answer and the error type/message. It is never built from events, history or reasoning,
+  so reasoning text and opaque provider payloads cannot reach the file.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ ROW_FIELDS: dict[str, str] = {
     "steps": "Int64",
     "tool_calls": "Int64",
     **TOKEN_COST_COLUMNS,
+    "price_source": "string",
+    "price_updated": "string",
     "retries": "Int64",
     "rate_limited": "Int64",
     "latency_s": "float64",

@@ -115,14 +115,14 @@ def test_openai_knobs_reach_the_wire_and_the_simulator_accepts_them() -> None:
 
 
 def test_forced_choice_kept_when_reset_is_off() -> None:
-    _, rec = _run(
+    result, rec = _run(
         "anthropic",
         reasoning=OFF,
         options=CallOptions(tool_choice="tool:get_weather", reset_tool_choice=False),
         max_steps=3,
     )
-    # (the simulator does not model forced tool use, so the run may end either way)
-    assert len(rec.bodies) >= 2
+    # The simulator honours forced tool use: every turn calls the tool, so the run never answers.
+    assert len(rec.bodies) == 3 and result.output is None
     assert all(b["tool_choice"] == {"type": "tool", "name": "get_weather"} for b in rec.bodies)
 
 

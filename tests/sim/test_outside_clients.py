@@ -1,9 +1,10 @@
-"""An unchanged outside client, pointed at ``python -m agentlab.sim serve --real-models``, with real names.
+"""An unchanged outside client, pointed at ``python -m agentlab.sim serve``, with real names.
 
 This is the documented way to test one's own client code offline: the official SDK helpers
 (``responses.create``/``stream``, ``messages.create``/``stream``, ``count_tokens``,
 ``input_tokens.count``, ``models.retrieve``) work against the loopback server with real model
-names; a misconfigured ``base_url`` is the 404 and a missing key the 401 that production answers.
+names (answered by default on the loopback server; ``--sim-names-only`` turns that off); a
+misconfigured ``base_url`` is the 404 and a missing key the 401 that production answers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ TASK = "Is it warmer in Paris or Rome?"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    with serving("--real-models") as url:
+    with serving() as url:  # real names are the server's default: nothing to switch on
         yield url
 
 
@@ -103,3 +104,27 @@ def test_missing_key_is_401_over_the_socket(server: str) -> None:
         assert (r.status_code, r.json()["error"]["type"]) == (401, "authentication_error")
         r = c.post("/v1/messages", json={}, headers={"x-api-key": "k"})
         assert (r.status_code, r.json()["error"]["message"]) == (400, "anthropic-version: header is required")
+
+
+def test_sim_names_only_refuses_real_names_over_the_socket() -> None:
+    """``--sim-names-only``: a real name is the provider's "model not found"; only simulated names listed."""
+    with serving("--sim-names-only") as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        with pytest.raises(openai.BadRequestError) as e:
+            client.responses.create(model="gpt-5.5", input="hi")
+        assert isinstance(e.value.body, dict) and e.value.body["code"] == "model_not_found"
+        assert [m.id for m in client.models.list()] == ["sim-reasoner", "sim-reasoner-mini"]
+        ant = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        with pytest.raises(anthropic.NotFoundError):
+            ant.messages.create(
+                model="claude-opus-4-6", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+            )
+        ok = client.responses.create(model="sim-reasoner", input="What is 6 * 7?")
+        assert ok.output_text == "6 * 7 = 42"
+
+
+def test_the_old_real_models_flag_is_still_accepted() -> None:
+    """Scripts written for the opt-in switch keep working: ``--real-models`` is now the default."""
+    with serving("--real-models") as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        assert client.responses.create(model="gpt-5.5", input="What is 6 * 7?").output_text == "6 * 7 = 42"

@@ -1,9 +1,9 @@
 """Real model names, answered as the simulated model that behaves like each, always labelled simulated.
 
-Opt-in (``real_models=True`` / ``serve --real-models``): off, a real name is the provider's "model not
-found", as before. On, the reply's ``x-agentlab-simulated`` header names the simulated model and its
-``model`` field reads ``<real> (simulated by agentlab: <sim>)``; agentlab's own routing
-(``openai:gpt-5.5`` goes to the real API) does not read the table.
+In process opt-in (``real_models=True``; the loopback ``serve`` default): off, a real name is the
+provider's "model not found", as before. On, the reply's ``x-agentlab-simulated`` header names the
+simulated model and its ``model`` field reads ``<real> (simulated by agentlab: <sim>)``; agentlab's
+own routing (``openai:gpt-5.5`` goes to the real API) does not read the table.
 """
 
 from __future__ import annotations
@@ -124,3 +124,35 @@ def test_a_real_claude_name_keeps_its_thinking_modes(model: str, thinking: Any, 
     with warnings.catch_warnings():  # the SDK warns on budgeted thinking for claude-opus-4-6
         warnings.simplefilter("ignore", UserWarning)
         assert client.messages.create(model="claude-opus-4-6", thinking=thinking, **kw).content
+
+
+@pytest.mark.parametrize(
+    ("model", "labels"),
+    [
+        ("gpt-5.1", False),
+        ("gpt-5.2", False),
+        ("gpt-5.2-pro", False),
+        ("gpt-5", False),
+        ("o3", False),
+        ("gpt-5.4", True),
+        ("gpt-5.5", True),
+        ("gpt-5.4-mini", True),  # later than gpt-5.3-codex, although served by sim-reasoner-mini
+        ("gpt-6-sol", True),
+        ("gpt-6-luna", True),
+        ("sim-reasoner", True),
+        ("sim-reasoner-mini", False),
+    ],
+)
+def test_the_real_name_decides_whether_messages_carry_phase(model: str, labels: bool) -> None:
+    """OpenAI asks for ``phase`` from gpt-5.3-codex on: a real name follows its name, not its sim model."""
+    client = sim.openai_sync_client(real_models=True)
+    history: list[Any] = [
+        {"role": "user", "content": "What is 1 + 1?"},
+        {"role": "assistant", "content": "1 + 1 = 2"},  # sent back without phase
+        {"role": "user", "content": "What is 6 * 7?"},
+    ]
+    raw = client.responses.with_raw_response.create(model=model, input=history)
+    message = next(it for it in raw.parse().output if it.type == "message")
+    assert (message.phase == "final_answer") is labels
+    assert message.phase in (None, "final_answer")
+    assert (raw.headers.get("x-sim-phase-missing") == "1") is labels

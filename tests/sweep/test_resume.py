@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,38 @@ def test_corruption_in_the_middle_is_an_error_not_skipped(tmp_path: Path) -> Non
     out.write_bytes(lines[0] + b"garbage\n" + lines[1])
     with pytest.raises(ConfigError, match=r"r\.jsonl:2: not a sweep results row"):
         load_results(out)
+
+
+def test_a_resumed_sweep_refuses_another_output_type(tmp_path: Path) -> None:
+    """Rows answered in one schema must not be mixed with rows of another in one results file."""
+    from pydantic import BaseModel
+
+    from agentlab.errors import ConfigError
+
+    class Weather(BaseModel):
+        city: str
+
+    class Population(BaseModel):
+        city: str
+        people: int
+
+    out = tmp_path / "r.jsonl"
+    tasks = [t for t in sim_tasks() if t.id == "cmp-paris-rome"] or sim_tasks()[:1]
+    kw: dict[str, Any] = {"results": out, "tools": sim_tools(), "progress": None}
+    first = sweep(tasks, ["openai:sim-reasoner"], output_type=Weather, **kw)
+    assert first.ran == 1
+    with pytest.raises(ConfigError, match="different definition"):
+        sweep(tasks, ["openai:sim-reasoner"], output_type=Population, **kw)
+    with pytest.raises(ConfigError, match="different definition"):
+        sweep(tasks, ["openai:sim-reasoner"], **kw)  # free text after structured rows
+    again = sweep(tasks, ["openai:sim-reasoner"], output_type=Weather, **kw)  # the same schema resumes
+    assert again.ran == 0
+
+
+def test_fingerprints_without_output_type_are_the_ones_files_already_hold() -> None:
+    """Results files written before ``output_type`` existed still resume (fingerprints pinned)."""
+    from agentlab.sweeps import Setting
+
+    assert Setting("default").fingerprint() == "9f239bd742823eb8"
+    assert Setting("s", max_steps=3).fingerprint() == "b6fd7e7816d76338"
+    assert Setting("t", tool_choice="none").fingerprint() == "755ab1b4dfc19539"

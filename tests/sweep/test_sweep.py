@@ -243,3 +243,26 @@ def test_a_bad_tool_is_refused_once_up_front(tmp_path: Path) -> None:
             progress=None,
         )
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_rows_and_summary_say_what_priced_the_runs(tmp_path: Path) -> None:
+    """Like the usage frame, a row names the price source and its date; the summary lists the sources."""
+    out = tmp_path / "r.jsonl"
+    sweep(sim_tasks()[:2], MODELS, results=out, tools=sim_tools(), progress=None)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["price_source"], r["price_updated"]) for r in rows} == {("agentlab simulated", "2026-11-30")}
+    df = load_results(out)
+    assert str(df["price_source"].dtype) == "string" and (df["price_source"] == "agentlab simulated").all()
+    summary = summarize(df)
+    assert (summary["price_source"] == "agentlab simulated").all()
+
+
+def test_rows_written_before_price_columns_load_with_them_unknown(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    sweep(sim_tasks()[:1], MODELS[:1], results=out, tools=sim_tools(), progress=None)
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    old = {k: v for k, v in row.items() if k not in ("price_source", "price_updated")}
+    out.write_text(json.dumps(old) + "\n")
+    df = load_results(out)
+    assert df["price_source"].isna().all() and df["price_updated"].isna().all()
+    assert summarize(df)["price_source"].isna().all()
