@@ -62,7 +62,9 @@ class Replay:
         self.headers.append(dict(request.headers))
         self.bodies.append(bytes(request.content))
         r = self.responses[min(n, len(self.responses) - 1)]
-        return httpx2.Response(r.status, content=r.body, headers={"content-type": r.content_type, **r.headers})
+        return httpx2.Response(
+            r.status, content=r.body, headers={"content-type": r.content_type, **r.headers}
+        )
 
     @property
     def last_json(self) -> Any:

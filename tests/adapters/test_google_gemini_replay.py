@@ -94,9 +94,9 @@ def _replay(path: Path) -> None:
 
     events1, resp1 = asyncio.run(step(base))
     sent1 = json.loads(replay.bodies[0])
-    assert sent1.get("generationConfig", {}).get("thinkingConfig") == (first.get("generationConfig") or {}).get(
-        "thinkingConfig"
-    ), "the neutral settings did not give the recorded thinkingConfig"
+    assert sent1.get("generationConfig", {}).get("thinkingConfig") == (
+        first.get("generationConfig") or {}
+    ).get("thinkingConfig"), "the neutral settings did not give the recorded thinkingConfig"
     assert replay.urls[0].endswith(exchanges[0].url.split("googleapis.com")[1])
     calls = [i for i in resp1.items if isinstance(i, ToolCallItem)]
     assert calls and resp1.stop_reason == "tool_use"
@@ -132,7 +132,9 @@ def _replay(path: Path) -> None:
     assert "".join(i.text for i in resp2.items if hasattr(i, "text")) == _answer_text(exchanges[1])
     usage = _last_usage(exchanges[1])
     assert resp2.usage.input_tokens == usage["promptTokenCount"]
-    assert resp2.usage.output_tokens == usage.get("candidatesTokenCount", 0) + usage.get("thoughtsTokenCount", 0)
+    assert resp2.usage.output_tokens == usage.get("candidatesTokenCount", 0) + usage.get(
+        "thoughtsTokenCount", 0
+    )
     thoughts = [e for e in events1 if isinstance(e, ReasoningDeltaEvent)]
     texts = [e for e in events1 if isinstance(e, TextDeltaEvent)]
     assert "".join(e.text for e in thoughts) == _thought_text(exchanges[0])

@@ -202,8 +202,11 @@ class _Contents:
         return f"<_Contents contents={len(self.contents)} sent={self.sent} moved={self.moved}>"
 
     def _push(self, role: str, part: dict[str, Any]) -> None:
-        if self.contents and self.contents[-1]["role"] == role and role == "user" and (
-            "functionResponse" in part and "functionResponse" in self.contents[-1]["parts"][-1]
+        if (
+            self.contents
+            and self.contents[-1]["role"] == role
+            and role == "user"
+            and ("functionResponse" in part and "functionResponse" in self.contents[-1]["parts"][-1])
         ):
             self.contents[-1]["parts"].append(part)
             return
@@ -326,10 +329,11 @@ def _contents(req: ModelRequest, base_url: str | None, out: BuiltRequest[bytes])
     walk.flush_turn()
     out.reasoning_sent = walk.sent
     out.reasoning_dropped = other + orphans + walk.moved
+    # A signature whose part is now of another kind lost its part: orphaned too (never moved elsewhere).
     for reason, n, why in (
         ("other_origin", other, "made by another provider/model/endpoint"),
         ("orphaned", orphans, "their turn is not in the history"),
-        ("moved", walk.moved, "the part at their position is of another kind"),
+        ("orphaned", walk.moved, "the part at their position is of another kind"),
     ):
         add_dropped(out.diagnostics, reason=reason, provider=PROVIDER, detail=why, count=n)
     return walk

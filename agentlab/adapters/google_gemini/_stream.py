@@ -244,9 +244,11 @@ class GeminiAssembler(Assembler):
     # ------------------------------------------------------------------ result
 
     def _turn_id(self) -> str:
-        return self.response_id or "gemini-" + hashlib.sha256(
-            repr([(p.kind, p.pieces) for p in self.parts]).encode()
-        ).hexdigest()[:12]
+        return (
+            self.response_id
+            or "gemini-"
+            + hashlib.sha256(repr([(p.kind, p.pieces) for p in self.parts]).encode()).hexdigest()[:12]
+        )
 
     def _call_id(self, part: _Part) -> str:
         call = part.call or {}
