@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from agentlab.adapters.google_gemini._errors import PROVIDER, in_stream_error
@@ -72,6 +73,11 @@ def signature_kind(block_type: str) -> str | None:
 def _get(d: dict[str, Any], camel: str, snake: str) -> Any:
     value = d.get(camel)
     return d.get(snake) if value is None else value
+
+
+def _snake(name: str) -> str:
+    """A camelCase wire field as its proto (snake_case) name, the form diagnostics show names in."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _arguments(args: Any) -> str:
@@ -214,7 +220,7 @@ class GeminiAssembler(Assembler):
         if sig is not None:  # a signature on a part of no kind agentlab maps: kept on an empty text part
             self._open(TEXT).signature = sig
         kind = next((k for k in part if k not in ("thoughtSignature", "thought_signature")), "empty")
-        return self.unsupported("block", kind)
+        return self.unsupported("block", _snake(kind))
 
     def _text(self, part: dict[str, Any], sig: str | None) -> AdapterEvent | None:
         text = part["text"]
