@@ -277,3 +277,50 @@ register(
         tool_call_wire=_anthropic_tool_call,
     )
 )
+
+
+def _google(far_side: Any, max_retries: int, model: str) -> Adapter:
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+    from tests.adapters.gemini_support import client_on
+
+    return GoogleGeminiAdapter(model, client=client_on(far_side), max_retries=max_retries)
+
+
+def _google_assembler() -> Assembler:
+    from agentlab.adapters.google_gemini import GeminiAssembler
+
+    return GeminiAssembler(model="sim-gemini", base_url=None)
+
+
+def _google_tool_call(arguments: str) -> list[str]:
+    # Gemini's args is an object on the wire; raw text that is not one arrives as a string, kept as is.
+    call = {"name": "get_weather", "args": arguments, "id": "call_1"}
+    cand = {"content": {"role": "model", "parts": [{"functionCall": call}]}, "finishReason": "STOP"}
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": 3}
+    return [json.dumps({"candidates": [cand], "usageMetadata": usage, "responseId": "resp_1"})]
+
+
+def _google_serve(**options: Any) -> Recorder:
+    # A scripted Gemini far side (tests/adapters/gemini_scripted.py) until agentlab.sim serves Gemini.
+    from tests.adapters.gemini_scripted import GeminiScripted
+
+    return GeminiScripted(**options)
+
+
+def _google_answer(status: int, error_type: str) -> Recorder:
+    from tests.adapters.gemini_scripted import GeminiStatus
+
+    return GeminiStatus(status, error_type)
+
+
+register(
+    AdapterCase(
+        "google",
+        "sim-gemini",
+        _google,
+        serve=_google_serve,
+        answer=_google_answer,
+        assembler=_google_assembler,
+        tool_call_wire=_google_tool_call,
+    )
+)

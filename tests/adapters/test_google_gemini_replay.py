@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -38,7 +38,7 @@ def _reasoning(body: dict[str, Any]) -> ReasoningSettings | None:
     if not tc:
         return None
     include = tc.get("includeThoughts", tc.get("include_thoughts"))
-    summary = "auto" if include else None
+    summary: Literal["auto"] | None = "auto" if include else None
     if "thinkingLevel" in tc:
         return ReasoningSettings(effort=tc["thinkingLevel"].lower(), summary=summary)
     return ReasoningSettings(budget_tokens=tc["thinkingBudget"], summary=summary)

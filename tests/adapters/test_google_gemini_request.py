@@ -65,7 +65,7 @@ def _next(adapter: Any, resp: ModelResponse, **req: Any) -> dict[str, Any]:
     return body
 
 
-PARALLEL = [
+PARALLEL: list[list[dict[str, Any]]] = [
     [{"text": "thinking about it", "thought": True}],
     [{"functionCall": {"name": "add", "args": {"a": 1}, "id": "abc12345"}, "thoughtSignature": "U0lHMQ=="}],
     [{"functionCall": {"name": "mul", "args": {"b": 2}, "id": "def67890"}}],

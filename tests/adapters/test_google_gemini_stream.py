@@ -92,7 +92,7 @@ def test_thought_summaries_are_display_only_with_their_block_index() -> None:
 
 
 def test_non_streaming_body_gives_the_same_response_as_the_stream() -> None:
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"text": "plan", "thought": True},
         {"functionCall": {"name": "f", "args": {"x": 1}, "id": "i1"}, "thoughtSignature": "U0k="},
     ]
@@ -143,7 +143,7 @@ def test_assembler_repr_shows_no_content() -> None:
 # ---------------------------------------------------------------------- errors
 
 
-def _error(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> BaseException:
+def _error(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> ProviderAPIError:
     served = Served(status, json.dumps(body).encode(), "application/json", headers or {})
     adapter = adapter_on(Replay([served]), MODEL)
     request = ModelRequest(model=MODEL, items=(UserItem(text="q"),))

@@ -47,6 +47,7 @@ SIGNATURE = "thought_signature"
 _loads = json.loads
 
 TEXT, THOUGHT, CALL = "text", "thought", "functionCall"
+_KNOWN_CHUNK_KEYS = frozenset({"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId"})
 
 _STOP: dict[str, StopReason] = {
     "STOP": "end_turn",
@@ -81,9 +82,15 @@ def _snake(name: str) -> str:
 
 
 def _arguments(args: Any) -> str:
-    """A functionCall's ``args`` object as arguments text (compact JSON; non-objects kept as text)."""
+    """A functionCall's ``args`` as arguments text: an object as compact JSON (the documented form).
+
+    Anything else is kept as received (a string is its own text, another value its JSON), so the
+    shared policy (``Assembler.tool_call``: not an object -> ``invalid_tool_arguments``) applies.
+    """
     if args is None:
-        args = {}
+        return "{}"
+    if isinstance(args, str):
+        return args
     return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -175,6 +182,10 @@ class GeminiAssembler(Assembler):
         out: list[AdapterEvent] = []
         candidates = chunk.get("candidates") or []
         if not candidates:
+            if not chunk.keys() & _KNOWN_CHUNK_KEYS:  # a kind of chunk agentlab does not know yet
+                note = self.unsupported("event", _snake(next(iter(chunk), "empty")))
+                if note is not None:
+                    out.append(note)
             return out
         cand = candidates[0]
         if cand.__class__ is not dict:
