@@ -354,3 +354,30 @@ def test_registry_routes_google_models_to_this_adapter() -> None:
     assert spec.simulated_model_names() == ("sim-gemini", "sim-gemini-legacy")
     assert spec.adapter_class().__name__ == "GoogleGeminiAdapter"
     assert not spec.drop_with_reasoning
+
+
+def test_vertex_ai_is_a_second_endpoint_and_signatures_never_cross_endpoints() -> None:
+    from tests.adapters.gemini_support import client_on
+
+    body = _respond([[{"functionCall": {"name": "add", "args": {}}, "thoughtSignature": "QQ=="}]])
+    vertex_replay = Replay([Served(200, body, SSE)])
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+
+    vertex = GoogleGeminiAdapter(MODEL, client=client_on(vertex_replay, vertexai=True), max_retries=0)
+    assert vertex.vertexai and "aiplatform" in (vertex.base_url or "")
+    request = ModelRequest(model=MODEL, items=(UserItem(text="q"),), tools=TOOLS)
+
+    async def go() -> list[Any]:
+        return [e async for e in vertex.stream(request)]
+
+    resp_v = asyncio.run(go())[-1].response
+    assert vertex_replay.urls[0].endswith(f"/publishers/google/models/{MODEL}:streamGenerateContent?alt=sse")
+    resp_g, _, gemini_api = _run(body)
+    # Each endpoint sends back its own signature ...
+    assert "QQ==" in json.dumps(_next(vertex, resp_v)["contents"])
+    assert "QQ==" in json.dumps(_next(gemini_api, resp_g)["contents"])
+    # ... and drops the other's, visibly.
+    for adapter, foreign in ((vertex, resp_g), (gemini_api, resp_v)):
+        sent = _next(adapter, foreign)
+        assert "thoughtSignature" not in json.dumps(sent["contents"])
+        assert _dropped(sent["_built"]) == {"other_origin": 1}
