@@ -105,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--text", type=int, default=1000)
     a = p.parse_args(argv)
     m = asyncio.run(measure(a.thoughts, a.text, a.rounds))
-    print(
-        f"gemini [in process]: {m['events']:,} events, {m['bytes'] / 1e6:.1f} MB; {a.rounds} rounds; CPU µs/event:"
-    )
+    size = f"{m['events']:,} events, {m['bytes'] / 1e6:.1f} MB"
+    print(f"gemini [in process]: {size}; {a.rounds} rounds; CPU µs/event:")
     for k, v in m["us_per_event"].items():
         print(f"  {k:8s} {v:7.2f}  (min {m['min_us_per_event'][k]:.2f})")
     ratio = m["us_per_event"]["adapter"] / m["us_per_event"]["sdk"]
