@@ -381,3 +381,31 @@ def test_vertex_ai_is_a_second_endpoint_and_signatures_never_cross_endpoints() -
         sent = _next(adapter, foreign)
         assert "thoughtSignature" not in json.dumps(sent["contents"])
         assert _dropped(sent["_built"]) == {"other_origin": 1}
+
+
+def test_a_signature_on_a_thought_part_goes_back_on_an_empty_thought_part_never_with_its_text() -> None:
+    body = _respond(
+        [[{"text": "secret plan", "thought": True, "thoughtSignature": "VEg="}], [{"text": "ok"}]]
+    )
+    resp, _, adapter = _run(body)
+    assert [(r.block_type, r.index) for r in resp.reasoning] == [("thought_signature:thought", 0)]
+    request = ModelRequest(
+        model=MODEL,
+        items=(UserItem(text="q"), *resp.items, UserItem(text="again")),
+        continuation=resp.reasoning,
+    )
+    sent = json.loads(adapter.build(request).body)
+    assert sent["contents"][1]["parts"] == [
+        {"text": "", "thought": True, "thoughtSignature": "VEg="},
+        {"text": "ok"},
+    ]
+    assert "secret plan" not in json.dumps(sent)
+
+
+def test_snake_case_spellings_are_read_too() -> None:
+    body = _respond([[{"function_call": {"name": "add", "args": {"a": 1}}, "thought_signature": "U0s="}]])
+    resp, _, adapter = _run(body)
+    (call,) = resp.items
+    assert isinstance(call, ToolCallItem) and call.name == "add"
+    sent = _next(adapter, resp)
+    assert sent["contents"][1]["parts"][0]["thoughtSignature"] == "U0s="
