@@ -44,7 +44,7 @@ from agentlab.assembly.assembler import WireCall, assemble, assembler_for
 from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import install_redaction
+from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = ["GoogleGeminiAdapter"]
 
@@ -149,7 +149,9 @@ class GoogleGeminiAdapter:
             # responseJsonSchema are documented (and recorded) on v1beta.
             options.api_version = GEMINI_API_VERSION
         self._options = options
-        install_redaction("google_genai", "google.genai", "httpx2", "httpcore2")
+        # The SDK's loggers, and those of the HTTP stack this client really sends through.
+        http = getattr(self._api, "_async_httpx_client", None)
+        install_redaction("google_genai", *(stack_loggers(http) if http is not None else ()))
         self.base_url: str | None = self._endpoint()
 
     def _endpoint(self) -> str:
