@@ -279,11 +279,23 @@ register(
 )
 
 
+def _gemini_simulated() -> bool:
+    """Whether ``agentlab.sim`` serves Gemini yet (then the case runs on it, like the other two)."""
+    import agentlab.sim
+
+    return hasattr(agentlab.sim, "gemini_client")
+
+
 def _google(far_side: Any, max_retries: int, model: str) -> Adapter:
+    import agentlab.sim
     from agentlab.adapters.google_gemini import GoogleGeminiAdapter
     from tests.adapters.gemini_support import client_on
 
-    return GoogleGeminiAdapter(model, client=client_on(far_side), max_retries=max_retries)
+    if isinstance(far_side, httpx2.AsyncBaseTransport) and _gemini_simulated():
+        client = vars(agentlab.sim)["gemini_client"](transport=far_side)  # typed once agentlab.sim has it
+    else:  # a scripted MockTransport handler (tests/adapters/gemini_scripted.py)
+        client = client_on(far_side)
+    return GoogleGeminiAdapter(model, client=client, max_retries=max_retries)
 
 
 def _google_assembler() -> Assembler:
@@ -301,13 +313,16 @@ def _google_tool_call(arguments: str) -> list[str]:
 
 
 def _google_serve(**options: Any) -> Recorder:
-    # A scripted Gemini far side (tests/adapters/gemini_scripted.py) until agentlab.sim serves Gemini.
+    # The simulator once it serves Gemini; until then a scripted Gemini far side.
+    if _gemini_simulated():
+        return RecordingTransport(**options)
     from tests.adapters.gemini_scripted import GeminiScripted
 
     return GeminiScripted(**options)
 
 
 def _google_answer(status: int, error_type: str) -> Recorder:
+    # Google's error envelope ({"error": {"code", "message", "status"}}), not the neutral one.
     from tests.adapters.gemini_scripted import GeminiStatus
 
     return GeminiStatus(status, error_type)
@@ -322,5 +337,6 @@ register(
         answer=_google_answer,
         assembler=_google_assembler,
         tool_call_wire=_google_tool_call,
+        unknown_event_type="sim_unknown",  # the simulator's unknown chunk field, or the script's
     )
 )
