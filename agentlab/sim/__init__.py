@@ -1,4 +1,4 @@
-"""Simulated reasoning providers: OpenAI Responses and Anthropic Messages, offline and deterministic.
+"""Simulated reasoning providers: OpenAI Responses, Anthropic Messages and Gemini, offline and deterministic.
 
 Why: agentlab's main job (tool loops on reasoning models, side by side) must run and be tested
 without API keys, and the tests that matter must fail here for the same reasons they would fail
@@ -59,6 +59,12 @@ Rules enforced (the point of it):
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
 
+Gemini (:mod:`agentlab.sim.gemini`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
+required back on function calls, checked by HMAC over call and position) and ``sim-gemini-legacy``
+(Gemini 2.5: ``thinkingBudget``) at ``/{v1,v1beta,v1alpha}/models/{model}:generateContent`` /
+``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
+``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
+
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
 built-ins are OpenAI Responses (``POST /v1/responses``) and Anthropic Messages (``POST
@@ -79,18 +85,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlab.sim import anthropic_messages, openai_responses
-from agentlab.sim.core import ANTHROPIC_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim import anthropic_messages, gemini, openai_responses
+from agentlab.sim.core import ANTHROPIC_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
 if TYPE_CHECKING:
     import anthropic
     import openai
+    from google import genai
 
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "GEMINI_BASE_URL",
+    "GEMINI_MODELS",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
     "Route",
@@ -99,6 +108,7 @@ __all__ = [
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
+    "gemini_client",
     "openai_client",
     "openai_sync_client",
     "protocols",
@@ -109,9 +119,12 @@ __all__ = [
 # The built-in protocols; the first registered answers requests that name none (OpenAI).
 register_protocol(openai_responses.PROTOCOL)
 register_protocol(anthropic_messages.PROTOCOL)
+register_protocol(gemini.PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
+#: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
+GEMINI_BASE_URL = "http://sim.agentlab.local"
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
 _SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
@@ -175,3 +188,30 @@ def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
     rest.setdefault("api_key", SIM_API_KEY)
     rest.setdefault("base_url", ANTHROPIC_BASE_URL)
     return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
+
+
+def gemini_client(**kw: Any) -> genai.Client:
+    """A ``google.genai.Client`` talking to the in-process simulator, sync and async (``client.aio``).
+
+    Simulator options or ``transport=`` go to the transport; ``http_options`` (a dict or
+    ``types.HttpOptions``: ``api_version``, ``retry_options``, ...) are kept, with the simulator's
+    base URL and clients filled in; everything else (``api_key``, ...) to ``genai.Client``.
+    """
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    given = rest.pop("http_options", None)
+    if isinstance(given, dict):
+        given = types.HttpOptions.model_validate(given)
+    opts = given or types.HttpOptions()
+    opts = opts.model_copy(
+        update={
+            "base_url": opts.base_url or GEMINI_BASE_URL,
+            "httpx_client": httpx2.Client(transport=transport),
+            "httpx_async_client": httpx2.AsyncClient(transport=transport),
+        }
+    )
+    return genai.Client(http_options=opts, **rest)

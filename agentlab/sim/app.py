@@ -22,6 +22,9 @@ from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, 
 from agentlab.sim.real_models import HEADER, label
 
 Answer = tuple[int, dict[str, str], list[Chunk]]
+#: The request's path and raw query string, passed to protocols among the (lower-cased) headers.
+PATH_HEADER = ":path"
+QUERY_HEADER = ":query"
 
 #: What each error fault answers with, in the protocol's own words.
 _FAULT_ERRORS: dict[str, Callable[[E.ErrorDialect, Simulator], E.SimError]] = {
@@ -53,7 +56,11 @@ class _Refused(Exception):
 def handle(sim: Simulator, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
     """Answer one HTTP request: (status, headers, chunks)."""
     h = {k.lower(): v for k, v in headers.items()}
-    path = path.split("?", 1)[0].rstrip("/") or "/"
+    path, _, query = path.partition("?")
+    path = path.rstrip("/") or "/"
+    # Pseudo-headers (no real header name starts with ":"): protocols that read the query
+    # (Gemini's ``key=``, ``alt=sse``) or tell endpoints apart by path see them like headers.
+    h[PATH_HEADER], h[QUERY_HEADER] = path, query
     match = route_for(method, path, h)
     if match is None:
         protocol = protocol_for(path, h)

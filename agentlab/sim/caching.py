@@ -93,6 +93,10 @@ class CacheStore:
             seen.update(hashes.values())
         return hit
 
+    def gemini(self, model: str, tokens: list[str]) -> int:
+        """A Gemini prompt's implicit cache hit: the OpenAI rule (1024 tokens, 128 blocks), own bucket."""
+        return self.openai(f"gemini|{model}", None, tokens)
+
     def anthropic(self, model: str, tokens: list[str], breakpoints: list[Breakpoint]) -> AnthropicCacheResult:
         """Read/write token counts for one request's breakpoints (see module docstring)."""
         eligible = [b for b in breakpoints if b.tokens >= ANTHROPIC_MIN_TOKENS]

@@ -19,6 +19,9 @@ from agentlab.sim.threads import ThreadStore
 
 OPENAI_MODELS = ("sim-reasoner", "sim-reasoner-mini")
 ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
+#: ``sim-gemini`` behaves as Gemini 3 (``thinkingLevel``, thought signatures required back on function
+#: calls); ``sim-gemini-legacy`` as Gemini 2.5 Flash (``thinkingBudget``, signatures not enforced).
+GEMINI_MODELS = ("sim-gemini", "sim-gemini-legacy")
 #: Responses/items kept for ``store: true`` (oldest dropped first): a long-lived server stays bounded.
 MAX_STORED = 10_000
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

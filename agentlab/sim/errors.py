@@ -45,8 +45,9 @@ class SimError(Exception):
     headers: dict[str, str] = field(default_factory=dict)
     #: OpenAI bodies from some errors (quoted in fixtures) carry no ``code`` key.
     omit_code: bool = False
-    #: Anthropic ``error.details`` (e.g. a message thread's ``error_code``), sent only when set.
-    details: dict[str, Any] | None = None
+    #: ``error.details`` when set: Anthropic's object (a message thread's ``error_code``), Gemini's
+    #: list of typed ``google.rpc`` details (``ErrorInfo``, ``RetryInfo``, ``BadRequest``).
+    details: dict[str, Any] | list[dict[str, Any]] | None = None
 
     def __str__(self) -> str:
         return f"{self.status} {self.type}: {self.message}"

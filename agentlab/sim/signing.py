@@ -17,6 +17,12 @@ remembers, so the simulator stays stateless like the real stateless modes.
   model's plan for the current tool loop. The cipher is an HMAC-SHA256 counter keystream: stdlib only,
   deterministic (the IV is derived from the plaintext), authenticated with encrypt-then-MAC.
 
+* Gemini ``thoughtSignature``: base64 of ``version | content index (2 bytes) | call index (2 bytes) |
+  sha256(name, args)[:16] | HMAC-SHA256(key, "gemini" | head)``. The content index is where the model
+  turn sits in the next request's ``contents``; the call index counts the turn's ``functionCall``
+  parts (thought summaries, which clients may drop, do not shift it). The API sends standard base64
+  and accepts URL-safe too (the Python SDK re-encodes), so both decode to the same bytes here.
+
 Each provider uses its own key derived from the simulator secret, so one provider's opaque item can
 never verify at the other's endpoint.
 """
@@ -36,6 +42,7 @@ _SIG_VERSION = 0x13
 _RED_VERSION = 0x1B
 LAYOUT_BYTES = 9
 _FERNET_VERSION = 0x80
+_GEMINI_VERSION = 0x47
 #: A fixed timestamp so identical requests give identical bytes.
 FIXED_TIMESTAMP = 1_767_225_600
 
@@ -153,6 +160,30 @@ class Signer:
             return None
         iv = head[3 + LAYOUT_BYTES :]
         return _xor(body, _keystream(key, iv, len(body))).decode(errors="replace"), head[3 : 3 + LAYOUT_BYTES]
+
+    # -- Gemini thoughtSignature -----------------------------------------------------------------
+    def sign_gemini(self, content: str, position: tuple[int, int]) -> str:
+        """A ``thoughtSignature`` for a part showing ``content`` at (content index, call index)."""
+        digest = hashlib.sha256(content.encode()).digest()[:16]
+        head = struct.pack(">BHH", _GEMINI_VERSION, position[0], position[1]) + digest
+        tag = hmac.new(_key(self.secret, "gemini-thought"), b"gemini" + head, hashlib.sha256).digest()
+        return base64.b64encode(head + tag).decode()
+
+    def check_gemini(self, signature: Any, content: str, position: tuple[int, int] | None) -> bool:
+        """Whether ``signature`` is ours, for this content, at ``position`` (``None``: any position)."""
+        if not isinstance(signature, str):
+            return False
+        raw = _b64decode(signature, urlsafe="-" in signature or "_" in signature)
+        if raw is None or len(raw) != 21 + 32 or raw[0] != _GEMINI_VERSION:
+            return False
+        head, tag = raw[:21], raw[21:]
+        want = hmac.new(_key(self.secret, "gemini-thought"), b"gemini" + head, hashlib.sha256).digest()
+        if not hmac.compare_digest(tag, want):
+            return False
+        pos = struct.unpack(">HH", head[1:5])
+        if position is not None and pos != position:
+            return False
+        return head[5:] == hashlib.sha256(content.encode()).digest()[:16]
 
     # -- OpenAI encrypted_content ---------------------------------------------------------------
     def encrypt_reasoning(self, payload: dict[str, Any]) -> str:

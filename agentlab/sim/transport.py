@@ -84,7 +84,7 @@ class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     def _respond(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
         self.requests += 1
         status, headers, chunks = handle(
-            self.simulator, request.method, request.url.path, dict(request.headers), body
+            self.simulator, request.method, request.url.raw_path.decode("ascii"), dict(request.headers), body
         )
         return httpx2.Response(status, headers=headers, stream=_Body(chunks, request), request=request)
 

@@ -19,7 +19,7 @@ from agentlab.sim.errors import ErrorDialect, SimError
 from agentlab.sim.routes import list_models, retrieve_model
 from tests.sim.helpers import raw_post
 
-GEN = "/v1beta/models/sim-echo:generateContent"
+GEN = "/v1echo/models/sim-echo:generateContent"
 
 
 class _EchoErrors(ErrorDialect):
@@ -56,15 +56,15 @@ def _echo(sim_: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
 ECHO = sim.SimProtocol(
     name="echo",
     # A Gemini-style path: the model is a path parameter, the method follows a colon.
-    endpoints=("/v1beta/models/{model}:generateContent",),
+    endpoints=("/v1echo/models/{model}:generateContent",),
     handle=_echo,
     models=("sim-echo",),
     models_page=lambda cards: {"models": list(cards)},
     model_card=lambda name, served: {"name": f"models/{name}"},
     routes=(
-        sim.Route("GET", "/v1beta/models", list_models),
+        sim.Route("GET", "/v1echo/models", list_models),
         sim.Route("GET", "/v1/models", list_models),
-        sim.Route("GET", "/v1beta/models/{model_id}", retrieve_model),
+        sim.Route("GET", "/v1echo/models/{model_id}", retrieve_model),
     ),
     errors=_EchoErrors(),
     unknown_event=sse("echo_unknown", {"type": "echo_unknown"}),
@@ -81,10 +81,11 @@ def echo() -> Iterator[sim.SimProtocol]:
         sim.unregister_protocol("echo")
 
 
-def test_builtin_table_lists_openai_first_then_anthropic() -> None:
+def test_builtin_table_lists_openai_first_then_anthropic_then_gemini() -> None:
     table = sim.protocols()
-    assert [p.name for p in table] == ["openai", "anthropic"]
-    assert [p.endpoints for p in table] == [("/v1/responses",), ("/v1/messages",)]
+    assert [p.name for p in table] == ["openai", "anthropic", "gemini"]
+    assert [p.endpoints for p in table[:2]] == [("/v1/responses",), ("/v1/messages",)]
+    assert "/v1beta/models/{model}:streamGenerateContent" in table[2].endpoints
 
 
 def test_a_registered_protocol_is_served_through_the_transport(echo: sim.SimProtocol) -> None:
@@ -99,7 +100,7 @@ def test_a_registered_protocol_is_served_through_the_transport(echo: sim.SimProt
     assert r.headers["x-agentlab-simulated"] == "sim-echo"
     r = raw_post(t, GEN, {"text": "the model from the path"})
     assert (r.status_code, r.json()["echo"]) == (200, "the model from the path")
-    r = raw_post(t, "/v1beta/models/gemini-2.5-pro:generateContent", {"text": "hi"})
+    r = raw_post(t, "/v1echo/models/gemini-2.5-pro:generateContent", {"text": "hi"})
     assert (r.status_code, r.json()["error"]["status"]) == (404, "NOT_FOUND")
     r = raw_post(t, GEN, {"model": "sim-echo", "stream": True}, {"x-sim-fault": "unknown_event"})
     events = [e.split("\n")[0] for e in r.text.split("\n\n") if e]
@@ -111,8 +112,8 @@ def test_requests_off_its_endpoints_follow_its_marker_header(echo: sim.SimProtoc
 
     with httpx2.Client(transport=sim.SimTransport(), base_url="http://sim.agentlab.local") as c:
         echo_h = {"x-echo-version": "1"}
-        assert c.get("/v1beta/models", headers=echo_h).json() == {"models": [{"name": "models/sim-echo"}]}
-        assert c.get("/v1beta/models/sim-echo", headers=echo_h).json() == {"name": "models/sim-echo"}
+        assert c.get("/v1echo/models", headers=echo_h).json() == {"models": [{"name": "models/sim-echo"}]}
+        assert c.get("/v1echo/models/sim-echo", headers=echo_h).json() == {"name": "models/sim-echo"}
         # A path two protocols serve goes to the one whose marker header the request carries.
         assert c.get("/v1/models", headers=echo_h).json() == {"models": [{"name": "models/sim-echo"}]}
         r = c.get("/v1/nothing", headers=echo_h)
@@ -125,6 +126,9 @@ def test_unregistered_protocol_paths_are_unknown_urls_again() -> None:
     sim.register_protocol(ECHO)
     sim.unregister_protocol("echo")
     r = raw_post(sim.SimTransport(), GEN, {"model": "sim-echo"})
+    # The path ends like a Gemini method, so its 404 comes in Gemini's shape.
+    assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
+    r = raw_post(sim.SimTransport(), "/v1echo/other", {"model": "sim-echo"})
     assert r.status_code == 404 and r.json()["error"]["type"] == "invalid_request_error"
 
 
@@ -141,5 +145,5 @@ def test_registration_refuses_a_name_endpoint_or_marker_already_taken(echo: sim.
         sim.register_protocol(
             replace(ECHO, name="echo3", endpoints=("/x",), marker_header="anthropic-version")
         )
-    sim.register_protocol(replace(ECHO, endpoints=("/v1beta/models/{model}:stream",)), replace=True)
-    assert [p.endpoints for p in sim.protocols()][-1] == ("/v1beta/models/{model}:stream",)
+    sim.register_protocol(replace(ECHO, endpoints=("/v1echo/models/{model}:stream",)), replace=True)
+    assert [p.endpoints for p in sim.protocols()][-1] == ("/v1echo/models/{model}:stream",)
