@@ -292,7 +292,7 @@ def _google(far_side: Any, max_retries: int, model: str) -> Adapter:
     from tests.adapters.gemini_support import client_on
 
     if isinstance(far_side, httpx2.AsyncBaseTransport) and _gemini_simulated():
-        client = vars(agentlab.sim)["gemini_client"](transport=far_side)  # typed once agentlab.sim has it
+        client = agentlab.sim.gemini_client(transport=far_side)
     else:  # a scripted MockTransport handler (tests/adapters/gemini_scripted.py)
         client = client_on(far_side)
     return GoogleGeminiAdapter(model, client=client, max_retries=max_retries)

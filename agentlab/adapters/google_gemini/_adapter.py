@@ -89,12 +89,11 @@ def _client(
 ) -> genai.Client:
     """The SDK client an adapter without an injected one uses (simulator, Vertex AI or Gemini API)."""
     if is_simulated(model):
-        import agentlab.sim
-
-        make = getattr(agentlab.sim, "gemini_client", None)
-        if make is None:
-            raise ConfigError("google: the Gemini simulator is not available (agentlab.sim.gemini_client)")
-        client: genai.Client = make()
+        try:
+            from agentlab.sim import gemini_client
+        except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
+            raise ConfigError(f"google: the simulator is not available ({exc})") from None
+        client: genai.Client = gemini_client()
         return client
     if vertexai:
         return genai.Client(vertexai=True, project=project, location=location, http_options=options)

@@ -29,6 +29,6 @@ SPEC = ProviderSpec(
         "the current tool loop (the API answers 400 INVALID_ARGUMENT otherwise)"
     ),
     check_options="agentlab.adapters.google_gemini._request:check_options",
-    simulated_models="agentlab.adapters.google_gemini._models:SIMULATED_MODELS",
+    simulated_models="agentlab.sim:GEMINI_MODELS",
     price_provider="google",
 )
