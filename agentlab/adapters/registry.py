@@ -42,6 +42,7 @@ __all__ = [
 _BUILTIN: dict[str, str] = {
     "openai": "agentlab.adapters.openai_responses.provider:SPEC",
     "anthropic": "agentlab.adapters.anthropic_messages.provider:SPEC",
+    "google": "agentlab.adapters.google_gemini.provider:SPEC",
 }
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")

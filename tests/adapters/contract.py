@@ -277,3 +277,66 @@ register(
         tool_call_wire=_anthropic_tool_call,
     )
 )
+
+
+def _gemini_simulated() -> bool:
+    """Whether ``agentlab.sim`` serves Gemini yet (then the case runs on it, like the other two)."""
+    import agentlab.sim
+
+    return hasattr(agentlab.sim, "gemini_client")
+
+
+def _google(far_side: Any, max_retries: int, model: str) -> Adapter:
+    import agentlab.sim
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+    from tests.adapters.gemini_support import client_on
+
+    if isinstance(far_side, httpx2.AsyncBaseTransport) and _gemini_simulated():
+        client = agentlab.sim.gemini_client(transport=far_side)
+    else:  # a scripted MockTransport handler (tests/adapters/gemini_scripted.py)
+        client = client_on(far_side)
+    return GoogleGeminiAdapter(model, client=client, max_retries=max_retries)
+
+
+def _google_assembler() -> Assembler:
+    from agentlab.adapters.google_gemini import GeminiAssembler
+
+    return GeminiAssembler(model="sim-gemini", base_url=None)
+
+
+def _google_tool_call(arguments: str) -> list[str]:
+    # Gemini's args is an object on the wire; raw text that is not one arrives as a string, kept as is.
+    call = {"name": "get_weather", "args": arguments, "id": "call_1"}
+    cand = {"content": {"role": "model", "parts": [{"functionCall": call}]}, "finishReason": "STOP"}
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": 3}
+    return [json.dumps({"candidates": [cand], "usageMetadata": usage, "responseId": "resp_1"})]
+
+
+def _google_serve(**options: Any) -> Recorder:
+    # The simulator once it serves Gemini; until then a scripted Gemini far side.
+    if _gemini_simulated():
+        return RecordingTransport(**options)
+    from tests.adapters.gemini_scripted import GeminiScripted
+
+    return GeminiScripted(**options)
+
+
+def _google_answer(status: int, error_type: str) -> Recorder:
+    # Google's error envelope ({"error": {"code", "message", "status"}}), not the neutral one.
+    from tests.adapters.gemini_scripted import GeminiStatus
+
+    return GeminiStatus(status, error_type)
+
+
+register(
+    AdapterCase(
+        "google",
+        "sim-gemini",
+        _google,
+        serve=_google_serve,
+        answer=_google_answer,
+        assembler=_google_assembler,
+        tool_call_wire=_google_tool_call,
+        unknown_event_type="sim_unknown",  # the simulator's unknown chunk field, or the script's
+    )
+)

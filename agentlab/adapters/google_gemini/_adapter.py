@@ -1,0 +1,239 @@
+"""The Google Gemini adapter, on the official ``google-genai`` SDK (Gemini API and Vertex AI).
+
+The SDK stays in charge of what it is good at: credentials (``x-goog-api-key``, or Application
+Default Credentials on Vertex AI), the endpoint and API version, bounded retries (``HttpRetryOptions``
+from ``max_retries``; 0 lets the run retry) and HTTP error answers (``errors.APIError``). The adapter
+builds the body itself (``_request``: thought signatures must go back verbatim, on their part) and
+reads the raw SSE text itself (``_stream``).
+
+Why the SDK's API client and not ``client.aio.models.generate_content``: the typed path converts the
+body through ``types.Content`` (it decodes ``thoughtSignature`` to bytes and re-encodes it as URL-safe
+base64: not verbatim) and parses every chunk into pydantic models (costly per event), and
+``async_request_streamed`` re-serializes each chunk. ``BaseApiClient._build_request`` +
+``_async_request`` is the layer under both: it adds auth, the versioned URL (``v1beta/models/...``;
+on Vertex ``projects/P/locations/L/publishers/google/models/...``), timeouts and retries, posts the
+bytes given (``HttpRequest.data`` may be bytes) and, streaming, hands back the unread
+``httpx2.Response``.
+
+Transport injection: ``client`` is a ``google.genai.Client`` to use as is (tests and the simulator
+build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``);
+without it a ``sim-*`` model gets the simulator's client (``agentlab.sim.gemini_client``) and a real
+model a client keyed from ``api_key`` / ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, or, with
+``vertexai=True``, a Vertex AI client (``project``/``location`` or the SDK's environment variables).
+Signatures are tagged with the endpoint (``base_url``), so one made on Vertex is never sent to the
+Gemini API or back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx2
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.adapters.google_gemini._errors import PROVIDER, translate
+from agentlab.adapters.google_gemini._request import build_request
+from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
+from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
+from agentlab.neutral.events import AdapterEvent
+from agentlab.neutral.request import ModelRequest
+from agentlab.records.logs import install_redaction, stack_loggers
+
+__all__ = ["GoogleGeminiAdapter"]
+
+GEMINI_API_VERSION = "v1beta"
+"""The Gemini API version this adapter posts to (Vertex AI keeps the SDK's, ``v1beta1``)."""
+_OPEN_ERRORS = (genai_errors.APIError, httpx2.HTTPError, httpx2.StreamError)
+_READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
+
+
+def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
+    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
+    return StreamInterruptedError(
+        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
+        provider=PROVIDER,
+        request_id=request_id,
+        retryable=True,
+    )
+
+
+def _http_options(
+    base_url: str | None, timeout: float | None, headers: Mapping[str, str], max_retries: int
+) -> types.HttpOptions:
+    kw: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=max_retries + 1)}
+    if base_url is not None:
+        kw["base_url"] = base_url
+    if timeout is not None:
+        kw["timeout"] = int(timeout * 1000)  # the SDK's timeout is in milliseconds
+    if headers:
+        kw["headers"] = dict(headers)
+    return types.HttpOptions(**kw)
+
+
+def _client(
+    model: str,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    vertexai: bool,
+    project: str | None,
+    location: str | None,
+    options: types.HttpOptions,
+) -> genai.Client:
+    """The SDK client an adapter without an injected one uses (simulator, Vertex AI or Gemini API)."""
+    if is_simulated(model):
+        try:
+            from agentlab.sim import gemini_client
+        except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
+            raise ConfigError(f"google: the simulator is not available ({exc})") from None
+        client: genai.Client = gemini_client()
+        return client
+    if vertexai:
+        return genai.Client(vertexai=True, project=project, location=location, http_options=options)
+    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    if not key:
+        raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")
+    return genai.Client(api_key=key, http_options=options)
+
+
+class GoogleGeminiAdapter:
+    """Adapter for Gemini ``generateContent`` / ``streamGenerateContent`` on the official SDK.
+
+    ``max_retries``/``timeout``/``extra_headers`` apply to every request this adapter sends (on an
+    injected client too: they are per-request options). The key is never shown in ``repr``.
+    """
+
+    provider = PROVIDER
+    api = API
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: genai.Client | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        vertexai: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        max_retries: int = 3,
+        timeout: float | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        check_adapter_args(
+            PROVIDER, model, max_retries=max_retries, timeout=timeout, extra_headers=extra_headers,
+            client=client, client_type=genai.Client, api_key=api_key, base_url=base_url,
+        )  # fmt: skip
+        self.model = model
+        self.max_retries = max_retries
+        self._owns_client = client is None
+        options = _http_options(None, timeout, extra_headers or {}, max_retries)
+        if client is None:
+            client = _client(
+                model, api_key=api_key, base_url=base_url, vertexai=vertexai, project=project,
+                location=location, options=_http_options(base_url, timeout, {}, max_retries),
+            )  # fmt: skip
+        self._client = client
+        self._api: Any = client.aio._api_client
+        self.vertexai: bool = bool(self._api.vertexai)
+        if not self.vertexai:
+            # The SDK's default for the Gemini API is v1; thought signatures, thinkingConfig and
+            # responseJsonSchema are documented (and recorded) on v1beta.
+            options.api_version = GEMINI_API_VERSION
+        self._options = options
+        # The SDK's loggers, and those of the HTTP stack this client really sends through.
+        http = getattr(self._api, "_async_httpx_client", None)
+        install_redaction("google_genai", *(stack_loggers(http) if http is not None else ()))
+        self.base_url: str | None = self._endpoint()
+
+    def _endpoint(self) -> str:
+        """The endpoint signatures are tagged with: base URL, plus project/location on Vertex AI."""
+        base = str(self._api._http_options.base_url or "").rstrip("/")
+        if self.vertexai and (self._api.project or self._api.location):
+            return f"{base}/projects/{self._api.project}/locations/{self._api.location}"
+        return base
+
+    def __repr__(self) -> str:
+        where = "vertexai" if self.vertexai else "gemini-api"
+        return f"<GoogleGeminiAdapter model={self.model!r} endpoint={where} base_url={self.base_url!r}>"
+
+    @property
+    def client(self) -> genai.Client:
+        """The SDK client in use."""
+        return self._client
+
+    def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
+        """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
+        check_request(PROVIDER, self.model, request)
+        return build_request(request, base_url=self.base_url)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
+        return assemble(
+            request,
+            self.build,
+            self._open,
+            assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
+        )
+
+    def _path(self, stream: bool) -> str:
+        name = self.model if self.model.startswith(("models/", "publishers/", "projects/")) else None
+        if name is None:
+            name = f"publishers/google/models/{self.model}" if self.vertexai else f"models/{self.model}"
+        return f"{name}:streamGenerateContent?alt=sse" if stream else f"{name}:generateContent"
+
+    async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
+        """POST the body through the SDK's API client (auth, URL, retries, status errors).
+
+        SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error then
+        has no ``__context__``/``__cause__`` leading to the SDK exception (its response holds the
+        request, with the key header and the body).
+        """
+        failure: AgentlabError | None = None
+        try:
+            http_request = self._api._build_request("post", self._path(request.stream), {}, self._options)
+            http_request.data = built.body
+            resp = await self._api._async_request(http_request, self._options, stream=request.stream)
+        except _OPEN_ERRORS as exc:
+            failure = translate(exc)
+        if failure is not None:
+            raise failure
+        headers = resp.headers or {}
+        rid = headers.get("x-request-id") or headers.get("x-goog-request-id")
+        if request.stream:
+            raw: httpx2.Response = resp.response_stream
+            return WireCall(
+                request_id=rid, chunks=raw.aiter_text(), read=raw.aread, close=raw.aclose,
+                errors=_READ_ERRORS, translate=_broken,
+            )  # fmt: skip
+        text = resp.response_stream[0] if resp.response_stream else ""
+        body = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+
+        async def read() -> bytes:
+            return body
+
+        return WireCall(
+            request_id=rid, chunks=None, read=read, close=_nothing, errors=_READ_ERRORS, translate=_broken
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client's async resources if this adapter created it."""
+        if self._owns_client:
+            await self._client.aio.aclose()
+
+    async def __aenter__(self) -> GoogleGeminiAdapter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _nothing() -> None:
+    """A non-streaming answer was read whole by the SDK: nothing is left open."""
