@@ -173,7 +173,11 @@ def supports_effort_none(model: str) -> bool:
 
 
 def cache_mode(model: str) -> CacheMode | None:
-    """How ``model`` takes a long cache lifetime: ``"options"``, ``"retention"`` or None."""
+    """How ``model`` takes a long cache lifetime: ``"options"``, ``"retention"`` or None.
+
+    ``"options"``: ``prompt_cache_options`` and explicit breakpoints (gpt-5.6 and later); ``"retention"``:
+    ``prompt_cache_retention`` (gpt-4.1, gpt-5.x before 5.6); ``None``: send only ``prompt_cache_key``.
+    """
     return capabilities(model).cache
 
 

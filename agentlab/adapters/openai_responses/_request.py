@@ -100,19 +100,6 @@ def takes_sampling(model: str, effort: str | None = None) -> bool:
     return _models.sampling_allowed(model, effort)
 
 
-def _cache_mode(model: str) -> str | None:
-    """How ``model`` takes cache lifetime hints: ``"options"``, ``"retention"`` or ``None``.
-
-    ``"options"``: ``prompt_cache_options`` and explicit breakpoints (gpt-5.6 and later); ``"retention"``:
-    ``prompt_cache_retention`` (gpt-4.1, gpt-5.x before 5.6); ``None``: send only ``prompt_cache_key``.
-    """
-    return _models.cache_mode(model)
-
-
-def _supports_effort_none(model: str) -> bool:
-    return _models.supports_effort_none(model)
-
-
 def strict_schema_ok(schema: Any) -> bool:
     """Whether a JSON schema qualifies for OpenAI strict mode (see :func:`strict_schema_problem`)."""
     return strict_schema_problem(schema) is None
@@ -327,7 +314,7 @@ def _reasoning_param(
             )
         )
     if not settings.enabled:
-        if not _supports_effort_none(model):
+        if not _models.supports_effort_none(model):
             raise InvalidSettingsError(
                 f"{model} cannot turn reasoning off; use ReasoningSettings(effort='minimal' or 'low') "
                 "or a model that accepts effort 'none' (gpt-5.1 and later)"
@@ -518,7 +505,7 @@ def _with_breakpoint(
     """An item's ``cache_breakpoint`` as an explicit breakpoint where Responses takes one.
 
     Breakpoints sit on input content parts (``input_text``), so user, developer and tool-result
-    items can carry one, on models with explicit breakpoints (``_cache_mode`` "options"). Elsewhere
+    items can carry one, on models with explicit breakpoints (``_models.cache_mode`` "options"). Elsewhere
     the mark is not sent, and a ``setting_ignored`` diagnostic says so.
     """
     mark = {"mode": "explicit"}
@@ -625,7 +612,7 @@ def _add_cache(
         return
     body["prompt_cache_key"] = prompt_cache_key(model, system_text, tools, hints)
     if hints.ttl != "5m":
-        cache_mode = _cache_mode(model)
+        cache_mode = _models.cache_mode(model)
         if cache_mode == "options":
             body["prompt_cache_options"] = {"ttl": "12h"}
         elif cache_mode == "retention":
@@ -674,17 +661,14 @@ def build_request(
     reasoning_model = is_reasoning_model(model)
     options = _checked_options(request, model)
     hints = request.cache
-    system_breakpoint = bool(
-        hints is not None and hints.enabled and hints.system and _cache_mode(model) == "options"
-    )
+    explicit_breakpoints = _models.cache_mode(model) == "options"
+    system_breakpoint = bool(hints is not None and hints.enabled and hints.system and explicit_breakpoints)
 
     before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
     lead, items = _split_system(request)
     system_text = "\n\n".join(lead)
     lead_message = _message("developer", system_text, breakpoint=True) if lead and system_breakpoint else None
-    inputs = _inputs(
-        items, before, lead_message, explicit_breakpoints=_cache_mode(model) == "options", diags=diags
-    )
+    inputs = _inputs(items, before, lead_message, explicit_breakpoints=explicit_breakpoints, diags=diags)
     _lead_marks(request, lead, explicit=lead_message is not None, diags=diags)
     tools = [_tool(t) for t in request.tools]
 
