@@ -92,6 +92,12 @@ class ProviderSpec:
     the continuity ablation for this provider is reasoning off instead."""
     drop_refusal: str = ""
     """Why ``drop`` cannot run with reasoning on (one clause, for the error); required when refused."""
+    drop_rule: str | None = None
+    """``"module:function"``, ``(model) -> str | None``: the per-model answer to "can ``drop`` run
+    with reasoning on?" (``None``: it can; a string: the clause saying why not), for providers whose
+    models differ (a router's backing model, an API generation that requires its items back). When
+    set it decides alone, and ``drop_with_reasoning``/``drop_refusal`` are the provider-wide summary
+    shown where no model is known yet. Its module must not import the SDK."""
     simulated_models: str | None = None
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
     provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
@@ -112,7 +118,7 @@ class ProviderSpec:
                 raise ConfigError(
                     f"provider name {n!r} must be lowercase letters, digits and '_', e.g. 'toy'"
                 )
-        for field_name in ("adapter", "usage", "simulated_models", "check_options"):
+        for field_name in ("adapter", "usage", "simulated_models", "check_options", "drop_rule"):
             value = getattr(self, field_name)
             if value is not None and not (isinstance(value, str) and _TARGET_RE.match(value)):
                 raise ConfigError(
@@ -144,6 +150,13 @@ class ProviderSpec:
         """
         if self.check_options is not None:
             load(self.check_options)(request, adapter)
+
+    def drop_refusal_for(self, model: str) -> str | None:
+        """Why ``drop`` cannot run with reasoning on for ``model`` (``None``: it can)."""
+        if self.drop_rule is not None:
+            answer: str | None = load(self.drop_rule)(model)
+            return answer
+        return None if self.drop_with_reasoning else self.drop_refusal
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""

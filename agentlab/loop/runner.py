@@ -137,9 +137,10 @@ def _check_drop(ref: ModelRef, policy: ContinuationPolicy, reasoning: bool) -> N
     one; the honest ablation there is reasoning off.
     """
     spec = get_provider(ref.provider)
-    if policy == "drop" and reasoning and not spec.drop_with_reasoning:
+    refusal = spec.drop_refusal_for(ref.model) if policy == "drop" and reasoning else None
+    if refusal is not None:
         raise InvalidSettingsError(
-            f"continuation_policy='drop' is not possible on {spec.label}: {spec.drop_refusal}. "
+            f"continuation_policy='drop' is not possible on {spec.label} ({ref.model}): {refusal}. "
             f"The {spec.label} ablation is {spec.reasoning_term} off instead: "
             "reasoning={'enabled': False}."
         )

@@ -223,10 +223,11 @@ def _drop_split() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _check_combination(ref: ModelRef, s: Setting) -> None:
     spec = get_provider(ref.provider)
-    if s.continuation_policy == "drop" and s.thinking and not spec.drop_with_reasoning:
+    refusal = spec.drop_refusal_for(ref.model) if s.continuation_policy == "drop" and s.thinking else None
+    if refusal is not None:
         can_drop, _ = _drop_split()
         raise InvalidSettingsError(
-            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: {spec.drop_refusal}, "
+            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: {refusal}, "
             "so a 'drop' run would only be possible by rewriting the tool calls as plain text, which is "
             f"a different experiment, not the ablation. For {spec.label}, ablate with "
             f"{spec.reasoning_term} off: "

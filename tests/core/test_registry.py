@@ -184,3 +184,22 @@ def _provider_literals() -> set[tuple[str, str]]:
 def test_no_provider_name_literal_outside_its_package() -> None:
     stray = sorted(_provider_literals() - set(ALLOWED_LITERALS))
     assert not stray, f"provider facts outside the provider's package (use its ProviderSpec): {stray}"
+
+
+def _only_big_models_refuse(model: str) -> str | None:
+    return "this dummy model wants its items back" if model.startswith("big") else None
+
+
+def test_a_drop_rule_decides_per_model() -> None:
+    """A provider whose models differ (a router's backing model) answers per model, not per provider."""
+    register_provider(
+        _spec(drop_rule=f"{__name__}:_only_big_models_refuse", drop_with_reasoning=True)
+    )
+    try:
+        with pytest.raises(agentlab.InvalidSettingsError, match="this dummy model wants its items back"):
+            agentlab.Run("dummy:big-1", "q", continuation_policy="drop")
+        agentlab.Run("dummy:small-1", "q", continuation_policy="drop")  # constructs: the rule allows it
+        with pytest.raises(ConfigError, match="drop_rule"):
+            _spec(name="dummy2", drop_rule="not a target")
+    finally:
+        unregister_provider("dummy")
