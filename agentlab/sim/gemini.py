@@ -217,6 +217,22 @@ def _check_other(sim: Simulator, part: Mapping[str, Any]) -> None:
         raise _bad(INVALID_SIGNATURE)
 
 
+def plan_known(sim: Simulator, contents: list[Any], thinking_on: bool) -> bool:
+    """Whether the model has its plan: every step of the current turn that made calls got its own
+    signature back on its first call (a documented dummy or, on 2.5, no signature: the plan is lost;
+    the continuity effect in :mod:`agentlab.sim.reasoner`). Without thinking there is none to lose.
+    """
+    if not thinking_on:
+        return True
+    for ci in range(current_turn(contents), len(contents)):
+        c = contents[ci]
+        first = _calls(c)[:1] if isinstance(c, dict) and c.get("role") == "model" else []
+        for part in first:
+            if not sim.signer.check_gemini(part.get("thoughtSignature"), call_digest(part["functionCall"]), (ci, 0)):
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class Thinking:
     """How the model thinks here: whether at all, how hard, summaries shown, a token cap."""
@@ -294,8 +310,9 @@ def _text(content: Any) -> str:
     return "".join(str(p.get("text") or "") for p in _parts(content) if not p.get("thought"))
 
 
-def situation(req: Mapping[str, Any], contents: list[Any], level: int) -> Situation:
-    """The task (the turn's user text) and the current turn's calls with their responses."""
+def situation(req: Mapping[str, Any], contents: list[Any], level: int, known: bool = True) -> Situation:
+    """The task (the turn's user text), the current turn's calls with their responses, and whether
+    the model still has the plan that made them (``known``, see :func:`plan_known`)."""
     start = current_turn(contents)
     task = _text(contents[start]) if contents else ""
     calls: list[tuple[str, str, dict[str, Any]]] = []
@@ -315,7 +332,7 @@ def situation(req: Mapping[str, Any], contents: list[Any], level: int) -> Situat
                 unanswered.remove(cid)
             results[cid] = _result_text(fr.get("response"))
     past = tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in calls)
-    return Situation(task, tools(req), past, True, True, level)
+    return Situation(task, tools(req), past, True, known, level)
 
 
 def _name(calls: Sequence[tuple[str, str, dict[str, Any]]], cid: str) -> str | None:
@@ -450,7 +467,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if model == GEMINI3:
         check_signatures(sim, contents)
     ids = Ids(sim.seed, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
-    step = plan_step(situation(body, contents, think.level))
+    known = plan_known(sim, contents, think.on)
+    step = plan_step(situation(body, contents, think.level, known))
     max_out = config.get("maxOutputTokens")
     r = build(sim, ids, model, step, think, len(contents), int(max_out) if max_out is not None else None)
     prompt = prompt_tokens(body, contents)
@@ -461,16 +479,17 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if headers.get(PATH_HEADER, "").endswith(":streamGenerateContent"):
         ends: dict[str, Any] = {"text": ""} if end_sig is None else {"text": "", "thoughtSignature": end_sig}
         chunks_ = _events(sim, model, r, ends, meta, (len(prompt), cached))
-        return _stream_reply(chunks_, "alt=sse" in headers.get(QUERY_HEADER, ""))
+        reply = _stream_reply(chunks_, "alt=sse" in headers.get(QUERY_HEADER, ""))
+        reply.headers["x-sim-plan"] = "known" if known else "lost"
+        return reply
     if end_sig is not None:
         r.parts[-1]["thoughtSignature"] = end_sig
     cand = _chunk(r.parts, {}, r.finish)["candidates"][0]
     if step.tool_calls:
         cand["finishMessage"] = "Model generated function call(s)."
     out = {"candidates": [cand], "usageMetadata": usage(len(prompt), cached, r, r.candidates), **meta}
-    return SimReply(
-        200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(out, indent=2).encode()
-    )
+    rh = {"content-type": "application/json; charset=UTF-8", "x-sim-plan": "known" if known else "lost"}
+    return SimReply(200, rh, json.dumps(out, indent=2).encode())
 
 
 def _stream_reply(items: list[dict[str, Any]], sse: bool) -> SimReply:
