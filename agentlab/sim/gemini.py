@@ -10,8 +10,9 @@ against this simulator fails for the same reasons the real API would:
   ``functionCall`` of every model step of the current turn (the contents after the last user text,
   as the docs validate), bound by HMAC to the call's name and arguments and to its position
   (content index, call index), so missing, modified, moved and foreign signatures are refused
-  with the real texts. Both base64 alphabets decode to the same bytes and are accepted. Calls
-  carry 8-character ids; an answer ends with an empty text part carrying a signature.
+  with the real texts. Both base64 alphabets decode to the same bytes and are accepted, and so are
+  exactly the two dummy values Google documents for calls whose signatures are not available.
+  Calls carry 8-character ids; an answer ends with an empty text part carrying a signature.
 * ``sim-gemini-legacy`` (Gemini 2.5 Flash): ``thinkingBudget`` (0 turns thinking off, -1 dynamic,
   up to 24576); ``thinkingLevel`` is refused; signatures are issued but not enforced; calls have no id.
 
@@ -19,7 +20,10 @@ Both: protobuf JSON field names (camelCase or snake_case, unknown names refused,
 :mod:`agentlab.sim.gemini_schema`), ``functionResponse`` parts must answer the calls of the model
 turn before them, ``toolConfig.functionCallingConfig`` (AUTO/ANY/NONE, ``allowedFunctionNames``),
 thought summaries with ``includeThoughts``, ``usageMetadata`` with ``thoughtsTokenCount`` and
-implicit cache hits (``cachedContentTokenCount``). Streams are ``data: {...}\r\n\r\n`` events
+implicit cache hits (``cachedContentTokenCount``), and the continuity effect: a current-turn step
+whose first call came back without its own signature (a dummy; on 2.5 none) has lost its plan
+(:func:`plan_known`; re-planning thoughts, the last batch of calls repeated once; header
+``x-sim-plan: known|lost``). Streams are ``data: {...}\r\n\r\n`` events
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``.
@@ -218,9 +222,10 @@ def _check_other(sim: Simulator, part: Mapping[str, Any]) -> None:
 
 
 def plan_known(sim: Simulator, contents: list[Any], thinking_on: bool) -> bool:
-    """Whether the model has its plan: every step of the current turn that made calls got its own
-    signature back on its first call (a documented dummy or, on 2.5, no signature: the plan is lost;
-    the continuity effect in :mod:`agentlab.sim.reasoner`). Without thinking there is none to lose.
+    """Whether the model has its plan: each current-turn step's first call got its own signature back.
+
+    A documented dummy, or (on 2.5, which accepts it) no signature, means the plan is lost: the
+    continuity effect in :mod:`agentlab.sim.reasoner`. Without thinking there is no plan to lose.
     """
     if not thinking_on:
         return True
@@ -228,7 +233,8 @@ def plan_known(sim: Simulator, contents: list[Any], thinking_on: bool) -> bool:
         c = contents[ci]
         first = _calls(c)[:1] if isinstance(c, dict) and c.get("role") == "model" else []
         for part in first:
-            if not sim.signer.check_gemini(part.get("thoughtSignature"), call_digest(part["functionCall"]), (ci, 0)):
+            digest = call_digest(part["functionCall"])
+            if not sim.signer.check_gemini(part.get("thoughtSignature"), digest, (ci, 0)):
                 return False
     return True
 
@@ -311,8 +317,10 @@ def _text(content: Any) -> str:
 
 
 def situation(req: Mapping[str, Any], contents: list[Any], level: int, known: bool = True) -> Situation:
-    """The task (the turn's user text), the current turn's calls with their responses, and whether
-    the model still has the plan that made them (``known``, see :func:`plan_known`)."""
+    """The task (the turn's user text), the current turn's calls with their responses, the plan.
+
+    ``known``: whether the model still has the plan that made those calls (see :func:`plan_known`).
+    """
     start = current_turn(contents)
     task = _text(contents[start]) if contents else ""
     calls: list[tuple[str, str, dict[str, Any]]] = []

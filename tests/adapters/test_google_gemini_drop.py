@@ -77,7 +77,11 @@ async def test_drop_runs_with_thinking_on_and_pays_for_the_lost_plan(model: str)
     assert kept.usage.reasoning_items_dropped == 0
     # sim-gemini signs each step's first call and the answer's last part; 2.5 only the calls.
     assert dropped.usage.reasoning_items_dropped == (3 if model == "sim-gemini" else 2)
-    reasons = {e.data["reason"] for e in dropped.events if getattr(e, "code", None) == "reasoning_item_dropped"}
+    reasons = {
+        e.data["reason"]
+        for e in dropped.events
+        if isinstance(e, DiagnosticEvent) and e.code == "reasoning_item_dropped"
+    }
     assert reasons == {"policy_drop"}
 
 
@@ -124,12 +128,16 @@ def _history() -> tuple[Any, ...]:
 
 def test_the_dummy_goes_on_the_current_turn_only_and_only_under_drop() -> None:
     req = ModelRequest(model="sim-gemini", items=_history(), tools=(WEATHER,), continuation_policy="drop")
-    body = json.loads(build_request(req, base_url=None).body)
-    assert [(ci, pi) for ci, pi, _, _ in signed_parts(body)] == [(5, 0)]
-    verbatim = json.loads(build_request(req.model_copy(update={"continuation_policy": "verbatim"}), base_url=None).body)
-    assert signed_parts(verbatim) == []
-    legacy = json.loads(build_request(req.model_copy(update={"model": "sim-gemini-legacy"}), base_url=None).body)
-    assert signed_parts(legacy) == []
+
+    def body(**update: Any) -> Any:
+        return json.loads(build_request(req.model_copy(update=update), base_url=None).body)
+
+    # Contents: 0 user, 1 model (earlier turn's call), 2 responses, 3 answer, 4 user, 5 model, 6 responses.
+    assert [(ci, pi, s) for ci, pi, _, s in signed_parts(body())] == [
+        (5, 0, "skip_thought_signature_validator")
+    ]
+    assert signed_parts(body(continuation_policy="verbatim")) == []
+    assert signed_parts(body(model="sim-gemini-legacy")) == []
 
 
 async def test_a_verbatim_request_missing_its_signature_still_fails_loudly() -> None:
@@ -146,7 +154,8 @@ async def test_a_verbatim_request_missing_its_signature_still_fails_loudly() -> 
 def test_the_spec_lets_gemini_drop_with_thinking_on() -> None:
     spec = al.get_provider("google")
     assert spec.drop_with_reasoning
-    assert spec.drop_refusal_for("gemini-3-pro-preview") is None and spec.drop_refusal_for("sim-gemini") is None
+    for model in ("gemini-3-pro-preview", "gemini-2.5-pro", "sim-gemini", "sim-gemini-legacy"):
+        assert spec.drop_refusal_for(model) is None
     al.Run("google:sim-gemini", TASK, continuation_policy="drop")  # constructs: not refused
 
 

@@ -121,7 +121,8 @@ def test_after_the_repeat_it_answers_what_the_verbatim_loop_answered() -> None:
     # The repeated batch carries a real signature of its own; the first step's stays a dummy.
     assert second["parts"][0]["thoughtSignature"] not in DUMMIES
     third = post(t, "sim-gemini", [*lost, second, answers(second)])
-    assert third.status_code == 200 and third.headers["x-sim-plan"] == "lost"  # the first step's plan stays lost
+    # The first step's plan stays lost, but the batch was repeated once already: it answers.
+    assert third.status_code == 200 and third.headers["x-sim-plan"] == "lost"
     assert calls(third) == [] and third.json()["candidates"][0]["content"]["parts"][0]["text"] == kept
 
 

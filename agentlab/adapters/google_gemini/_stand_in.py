@@ -9,8 +9,8 @@ another model, calls injected by the client): set ``thoughtSignature`` to a dumm
 (ai.google.dev/gemini-api/docs/thought-signatures, FAQ; Vertex AI's page documents the second one:
 docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures). The second is sent, because
 both endpoints of this adapter take it. The API then accepts the request, but the model works without
-the reasoning of the earlier steps (Google warns of degraded quality): that loss is what the
-ablation measures.
+the reasoning of the earlier steps (the API's own 400 text warns that a missing signature "may lead
+to degraded model performance"): that loss is what the ablation measures.
 
 Only under ``drop``: in a verbatim request a missing signature is a bug (a released loop, a history
 edited by hand) and must reach the API as the 400 it is, never be papered over. Only on models whose
