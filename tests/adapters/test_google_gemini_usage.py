@@ -32,8 +32,9 @@ def test_absent_thoughts_with_a_larger_total_is_derived_and_marked_estimated() -
 
 def test_tool_use_prompt_tokens_are_input_and_count_in_the_total_check() -> None:
     u = usage_from_gemini(
-        {"promptTokenCount": 10, "toolUsePromptTokenCount": 7, "candidatesTokenCount": 5, "totalTokenCount": 22}
-    )
+        {"promptTokenCount": 10, "toolUsePromptTokenCount": 7, "candidatesTokenCount": 5,
+         "totalTokenCount": 22}
+    )  # fmt: skip
     assert u.input_tokens == 17
     assert (u.reasoning_tokens, u.reasoning_source) == (0, "reported")
     assert u.total_tokens == 22
@@ -44,7 +45,8 @@ def test_modality_breakdowns_are_tolerated_and_add_nothing() -> None:
     u = usage_from_gemini(
         {"promptTokenCount": 100, "cachedContentTokenCount": 60, "candidatesTokenCount": 20,
          "thoughtsTokenCount": 3, "totalTokenCount": 123, "promptTokensDetails": details,
-         "cacheTokensDetails": details[:1], "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 20}],
+         "cacheTokensDetails": details[:1],
+         "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 20}],
          "toolUsePromptTokensDetails": []}
     )  # fmt: skip
     assert (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.reasoning_tokens) == (100, 60, 23, 3)
