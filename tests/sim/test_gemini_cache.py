@@ -17,9 +17,14 @@ WEATHER = types.FunctionDeclaration(
     name="get_weather",
     description="Current weather for a city.",
     parameters_json_schema={
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
     },
 )
+
+
+AUTO = types.FunctionCallingConfigMode.AUTO
 
 
 def pair(**kw: Any) -> tuple[Any, Simulator]:
@@ -66,8 +71,9 @@ def test_too_small_is_the_api_400_with_both_counts() -> None:
     with pytest.raises(errors.ClientError) as e:
         create(client, system_instruction="short", tools=None)
     assert e.value.code == 400 and e.value.status == "INVALID_ARGUMENT"
-    assert e.value.message.startswith("Cached content is too small. total_token_count=")
-    assert e.value.message.endswith("min_total_token_count=4096")
+    message = e.value.message or ""
+    assert message.startswith("Cached content is too small. total_token_count=")
+    assert message.endswith("min_total_token_count=4096")
 
 
 def test_legacy_model_minimum_is_2048() -> None:
@@ -130,7 +136,7 @@ def test_generation_with_a_cache_reports_its_tokens_as_cached() -> None:
     [
         {"system_instruction": "be brief"},
         {"tools": [types.Tool(function_declarations=[WEATHER])]},
-        {"tool_config": types.ToolConfig(function_calling_config=types.FunctionCallingConfig(mode="AUTO"))},
+        {"tool_config": types.ToolConfig(function_calling_config=types.FunctionCallingConfig(mode=AUTO))},
     ],
 )
 def test_cached_content_with_system_tools_or_tool_config_is_the_api_400(field: dict[str, Any]) -> None:
