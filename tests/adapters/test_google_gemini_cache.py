@@ -256,3 +256,26 @@ def test_no_signature_or_reasoning_ever_enters_a_cache_create_body() -> None:
     sent = wire.generates()[-1]
     assert any("thoughtSignature" in p for c in sent["contents"] for p in c["parts"])  # signatures stay
     assert gemini_cache.state_of(simulator).names() == []
+
+
+def test_a_cache_that_expired_during_a_tool_step_is_made_again_once() -> None:
+    adapter, wire, simulator = setup()
+    state = gemini_cache.state_of(simulator)
+    real_clock = state.clock
+
+    @al.tool
+    def slow_weather(city: str) -> str:
+        """Current weather for a city."""
+        state.clock = lambda: real_clock() + 400  # past the 5-minute ttl
+        return TEMPS[city]
+
+    r = al.Run(
+        "google:sim-gemini", "Is it warmer in Paris or Rome?", system=BIG, tools=[slow_weather],
+        adapter=adapter, cache=EXPLICIT,
+    )  # fmt: skip
+    result = al.run_sync(r.arun())
+    result.raise_for_status()
+    assert len(wire.creates()) == 2
+    assert [e.code for e in result.events if e.kind == "diagnostic"].count("cache_created") == 2
+    assert len(wire.deletes()) == 1  # the expired one is gone already; the new one is deleted
+    assert state.names() == []

@@ -42,7 +42,13 @@ from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._request import build_request
 from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
 from agentlab.assembly.assembler import WireCall, assemble, assembler_for
-from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
+from agentlab.errors import (
+    AgentlabError,
+    ConfigError,
+    MissingApiKeyError,
+    ProviderError,
+    StreamInterruptedError,
+)
 from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
@@ -188,20 +194,29 @@ class GoogleGeminiAdapter:
         )
 
     async def _stream_cached(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """``stream`` with the loop's explicit cache (``_cache``): made or reused, then the call."""
-        built = self.build(request)
-        await self._caches.apply(request, built)
-        events = assemble(
-            request,
-            lambda _request: built,
-            self._open,
-            assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
-        )
-        try:
-            async for ev in events:
-                yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev
-        finally:
-            await events.aclose()
+        """``stream`` with the loop's explicit cache (``_cache``): made or reused, then the call.
+
+        A cache the API no longer has (its ttl ran out during a long tool step: 403 "CachedContent
+        not found") is made again once, before anything of the call was shown.
+        """
+        for attempt in (0, 1):
+            built = self.build(request)
+            await self._caches.apply(request, built)
+            events = assemble(
+                request,
+                lambda _request, built=built: built,
+                self._open,
+                assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
+            )
+            try:
+                async for ev in events:
+                    yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev
+                return
+            except ProviderError as exc:
+                if attempt or not self._caches.lost(request, exc):
+                    raise
+            finally:
+                await events.aclose()
 
     async def end_run(self, run_id: str) -> None:
         """The run ended: delete the explicit cache made for its loop, if any."""

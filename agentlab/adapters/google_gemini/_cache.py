@@ -15,7 +15,7 @@ The request then carries ``cachedContent: <name>`` and omits the cached fields: 
 "Tool config, tools and system instruction should not be set in the request when using cached
 content." Every step of the loop (one run: ``request.origin.run_id``) reuses the cache while its
 prefix is unchanged; a changed prefix (e.g. ``toolConfig`` after a forced ``tool_choice`` went back
-to auto) replaces it. The cache is deleted when the run ends (answer, step limit, failure, cancel:
+to auto) replaces it, and one that expired mid-loop (403 "CachedContent not found") is made again once. The cache is deleted when the run ends (answer, step limit, failure, cancel:
 the run calls ``end_run``) and when the adapter closes; its ttl (``CacheHints.ttl``: 5 m, 1 h, 24 h)
 bounds it on the server even if the process dies first.
 
@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.adapters.built_request import BuiltRequest
 from agentlab.adapters.google_gemini._errors import translate
-from agentlab.errors import AgentlabError
+from agentlab.errors import AgentlabError, ProviderError
 from agentlab.neutral.diagnostics import diagnostic, register_code
 from agentlab.neutral.events import ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
@@ -69,6 +69,8 @@ MIN_TOKENS: tuple[tuple[str, int], ...] = (
 TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600, "24h": 86400}
 _TOO_SMALL = re.compile(r"Cached content is too small\. total_token_count=(\d+), min_total_token_count=(\d+)")
 _CACHED_FIELDS = ("systemInstruction", "tools", "toolConfig")
+NOT_FOUND = "CachedContent not found"
+"""How the API's 403 for an unknown, expired or foreign cache begins."""
 
 
 class CacheNotCreated(BaseModel):
@@ -251,6 +253,15 @@ class ExplicitCaches:
             update={"input_tokens": u.input_tokens + n, "cache_write_tokens": (u.cache_write_tokens or 0) + n}
         )
         return event.model_copy(update={"response": event.response.model_copy(update={"usage": usage})})
+
+    def lost(self, request: ModelRequest, error: ProviderError) -> bool:
+        """Whether ``error`` says the loop's cache is gone (expired); if so it is forgotten, not deleted."""
+        loop = request.origin.run_id if request.origin is not None else None
+        cache = self._loops.get(loop)
+        if cache is None or cache.name is None or error.status != 403 or NOT_FOUND not in error.message:
+            return False
+        del self._loops[loop]
+        return True
 
     async def end(self, loop: str | None) -> None:
         """Delete the cache of ``loop`` (a run id), if it has one."""
