@@ -27,7 +27,7 @@ Gemini API or back.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -204,7 +204,7 @@ class GoogleGeminiAdapter:
             await self._caches.apply(request, built)
             events = assemble(
                 request,
-                lambda _request, built=built: built,
+                _given(built),
                 self._open,
                 assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
             )
@@ -273,6 +273,15 @@ class GoogleGeminiAdapter:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _given(built: BuiltRequest[bytes]) -> Callable[[ModelRequest], BuiltRequest[bytes]]:
+    """A ``build`` for ``assemble`` that hands back a body already built (and rewritten for a cache)."""
+
+    def build(_request: ModelRequest) -> BuiltRequest[bytes]:
+        return built
+
+    return build
 
 
 async def _nothing() -> None:

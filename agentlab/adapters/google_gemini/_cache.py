@@ -15,9 +15,12 @@ The request then carries ``cachedContent: <name>`` and omits the cached fields: 
 "Tool config, tools and system instruction should not be set in the request when using cached
 content." Every step of the loop (one run: ``request.origin.run_id``) reuses the cache while its
 prefix is unchanged; a changed prefix (e.g. ``toolConfig`` after a forced ``tool_choice`` went back
-to auto) replaces it, and one that expired mid-loop (403 "CachedContent not found") is made again once. The cache is deleted when the run ends (answer, step limit, failure, cancel:
-the run calls ``end_run``) and when the adapter closes; its ttl (``CacheHints.ttl``: 5 m, 1 h, 24 h)
-bounds it on the server even if the process dies first.
+to auto) replaces it, and one that expired mid-loop (403 "CachedContent not found") is made again
+once. The cache is deleted when the run ends (answer, step limit, failure, cancel: the run calls
+``end_run``) and when the adapter closes; its ttl (``CacheHints.ttl``: 5 m, 1 h, 24 h) bounds it on
+the server even if the process dies first. A run paused across notebook cells keeps its cache until
+it ends: the cache holds portable items only (the cell-end release is about opaque ones), and its
+ttl still bounds it.
 
 Minimum size: the API refuses a cache below the model's minimum with 400 "Cached content is too
 small. total_token_count=N, min_total_token_count=M". ``MIN_TOKENS`` is the documented table (Gemini
