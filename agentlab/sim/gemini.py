@@ -22,7 +22,8 @@ thought summaries with ``includeThoughts``, ``usageMetadata`` with ``thoughtsTok
 implicit cache hits (``cachedContentTokenCount``). Streams are ``data: {...}\r\n\r\n`` events
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
-``fixtures/gemini``.
+``fixtures/gemini``. Explicit caches (``cachedContents``, ``cachedContent`` in a request) are
+:mod:`agentlab.sim.gemini_cache`.
 """
 
 from __future__ import annotations

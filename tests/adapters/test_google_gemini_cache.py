@@ -279,3 +279,22 @@ def test_a_cache_that_expired_during_a_tool_step_is_made_again_once() -> None:
     assert [e.code for e in result.events if e.kind == "diagnostic"].count("cache_created") == 2
     assert len(wire.deletes()) == 1  # the expired one is gone already; the new one is deleted
     assert state.names() == []
+
+
+def test_a_changed_prefix_replaces_the_cache() -> None:
+    """A forced tool_choice goes back to auto after the first call: toolConfig, and so the cache, change."""
+    adapter, wire, simulator = setup()
+    result = run(adapter, tool_choice="required")
+    result.raise_for_status()
+    first, second = wire.creates()
+    assert first["toolConfig"]["functionCallingConfig"]["mode"] == "ANY"
+    assert second["toolConfig"]["functionCallingConfig"]["mode"] == "AUTO"
+    names = [g["cachedContent"] for g in wire.generates()]
+    assert names[0] != names[1] and len(set(names[1:])) == 1
+    assert len(wire.deletes()) == 2  # the replaced one at once, the last one at the run's end
+    assert gemini_cache.state_of(simulator).names() == []
+
+
+def test_an_unknown_cache_mode_is_refused_naming_the_field() -> None:
+    with pytest.raises(al.InvalidSettingsError, match="mode"):
+        al.Run("google:sim-gemini", "hi", cache={"mode": "always"})
