@@ -103,6 +103,8 @@ def test_explicit_run_sends_cached_content_without_system_or_tools_and_reports_c
     first, *rest = result.calls
     held = create_tokens(result)
     assert first.usage.cache_write_tokens == held  # the creation, billed as input, once
+    assert first.cost.cache_write == pytest.approx(held * 2.0 / 1e6)  # sim-gemini: writes cost input
+    assert first.cost.cache_read == pytest.approx(first.usage.cache_read_tokens * 0.2 / 1e6)
     assert all(c.usage.cache_write_tokens == 0 for c in rest)
     assert wire.deletes() == [f"/v1beta/{next(iter(names))}"]
     assert gemini_cache.state_of(simulator).names() == []

@@ -201,6 +201,8 @@ class GoogleGeminiAdapter:
         """
         for attempt in (0, 1):
             built = self.build(request)
+            if attempt:
+                built.diagnostics.clear()  # shown with the first attempt; only the new cache's now
             await self._caches.apply(request, built)
             events = assemble(
                 request,
