@@ -104,7 +104,7 @@ def test_explicit_run_sends_cached_content_without_system_or_tools_and_reports_c
     held = create_tokens(result)
     assert first.usage.cache_write_tokens == held  # the creation, billed as input, once
     assert first.cost.cache_write == pytest.approx(held * 2.0 / 1e6)  # sim-gemini: writes cost input
-    assert first.cost.cache_read == pytest.approx(first.usage.cache_read_tokens * 0.2 / 1e6)
+    assert first.cost.cache_read == pytest.approx((first.usage.cache_read_tokens or 0) * 0.2 / 1e6)
     assert all(c.usage.cache_write_tokens == 0 for c in rest)
     assert wire.deletes() == [f"/v1beta/{next(iter(names))}"]
     assert gemini_cache.state_of(simulator).names() == []
@@ -299,4 +299,4 @@ def test_a_changed_prefix_replaces_the_cache() -> None:
 
 def test_an_unknown_cache_mode_is_refused_naming_the_field() -> None:
     with pytest.raises(al.InvalidSettingsError, match="mode"):
-        al.Run("google:sim-gemini", "hi", cache={"mode": "always"})
+        al.Run("google:sim-gemini", "hi", cache={"mode": "always"})  # type: ignore[arg-type]
