@@ -7,7 +7,9 @@ post-processing. Every event of a call is built carrying the ``run_id``/``step``
 ``request.origin`` (events are frozen; the shared assembler base, :mod:`agentlab.assembly`, does it);
 an adapter that ignores the origin has its events copied with it by the run, never mutated.
 Adapters translate SDK exceptions into agentlab's error tree in one place and own retries (bounded,
-honouring ``retry-after``).
+honouring ``retry-after``). An adapter that holds server-side state for a run (Gemini's explicit
+caches) may also have ``async end_run(run_id)``: the run awaits it on every exit (answer, step limit,
+failure, cancel), whether or not it created the adapter.
 
 Routing happens once per run: ``parse_model("anthropic:claude-sonnet-4-5")``, through the provider
 registry (``agentlab.adapters.registry``: one ``ProviderSpec`` per provider). A model name starting

@@ -635,6 +635,7 @@ class Run:
             raise
         finally:
             cp.release_continuation()
+            await _end_run(adapter, rid)
             if own_adapter and adapter is not None:
                 try:
                     await adapter.aclose()
@@ -966,6 +967,21 @@ class Run:
                 call_id=c.call_id,
             )
         )
+
+
+async def _end_run(adapter: Adapter | None, run_id: str) -> None:
+    """Tell the adapter the run ended (any exit) so it frees what it holds for it on the server.
+
+    Optional (``Adapter``'s docstring): an adapter without ``end_run`` holds nothing per run. A
+    failure is logged, never raised: it must not mask the run's outcome.
+    """
+    end = getattr(adapter, "end_run", None)
+    if end is None:
+        return
+    try:
+        await end(run_id)
+    except Exception:  # pragma: no cover - an adapter's end_run logs its own failures
+        log.warning("run %s: the adapter's end_run failed", run_id, exc_info=True)
 
 
 def _sdk_retries(adapter: Adapter) -> int:

@@ -75,6 +75,14 @@ class CacheHints(_Value):
     when ``None``). ``system``/``tools``/``history`` say which stable prefix parts are worth caching
     (Anthropic ``cache_control`` breakpoints on the system prompt, the last tool, and the last stable
     message). ``ttl`` is the wished lifetime; adapters map it to what the provider offers.
+
+    ``mode``: ``"auto"`` (the default) is each provider's own prompt caching, steered by these hints
+    (OpenAI's automatic prefix caching with ``prompt_cache_key``; Anthropic's ``cache_control``
+    breakpoints; Gemini's implicit caching). ``"explicit"`` asks for a server-side cache *resource*
+    made for the tool loop and deleted when its run ends: Gemini ``cachedContents`` (system
+    instruction, tools, tool config and the portable start of the history, for ``ttl`` at most).
+    OpenAI and Anthropic have no such resource (OpenAI caches by itself; Anthropic's breakpoints
+    already are explicit marks in each request), so there ``"explicit"`` does what ``"auto"`` does.
     """
 
     enabled: bool = True
@@ -83,6 +91,7 @@ class CacheHints(_Value):
     tools: bool = True
     history: bool = True
     ttl: Literal["5m", "1h", "24h"] = "5m"
+    mode: Literal["auto", "explicit"] = "auto"
 
 
 class ToolSpec(_Value):

@@ -26,7 +26,8 @@ whose first call came back without its own signature (a dummy; on 2.5 none) has 
 ``x-sim-plan: known|lost``). Streams are ``data: {...}\r\n\r\n`` events
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
-``fixtures/gemini``.
+``fixtures/gemini``. Explicit caches (``cachedContents``, ``cachedContent`` in a request) are
+:mod:`agentlab.sim.gemini_cache`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab.sim import gemini_cache
 from agentlab.sim import gemini_errors as GE
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
 from agentlab.sim.core import GEMINI_MODELS, Ids, SimReply, Simulator, SSEEvent
@@ -469,6 +471,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise _bad(NO_CONTENTS)
+    body, explicit = gemini_cache.resolve(sim, body, headers, label)  # cachedContent: its prefix in front
+    contents = body["contents"]
     config = body.get("generationConfig") or {}
     think = thinking(model, config)
     check_pairs(contents)
@@ -480,7 +484,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     max_out = config.get("maxOutputTokens")
     r = build(sim, ids, model, step, think, len(contents), int(max_out) if max_out is not None else None)
     prompt = prompt_tokens(body, contents)
-    cached = sim.cache.gemini(model, prompt)
+    cached = sim.cache.gemini(model, prompt) if explicit is None else explicit
     meta = {"modelVersion": label, "responseId": ids.b58("", 23)}
     signed_end = model == GEMINI3 and think.on and step.answer is not None
     end_sig = sim.signer.sign_gemini("text:", (len(contents), 0xFFFF)) if signed_end else None
@@ -610,7 +614,7 @@ def _routes() -> tuple[Route, ...]:
             Route("GET", f"/{v}/models/{{model}}", _get_model),
             Route("POST", f"/{v}/models/{{model}}:countTokens", _count_tokens),
         ]
-    return tuple(out)
+    return (*out, *gemini_cache.routes(VERSIONS))
 
 
 PROTOCOL = SimProtocol(

@@ -68,8 +68,8 @@ def test_usage_counts_thoughts_as_output_and_cached_content_as_cache_reads() -> 
     assert u.total_tokens == 155  # the frame adds up as Gemini's own total does
     assert usage_from_gemini({}).input_tokens is None
     assert usage_from_gemini({}).reasoning_source == "unknown"
-    none = usage_from_gemini({"promptTokenCount": 3, "candidatesTokenCount": 2})
-    assert (none.output_tokens, none.reasoning_tokens) == (2, 0)  # Gemini omits zero counts
+    none = usage_from_gemini({"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5})
+    assert (none.output_tokens, none.reasoning_tokens) == (2, 0)  # zero counts omitted; the total proves it
 
 
 def test_thought_summaries_are_display_only_with_their_block_index() -> None:

@@ -27,7 +27,7 @@ Gemini API or back.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -37,12 +37,19 @@ from google.genai import types
 
 from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.adapters.google_gemini._cache import ExplicitCaches, wants_explicit
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._request import build_request
 from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
 from agentlab.assembly.assembler import WireCall, assemble, assembler_for
-from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
-from agentlab.neutral.events import AdapterEvent
+from agentlab.errors import (
+    AgentlabError,
+    ConfigError,
+    MissingApiKeyError,
+    ProviderError,
+    StreamInterruptedError,
+)
+from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
 
@@ -148,6 +155,7 @@ class GoogleGeminiAdapter:
             # responseJsonSchema are documented (and recorded) on v1beta.
             options.api_version = GEMINI_API_VERSION
         self._options = options
+        self._caches = ExplicitCaches(client, model, options)
         # The SDK's loggers, and those of the HTTP stack this client really sends through.
         http = getattr(self._api, "_async_httpx_client", None)
         install_redaction("google_genai", *(stack_loggers(http) if http is not None else ()))
@@ -176,12 +184,45 @@ class GoogleGeminiAdapter:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
+        if wants_explicit(request):
+            return self._stream_cached(request)
         return assemble(
             request,
             self.build,
             self._open,
             assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
         )
+
+    async def _stream_cached(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """``stream`` with the loop's explicit cache (``_cache``): made or reused, then the call.
+
+        A cache the API no longer has (its ttl ran out during a long tool step: 403 "CachedContent
+        not found") is made again once, before anything of the call was shown.
+        """
+        for attempt in (0, 1):
+            built = self.build(request)
+            if attempt:
+                built.diagnostics.clear()  # shown with the first attempt; only the new cache's now
+            await self._caches.apply(request, built)
+            events = assemble(
+                request,
+                _given(built),
+                self._open,
+                assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
+            )
+            try:
+                async for ev in events:
+                    yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev
+                return
+            except ProviderError as exc:
+                if attempt or not self._caches.lost(request, exc):
+                    raise
+            finally:
+                await events.aclose()
+
+    async def end_run(self, run_id: str) -> None:
+        """The run ended: delete the explicit cache made for its loop, if any."""
+        await self._caches.end(run_id)
 
     def _path(self, stream: bool) -> str:
         name = self.model if self.model.startswith(("models/", "publishers/", "projects/")) else None
@@ -224,7 +265,8 @@ class GoogleGeminiAdapter:
         )
 
     async def aclose(self) -> None:
-        """Close the SDK client's async resources if this adapter created it."""
+        """Delete any explicit cache still held, and close the SDK client if this adapter created it."""
+        await self._caches.end_all()
         if self._owns_client:
             await self._client.aio.aclose()
 
@@ -233,6 +275,15 @@ class GoogleGeminiAdapter:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _given(built: BuiltRequest[bytes]) -> Callable[[ModelRequest], BuiltRequest[bytes]]:
+    """A ``build`` for ``assemble`` that hands back a body already built (and rewritten for a cache)."""
+
+    def build(_request: ModelRequest) -> BuiltRequest[bytes]:
+        return built
+
+    return build
 
 
 async def _nothing() -> None:
