@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx2
 from google import genai
+from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -50,7 +51,7 @@ __all__ = ["GoogleGeminiAdapter"]
 
 GEMINI_API_VERSION = "v1beta"
 """The Gemini API version this adapter posts to (Vertex AI keeps the SDK's, ``v1beta1``)."""
-_OPEN_ERRORS = (genai_errors.APIError, httpx2.HTTPError, httpx2.StreamError)
+_OPEN_ERRORS = (genai_errors.APIError, httpx2.HTTPError, httpx2.StreamError, google_auth_errors.GoogleAuthError)
 _READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
 
 
@@ -96,11 +97,38 @@ def _client(
         client: genai.Client = gemini_client()
         return client
     if vertexai:
-        return genai.Client(vertexai=True, project=project, location=location, http_options=options)
+        return _vertex_client(api_key=api_key, project=project, location=location, options=options)
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
         raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")
     return genai.Client(api_key=key, http_options=options)
+
+
+def _vertex_client(
+    *, api_key: str | None, project: str | None, location: str | None, options: types.HttpOptions
+) -> genai.Client:
+    """A Vertex AI client: express mode (an API key, the global host) or project/location with ADC.
+
+    The SDK takes one or the other (it refuses both); without either it asks Application Default
+    Credentials for a project, and their absence is google.auth's exception: turned into a
+    ``ConfigError`` naming what to set, raised outside the ``except`` (nothing of google.auth chained).
+    """
+    if api_key and (project or location):
+        raise ConfigError(
+            "google: Vertex AI takes either api_key (express mode) or project/location (Application "
+            "Default Credentials), not both"
+        )
+    kw: dict[str, Any] = {"api_key": api_key} if api_key else {"project": project, "location": location}
+    failure: ConfigError | None = None
+    try:
+        return genai.Client(vertexai=True, http_options=options, **kw)
+    except google_auth_errors.GoogleAuthError as exc:
+        failure = ConfigError(
+            "google: no Vertex AI credentials: pass project= and location= (or set GOOGLE_CLOUD_PROJECT "
+            "and GOOGLE_CLOUD_LOCATION) with Application Default Credentials, or api_key= for express "
+            f"mode ({type(exc).__name__})"
+        )
+    raise failure
 
 
 class GoogleGeminiAdapter:

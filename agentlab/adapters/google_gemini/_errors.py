@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx2
+from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 
 from agentlab.adapters.http_errors import connection_error, retry_after_seconds, status_error
-from agentlab.errors import AgentlabError, ProviderError, StreamInterruptedError
+from agentlab.errors import AgentlabError, ConfigError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import wire_error_text
 from agentlab.records.logs import redact_secrets
 
@@ -101,6 +102,12 @@ def translate(exc: BaseException, request_id: str | None = None) -> AgentlabErro
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
         return _status_error(int(exc.code or 0), exc.details, headers)
+    if isinstance(exc, google_auth_errors.GoogleAuthError):
+        # Vertex AI: the SDK could not get or refresh an access token (before anything was sent).
+        return ConfigError(
+            f"google: the Vertex AI credentials could not be used ({type(exc).__name__}); check "
+            "Application Default Credentials (gcloud auth application-default login) or pass api_key="
+        )
     if isinstance(exc, httpx2.TimeoutException):
         return connection_error(PROVIDER, exc, timed_out=True)
     if isinstance(exc, httpx2.TransportError):
