@@ -261,11 +261,15 @@ class GeminiAssembler(Assembler):
     # ------------------------------------------------------------------ result
 
     def _turn_id(self) -> str:
-        return (
-            self.response_id
-            or "gemini-"
-            + hashlib.sha256(repr([(p.kind, p.pieces) for p in self.parts]).encode()).hexdigest()[:12]
-        )
+        """The API's ``responseId``; without one, a digest of the turn's parts *and signatures*.
+
+        Signatures are keyed on (turn, part): two look-alike turns (one call, same arguments, a loop
+        polling a tool) must not share a turn id, and their signatures (unique per response) differ.
+        """
+        if self.response_id:
+            return self.response_id
+        parts = repr([(p.kind, p.pieces, p.call, p.signature) for p in self.parts])
+        return "gemini-" + hashlib.sha256(parts.encode()).hexdigest()[:12]
 
     def _call_id(self, part: _Part) -> str:
         call = part.call or {}
