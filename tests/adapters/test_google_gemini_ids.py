@@ -85,3 +85,32 @@ def test_a_repeated_api_call_id_does_not_move_a_signature_between_turns() -> Non
     calls = [p["functionCall"] for c in body["contents"] for p in c["parts"] if "functionCall" in p]
     assert [c.get("id") for c in calls] == ["c1", "c1"]
     assert built.reasoning_sent == 2
+
+
+def test_signatures_go_back_in_the_alphabet_they_came_in_streamed_or_not() -> None:
+    """Verbatim means verbatim: URL-safe (``-_``, as the Python SDK re-encodes) and standard (``+/``)
+    strings each go back exactly as received, never normalized to the other alphabet."""
+    for stream in (True, False):
+        urlsafe, standard = "Cr-_8w_-AAE=", "Cr+/8w/+AAE="
+        first, second = _body(urlsafe, response_id="r1"), _body(standard, response_id="r2")
+        if not stream:  # generateContent: the same chunk as a single JSON body
+            first, second = (json.dumps(json.loads(b[6:].strip())).encode() for b in (first, second))
+        replay = Replay([Served(200, first, SSE if stream else "application/json"),
+                         Served(200, second, SSE if stream else "application/json")])  # fmt: skip
+        adapter = adapter_on(replay, MODEL)
+        req = ModelRequest(model=MODEL, items=(UserItem(text="wait"),), tools=TOOLS, stream=stream)
+
+        async def step(r: ModelRequest) -> ModelResponse:
+            resp: ModelResponse = [e async for e in adapter.stream(r)][-1].response
+            return resp
+
+        r1 = asyncio.run(step(req))
+        res1 = [ToolResultItem(call_id=i.call_id, name="poll", output="x") for i in r1.items if isinstance(i, ToolCallItem)]
+        req = req.model_copy(update={"items": (*req.items, *r1.items, *res1), "continuation": r1.reasoning})
+        r2 = asyncio.run(step(req))
+        assert _signatures(json.loads(replay.bodies[1])) == [(1, urlsafe)]
+        res2 = [ToolResultItem(call_id=i.call_id, name="poll", output="x") for i in r2.items if isinstance(i, ToolCallItem)]
+        items = (*req.items, *r2.items, *res2)
+        built = adapter.build(req.model_copy(update={"items": items, "continuation": (*r1.reasoning, *r2.reasoning)}))
+        assert _signatures(json.loads(built.body)) == [(1, urlsafe), (3, standard)], stream
+        assert built.body.count(b"thoughtSignature") == 2
