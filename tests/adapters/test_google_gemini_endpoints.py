@@ -164,3 +164,27 @@ def test_vertex_credentials_that_cannot_refresh_are_a_config_error_before_sendin
         _first(adapter)
     assert info.value.__cause__ is None and info.value.__context__ is None
     assert replay.urls == []
+
+
+def test_with_aiohttp_installed_the_adapter_still_streams_through_httpx2(monkeypatch: Any) -> None:
+    """google-genai streams through aiohttp when it is installed and no httpx2 client was given.
+
+    The adapter reads the raw httpx2 response, so the client it builds itself keeps the SDK's own
+    httpx2 client (its TLS settings, environment proxies), and a caller's client that would stream
+    through aiohttp is refused at construction with what to pass instead, not an AttributeError
+    mid-call.
+    """
+    from google.genai import _api_client
+
+    monkeypatch.setattr(_api_client, "has_aiohttp", True)
+    monkeypatch.setenv("GEMINI_API_KEY", FAKE_KEY)
+    own = GoogleGeminiAdapter(MODEL)
+    api = own.client.aio._api_client
+    assert not api._use_aiohttp() and isinstance(api._async_httpx_client, httpx2.AsyncClient)
+    with pytest.raises(ConfigError, match="httpx_async_client"):
+        GoogleGeminiAdapter(MODEL, client=genai.Client(api_key=FAKE_KEY))
+    # an injected httpx2 client, or an injected transport, is what the SDK then uses: accepted
+    replay = Replay([Served(200, BODY, SSE)])
+    GoogleGeminiAdapter(MODEL, client=genai.Client(api_key=FAKE_KEY, http_options=types.HttpOptions(
+        async_client_args={"transport": httpx2.MockTransport(replay)})))  # fmt: skip
+    adapter_on(replay, MODEL)

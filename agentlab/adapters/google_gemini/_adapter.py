@@ -16,10 +16,12 @@ bytes given (``HttpRequest.data`` may be bytes) and, streaming, hands back the u
 ``httpx2.Response``.
 
 Transport injection: ``client`` is a ``google.genai.Client`` to use as is (tests and the simulator
-build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``);
+build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``,
+or ``async_client_args={"transport": ...}``; a client that would stream through aiohttp is refused);
 without it a ``sim-*`` model gets the simulator's client (``agentlab.sim.gemini_client``) and a real
 model a client keyed from ``api_key`` / ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, or, with
-``vertexai=True``, a Vertex AI client (``project``/``location`` or the SDK's environment variables).
+``vertexai=True``, a Vertex AI client (``project``/``location`` or the SDK's environment variables, with
+Application Default Credentials; or ``api_key`` alone: express mode).
 Signatures are tagged with the endpoint (``base_url``), so one made on Vertex is never sent to the
 Gemini API or back.
 """
@@ -104,6 +106,27 @@ def _client(
     return genai.Client(api_key=key, http_options=options)
 
 
+def _stream_through_httpx2(api: Any, *, owned: bool) -> None:
+    """Make (or require) the SDK's async path be httpx2: the adapter reads the raw ``httpx2.Response``.
+
+    With ``aiohttp`` installed, google-genai streams through it unless an httpx2 client or transport
+    was given. A client this adapter built keeps the httpx2 client the SDK made for it (the SDK's TLS
+    settings and environment proxies) by naming it as the async client; a caller's client is not
+    changed behind their back: refused, before anything is sent, with what to pass instead.
+    """
+    if not api._use_aiohttp() and api._async_httpx_client is not None:
+        return
+    if not owned:
+        raise ConfigError(
+            "google: this google.genai.Client streams through aiohttp; agentlab reads the SDK's httpx2 "
+            "stream: build it with types.HttpOptions(httpx_async_client=httpx2.AsyncClient()) (or "
+            "async_client_args={'transport': ...}), or let the adapter build its client"
+        )
+    if api._async_httpx_client is None:
+        api._async_httpx_client = httpx2.AsyncClient(**api._async_httpx_client_args)
+    api._http_options.httpx_async_client = api._async_httpx_client
+
+
 def _vertex_client(
     *, api_key: str | None, project: str | None, location: str | None, options: types.HttpOptions
 ) -> genai.Client:
@@ -170,6 +193,7 @@ class GoogleGeminiAdapter:
             )  # fmt: skip
         self._client = client
         self._api: Any = client.aio._api_client
+        _stream_through_httpx2(self._api, owned=self._owns_client)
         self.vertexai: bool = bool(self._api.vertexai)
         if not self.vertexai:
             # The SDK's default for the Gemini API is v1; thought signatures, thinkingConfig and
