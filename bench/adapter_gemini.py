@@ -1,4 +1,4 @@
-r"""CPU per streamed event for the Gemini adapter alone: floor, raw google-genai typed stream, adapter, run step.
+r"""CPU per streamed event for the Gemini adapter alone: floor, raw google-genai stream, adapter, run step.
 
 Folded into ``python -m bench`` (section 1, :mod:`bench.adapters`): the same recorded-shape
 ``streamGenerateContent?alt=sse`` stream (:func:`bench.streams.gemini_stream`: thought-summary chunks,

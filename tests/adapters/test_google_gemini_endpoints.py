@@ -22,7 +22,7 @@ from google.oauth2.credentials import Credentials
 
 from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.errors import ConfigError
-from agentlab.neutral.events import DiagnosticEvent, ModelResponse
+from agentlab.neutral.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ToolSpec
 from tests.adapters.gemini_support import FAKE_KEY, SSE, Replay, Served, adapter_on, sse
@@ -52,7 +52,7 @@ def _vertex(replay: Replay, project: str, location: str) -> GoogleGeminiAdapter:
     """A Vertex AI adapter as the SDK builds one with ADC: a bearer token, project and location."""
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(replay))
     client = genai.Client(
-        vertexai=True, project=project, location=location, credentials=Credentials(token="ya29.test"),
+        vertexai=True, project=project, location=location, credentials=Credentials(token="ya29.test"),  # type: ignore[no-untyped-call]
         http_options=types.HttpOptions(httpx_async_client=http),
     )  # fmt: skip
     return GoogleGeminiAdapter(MODEL, client=client, max_retries=0)
@@ -62,7 +62,9 @@ def _first(adapter: GoogleGeminiAdapter) -> ModelResponse:
     request = ModelRequest(model=MODEL, items=(UserItem(text="q"),), tools=TOOLS)
 
     async def go() -> Any:
-        return [e async for e in adapter.stream(request)][-1].response
+        done = [e async for e in adapter.stream(request)][-1]
+        assert isinstance(done, ResponseCompletedEvent)
+        return done.response
 
     resp: ModelResponse = asyncio.run(go())
     return resp
@@ -127,7 +129,7 @@ def test_vertex_without_credentials_is_a_config_error_naming_what_to_set(monkeyp
     from google.auth import exceptions as auth_errors
 
     def no_adc(*a: Any, **k: Any) -> Any:
-        raise auth_errors.DefaultCredentialsError("Your default credentials were not found.")
+        raise auth_errors.DefaultCredentialsError("Your default credentials were not found.")  # type: ignore[no-untyped-call]
 
     monkeypatch.setattr(google.auth, "default", no_adc)
     for var in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
@@ -156,7 +158,7 @@ def test_vertex_credentials_that_cannot_refresh_are_a_config_error_before_sendin
     replay = Replay([Served(200, BODY, SSE)])
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(replay))
     client = genai.Client(
-        vertexai=True, project="p1", location="us-central1", credentials=Credentials(token=None),
+        vertexai=True, project="p1", location="us-central1", credentials=Credentials(token=None),  # type: ignore[no-untyped-call]
         http_options=types.HttpOptions(httpx_async_client=http),
     )  # fmt: skip
     adapter = GoogleGeminiAdapter(MODEL, client=client, max_retries=0)

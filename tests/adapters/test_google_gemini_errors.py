@@ -21,12 +21,12 @@ from google import genai
 from google.genai import types
 from google.oauth2.credentials import Credentials
 
+from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
 from agentlab.sim import gemini_errors as GE
 from agentlab.sim.errors import SimError
-from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from tests.adapters.gemini_support import FAKE_KEY, Replay, Served, adapter_on
 from tests.support.cassettes import fixtures_dir
 
@@ -54,16 +54,23 @@ def _refused(err: SimError, *, vertex: bool = False) -> ProviderAPIError:
 @pytest.mark.parametrize(
     ("err", "reason"),
     [
-        (SimError(400, "INVALID_ARGUMENT", GE.BAD_KEY, details=[GE.error_info("API_KEY_INVALID")]), "API_KEY_INVALID"),
+        (
+            SimError(400, "INVALID_ARGUMENT", GE.BAD_KEY, details=[GE.error_info("API_KEY_INVALID")]),
+            "API_KEY_INVALID",
+        ),
         (SimError(403, "PERMISSION_DENIED", GE.NO_KEY), None),
         (
-            SimError(401, "UNAUTHENTICATED", GE.BAD_TOKEN, details=[GE.error_info("ACCESS_TOKEN_TYPE_UNSUPPORTED")]),
+            SimError(
+                401, "UNAUTHENTICATED", GE.BAD_TOKEN, details=[GE.error_info("ACCESS_TOKEN_TYPE_UNSUPPORTED")]
+            ),
             "ACCESS_TOKEN_TYPE_UNSUPPORTED",
         ),
     ],
     ids=["400-api-key-invalid", "403-permission-denied", "401-unauthenticated"],
 )
-def test_auth_refusals_keep_status_name_and_reason_and_are_not_retried(err: SimError, reason: str | None) -> None:
+def test_auth_refusals_keep_status_name_and_reason_and_are_not_retried(
+    err: SimError, reason: str | None
+) -> None:
     exc = _refused(err)
     assert type(exc) is ProviderAPIError
     assert (exc.status, exc.error_type, exc.code) == (err.status, err.type, reason)
@@ -75,7 +82,10 @@ def test_a_field_violation_wins_over_an_error_info_reason() -> None:
     """INVALID_ARGUMENT naming a field: the field is the code (what to fix), whatever else is attached."""
     details = [
         GE.error_info("SOME_REASON"),
-        {"@type": GE.RPC + "BadRequest", "fieldViolations": [{"field": "contents[1].parts[0]", "description": "x"}]},
+        {
+            "@type": GE.RPC + "BadRequest",
+            "fieldViolations": [{"field": "contents[1].parts[0]", "description": "x"}],
+        },
     ]
     exc = _refused(SimError(400, "INVALID_ARGUMENT", "Invalid value.", details=details))
     assert exc.code == "contents[1].parts[0]"
@@ -84,7 +94,7 @@ def test_a_field_violation_wins_over_an_error_info_reason() -> None:
 def _vertex(replay: Replay) -> GoogleGeminiAdapter:
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(replay))
     client = genai.Client(
-        vertexai=True, project="p1", location="global", credentials=Credentials(token="ya29.test"),
+        vertexai=True, project="p1", location="global", credentials=Credentials(token="ya29.test"),  # type: ignore[no-untyped-call]
         http_options=types.HttpOptions(httpx_async_client=http),
     )  # fmt: skip
     return GoogleGeminiAdapter(MODEL, client=client, max_retries=0)

@@ -14,6 +14,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from agentlab.neutral.events import ModelResponse
 from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ToolSpec
@@ -46,8 +48,7 @@ def _two_turns(first: bytes, second: bytes) -> tuple[dict[str, Any], Any]:
     adapter = adapter_on(replay, MODEL)
 
     async def step(req: ModelRequest) -> ModelResponse:
-        resp: ModelResponse = [e async for e in adapter.stream(req)][-1].response
-        return resp
+        return await _step(adapter, req)
 
     def results(resp: ModelResponse) -> list[ToolResultItem]:
         calls = [i for i in resp.items if isinstance(i, ToolCallItem)]
@@ -55,10 +56,14 @@ def _two_turns(first: bytes, second: bytes) -> tuple[dict[str, Any], Any]:
 
     req = ModelRequest(model=MODEL, items=(UserItem(text="wait for job 7"),), tools=TOOLS)
     r1 = asyncio.run(step(req))
-    req = req.model_copy(update={"items": (*req.items, *r1.items, *results(r1)), "continuation": r1.reasoning})
+    req = req.model_copy(
+        update={"items": (*req.items, *r1.items, *results(r1)), "continuation": r1.reasoning}
+    )
     r2 = asyncio.run(step(req))
     items = (*req.items, *r2.items, *results(r2))
-    built = adapter.build(req.model_copy(update={"items": items, "continuation": (*r1.reasoning, *r2.reasoning)}))
+    built = adapter.build(
+        req.model_copy(update={"items": items, "continuation": (*r1.reasoning, *r2.reasoning)})
+    )
     body: dict[str, Any] = json.loads(built.body)
     return body, built
 
@@ -87,30 +92,40 @@ def test_a_repeated_api_call_id_does_not_move_a_signature_between_turns() -> Non
     assert built.reasoning_sent == 2
 
 
-def test_signatures_go_back_in_the_alphabet_they_came_in_streamed_or_not() -> None:
-    """Verbatim means verbatim: URL-safe (``-_``, as the Python SDK re-encodes) and standard (``+/``)
-    strings each go back exactly as received, never normalized to the other alphabet."""
-    for stream in (True, False):
-        urlsafe, standard = "Cr-_8w_-AAE=", "Cr+/8w/+AAE="
-        first, second = _body(urlsafe, response_id="r1"), _body(standard, response_id="r2")
-        if not stream:  # generateContent: the same chunk as a single JSON body
-            first, second = (json.dumps(json.loads(b[6:].strip())).encode() for b in (first, second))
-        replay = Replay([Served(200, first, SSE if stream else "application/json"),
-                         Served(200, second, SSE if stream else "application/json")])  # fmt: skip
-        adapter = adapter_on(replay, MODEL)
-        req = ModelRequest(model=MODEL, items=(UserItem(text="wait"),), tools=TOOLS, stream=stream)
+async def _step(adapter: Any, request: ModelRequest) -> ModelResponse:
+    resp: ModelResponse = [e async for e in adapter.stream(request)][-1].response
+    return resp
 
-        async def step(r: ModelRequest) -> ModelResponse:
-            resp: ModelResponse = [e async for e in adapter.stream(r)][-1].response
-            return resp
 
-        r1 = asyncio.run(step(req))
-        res1 = [ToolResultItem(call_id=i.call_id, name="poll", output="x") for i in r1.items if isinstance(i, ToolCallItem)]
-        req = req.model_copy(update={"items": (*req.items, *r1.items, *res1), "continuation": r1.reasoning})
-        r2 = asyncio.run(step(req))
-        assert _signatures(json.loads(replay.bodies[1])) == [(1, urlsafe)]
-        res2 = [ToolResultItem(call_id=i.call_id, name="poll", output="x") for i in r2.items if isinstance(i, ToolCallItem)]
-        items = (*req.items, *r2.items, *res2)
-        built = adapter.build(req.model_copy(update={"items": items, "continuation": (*r1.reasoning, *r2.reasoning)}))
-        assert _signatures(json.loads(built.body)) == [(1, urlsafe), (3, standard)], stream
-        assert built.body.count(b"thoughtSignature") == 2
+def _results_of(resp: ModelResponse) -> list[ToolResultItem]:
+    calls = [i for i in resp.items if isinstance(i, ToolCallItem)]
+    return [ToolResultItem(call_id=c.call_id, name=c.name, output="x") for c in calls]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_signatures_go_back_in_the_alphabet_they_came_in(stream: bool) -> None:
+    """Verbatim means verbatim, for URL-safe and standard base64 alike.
+
+    URL-safe (``-_``, as the Python SDK re-encodes) and standard (``+/``) strings each go back exactly
+    as received, never normalized to the other alphabet.
+    """
+    urlsafe, standard = "Cr-_8w_-AAE=", "Cr+/8w/+AAE="
+    first, second = _body(urlsafe, response_id="r1"), _body(standard, response_id="r2")
+    kind = SSE
+    if not stream:  # generateContent: the same chunk as a single JSON body
+        first, second = (json.dumps(json.loads(b[6:].strip())).encode() for b in (first, second))
+        kind = "application/json"
+    replay = Replay([Served(200, first, kind), Served(200, second, kind)])
+    adapter = adapter_on(replay, MODEL)
+    req = ModelRequest(model=MODEL, items=(UserItem(text="wait"),), tools=TOOLS, stream=stream)
+    r1 = asyncio.run(_step(adapter, req))
+    req = req.model_copy(
+        update={"items": (*req.items, *r1.items, *_results_of(r1)), "continuation": r1.reasoning}
+    )
+    r2 = asyncio.run(_step(adapter, req))
+    assert _signatures(json.loads(replay.bodies[1])) == [(1, urlsafe)]
+    items = (*req.items, *r2.items, *_results_of(r2))
+    both = (*r1.reasoning, *r2.reasoning)
+    built = adapter.build(req.model_copy(update={"items": items, "continuation": both}))
+    assert _signatures(json.loads(built.body)) == [(1, urlsafe), (3, standard)]
+    assert built.body.count(b"thoughtSignature") == 2

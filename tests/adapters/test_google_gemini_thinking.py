@@ -8,6 +8,7 @@ per-model levels (3.1 Pro added ``medium``; ``minimal`` stays Flash-only; no Pro
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ def _config(model: str, reasoning: ReasoningSettings) -> object:
 
 @pytest.mark.parametrize("model", ["gemini-3.1-pro-preview", "models/gemini-3.1-pro-preview-customtools"])
 @pytest.mark.parametrize("level", ["low", "medium", "high"])
-def test_gemini_31_pro_takes_low_medium_and_high(model: str, level: str) -> None:
+def test_gemini_31_pro_takes_low_medium_and_high(model: str, level: Any) -> None:
     assert _config(model, ReasoningSettings(effort=level, summary=None)) == {"thinkingLevel": level.upper()}
 
 
@@ -49,5 +50,5 @@ def test_gemini_3_flash_minimal_is_a_level_not_off() -> None:
     assert _config("gemini-3-flash-preview", ReasoningSettings(effort="minimal", summary=None)) == {
         "thinkingLevel": "MINIMAL"
     }
-    with pytest.raises(InvalidSettingsError, match="cannot turn thinking off.*'minimal'"):
+    with pytest.raises(InvalidSettingsError, match=r"cannot turn thinking off.*'minimal'"):
         _config("gemini-3-flash-preview", ReasoningSettings(effort="none"))

@@ -61,7 +61,11 @@ def recorded() -> list[tuple[str, str, Stream]]:
 def recorded_bodies() -> list[dict[str, Any]]:
     out = []
     for path in fixture_files("gemini"):
-        out += [ex.response_payload for ex in load_cassette(path) if ex.response_kind == "json" and ex.status == 200]
+        out += [
+            ex.response_payload
+            for ex in load_cassette(path)
+            if ex.response_kind == "json" and ex.status == 200
+        ]
     return out
 
 
@@ -109,7 +113,12 @@ def framing_errors(raw: str) -> list[str]:
 
 
 def _parts(chunks: Stream) -> list[dict[str, Any]]:
-    return [p for c in chunks for cand in c.get("candidates") or [] for p in (cand.get("content") or {}).get("parts") or []]
+    return [
+        p
+        for c in chunks
+        for cand in c.get("candidates") or []
+        for p in (cand.get("content") or {}).get("parts") or []
+    ]
 
 
 def _usage_errors(chunks: Stream) -> list[str]:
@@ -129,7 +138,11 @@ def _usage_errors(chunks: Stream) -> list[str]:
 def _part_errors(parts: list[dict[str, Any]]) -> list[str]:
     errs = []
     kinds = ["thought" if p.get("thought") else "other" for p in parts]
-    if "thought" in kinds and "other" in kinds and kinds.index("other") < len(kinds) - kinds[::-1].index("thought") - 1:
+    if (
+        "thought" in kinds
+        and "other" in kinds
+        and kinds.index("other") < len(kinds) - kinds[::-1].index("thought") - 1
+    ):
         errs.append("a thought part after an answer or call part")
     calls = [p for p in parts if "functionCall" in p]
     if calls and "thoughtSignature" not in calls[0]:
@@ -154,7 +167,9 @@ def order_errors(chunks: Stream) -> list[str]:
     for key in ("responseId", "modelVersion"):
         if len({c.get(key) for c in chunks}) != 1:
             errs.append(f"more than one {key}")
-    finished = [i for i, c in enumerate(chunks) if any("finishReason" in cand for cand in c.get("candidates") or [])]
+    finished = [
+        i for i, c in enumerate(chunks) if any("finishReason" in cand for cand in c.get("candidates") or [])
+    ]
     if finished != [len(chunks) - 1]:
         errs.append(f"finishReason on chunks {finished}, not on the last only")
     return errs + _usage_errors(chunks) + _part_errors(_parts(chunks))
@@ -194,13 +209,21 @@ def sim_streams() -> list[tuple[str, str, Stream]]:
     tools = [{"functionDeclarations": [WEATHER]}]
     thoughts = {"thinkingConfig": {"includeThoughts": True}}
     gemini3 = {"contents": [task], "tools": tools, "generationConfig": thoughts}
-    legacy = {"contents": [task], "tools": tools, "generationConfig": {"thinkingConfig": {"includeThoughts": True, "thinkingBudget": 1024}}}
+    legacy = {
+        "contents": [task],
+        "tools": tools,
+        "generationConfig": {"thinkingConfig": {"includeThoughts": True, "thinkingBudget": 1024}},
+    }
     plain = {"contents": [{"role": "user", "parts": [{"text": "What is 2 + 3?"}]}]}
     scenarios = [
         ("parallel-calls", "sim-gemini", gemini3),
         ("answer-after-results", "sim-gemini", _answer_body("sim-gemini", gemini3)),
         ("text", "sim-gemini", {**plain, "generationConfig": thoughts}),
-        ("no-thought-summaries", "sim-gemini", {**plain, "generationConfig": {"thinkingConfig": {"thinkingLevel": "LOW"}}}),
+        (
+            "no-thought-summaries",
+            "sim-gemini",
+            {**plain, "generationConfig": {"thinkingConfig": {"thinkingLevel": "LOW"}}},
+        ),
         ("legacy-calls", "sim-gemini-legacy", legacy),
         ("legacy-answer", "sim-gemini-legacy", _answer_body("sim-gemini-legacy", legacy)),
         ("max-tokens", "sim-gemini", {**plain, "generationConfig": {"maxOutputTokens": 3}}),
@@ -223,7 +246,9 @@ def test_recordings_satisfy_the_rules_and_the_rules_are_not_vacuous() -> None:
     assert {"promptTokenCount", "totalTokenCount"} <= required["usage"]
     assert {"content", "index"} <= required["candidate"] and {"parts", "role"} <= required["content"]
     # ... and a broken recording fails the rules
-    name, raw, chunks = next(s for s in streams if len(_parts(s[2])) > 1 and any("functionCall" in p for p in _parts(s[2])))
+    name, raw, chunks = next(
+        s for s in streams if len(_parts(s[2])) > 1 and any("functionCall" in p for p in _parts(s[2]))
+    )
     assert order_errors(chunks[:-1]) != [], "a stream cut before its finishReason must fail"
     resigned = json.loads(json.dumps(chunks))
     for p in _parts(resigned):
@@ -242,7 +267,9 @@ def test_simulator_streams_follow_the_recorded_grammar() -> None:
         assert field_errors(required, chunks) == [], name
         seen_finish |= {chunks[-1]["candidates"][0]["finishReason"]}
         for p in _parts(chunks):
-            seen_parts |= {"thought" if p.get("thought") else "functionCall" if "functionCall" in p else "text"}
+            seen_parts |= {
+                "thought" if p.get("thought") else "functionCall" if "functionCall" in p else "text"
+            }
             seen_parts |= {"signed"} if "thoughtSignature" in p else set()
     assert seen_finish == {"STOP", "MAX_TOKENS"}
     assert seen_parts == {"thought", "functionCall", "text", "signed"}

@@ -53,7 +53,12 @@ __all__ = ["GoogleGeminiAdapter"]
 
 GEMINI_API_VERSION = "v1beta"
 """The Gemini API version this adapter posts to (Vertex AI keeps the SDK's, ``v1beta1``)."""
-_OPEN_ERRORS = (genai_errors.APIError, httpx2.HTTPError, httpx2.StreamError, google_auth_errors.GoogleAuthError)
+_OPEN_ERRORS = (
+    genai_errors.APIError,
+    httpx2.HTTPError,
+    httpx2.StreamError,
+    google_auth_errors.GoogleAuthError,
+)
 _READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
 
 

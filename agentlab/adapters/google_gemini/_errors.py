@@ -8,8 +8,9 @@ arrives here. Gemini's error body is ``{"error": {"code", "message", "status", "
 (``"30s"``) becomes ``retry_after`` when no ``retry-after`` header gave one; a
 ``google.rpc.BadRequest`` detail's first ``fieldViolations[].field`` becomes ``code`` (the field the
 API refused), else a ``google.rpc.ErrorInfo`` detail's ``reason`` (``API_KEY_INVALID``,
-``ACCESS_TOKEN_TYPE_UNSUPPORTED``: what an auth refusal is about, as OpenAI's ``invalid_api_key``). The API's own message is kept (it is the API speaking, not the model) with key-looking
-substrings redacted; nothing else of the SDK exception (which holds the response and, through it,
+``ACCESS_TOKEN_TYPE_UNSUPPORTED``: what an auth refusal is about, as OpenAI's ``invalid_api_key``).
+The API's own message is kept (it is the API speaking, not the model) with key-looking substrings
+redacted; nothing else of the SDK exception (which holds the response and, through it,
 the request with the key header) is kept, and the agentlab error is raised without chaining it.
 """
 

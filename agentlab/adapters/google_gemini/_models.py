@@ -7,8 +7,9 @@ whether thinking can be turned off differ by model. The API answers a value a mo
 
 Sources: the Gemini API thinking guide (ai.google.dev/gemini-api/docs/thinking) and the installed
 SDK's ``types.ThinkingLevel`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``): Gemini 3 Pro takes ``low``
-and ``high`` and cannot turn thinking off; Gemini 3.1 Pro added ``medium`` (still no ``minimal``, no off); Gemini 3 Flash takes ``minimal`` ... ``high`` (``minimal``
-still thinks a little: not "off"); 2.5 Pro budgets 128-32768, cannot turn off; 2.5 Flash 0-24576
+and ``high`` and cannot turn thinking off; Gemini 3.1 Pro added ``medium`` (still no ``minimal``,
+no off); Gemini 3 Flash takes ``minimal`` ... ``high`` (``minimal`` still thinks a little: not "off");
+2.5 Pro budgets 128-32768, cannot turn off; 2.5 Flash 0-24576
 (0 = off); 2.5 Flash-Lite 512-24576 or 0 (off). Gemini 2.0 and earlier do not think.
 
 Rows are matched first to last on the model name (a ``models/`` prefix and ``-latest``/``-preview``
