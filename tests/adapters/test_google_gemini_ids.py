@@ -83,6 +83,23 @@ def test_look_alike_turns_without_response_ids_keep_their_own_signatures() -> No
     assert built.reasoning_sent == 2 and built.reasoning_dropped == 0
 
 
+def test_look_alike_turns_without_response_ids_get_distinct_invented_call_ids() -> None:
+    """Invented ids are stable (the same bytes give the same id) and still differ between turns."""
+    body, _ = _two_turns(_body("QUFBQQ=="), _body("QkJCQg=="))
+    again, _ = _two_turns(_body("QUFBQQ=="), _body("QkJCQg=="))
+    assert body == again
+    replay = Replay([Served(200, _body("QUFBQQ=="), SSE), Served(200, _body("QkJCQg=="), SSE)])
+    adapter = adapter_on(replay, MODEL)
+    req = ModelRequest(model=MODEL, items=(UserItem(text="wait"),), tools=TOOLS)
+    ids = [
+        c.call_id
+        for _ in range(2)
+        for c in asyncio.run(_step(adapter, req)).items
+        if isinstance(c, ToolCallItem)
+    ]
+    assert len(set(ids)) == 2 and all(i.startswith("gc_") for i in ids)
+
+
 def test_a_repeated_api_call_id_does_not_move_a_signature_between_turns() -> None:
     """The API may reuse a short call id in another turn: signatures follow the turn, not the id."""
     body, built = _two_turns(_body("QUFBQQ==", "c1", "resp-a"), _body("QkJCQg==", "c1", "resp-b"))
