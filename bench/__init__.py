@@ -7,7 +7,8 @@ figures are not meaningful). Every figure is measured in the run that prints it;
 hard-coded. Sections:
 
 1. ``adapters``: CPU per streamed event over a loopback socket (one HTTP chunk per SSE event, as real
-   servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step.
+   servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step;
+   OpenAI, Anthropic and Gemini side by side.
 2. ``peers``: the same bytes over loopback: raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
 3. ``startup``: ``import agentlab`` and first panel render vs ``import pydantic`` and the SDKs.
 4. ``notebook``: comm messages, bytes and delta-to-display latency of a 5,000-delta panel stream.

@@ -25,6 +25,7 @@ PACKAGES = (
     "agentlab",
     "openai",
     "anthropic",
+    "google-genai",
     "httpx2",
     "pydantic",
     "pandas",

@@ -28,9 +28,23 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .streams import anthropic_final, anthropic_stream, openai_final, openai_stream
+from .streams import (
+    anthropic_final,
+    anthropic_stream,
+    gemini_final,
+    gemini_stream,
+    openai_final,
+    openai_stream,
+)
 
-_TOOL_RESULT_MARKERS = (b"function_call_output", b"tool_result", b'"role":"tool"', b'"role": "tool"')
+_TOOL_RESULT_MARKERS = (
+    b"function_call_output",
+    b"tool_result",
+    b'"role":"tool"',
+    b'"role": "tool"',
+    b"functionResponse",
+    b"function_response",
+)
 
 
 def _head(request_id: str, framing: str) -> bytes:
@@ -45,10 +59,21 @@ def _reply(body: bytes, request_id: str, per_event: bool) -> list[bytes]:
     """The response as the list of writes the server makes: one, or head + one chunk per event + end."""
     if not per_event:
         return [_head(request_id, f"content-length: {len(body)}") + body]
-    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    # Gemini ends its events with a CRLF blank line, OpenAI and Anthropic with LF LF.
+    end = b"\r\n\r\n" if body.endswith(b"\r\n\r\n") else b"\n\n"
+    events = [e + end for e in body.split(end) if e]
     assert b"".join(events) == body, "an SSE body ends every event with a blank line"
     chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
     return [_head(request_id, "transfer-encoding: chunked") + chunks[0], *chunks[1:], b"0\r\n\r\n"]
+
+
+def _provider(target: str) -> str:
+    """Which provider's stream a request path asks for."""
+    if "/messages" in target:
+        return "anthropic"
+    if "generatecontent" in target.lower():  # :streamGenerateContent?alt=sse, also :generateContent
+        return "gemini"
+    return "openai"
 
 
 async def main(
@@ -60,6 +85,8 @@ async def main(
         ("openai", True): _reply(openai_final().body, "req_bench_2", per_event),
         ("anthropic", False): _reply(anthropic_stream(n_reasoning, n_text).body, "req_bench_1", per_event),
         ("anthropic", True): _reply(anthropic_final().body, "req_bench_2", per_event),
+        ("gemini", False): _reply(gemini_stream(n_reasoning, n_text).body, "req_bench_1", per_event),
+        ("gemini", True): _reply(gemini_final().body, "req_bench_2", per_event),
     }
     served = 0
     done = asyncio.Event()
@@ -83,7 +110,7 @@ async def main(
                     if k.strip().lower() == "content-length":
                         length = int(v.strip() or 0)
                 body = await reader.readexactly(length) if length else b""
-                provider = "anthropic" if "/messages" in target else "openai"
+                provider = _provider(target)
                 final = any(m in body for m in _TOOL_RESULT_MARKERS)
                 for part in replies[(provider, final)]:
                     writer.write(part)  # one send per event: asyncio writes at once when nothing is queued

@@ -1,4 +1,4 @@
-"""Section 1: CPU per streamed event, both providers, two deliveries, side by side in one run.
+"""Section 1: CPU per streamed event, three providers, two deliveries, side by side in one run.
 
 Every consumer reads the same recorded-shape body (:mod:`bench.streams`), delivered two ways:
 
@@ -18,7 +18,8 @@ The consumers:
   nothing else; in process, ``httpx2`` line iteration + ``json.loads`` per ``data:`` line.
   ``floor_httpx`` (socket, information only): the async ``httpx2`` line loop on the socket;
 * ``sdk``: the raw SDK's typed stream (``responses.create(stream=True)`` /
-  ``messages.create(stream=True)``), iterated to the end; ``sdk_helper``: Anthropic's
+  ``messages.create(stream=True)`` / google-genai's ``client.aio.models.generate_content_stream``),
+  iterated to the end; ``sdk_helper``: Anthropic's
   ``messages.stream()`` helper (information only);
 * ``adapter``: agentlab's adapter ``stream(request)`` to its ``ResponseCompletedEvent``;
 * ``run_step``: one full ``Run`` step (``max_steps=1``): adapter + reducer + checkpoint + in-memory
@@ -40,10 +41,13 @@ import httpx2
 
 from ._server import serving
 from ._util import Section, Target, cpu_rounds, median
-from .streams import Stream, anthropic_stream, openai_stream
+from .streams import GEMINI_MODEL, Stream, anthropic_stream, gemini_stream, openai_stream
 
 CHUNK = 16 * 1024
 DELIVERIES = ("socket", "in_process")
+PROVIDERS = ("openai", "anthropic", "gemini")
+GEMINI_BASE = "https://generativelanguage.googleapis.com"
+GEMINI_PATH = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent?alt=sse"
 OPENAI_MODEL = "gpt-5"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 
@@ -113,19 +117,20 @@ def _clients(port: int | None, body: bytes) -> tuple[httpx2.AsyncClient, str, st
 def _floors(
     port: int | None, http: httpx2.AsyncClient, url: str, path: str
 ) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """The floors: ``url`` for the httpx2 line loop, ``path`` (on the loopback server) for the sync one."""
     if port is None:
 
         async def floor() -> None:
-            await _floor(http, url + path)
+            await _floor(http, url)
 
         return {"floor": floor}
     conn = httpclient.HTTPConnection("127.0.0.1", port)
 
     async def sync_floor() -> None:
-        _sync_floor(conn, "/v1" + path)
+        _sync_floor(conn, path)
 
     async def floor_httpx() -> None:
-        await _floor(http, url + path)
+        await _floor(http, url)
 
     return {"floor": sync_floor, "floor_httpx": floor_httpx}
 
@@ -160,7 +165,7 @@ def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
         res = await r.arun()
         assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
 
-    floors = _floors(port, http, base, "/responses")
+    floors = _floors(port, http, base + "/responses", "/v1/responses")
     return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
 
 
@@ -207,18 +212,74 @@ def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Call
         res = await r.arun()
         assert res.steps == 1 and res.calls[0].usage.output_tokens, res
 
-    floors = _floors(port, http, base + "/v1", "/messages")
+    floors = _floors(port, http, base + "/v1/messages", "/v1/messages")
     return {**floors, "sdk": sdk, "sdk_helper": sdk_helper, "adapter": adapter, "run_step": run_step}
+
+
+def gemini_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """Gemini's consumers: the SDK's API client carries every request (auth, URL, the HTTP client given).
+
+    ``sdk`` is what a google-genai user iterates: ``generate_content_stream`` parses every chunk into a
+    typed ``GenerateContentResponse``; the adapter posts its own bytes through the same SDK client and
+    reads the raw SSE text.
+    """
+    from google import genai
+    from google.genai import types
+
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+    from agentlab.loop.runner import Run
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+    from agentlab.records.eventlog import EventLog
+
+    if port is None:
+        http, base = httpx2.AsyncClient(transport=_transport(stream.body)), GEMINI_BASE
+    else:
+        http, base = httpx2.AsyncClient(), f"http://127.0.0.1:{port}"
+    options = types.HttpOptions(base_url=base, httpx_async_client=http)
+    client = genai.Client(api_key="bench-key", http_options=options)
+    tool = _tool()
+    request = ModelRequest(model=GEMINI_MODEL, items=(UserItem(text="hi"),), tools=(tool.spec,))
+    config = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(include_thoughts=True))
+
+    async def sdk() -> None:
+        s = await client.aio.models.generate_content_stream(model=GEMINI_MODEL, contents="hi", config=config)
+        async for _ in s:
+            pass
+
+    async def adapter() -> None:
+        a = GoogleGeminiAdapter(GEMINI_MODEL, client=client, max_retries=0)
+        async for _ in a.stream(request):
+            pass
+
+    async def run_step() -> None:
+        a = GoogleGeminiAdapter(GEMINI_MODEL, client=client, max_retries=0)
+        r = Run(f"google:{GEMINI_MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog())
+        res = await r.arun()
+        assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
+
+    floors = _floors(port, http, base + GEMINI_PATH, GEMINI_PATH)
+    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
+
+
+STREAMS: dict[str, Callable[[int, int], Stream]] = {
+    "openai": openai_stream,
+    "anthropic": anthropic_stream,
+    "gemini": gemini_stream,
+}
+RUNNERS: dict[str, Callable[[Stream, int | None], dict[str, Callable[[], Awaitable[Any]]]]] = {
+    "openai": openai_runners,
+    "anthropic": anthropic_runners,
+    "gemini": gemini_runners,
+}
 
 
 async def measure(
     provider: str, n_reasoning: int, n_text: int, rounds: int, port: int | None = None
 ) -> dict[str, Any]:
     """One provider's figures: over the loopback server at ``port``, or in process when ``None``."""
-    stream = (
-        openai_stream(n_reasoning, n_text) if provider == "openai" else anthropic_stream(n_reasoning, n_text)
-    )
-    runners = openai_runners(stream, port) if provider == "openai" else anthropic_runners(stream, port)
+    stream = STREAMS[provider](n_reasoning, n_text)
+    runners = RUNNERS[provider](stream, port)
     samples = await cpu_rounds(runners, rounds)
     per_event = {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()}
     return {
@@ -235,11 +296,11 @@ def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[s
     """``{delivery: {provider: figures}}``, socket first, from one process and one server."""
     out: dict[str, dict[str, Any]] = {d: {} for d in DELIVERIES}
     # Bounded: a generous request budget and lifetime, so a dead client never leaves the server up.
-    budget, lifetime = (rounds + 1) * 20 + 10, 120.0 + rounds * 120.0
+    budget, lifetime = (rounds + 1) * 30 + 10, 180.0 + rounds * 180.0
     with serving(n_reasoning, n_text, per_event=True, max_requests=budget, lifetime=lifetime) as port:
-        for provider in ("openai", "anthropic"):
+        for provider in PROVIDERS:
             out["socket"][provider] = asyncio.run(measure(provider, n_reasoning, n_text, rounds, port))
-    for provider in ("openai", "anthropic"):
+    for provider in PROVIDERS:
         out["in_process"][provider] = asyncio.run(measure(provider, n_reasoning, n_text, rounds))
     return out
 
@@ -251,14 +312,20 @@ def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[s
 # that skips httpx2's per-chunk async machinery the adapter (and the SDK) sit on; 2.5x still holds,
 # with about 20% headroom for a noisy shared machine, so the socket keeps the same limits. Against
 # the async httpx2 line loop on the same socket (``floor_httpx``) the adapter is about 1.25x.
+# Gemini (added later, same limits as OpenAI, not loosened): adapter/SDK measured 0.11x socket, 0.04x
+# in process; adapter/floor on the socket 2.64x and 2.95x in two runs under load ~5 (over 2.5x: each
+# Gemini event is a whole response chunk, so the async httpx2 per-chunk cost weighs more; against
+# ``floor_httpx`` it is 1.84x), 1.91x / 2.18x in process.
 LIMITS: dict[str, dict[str, dict[str, float]]] = {
     "in_process": {
         "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
         "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
+        "gemini": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
     },
     "socket": {
         "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
         "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
+        "gemini": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
     },
 }
 LABEL = {"socket": "socket, 1 chunk per event", "in_process": "in-process, 16 KiB chunks"}
@@ -301,7 +368,7 @@ def run(quick: bool) -> Section:
         for provider, m in both[delivery].items():
             sec.row(*_row(delivery, provider, m))
             sec.targets += _targets(delivery, provider, m["us_per_event"])
-    for provider in ("openai", "anthropic"):  # the keys older readers of results.json expect
+    for provider in PROVIDERS:  # the keys older readers of results.json expect
         sec.figures[provider] = both["in_process"][provider]
     sec.notes.append(
         "socket: a server process on 127.0.0.1 sends Transfer-Encoding: chunked, one chunk per SSE event,"

@@ -4,7 +4,12 @@ The shapes follow recorded provider streams: an OpenAI Responses stream of a rea
 item (summary deltas, ``encrypted_content`` partial in ``output_item.added`` and complete in
 ``output_item.done`` and ``response.completed``), a message and one function call with streamed
 arguments; an Anthropic Messages stream of a thinking block (thinking deltas, one signature delta),
-a text block and one ``tool_use`` block with ``input_json_delta``s. The default size is the
+a text block and one ``tool_use`` block with ``input_json_delta``s; a Gemini
+``streamGenerateContent?alt=sse`` stream (``../shared/fixtures/gemini/``): every event a whole
+``GenerateContentResponse`` chunk with ``usageMetadata``, ``modelVersion`` and ``responseId``, events
+ended by a CRLF blank line, no ``[DONE]``; thought-summary parts (``thought: true``), answer text parts,
+one ``functionCall`` part carrying the ``thoughtSignature`` and a closing empty text part with
+``finishReason``. The default size is the
 headline case: 5,000 reasoning deltas, 2,000 text deltas, one tool call.
 
 ``final_*`` bodies are the short answer a tool loop's second request gets (a few text deltas), so
@@ -13,11 +18,21 @@ agent loops (agentlab's ``Run``, pydantic-ai's ``Agent``) can finish on the same
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Stream", "anthropic_final", "anthropic_stream", "openai_final", "openai_stream"]
+__all__ = [
+    "GEMINI_MODEL",
+    "Stream",
+    "anthropic_final",
+    "anthropic_stream",
+    "gemini_final",
+    "gemini_stream",
+    "openai_final",
+    "openai_stream",
+]
 
 RID = "resp_0bench0000000000000000000000000000000000000000"
 RS = "rs_0bench0000000000000000000000000000000000000000"
@@ -330,3 +345,46 @@ def anthropic_final(n_text: int = 5) -> Stream:
     )
     w.emit({"type": "message_stop"})
     return w.done()
+
+
+GEMINI_MODEL = "gemini-3-flash-preview"
+GEMINI_SIGNATURE = base64.b64encode(bytes((i * 37 + 11) % 256 for i in range(372))).decode()
+"""A signature of a recorded signature's size (standard base64 with ``+``/``/``, as the API sends it)."""
+
+
+def _gemini_chunk(parts: list[dict[str, Any]], usage: dict[str, Any], rid: str, finish: bool = False) -> str:
+    cand: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        cand["finishReason"] = "STOP"
+    obj = {"candidates": [cand], "usageMetadata": usage, "modelVersion": GEMINI_MODEL, "responseId": rid}
+    return f"data: {json.dumps(obj, separators=(',', ': '))}\r\n\r\n"
+
+
+def _gemini_usage(n_out: int, n_thoughts: int) -> dict[str, Any]:
+    usage: dict[str, Any] = {"promptTokenCount": 65, "candidatesTokenCount": n_out}
+    usage["totalTokenCount"] = 65 + n_out + n_thoughts
+    usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": 65}]
+    if n_thoughts:
+        usage["thoughtsTokenCount"] = n_thoughts
+    return usage
+
+
+def gemini_stream(n_reasoning: int = 5000, n_text: int = 2000) -> Stream:
+    """Thought-summary chunks, answer-text chunks, a signed ``functionCall`` chunk, the closing chunk."""
+    usage = _gemini_usage(n_text + 16, n_reasoning)
+    rid = "yACzaZiFOp3Uz7IPbench01"
+    out = [_gemini_chunk([{"text": d, "thought": True}], usage, rid) for d in _words(n_reasoning)]
+    out += [_gemini_chunk([{"text": d}], usage, rid) for d in _words(n_text)]
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "9d532gc9"}
+    out.append(_gemini_chunk([{"functionCall": call, "thoughtSignature": GEMINI_SIGNATURE}], usage, rid))
+    out.append(_gemini_chunk([{"text": ""}], usage, rid, finish=True))
+    return Stream("".join(out).encode("utf-8"), len(out))
+
+
+def gemini_final(n_text: int = 5) -> Stream:
+    """The short closing answer of a tool loop."""
+    usage = _gemini_usage(n_text, 0)
+    rid = "yACzaZiFOp3Uz7IPbench02"
+    out = [_gemini_chunk([{"text": d}], usage, rid) for d in _words(n_text)]
+    out.append(_gemini_chunk([{"text": ""}], usage, rid, finish=True))
+    return Stream("".join(out).encode("utf-8"), len(out))

@@ -47,22 +47,25 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         for t in sec["targets"]:
             assert {"name", "value", "limit", "op", "met"} <= set(t), t
     named = {s["name"]: s for s in data["sections"]}
-    assert set(named["adapter_overhead"]["figures"]) >= {"openai", "anthropic"}
-    for provider in ("openai", "anthropic"):
+    assert set(named["adapter_overhead"]["figures"]) >= {"openai", "anthropic", "gemini"}
+    for provider in ("openai", "anthropic", "gemini"):
         us = named["adapter_overhead"]["figures"][provider]["us_per_event"]
         assert set(us) >= {"floor", "sdk", "adapter", "run_step"}
+    for provider in ("openai", "anthropic"):
         assert "raw SDK typed stream" in named["peers"]["figures"][provider]["us_per_event"]
     deliveries = named["adapter_overhead"]["figures"]["deliveries"]
     assert set(deliveries) == {"socket", "in_process"}
     for delivery, figs in deliveries.items():
-        for provider in ("openai", "anthropic"):
+        for provider in ("openai", "anthropic", "gemini"):
             m = figs[provider]
             assert m["delivery"] == delivery
             assert set(m["us_per_event"]) >= {"floor", "sdk", "adapter", "run_step"}
             assert set(m["min_us_per_event"]) == set(m["us_per_event"])
     assert "floor_httpx" in deliveries["socket"]["openai"]["us_per_event"]
+    assert "floor_httpx" in deliveries["socket"]["gemini"]["us_per_event"]
     names = [t["name"] for t in named["adapter_overhead"]["targets"]]
-    assert sum("socket" in n for n in names) == sum("in-process" in n for n in names) == 6
+    assert sum("socket" in n for n in names) == sum("in-process" in n for n in names) == 9
+    assert sum(n.startswith("gemini (") for n in names) == 6
     assert "| target | measured | limit | met |" in proc.stdout  # the markdown table was printed
 
 
@@ -86,6 +89,38 @@ def test_bench_server_sends_one_chunk_per_event() -> None:
     assert b"".join(payloads) == stream.body
     (whole,) = _reply(stream.body, "req_x", per_event=False)
     assert whole.endswith(stream.body) and b"content-length: %d" % len(stream.body) in whole
+
+
+def test_bench_server_sends_gemini_events_one_chunk_each_crlf_framed() -> None:
+    """Gemini's stream as the API sends it: ``data: {...}`` + CRLF CRLF per event, no ``[DONE]``."""
+    from bench._server import _reply
+    from bench.streams import gemini_stream
+
+    stream = gemini_stream(20, 10)
+    assert b"[DONE]" not in stream.body and stream.body.count(b"data: ") == stream.events
+    parts = _reply(stream.body, "req_x", per_event=True)
+    payloads = [p.partition(b"\r\n")[2][:-2] for p in [parts[0].partition(b"\r\n\r\n")[2], *parts[1:-1]]]
+    assert len(payloads) == stream.events and b"".join(payloads) == stream.body
+    for payload in payloads:
+        assert payload.startswith(b"data: {") and payload.endswith(b"}\r\n\r\n")
+        assert json.loads(payload[6:])["candidates"][0]["content"]["role"] == "model"
+
+
+def test_bench_server_routes_each_provider_and_tool_results() -> None:
+    """Every consumer of one provider gets that provider's bytes: the path picks, a tool result ends."""
+    import http.client
+
+    from bench._server import serving
+    from bench.adapters import GEMINI_PATH
+    from bench.streams import gemini_final, gemini_stream
+
+    with serving(30, 10, per_event=True, max_requests=2, lifetime=60) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for body, expected in ((b"{}", gemini_stream(30, 10)), (b'{"functionResponse":{}}', gemini_final())):
+            conn.request("POST", GEMINI_PATH, body=body, headers={"content-type": "application/json"})
+            with conn.getresponse() as resp:
+                assert resp.read() == expected.body
+        conn.close()
 
 
 def test_bench_server_is_bounded_and_floor_reads_every_event() -> None:

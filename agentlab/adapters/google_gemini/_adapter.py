@@ -16,10 +16,12 @@ bytes given (``HttpRequest.data`` may be bytes) and, streaming, hands back the u
 ``httpx2.Response``.
 
 Transport injection: ``client`` is a ``google.genai.Client`` to use as is (tests and the simulator
-build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``);
+build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``,
+or ``async_client_args={"transport": ...}``; a client that would stream through aiohttp is refused);
 without it a ``sim-*`` model gets the simulator's client (``agentlab.sim.gemini_client``) and a real
 model a client keyed from ``api_key`` / ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, or, with
-``vertexai=True``, a Vertex AI client (``project``/``location`` or the SDK's environment variables).
+``vertexai=True``, a Vertex AI client (``project``/``location`` or the SDK's environment variables, with
+Application Default Credentials; or ``api_key`` alone: express mode).
 Signatures are tagged with the endpoint (``base_url``), so one made on Vertex is never sent to the
 Gemini API or back.
 """
@@ -32,6 +34,7 @@ from typing import Any
 
 import httpx2
 from google import genai
+from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -57,7 +60,12 @@ __all__ = ["GoogleGeminiAdapter"]
 
 GEMINI_API_VERSION = "v1beta"
 """The Gemini API version this adapter posts to (Vertex AI keeps the SDK's, ``v1beta1``)."""
-_OPEN_ERRORS = (genai_errors.APIError, httpx2.HTTPError, httpx2.StreamError)
+_OPEN_ERRORS = (
+    genai_errors.APIError,
+    httpx2.HTTPError,
+    httpx2.StreamError,
+    google_auth_errors.GoogleAuthError,
+)
 _READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
 
 
@@ -103,11 +111,59 @@ def _client(
         client: genai.Client = gemini_client()
         return client
     if vertexai:
-        return genai.Client(vertexai=True, project=project, location=location, http_options=options)
+        return _vertex_client(api_key=api_key, project=project, location=location, options=options)
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
         raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")
     return genai.Client(api_key=key, http_options=options)
+
+
+def _stream_through_httpx2(api: Any, *, owned: bool) -> None:
+    """Make (or require) the SDK's async path be httpx2: the adapter reads the raw ``httpx2.Response``.
+
+    With ``aiohttp`` installed, google-genai streams through it unless an httpx2 client or transport
+    was given. A client this adapter built keeps the httpx2 client the SDK made for it (the SDK's TLS
+    settings and environment proxies) by naming it as the async client; a caller's client is not
+    changed behind their back: refused, before anything is sent, with what to pass instead.
+    """
+    if not api._use_aiohttp() and api._async_httpx_client is not None:
+        return
+    if not owned:
+        raise ConfigError(
+            "google: this google.genai.Client streams through aiohttp; agentlab reads the SDK's httpx2 "
+            "stream: build it with types.HttpOptions(httpx_async_client=httpx2.AsyncClient()) (or "
+            "async_client_args={'transport': ...}), or let the adapter build its client"
+        )
+    if api._async_httpx_client is None:
+        api._async_httpx_client = httpx2.AsyncClient(**api._async_httpx_client_args)
+    api._http_options.httpx_async_client = api._async_httpx_client
+
+
+def _vertex_client(
+    *, api_key: str | None, project: str | None, location: str | None, options: types.HttpOptions
+) -> genai.Client:
+    """A Vertex AI client: express mode (an API key, the global host) or project/location with ADC.
+
+    The SDK takes one or the other (it refuses both); without either it asks Application Default
+    Credentials for a project, and their absence is google.auth's exception: turned into a
+    ``ConfigError`` naming what to set, raised outside the ``except`` (nothing of google.auth chained).
+    """
+    if api_key and (project or location):
+        raise ConfigError(
+            "google: Vertex AI takes either api_key (express mode) or project/location (Application "
+            "Default Credentials), not both"
+        )
+    kw: dict[str, Any] = {"api_key": api_key} if api_key else {"project": project, "location": location}
+    failure: ConfigError | None = None
+    try:
+        return genai.Client(vertexai=True, http_options=options, **kw)
+    except google_auth_errors.GoogleAuthError as exc:
+        failure = ConfigError(
+            "google: no Vertex AI credentials: pass project= and location= (or set GOOGLE_CLOUD_PROJECT "
+            "and GOOGLE_CLOUD_LOCATION) with Application Default Credentials, or api_key= for express "
+            f"mode ({type(exc).__name__})"
+        )
+    raise failure
 
 
 class GoogleGeminiAdapter:
@@ -149,6 +205,7 @@ class GoogleGeminiAdapter:
             )  # fmt: skip
         self._client = client
         self._api: Any = client.aio._api_client
+        _stream_through_httpx2(self._api, owned=self._owns_client)
         self.vertexai: bool = bool(self._api.vertexai)
         if not self.vertexai:
             # The SDK's default for the Gemini API is v1; thought signatures, thinkingConfig and

@@ -7,8 +7,10 @@ arrives here. Gemini's error body is ``{"error": {"code", "message", "status", "
 ``UNAVAILABLE``...) becomes ``error_type``; a ``google.rpc.RetryInfo`` detail's ``retryDelay``
 (``"30s"``) becomes ``retry_after`` when no ``retry-after`` header gave one; a
 ``google.rpc.BadRequest`` detail's first ``fieldViolations[].field`` becomes ``code`` (the field the
-API refused). The API's own message is kept (it is the API speaking, not the model) with key-looking
-substrings redacted; nothing else of the SDK exception (which holds the response and, through it,
+API refused), else a ``google.rpc.ErrorInfo`` detail's ``reason`` (``API_KEY_INVALID``,
+``ACCESS_TOKEN_TYPE_UNSUPPORTED``: what an auth refusal is about, as OpenAI's ``invalid_api_key``).
+The API's own message is kept (it is the API speaking, not the model) with key-looking substrings
+redacted; nothing else of the SDK exception (which holds the response and, through it,
 the request with the key header) is kept, and the agentlab error is raised without chaining it.
 """
 
@@ -19,10 +21,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx2
+from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 
 from agentlab.adapters.http_errors import connection_error, retry_after_seconds, status_error
-from agentlab.errors import AgentlabError, ProviderError, StreamInterruptedError
+from agentlab.errors import AgentlabError, ConfigError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import wire_error_text
 from agentlab.records.logs import redact_secrets
 
@@ -45,12 +48,13 @@ def _error_object(body: object) -> Mapping[str, Any]:
 
 
 def error_fields(body: object) -> tuple[str | None, str | None, float | None, str | None]:
-    """(status name, message, RetryInfo delay in seconds, first refused field) of an error body."""
+    """(status name, message, RetryInfo delay in seconds, first refused field or ErrorInfo reason)."""
     err = _error_object(body)
     status = err.get("status") if isinstance(err.get("status"), str) else None
     message = err.get("message") if isinstance(err.get("message"), str) else None
     delay: float | None = None
     field: str | None = None
+    reason: str | None = None
     details = err.get("details")
     for d in details if isinstance(details, list) else ():
         if not isinstance(d, Mapping):
@@ -59,12 +63,14 @@ def error_fields(body: object) -> tuple[str | None, str | None, float | None, st
         if kind.endswith("google.rpc.RetryInfo") and isinstance(d.get("retryDelay"), str):
             m = _DELAY.match(d["retryDelay"])
             delay = float(m.group(1)) if m else None
+        elif kind.endswith("google.rpc.ErrorInfo") and isinstance(d.get("reason"), str):
+            reason = reason or d["reason"]
         elif kind.endswith("google.rpc.BadRequest") and field is None:
             for v in d.get("fieldViolations") or ():
                 if isinstance(v, Mapping) and isinstance(v.get("field"), str):
                     field = v["field"]
                     break
-    return status, message, delay, field
+    return status, message, delay, field or reason
 
 
 def _status_error(code: int, body: object, headers: Any) -> ProviderError:
@@ -101,6 +107,12 @@ def translate(exc: BaseException, request_id: str | None = None) -> AgentlabErro
         response = getattr(exc, "response", None)
         headers = getattr(response, "headers", None)
         return _status_error(int(exc.code or 0), exc.details, headers)
+    if isinstance(exc, google_auth_errors.GoogleAuthError):
+        # Vertex AI: the SDK could not get or refresh an access token (before anything was sent).
+        return ConfigError(
+            f"google: the Vertex AI credentials could not be used ({type(exc).__name__}); check "
+            "Application Default Credentials (gcloud auth application-default login) or pass api_key="
+        )
     if isinstance(exc, httpx2.TimeoutException):
         return connection_error(PROVIDER, exc, timed_out=True)
     if isinstance(exc, httpx2.TransportError):

@@ -7,8 +7,9 @@ whether thinking can be turned off differ by model. The API answers a value a mo
 
 Sources: the Gemini API thinking guide (ai.google.dev/gemini-api/docs/thinking) and the installed
 SDK's ``types.ThinkingLevel`` (``MINIMAL``/``LOW``/``MEDIUM``/``HIGH``): Gemini 3 Pro takes ``low``
-and ``high`` and cannot turn thinking off; Gemini 3 Flash takes ``minimal`` ... ``high`` (``minimal``
-still thinks a little: not "off"); 2.5 Pro budgets 128-32768, cannot turn off; 2.5 Flash 0-24576
+and ``high`` and cannot turn thinking off; Gemini 3.1 Pro added ``medium`` (still no ``minimal``,
+no off); Gemini 3 Flash takes ``minimal`` ... ``high`` (``minimal`` still thinks a little: not "off");
+2.5 Pro budgets 128-32768, cannot turn off; 2.5 Flash 0-24576
 (0 = off); 2.5 Flash-Lite 512-24576 or 0 (off). Gemini 2.0 and earlier do not think.
 
 Rows are matched first to last on the model name (a ``models/`` prefix and ``-latest``/``-preview``
@@ -53,12 +54,14 @@ class GeminiModel:
 
 
 _PRO3 = frozenset({"low", "high"})
+_PRO31 = frozenset({"low", "medium", "high"})
 _FLASH3 = frozenset(ALL_LEVELS)
 
 _TABLE: tuple[GeminiModel, ...] = (
     GeminiModel(r"sim-gemini-legacy", "budget", budget=(0, 24576), can_off=True),
     GeminiModel(r"sim-gemini", "level", levels=_FLASH3, signatures_required=True),
-    GeminiModel(r"gemini-3(\.\d+)?-pro", "level", levels=_PRO3, signatures_required=True),
+    GeminiModel(r"gemini-3\.[1-9]\d*-pro", "level", levels=_PRO31, signatures_required=True),
+    GeminiModel(r"gemini-3(\.0)?-pro", "level", levels=_PRO3, signatures_required=True),
     GeminiModel(r"gemini-3(\.\d+)?-flash", "level", levels=_FLASH3, signatures_required=True),
     GeminiModel(r"gemini-2\.5-pro", "budget", budget=(128, 32768)),
     GeminiModel(r"gemini-2\.5-flash-lite", "budget", budget=(512, 24576), can_off=True),

@@ -13,7 +13,8 @@ the chunks' parts into the parts of one model turn, each with its position (``in
   empty part when none is open.
 * ``{functionCall: {name, args, id?}}``: one tool call per part. The API's ``id`` is kept as the call
   id (and ``provider_item_id``, so it goes back); without one a stable id is made from the turn and
-  the position (``gc_<turn>_<index>``), which is never sent.
+  the position (``gc_<turn>_<index>``, the turn being the ``responseId`` or, without one, a digest of
+  the turn's first signature), which is never sent.
 * ``thoughtSignature`` on any part: a ``ProviderReasoningItem`` (``block_type``
   ``thought_signature:<kind>``, turn id + part index) holding the JSON string exactly as received
   (standard base64 as the API sends it; nothing re-encodes it). The request builder puts it back on
@@ -261,18 +262,31 @@ class GeminiAssembler(Assembler):
     # ------------------------------------------------------------------ result
 
     def _turn_id(self) -> str:
-        return (
-            self.response_id
-            or "gemini-"
-            + hashlib.sha256(repr([(p.kind, p.pieces) for p in self.parts]).encode()).hexdigest()[:12]
-        )
+        """The API's ``responseId``; without one, a digest of the turn's parts *and signatures*.
+
+        Signatures are keyed on (turn, part): two look-alike turns (one call, same arguments, a loop
+        polling a tool) must not share a turn id, and their signatures (unique per response) differ.
+        """
+        if self.response_id:
+            return self.response_id
+        parts = repr([(p.kind, p.pieces, p.call, p.signature) for p in self.parts])
+        return "gemini-" + hashlib.sha256(parts.encode()).hexdigest()[:12]
 
     def _call_id(self, part: _Part) -> str:
         call = part.call or {}
         api_id = call.get("id")
         if isinstance(api_id, str) and api_id:
             return api_id
-        return f"gc_{self.response_id or 'turn'}_{part.index}"
+        return f"gc_{self.response_id or self._signed_key()}_{part.index}"
+
+    def _signed_key(self) -> str:
+        """Without a ``responseId``: a digest of the turn's first signature so far (the first call's).
+
+        Known when the call arrives (it is on that call's part, or an earlier one), unique per
+        response, and the same for the same bytes: invented ids stay stable and differ between turns.
+        """
+        sig = next((p.signature for p in self.parts if p.signature is not None), None)
+        return "turn" if sig is None else hashlib.sha256(sig.encode()).hexdigest()[:12]
 
     def complete(self, notes: list[AdapterEvent]) -> Completion:
         """The parts of the assembled turn (tool calls with arguments that are not an object noted)."""
