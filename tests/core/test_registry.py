@@ -164,16 +164,20 @@ ALLOWED_LITERALS = {
     ("adapters/registry.py", "anthropic"): "the one _BUILTIN line for the built-in provider",
     ("notebook/__init__.py", "openai"): "choose_models: the notebooks' roles and the provider of each",
     ("notebook/__init__.py", "anthropic"): "choose_models: the notebooks' roles and the provider of each",
+    ("adapters/registry.py", "google"): "the one _BUILTIN line for the built-in provider",
+    ("notebook/__init__.py", "google"): "choose_models: the notebooks' roles and the provider of each",
     ("testing.py", "openai"): "ScriptedAdapter's documented default provider (public API)",
 }
 NAMES = {"openai", "anthropic", "openai_responses", "anthropic_messages"}
+NAMES |= {"google", "gemini", "google_gemini"}
+PACKAGES = ("adapters/openai_responses/", "adapters/anthropic_messages/", "adapters/google_gemini/", "sim/")
 
 
 def _provider_literals() -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(("adapters/openai_responses/", "adapters/anthropic_messages/", "sim/")):
+        if rel.startswith(PACKAGES):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and node.value in NAMES:
