@@ -53,7 +53,7 @@ def test_every_provider_gets_verbatim_and_one_ablation(swept: tuple[Path, pd.Dat
         arms = _arms(model, settings)
         assert arms[0] == "verbatim" and len(arms) == 2, (model, arms)
         assert set(df.loc[df["model"] == model, "setting"]) == set(arms)
-    assert list(df["model"].unique()) == MODELS
+    assert set(df["model"]) == set(MODELS)  # rows are in completion order
 
 
 def test_gemini_rows_carry_reasoning_tokens_and_costs(swept: tuple[Path, pd.DataFrame]) -> None:
@@ -85,7 +85,7 @@ def test_sweep_charts_draw_a_gemini_group(swept: tuple[Path, pd.DataFrame]) -> N
     _, df = swept
     s = summarize(df)
     for ax in (plot_success_rate(s), plot_cost_per_solved(s)):
-        assert [t.get_text() for t in ax.get_xticklabels()] == MODELS
+        assert sorted(t.get_text() for t in ax.get_xticklabels()) == sorted(MODELS)
         legend = ax.get_legend()
         assert legend is not None
         arms = [t.get_text() for t in legend.get_texts()]
