@@ -381,7 +381,7 @@ def plot_metric(
                 va="bottom",
                 fontsize=8,
             )
-    ax.set_xticks(range(len(xs)), xs, rotation=15 if len(xs) > 3 else 0)
+    _xticks(ax, xs)  # slanted when long provider:model names would run into each other
     ax.set_xlabel(str(summary.index.names[0] or "model"))
     ax.set_ylabel(ylabel or column)
     if title:

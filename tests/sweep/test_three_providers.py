@@ -85,7 +85,9 @@ def test_sweep_charts_draw_a_gemini_group(swept: tuple[Path, pd.DataFrame]) -> N
     _, df = swept
     s = summarize(df)
     for ax in (plot_success_rate(s), plot_cost_per_solved(s)):
-        assert sorted(t.get_text() for t in ax.get_xticklabels()) == sorted(MODELS)
+        ticks = ax.get_xticklabels()
+        assert sorted(t.get_text() for t in ticks) == sorted(MODELS)
+        assert all(t.get_rotation() > 0 for t in ticks)  # three long names side by side: slanted, apart
         legend = ax.get_legend()
         assert legend is not None
         arms = [t.get_text() for t in legend.get_texts()]
