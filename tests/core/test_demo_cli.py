@@ -24,7 +24,8 @@ def test_demo_defaults_to_three_providers_in_one_session(capsys: pytest.CaptureF
     assert heads == ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"]
     assert "session moved from anthropic:messages:sim-thinker to google:generate_content:sim-gemini" in out
     frame = out[out.index("usage frame") :]
-    assert [line.split()[2] for line in frame.splitlines()[2:]] == ["openai"] * 2 + ["anthropic"] * 2 + ["google"] * 2
+    providers = [line.split()[2] for line in frame.splitlines()[2:]]
+    assert providers == ["openai"] * 2 + ["anthropic"] * 2 + ["google"] * 2
 
 
 def test_demo_rejects_unknown_command() -> None:

@@ -1,4 +1,4 @@
-"""The structural scan for the simulator's opaque items finds real ones wherever they are saved, and nothing else."""
+"""The scan for the simulator's opaque items finds real ones wherever they are saved, and nothing else."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import os
 import agentlab as al
 from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.sim import gemini_client, openai_client
-from tests.support.opaque import RecordingTransport, gemini_signatures_in, is_sim_gemini_signature, sim_opaque_tokens
+from tests.support.opaque import (
+    RecordingTransport,
+    gemini_signatures_in,
+    is_sim_gemini_signature,
+    sim_opaque_tokens,
+)
 
 
 @al.tool
@@ -57,6 +62,11 @@ def test_lookalikes_are_not_found() -> None:
     raw = bytearray(base64.b64decode(sig))
     raw[-1] ^= 1  # a forged tag
     png = base64.b64encode(os.urandom(3000)).decode()
-    for text in (base64.b64encode(bytes(raw)).decode(), base64.b64encode(os.urandom(53)).decode(), png, "x" * 80):
+    for text in (
+        base64.b64encode(bytes(raw)).decode(),
+        base64.b64encode(os.urandom(53)).decode(),
+        png,
+        "x" * 80,
+    ):
         assert sim_opaque_tokens(text) == []
     assert sim_opaque_tokens(sig, secret=b"another simulator") == []

@@ -29,9 +29,21 @@ def test_every_simulated_choice_is_a_model_its_simulator_serves() -> None:
 @pytest.mark.parametrize(
     ("env", "role", "expected"),
     [
-        ({"GEMINI_API_KEY": "k", "AGENTLAB_GOOGLE_MODEL": "gemini-3-pro-preview"}, "google", "google:gemini-3-pro-preview"),
-        ({"ANTHROPIC_API_KEY": "k", "AGENTLAB_ANTHROPIC_MODEL": " claude-sonnet-4-5 "}, "anthropic", "anthropic:claude-sonnet-4-5"),
-        ({"OPENAI_API_KEY": "k", "AGENTLAB_OPENAI_SMALL_MODEL": "gpt-5-mini"}, "openai_small", "openai:gpt-5-mini"),
+        (
+            {"GEMINI_API_KEY": "k", "AGENTLAB_GOOGLE_MODEL": "gemini-3-pro-preview"},
+            "google",
+            "google:gemini-3-pro-preview",
+        ),
+        (
+            {"ANTHROPIC_API_KEY": "k", "AGENTLAB_ANTHROPIC_MODEL": " claude-sonnet-4-5 "},
+            "anthropic",
+            "anthropic:claude-sonnet-4-5",
+        ),
+        (
+            {"OPENAI_API_KEY": "k", "AGENTLAB_OPENAI_SMALL_MODEL": "gpt-5-mini"},
+            "openai_small",
+            "openai:gpt-5-mini",
+        ),
     ],
 )  # fmt: skip
 def test_a_key_and_a_model_switch_only_that_role(env: dict[str, str], role: str, expected: str) -> None:

@@ -32,7 +32,7 @@ def test_saved_notebook_holds_no_reasoning_text(
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
-    """No thought signature or encrypted reasoning the simulator issued, anywhere in the file (widget state too)."""
+    """No thought signature or encrypted reasoning the simulator issued, anywhere (widget state too)."""
     text = path.read_text()
     assert sim_opaque_tokens(text) == [], f"opaque reasoning saved in {path.name}"
     nb = json.loads(text)
@@ -41,7 +41,9 @@ def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
         assert field not in saved, f"{field} in the outputs or widget state of {path.name}"
 
 
-@pytest.mark.parametrize("name", ["01_quickstart", "02_compare_providers", "03_reasoning_costs", "04_continuity_value"])
+@pytest.mark.parametrize(
+    "name", ["01_quickstart", "02_compare_providers", "03_reasoning_costs", "04_continuity_value"]
+)
 def test_every_notebook_ran_gemini_beside_the_others(name: str) -> None:
     """Saved with the outputs of runs on all three providers (the scans above then cover Gemini's too)."""
     nb = json.loads(next(p for p in NOTEBOOKS if p.stem == name).read_text())

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from matplotlib.colors import to_hex
+from matplotlib.patches import Rectangle
 
 import agentlab
 from agentlab.loop.comparison import Comparison, compare
@@ -94,7 +95,7 @@ def test_reasoning_per_step_gives_each_provider_its_colour_and_marker(cmp: Compa
 
 def test_cost_per_solved_has_three_bars(cmp: Comparison) -> None:
     ax = charts.plot_cost_per_solved(cmp.summary())
-    heights = [p.get_height() for p in ax.patches]
+    heights = [p.get_height() for p in ax.patches if isinstance(p, Rectangle)]
     assert len(heights) == 3 and all(h > 0 for h in heights)
     assert len({to_hex(p.get_facecolor()) for p in ax.patches}) == 3
     assert sum("1/1 solved" in t.get_text() for t in ax.texts) == 3

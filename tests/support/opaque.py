@@ -61,7 +61,10 @@ def sim_opaque_tokens(text: str, secret: bytes = DEFAULT_SECRET) -> list[str]:
 def gemini_signatures_in(body: dict[str, Any]) -> list[str]:
     """Every ``thoughtSignature`` on the parts of a Gemini request or response body."""
     out = []
-    for content in [*(body.get("contents") or []), *(c.get("content") or {} for c in body.get("candidates") or [])]:
+    for content in [
+        *(body.get("contents") or []),
+        *(c.get("content") or {} for c in body.get("candidates") or []),
+    ]:
         for part in content.get("parts") or []:
             sig = part.get("thoughtSignature", part.get("thought_signature"))
             if isinstance(sig, str):

@@ -40,7 +40,13 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]
     out = tmp_path_factory.mktemp("sweep") / "r.jsonl"
     tasks = sim_tasks(["continuity"])[:2] + sim_tasks(["compare"])[:1]
     rep = sweep(
-        tasks, MODELS, results=out, tools=sim_tools(), settings=continuity_settings(), repeats=1, progress=None
+        tasks,
+        MODELS,
+        results=out,
+        tools=sim_tools(),
+        settings=continuity_settings(),
+        repeats=1,
+        progress=None,
     )
     assert rep.status == "completed" and rep.failed == 0, rep
     return out, load_results(out)
@@ -91,6 +97,8 @@ def test_sweep_charts_draw_a_gemini_group(swept: tuple[Path, pd.DataFrame]) -> N
         legend = ax.get_legend()
         assert legend is not None
         arms = [t.get_text() for t in legend.get_texts()]
-        assert "verbatim" in arms and len(arms) == len({a for m in MODELS for a in _arms(m, continuity_settings())})
+        assert "verbatim" in arms and len(arms) == len(
+            {a for m in MODELS for a in _arms(m, continuity_settings())}
+        )
         colours = {to_hex(p.get_facecolor()) for p in ax.patches}
         assert len(colours) == len(arms)  # one colour per setting
