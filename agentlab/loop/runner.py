@@ -539,6 +539,7 @@ class Run:
             model=self.ref.model,
             items=self.checkpoint.history,
             continuation=opaque,
+            continuation_policy=self.continuation_policy,
             tools=self._specs,
             reasoning=self.reasoning,
             max_output_tokens=self.max_output_tokens,

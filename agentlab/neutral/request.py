@@ -218,6 +218,10 @@ class ModelRequest(ShapedRepr, BaseModel):
     model: str
     items: tuple[PortableItem, ...]
     continuation: tuple[ProviderReasoningItem, ...] = Field(default=(), exclude=True)
+    continuation_policy: Literal["verbatim", "drop"] = Field(default="verbatim", exclude=True)
+    """``"drop"``: the run withholds this loop's opaque items on purpose (``Run(continuation_policy=
+    "drop")``), so an adapter may fill what the API needs in their place with the provider's documented
+    stand-in; ``"verbatim"``: an item missing from ``continuation`` is a loss the API should see."""
     tools: tuple[ToolSpec, ...] = ()
     reasoning: ReasoningSettings | None = Field(default_factory=ReasoningSettings)
     max_output_tokens: int | None = Field(default=None, gt=0)

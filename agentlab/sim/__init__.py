@@ -42,8 +42,9 @@ Rules enforced (the point of it):
   were found without `tool_result` blocks ..." texts).
 * Each endpoint rejects the other provider's opaque items (wrong block/item type, or a signature /
   token that does not verify with that provider's key).
-* Continuity effect (OpenAI): when a request carries the current loop's tool calls but not the
-  reasoning items that planned them, the model has lost its plan: its reasoning gains a re-planning
+* Continuity effect (OpenAI, Gemini): when a request carries the current loop's tool calls but not the
+  reasoning items that planned them (on Gemini: a documented dummy ``thoughtSignature``, or none on
+  ``sim-gemini-legacy``), the model has lost its plan: its reasoning gains a re-planning
   paragraph (more reasoning tokens) and it repeats its most recent batch of tool calls once (same
   arguments, new call ids) before answering. The response header ``x-sim-plan`` says ``known`` or
   ``lost``.

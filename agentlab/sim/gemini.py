@@ -10,8 +10,9 @@ against this simulator fails for the same reasons the real API would:
   ``functionCall`` of every model step of the current turn (the contents after the last user text,
   as the docs validate), bound by HMAC to the call's name and arguments and to its position
   (content index, call index), so missing, modified, moved and foreign signatures are refused
-  with the real texts. Both base64 alphabets decode to the same bytes and are accepted. Calls
-  carry 8-character ids; an answer ends with an empty text part carrying a signature.
+  with the real texts. Both base64 alphabets decode to the same bytes and are accepted, and so are
+  exactly the two dummy values Google documents for calls whose signatures are not available.
+  Calls carry 8-character ids; an answer ends with an empty text part carrying a signature.
 * ``sim-gemini-legacy`` (Gemini 2.5 Flash): ``thinkingBudget`` (0 turns thinking off, -1 dynamic,
   up to 24576); ``thinkingLevel`` is refused; signatures are issued but not enforced; calls have no id.
 
@@ -19,7 +20,10 @@ Both: protobuf JSON field names (camelCase or snake_case, unknown names refused,
 :mod:`agentlab.sim.gemini_schema`), ``functionResponse`` parts must answer the calls of the model
 turn before them, ``toolConfig.functionCallingConfig`` (AUTO/ANY/NONE, ``allowedFunctionNames``),
 thought summaries with ``includeThoughts``, ``usageMetadata`` with ``thoughtsTokenCount`` and
-implicit cache hits (``cachedContentTokenCount``). Streams are ``data: {...}\r\n\r\n`` events
+implicit cache hits (``cachedContentTokenCount``), and the continuity effect: a current-turn step
+whose first call came back without its own signature (a dummy; on 2.5 none) has lost its plan
+(:func:`plan_known`; re-planning thoughts, the last batch of calls repeated once; header
+``x-sim-plan: known|lost``). Streams are ``data: {...}\r\n\r\n`` events
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``.
@@ -217,6 +221,24 @@ def _check_other(sim: Simulator, part: Mapping[str, Any]) -> None:
         raise _bad(INVALID_SIGNATURE)
 
 
+def plan_known(sim: Simulator, contents: list[Any], thinking_on: bool) -> bool:
+    """Whether the model has its plan: each current-turn step's first call got its own signature back.
+
+    A documented dummy, or (on 2.5, which accepts it) no signature, means the plan is lost: the
+    continuity effect in :mod:`agentlab.sim.reasoner`. Without thinking there is no plan to lose.
+    """
+    if not thinking_on:
+        return True
+    for ci in range(current_turn(contents), len(contents)):
+        c = contents[ci]
+        first = _calls(c)[:1] if isinstance(c, dict) and c.get("role") == "model" else []
+        for part in first:
+            digest = call_digest(part["functionCall"])
+            if not sim.signer.check_gemini(part.get("thoughtSignature"), digest, (ci, 0)):
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class Thinking:
     """How the model thinks here: whether at all, how hard, summaries shown, a token cap."""
@@ -294,8 +316,11 @@ def _text(content: Any) -> str:
     return "".join(str(p.get("text") or "") for p in _parts(content) if not p.get("thought"))
 
 
-def situation(req: Mapping[str, Any], contents: list[Any], level: int) -> Situation:
-    """The task (the turn's user text) and the current turn's calls with their responses."""
+def situation(req: Mapping[str, Any], contents: list[Any], level: int, known: bool = True) -> Situation:
+    """The task (the turn's user text), the current turn's calls with their responses, the plan.
+
+    ``known``: whether the model still has the plan that made those calls (see :func:`plan_known`).
+    """
     start = current_turn(contents)
     task = _text(contents[start]) if contents else ""
     calls: list[tuple[str, str, dict[str, Any]]] = []
@@ -315,7 +340,7 @@ def situation(req: Mapping[str, Any], contents: list[Any], level: int) -> Situat
                 unanswered.remove(cid)
             results[cid] = _result_text(fr.get("response"))
     past = tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in calls)
-    return Situation(task, tools(req), past, True, True, level)
+    return Situation(task, tools(req), past, True, known, level)
 
 
 def _name(calls: Sequence[tuple[str, str, dict[str, Any]]], cid: str) -> str | None:
@@ -450,7 +475,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if model == GEMINI3:
         check_signatures(sim, contents)
     ids = Ids(sim.seed, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
-    step = plan_step(situation(body, contents, think.level))
+    known = plan_known(sim, contents, think.on)
+    step = plan_step(situation(body, contents, think.level, known))
     max_out = config.get("maxOutputTokens")
     r = build(sim, ids, model, step, think, len(contents), int(max_out) if max_out is not None else None)
     prompt = prompt_tokens(body, contents)
@@ -461,16 +487,17 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     if headers.get(PATH_HEADER, "").endswith(":streamGenerateContent"):
         ends: dict[str, Any] = {"text": ""} if end_sig is None else {"text": "", "thoughtSignature": end_sig}
         chunks_ = _events(sim, model, r, ends, meta, (len(prompt), cached))
-        return _stream_reply(chunks_, "alt=sse" in headers.get(QUERY_HEADER, ""))
+        reply = _stream_reply(chunks_, "alt=sse" in headers.get(QUERY_HEADER, ""))
+        reply.headers["x-sim-plan"] = "known" if known else "lost"
+        return reply
     if end_sig is not None:
         r.parts[-1]["thoughtSignature"] = end_sig
     cand = _chunk(r.parts, {}, r.finish)["candidates"][0]
     if step.tool_calls:
         cand["finishMessage"] = "Model generated function call(s)."
     out = {"candidates": [cand], "usageMetadata": usage(len(prompt), cached, r, r.candidates), **meta}
-    return SimReply(
-        200, {"content-type": "application/json; charset=UTF-8"}, json.dumps(out, indent=2).encode()
-    )
+    rh = {"content-type": "application/json; charset=UTF-8", "x-sim-plan": "known" if known else "lost"}
+    return SimReply(200, rh, json.dumps(out, indent=2).encode())
 
 
 def _stream_reply(items: list[dict[str, Any]], sse: bool) -> SimReply:

@@ -24,7 +24,7 @@ separated only by a comma, in a task without "and"/"or", are one name ("Florence
 is the one whose name and description share most words with the task (ties: the first listed);
 the argument is its first required string parameter.
 
-Continuity (OpenAI only, see :class:`Situation.plan_known`): when the current loop already holds tool
+Continuity (OpenAI and Gemini, see :class:`Situation.plan_known`): when the current loop already holds tool
 calls but the request does not carry the reasoning items that planned them, the model has lost its
 plan: it adds a re-planning paragraph to its reasoning (more reasoning tokens) and repeats its most
 recent batch of tool calls once (same arguments, new call ids) before answering.
@@ -205,7 +205,7 @@ class Situation:
     tools: tuple[ToolDef, ...] = ()
     calls: tuple[PastCall, ...] = ()
     parallel: bool = True
-    #: False when the loop has tool calls whose planning reasoning was not sent back (OpenAI only).
+    #: False when the loop has tool calls whose planning reasoning was not sent back (OpenAI, Gemini).
     plan_known: bool = True
     effort_level: int = 2
     choice: ToolChoice = field(default_factory=ToolChoice)

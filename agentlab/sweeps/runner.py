@@ -31,10 +31,12 @@ How a sweep behaves (the contract the tests hold it to):
   report then has ``status="budget_exceeded"`` and a message; ``report.raise_for_status()`` raises
   ``BudgetExceededError``. A USD budget needs a price for every model (else ``ConfigError``).
 
-Continuity as a knob: ``Setting(continuation_policy="drop")`` is OpenAI's ablation (reasoning items
-are not sent back within the loop). Anthropic rejects a tool loop whose thinking blocks are not sent
-back while thinking is on, so that combination is refused with an explanation; the Anthropic
-ablation is thinking off (:func:`continuity_settings` builds both).
+Continuity as a knob: ``Setting(continuation_policy="drop")`` is the ablation where the provider
+accepts it (reasoning items are not sent back within the loop): OpenAI, and Gemini (Gemini 3 gets
+Google's documented dummy signature in place of the withheld ones, 2.5 takes none). Anthropic
+rejects a tool loop whose thinking blocks are not sent back while thinking is on, so that
+combination is refused with an explanation; the Anthropic ablation is thinking off
+(:func:`continuity_settings` builds both).
 """
 
 from __future__ import annotations
@@ -191,11 +193,13 @@ class Setting:
 
 
 def continuity_settings(*, max_steps: int = 20) -> list[Setting]:
-    """The continuity ablation both providers can actually run.
+    """The continuity ablation each provider can actually run (the arms follow the specs).
 
     ``verbatim`` (all providers): opaque reasoning goes back within the loop (the default).
-    ``drop`` (OpenAI only): reasoning items are not sent back; the model loses its plan.
-    ``thinking_off`` (Anthropic only): Anthropic cannot drop thinking blocks mid-loop while thinking
+    ``drop`` (OpenAI, Google Gemini): reasoning items are not sent back; the model loses its plan
+    (on Gemini 3 the calls carry Google's documented dummy signature, which the API accepts in place
+    of the real one; the model works without its earlier steps' reasoning).
+    ``thinking_off`` (Anthropic): Anthropic cannot drop thinking blocks mid-loop while thinking
     is on (the API rejects it), so its ablation is no thinking at all: a different question (what
     reasoning buys), labelled as such.
     """

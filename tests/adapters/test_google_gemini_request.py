@@ -353,7 +353,7 @@ def test_registry_routes_google_models_to_this_adapter() -> None:
     )
     assert spec.simulated_model_names() == ("sim-gemini", "sim-gemini-legacy")
     assert spec.adapter_class().__name__ == "GoogleGeminiAdapter"
-    assert not spec.drop_with_reasoning
+    assert spec.drop_with_reasoning  # the documented dummy signature makes "drop" possible (_stand_in)
 
 
 def test_vertex_ai_is_a_second_endpoint_and_signatures_never_cross_endpoints() -> None:

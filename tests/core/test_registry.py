@@ -150,11 +150,11 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
         with pytest.raises(agentlab.InvalidSettingsError, match="the dummy API wants its items back"):
             agentlab.Run("dummy:m", "q", continuation_policy="drop")
         arms = {s.name: s.providers for s in agentlab.continuity_settings()}
-        assert arms["drop"] == ("openai",) and arms["thinking_off"] == ("anthropic", "google", "dummy")
+        assert arms["drop"] == ("openai", "google") and arms["thinking_off"] == ("anthropic", "dummy")
     finally:
         unregister_provider("dummy")
     arms = {s.name: s.providers for s in agentlab.continuity_settings()}
-    assert arms["drop"] == ("openai",) and arms["thinking_off"] == ("anthropic", "google")
+    assert arms["drop"] == ("openai", "google") and arms["thinking_off"] == ("anthropic",)
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.

@@ -22,12 +22,10 @@ SPEC = ProviderSpec(
     reasoning_term="thinking",
     reasoning_block_type="thought_signature",
     # Gemini 3 answers a tool loop whose functionCall parts lack their thought signatures with 400
-    # INVALID_ARGUMENT; the honest ablation is thinking off (where the model allows it).
-    drop_with_reasoning=False,
-    drop_refusal=(
-        "Gemini 3 models require each functionCall part's thought signature back, unchanged, within "
-        "the current tool loop (the API answers 400 INVALID_ARGUMENT otherwise)"
-    ),
+    # INVALID_ARGUMENT, but documents a dummy signature for calls whose signatures are not available;
+    # under "drop" the adapter sends it (Gemini 3 only; 2.5 accepts missing ones), so every Gemini
+    # model can run the ablation with thinking on (see _stand_in).
+    drop_with_reasoning=True,
     check_options="agentlab.adapters.google_gemini._request:check_options",
     simulated_models="agentlab.sim:GEMINI_MODELS",
     price_provider="google",
