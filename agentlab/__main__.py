@@ -1,8 +1,11 @@
 """``python -m agentlab demo``: run a tool loop offline and print the result and its usage frame.
 
 The demo uses the simulated providers behind the real SDK adapters (``openai:sim-reasoner``,
-``anthropic:sim-thinker``) when those modules are installed, and says so; otherwise (or with
-``--scripted``) it falls back to ``agentlab.testing.ScriptedAdapter`` and says that instead.
+``anthropic:sim-thinker``, ``google:sim-gemini``) when those modules are installed, and says so;
+otherwise (or with ``--scripted``) it falls back to ``agentlab.testing.ScriptedAdapter`` and says that
+instead. The default models run in one session, one after another: each switch of provider drops the
+previous loop's opaque reasoning items visibly (a ``reasoning_item_dropped`` diagnostic) and keeps the
+portable history.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_MODELS", "main"]
+
+DEFAULT_MODELS = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini")
+"""One simulated model per built-in provider, run in this order in one session."""
 
 TASK = "Is it warmer in Paris or Rome right now?"
 WEATHER = {"paris": "18 C, light rain", "rome": "24 C, sunny"}
@@ -37,7 +43,7 @@ def _adapter_for(model: str, scripted: bool) -> tuple[Any, str]:
     module = spec.adapter.partition(":")[0]
     sdk_ok = spec.sdk_module is None or _have(spec.sdk_module)
     if not scripted and sdk_ok and _have(module) and _have("agentlab.sim"):
-        return None, f"simulated provider behind the {ref.provider} SDK ({module})"
+        return None, f"simulated provider behind the {spec.sdk_module or ref.provider} SDK ({module})"
     from agentlab.testing import ScriptedAdapter, Step
 
     steps = [
@@ -123,21 +129,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument(
         "--model",
         action="append",
-        help="provider:model to run (repeatable; default: openai:sim-reasoner then anthropic:sim-thinker "
-        "in one session, which shows the provider switch dropping opaque items)",
+        help="provider:model to run (repeatable; default: " + ", then ".join(DEFAULT_MODELS) + " in one "
+        "session, which shows each provider switch dropping opaque items)",
     )
     d.add_argument("--scripted", action="store_true", help="use the ScriptedAdapter instead of the simulator")
     d.add_argument(
         "--no-report",
         action="store_true",
-        help="skip the notebook report (by default the three notebooks are executed headless on the "
+        help="skip the notebook report (by default the notebooks are executed headless on the "
         "simulated providers and an HTML report is written; its path is printed last)",
     )
     d.add_argument("--out", default="out/report", help="report directory (default: out/report)")
     d.add_argument("--keep-reasoning", action="store_true", help="keep reasoning text in the report's panels")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        code = demo(args.model or ["openai:sim-reasoner", "anthropic:sim-thinker"], scripted=args.scripted)
+        code = demo(args.model or list(DEFAULT_MODELS), scripted=args.scripted)
         if args.no_report:
             return code
         from agentlab.notebook.report import main as report_main

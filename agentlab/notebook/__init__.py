@@ -58,22 +58,26 @@ _LAZY = {
     "style_usage_frame": "agentlab.notebook.display",
 }
 
-# notebook role -> (provider, simulated model); the roles are the notebooks' own vocabulary, the
-# provider's key variable comes from its registry entry.
+# notebook role -> (provider, simulated model), one line per role; the roles are the notebooks' own
+# vocabulary (a role's real model comes from AGENTLAB_<ROLE>_MODEL), the provider's key variable
+# comes from its registry entry. A new provider joins the notebooks with one line here.
 _CHOICES = {
     "openai": ("openai", "sim-reasoner"),
     "anthropic": ("anthropic", "sim-thinker"),
     "openai_small": ("openai", "sim-reasoner-mini"),
+    "google": ("google", "sim-gemini"),
 }
 
 
 def choose_models(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Model strings for the notebooks: ``{"openai": ..., "anthropic": ..., "openai_small": ...}``.
+    """Model strings for the notebooks, one per role: ``{"openai": ..., "anthropic": ..., ...}``.
 
-    A provider uses a real model only when *both* its API key and ``AGENTLAB_<PROVIDER>_MODEL`` are
-    set (e.g. ``OPENAI_API_KEY`` + ``AGENTLAB_OPENAI_MODEL=gpt-5.1``); otherwise its simulated model
-    (``openai:sim-reasoner``, ``anthropic:sim-thinker``, ``openai:sim-reasoner-mini``). A key alone
-    never switches a notebook to a paid model.
+    The roles are ``openai``, ``anthropic``, ``openai_small`` and ``google``. A role uses a real
+    model only when *both* its provider's API key and ``AGENTLAB_<ROLE>_MODEL`` are set (e.g.
+    ``OPENAI_API_KEY`` + ``AGENTLAB_OPENAI_MODEL=gpt-5.1``, ``GEMINI_API_KEY`` +
+    ``AGENTLAB_GOOGLE_MODEL=gemini-3-pro-preview``); otherwise its simulated model
+    (``openai:sim-reasoner``, ``anthropic:sim-thinker``, ``openai:sim-reasoner-mini``,
+    ``google:sim-gemini``). A key alone never switches a notebook to a paid model.
     """
     from agentlab.adapters.registry import get_provider
 

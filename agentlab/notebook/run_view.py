@@ -371,7 +371,9 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         )
         row = widgets.HBox(
             children=self.columns,
-            layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row"),
+            # Columns share the width (at least 260 px each) and wrap onto a new row when the page is
+            # too narrow for all of them (three providers on a laptop screen), instead of overflowing.
+            layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
         )
         super().__init__(children=[head, row], layout=widgets.Layout(width="100%"))
 

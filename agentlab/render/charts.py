@@ -50,6 +50,8 @@ SEGMENTS: tuple[tuple[str, str, str], ...] = (
 _LINE_COLOURS = [
     PALETTE[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow", "grey")
 ]
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""One marker per group (alongside its colour), so lines stay apart in greyscale and where they cross."""
 
 
 def _new_ax(figsize: tuple[float, float]) -> Axes:
@@ -187,7 +189,7 @@ def plot_reasoning_per_step(
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
-    """Reasoning tokens per step, one line per run; runs of the same group share a colour.
+    """Reasoning tokens per step, one line per run; runs of the same group share a colour and a marker.
 
     ``by`` picks the colour group (default ``label``/``provider:model``). Unknown reasoning tokens
     leave a gap (the step is marked with an ``x`` on the axis).
@@ -195,18 +197,19 @@ def plot_reasoning_per_step(
     if ax is None:
         ax = _new_ax((7.0, 4.0))
     key, _ = _group_col(df, by)
-    colours: dict[str, str] = {}
+    groups: dict[str, int] = {}
     labelled: set[str] = set()
     for run_id, g in df.assign(_group=key).groupby("run_id", sort=False):
         group = str(g["_group"].iloc[0])
-        colour = colours.setdefault(group, _LINE_COLOURS[len(colours) % len(_LINE_COLOURS)])
+        n = groups.setdefault(group, len(groups))
+        colour = _LINE_COLOURS[n % len(_LINE_COLOURS)]
         g = g.sort_values("step")
         steps = [int(s) for s in g["step"]]
         vals = [float(v) for v in g["reasoning_tokens"].to_numpy(dtype="float64", na_value=math.nan)]
         ax.plot(
             steps,
             vals,
-            marker="o",
+            marker=_MARKERS[n % len(_MARKERS)],
             color=colour,
             alpha=0.85,
             linewidth=1.6,
@@ -378,7 +381,7 @@ def plot_metric(
                 va="bottom",
                 fontsize=8,
             )
-    ax.set_xticks(range(len(xs)), xs, rotation=15 if len(xs) > 3 else 0)
+    _xticks(ax, xs)  # slanted when long provider:model names would run into each other
     ax.set_xlabel(str(summary.index.names[0] or "model"))
     ax.set_ylabel(ylabel or column)
     if title:

@@ -108,3 +108,69 @@ def test_canary_never_persists(tmp_path: Path, caplog: pytest.LogCaptureFixture)
     # and the live state is gone after the run
     assert run.checkpoint.provider_continuation is None
     assert all(c.run_id != run.run_id for c in al.live_continuations())
+
+
+@al.tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return {"Paris": "24 C", "Rome": "21 C"}.get(city.split(",")[0].strip(), "no data")
+
+
+@pytest.mark.parametrize("model", ["google:sim-gemini", "google:sim-gemini-legacy"])
+def test_gemini_thought_signatures_never_persist(
+    model: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Gemini's opaque items (thought signatures) on the real adapter and SDK against the simulator.
+
+    The canaries are the signatures the simulator issued in this run (read off the wire, and
+    recognised by the scan that also checks the saved notebooks and the report).
+    """
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+    from agentlab.sim import gemini_client
+    from tests.support.opaque import RecordingTransport, gemini_signatures_in, sim_opaque_tokens
+
+    caplog.set_level(logging.DEBUG)
+    wire = RecordingTransport()
+    adapter = GoogleGeminiAdapter(model.partition(":")[2], client=gemini_client(transport=wire))
+    log_path = tmp_path / "events.jsonl"
+    shown: list[str] = []
+    s = al.Session()
+    run = s.start(
+        model, "Is it warmer in Paris or Rome?", tools=[get_weather], adapter=adapter, event_log=log_path,
+        on_event=lambda ev: shown.append(ev.text) if isinstance(ev, ReasoningDeltaEvent) else None,
+    )  # fmt: skip
+    result = run.run_sync()
+    memory = MemoryStore(tmp_path / "memory.jsonl")
+    memory.extend(result.history)
+
+    # --- positive controls: signatures went back within the loop, and the scan recognises them
+    assert result.status == "completed" and result.steps >= 2 and "Rome" in (result.output or "")
+    sent = [sig for body in wire.bodies[1:] for sig in gemini_signatures_in(json.loads(body))]
+    assert sent, "the tool loop's second request must carry the thought signatures back"
+    wire_text = b"\n".join(wire.bodies).decode()
+    assert set(sent) <= set(sim_opaque_tokens(wire_text))
+    assert shown and result.usage.reasoning_tokens, "thought summaries streamed and thinking was billed"
+    thought_lines = [ln.strip() for t in shown for ln in t.splitlines() if len(ln.strip()) > 24]
+    assert thought_lines
+
+    # --- nothing durable holds a signature (or a thought summary)
+    durable = {
+        "event log file": log_path.read_text(),
+        "memory store": (tmp_path / "memory.jsonl").read_text(),
+        "checkpoint json": run.checkpoint.to_json(),
+        "result json": result.model_dump_json(),
+        "result repr/html": repr(result) + result._repr_html_(),
+        "usage frame": result.usage_frame().to_csv(),
+        "session history": repr(s.history),
+        "log records": "\n".join(everything_in(r) for r in caplog.records),
+        "pickled result": pickle.dumps(result).decode("latin-1"),
+        "pickled checkpoint": pickle.dumps(run.checkpoint).decode("latin-1"),
+    }
+    for where, text in durable.items():
+        assert sim_opaque_tokens(text) == [], f"a thought signature reached the {where}"
+        assert not any(sig in text for sig in sent), where
+        assert "thoughtSignature" not in text and "thought_signature" not in text, where
+        assert not any(ln in text for ln in thought_lines), f"thought summary text in the {where}"
+    assert caplog.records, "the run should have logged something at DEBUG"
+    assert run.checkpoint.provider_continuation is None
+    assert all(c.run_id != run.run_id for c in al.live_continuations())

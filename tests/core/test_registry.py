@@ -164,9 +164,13 @@ ALLOWED_LITERALS = {
     ("adapters/registry.py", "anthropic"): "the one _BUILTIN line for the built-in provider",
     ("notebook/__init__.py", "openai"): "choose_models: the notebooks' roles and the provider of each",
     ("notebook/__init__.py", "anthropic"): "choose_models: the notebooks' roles and the provider of each",
+    ("adapters/registry.py", "google"): "the one _BUILTIN line for the built-in provider",
+    ("notebook/__init__.py", "google"): "choose_models: the notebooks' roles and the provider of each",
     ("testing.py", "openai"): "ScriptedAdapter's documented default provider (public API)",
 }
 NAMES = {"openai", "anthropic", "openai_responses", "anthropic_messages"}
+NAMES |= {"google", "gemini", "google_gemini"}
+GEMINI_PACKAGE = "adapters/google_gemini/"
 
 
 def _provider_literals() -> set[tuple[str, str]]:
@@ -182,7 +186,8 @@ def _provider_literals() -> set[tuple[str, str]]:
 
 
 def test_no_provider_name_literal_outside_its_package() -> None:
-    stray = sorted(_provider_literals() - set(ALLOWED_LITERALS))
+    found = {(rel, name) for rel, name in _provider_literals() if not rel.startswith(GEMINI_PACKAGE)}
+    stray = sorted(found - set(ALLOWED_LITERALS))
     assert not stray, f"provider facts outside the provider's package (use its ProviderSpec): {stray}"
 
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.opaque import sim_opaque_tokens
+
 pytestmark = [pytest.mark.browser, pytest.mark.kernel, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +113,7 @@ def test_report_renders_panels_and_charts_without_reasoning(
         assert shot.stat().st_size > 20_000
         assert find_reasoning(page) == [], f"reasoning text in {page.name}"
         assert find_reasoning(dom) == [], f"reasoning text rendered from {page.name}"
+        assert sim_opaque_tokens(body) == [] and sim_opaque_tokens(dom) == [], f"opaque item in {page.name}"
         if page == rep.index:
             assert dom.count("<img") >= 4  # the charts of notebooks 02 and 03
             continue
@@ -125,6 +128,7 @@ def test_report_renders_panels_and_charts_without_reasoning(
         assert "Answer" in dom
     for nb in rep.notebooks:  # every executed notebook, whatever task it runs
         assert find_reasoning(nb) == [], f"reasoning text saved in {nb.name}"
+        assert sim_opaque_tokens(nb.read_text()) == [], f"opaque item saved in {nb.name}"
         state = _widget_state(nb)
         assert find_reasoning(state) == [], f"reasoning text in the widget state of {nb.name}"
         if nb.stem.startswith(("01", "02")):
@@ -133,6 +137,8 @@ def test_report_renders_panels_and_charts_without_reasoning(
     assert [p.stem for p in rep.html[:3]] == ["01_quickstart", "02_compare_providers", "03_reasoning_costs"]
     compare_dom = _chromium(rep.html[1].as_uri())
     assert compare_dom.count("Reasoning · step 1") == 3  # one column per model
+    for model in ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"):
+        assert model in compare_dom, f"no {model} column in the three-provider compare"
 
 
 def test_keep_option_keeps_reasoning_in_the_saved_files(

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.opaque import sim_opaque_tokens
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
@@ -26,6 +28,28 @@ def test_saved_notebook_holds_no_reasoning_text(
     assert find_reasoning(path) == [], f"reasoning text saved in {path.name}"
     nb = json.loads(path.read_text())
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), "saved without outputs"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
+    """No thought signature or encrypted reasoning the simulator issued, anywhere (widget state too)."""
+    text = path.read_text()
+    assert sim_opaque_tokens(text) == [], f"opaque reasoning saved in {path.name}"
+    nb = json.loads(text)
+    saved = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"] + [nb["metadata"]])
+    for field in ("thoughtSignature", "thought_signature", "encrypted_content", "redacted_thinking"):
+        assert field not in saved, f"{field} in the outputs or widget state of {path.name}"
+
+
+@pytest.mark.parametrize(
+    "name", ["01_quickstart", "02_compare_providers", "03_reasoning_costs", "04_continuity_value"]
+)
+def test_every_notebook_ran_gemini_beside_the_others(name: str) -> None:
+    """Saved with the outputs of runs on all three providers (the scans above then cover Gemini's too)."""
+    nb = json.loads(next(p for p in NOTEBOOKS if p.stem == name).read_text())
+    outputs = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"])
+    for model in ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"):
+        assert model in outputs, f"{name} has no output of {model}"
 
 
 def test_quickstart_was_saved_with_its_widget_state() -> None:

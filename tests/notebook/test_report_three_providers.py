@@ -1,0 +1,66 @@
+"""The demo report's compare page: three providers side by side, and nothing opaque or private saved.
+
+Builds the report page of ``02_compare_providers`` as ``make demo`` does (nbclient, widget state
+stored, offline: no widget JS fetched) without a browser, so it runs where Chromium is missing
+(``test_browser.py`` renders the same report and skips there).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.opaque import sim_opaque_tokens
+
+pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+
+MODELS = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> object:
+    from agentlab.notebook.report import build_report
+
+    return build_report(tmp_path_factory.mktemp("report"), names=["02_compare_providers"], fetch_assets=False)
+
+
+def _text(t: Any) -> str:
+    return "".join(t) if isinstance(t, list) else str(t)
+
+
+def _outputs(nb: Path) -> list[dict[str, Any]]:
+    cells = json.loads(nb.read_text())["cells"]
+    return [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+def test_the_compare_page_has_three_provider_columns(report: object) -> None:
+    from agentlab.notebook.report import Report
+
+    assert isinstance(report, Report)
+    (nb,), (page,) = report.notebooks, report.html
+    text = json.dumps(_outputs(nb))
+    assert "CompareView [" + ", ".join(repr(m) for m in MODELS) + "]" in text  # the live view's columns
+    stdout = [_text(o["text"]) for o in _outputs(nb) if o.get("name") == "stdout"]
+    answers = next(t for t in stdout if "steps" in t)
+    lines = [ln for ln in answers.splitlines() if ln.strip()]
+    assert [ln.split()[0] for ln in lines] == list(MODELS)
+    assert all("54" in ln for ln in lines)  # every provider solved it
+    html = page.read_text()
+    for model in MODELS:
+        assert model in html
+    assert report.index.read_text().count("<img") >= 2  # the compare's cost and reasoning charts
+
+
+def test_the_report_saves_no_opaque_item_or_reasoning(
+    report: object, find_reasoning: Callable[[Path | str], list[str]]
+) -> None:
+    from agentlab.notebook.report import Report
+
+    assert isinstance(report, Report)
+    for path in [*report.notebooks, *report.html, report.index]:
+        assert sim_opaque_tokens(path.read_text()) == [], f"opaque item in {path.name}"
+        assert find_reasoning(path) == [], f"reasoning text in {path.name}"
