@@ -1,4 +1,4 @@
-"""Helpers for the Chat Completions adapter tests: serve recorded (or scripted) bytes through the real ``openai`` SDK.
+"""Chat Completions adapter test helpers: recorded (or scripted) bytes served through the real ``openai`` SDK.
 
 ``Replay`` is an ``httpx2.MockTransport`` handler answering the n-th request with the n-th served
 response and keeping every request (URL, headers, exact body bytes); ``adapter_on`` builds a dialect's
@@ -62,7 +62,9 @@ class Replay:
         self.headers.append(dict(request.headers))
         self.bodies.append(bytes(request.content))
         r = self.responses[min(n, len(self.responses) - 1)]
-        return httpx2.Response(r.status, content=r.body, headers={"content-type": r.content_type, **r.headers})
+        return httpx2.Response(
+            r.status, content=r.body, headers={"content-type": r.content_type, **r.headers}
+        )
 
     @property
     def last_json(self) -> Any:

@@ -59,9 +59,11 @@ def _first_items(body: dict[str, Any]) -> list[PortableItem]:
 def _tools(body: dict[str, Any]) -> tuple[ToolSpec, ...]:
     return tuple(
         ToolSpec(
-            name=t["function"]["name"], description=t["function"].get("description", ""),
-            parameters=t["function"]["parameters"], strict=t["function"].get("strict"),
-        )  # fmt: skip
+            name=t["function"]["name"],
+            description=t["function"].get("description", ""),
+            parameters=t["function"]["parameters"],
+            strict=t["function"].get("strict"),
+        )
         for t in body.get("tools") or []
     )
 
@@ -70,7 +72,10 @@ def _results(body: dict[str, Any], calls: list[ToolCallItem]) -> list[ToolResult
     """The recorded tool messages, as results of the adapter's calls (matched by the API's ids)."""
     tool_msgs = [m for m in body["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == [c.call_id for c in calls]
-    return [ToolResultItem(call_id=c.call_id, name=c.name, output=m["content"]) for c, m in zip(calls, tool_msgs)]
+    return [
+        ToolResultItem(call_id=c.call_id, name=c.name, output=m["content"])
+        for c, m in zip(calls, tool_msgs, strict=True)
+    ]
 
 
 _STATE = ("reasoning_details", "reasoning_content")
@@ -110,7 +115,9 @@ def _replay(path: Path) -> None:
     assert [m["role"] for m in ours["messages"]] == [m["role"] for m in second["messages"]]
     for mine, recorded in zip(ours["messages"], second["messages"], strict=True):
         assert _state(mine) == _state(recorded), f"reasoning state differs on a {recorded['role']} message"
-        assert [c["id"] for c in mine.get("tool_calls", [])] == [c["id"] for c in recorded.get("tool_calls", [])]
+        assert [c["id"] for c in mine.get("tool_calls", [])] == [
+            c["id"] for c in recorded.get("tool_calls", [])
+        ]
         assert mine.get("tool_call_id") == recorded.get("tool_call_id")
     assert any(_state(m) for m in ours["messages"])
     assert built.reasoning_sent == len(resp1.reasoning) and built.reasoning_dropped == 0
@@ -168,7 +175,11 @@ def test_recorded_tool_loop_replays_with_the_same_reasoning_on_the_same_messages
 
 
 def _deepseek_chunks() -> list[dict[str, Any]]:
-    path = fixtures_dir() / "chat_completions" / "vercel-ai__deepseek_reasoner_reasoning_content_tool_call_stream.chunks.txt"
+    path = (
+        fixtures_dir()
+        / "chat_completions"
+        / "vercel-ai__deepseek_reasoner_reasoning_content_tool_call_stream.chunks.txt"
+    )
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -250,7 +261,9 @@ def test_recorded_error_bodies_become_typed_errors_naming_the_rule(
 
 
 def test_openrouter_in_stream_error_chunk_is_a_typed_interruption_after_the_reasoning_shown() -> None:
-    (ex,) = load_cassette(fixtures_dir() / "errors" / "pydantic-ai__openrouter_in_stream_error_chunk_reasoning_details.yaml")
+    (ex,) = load_cassette(
+        fixtures_dir() / "errors" / "pydantic-ai__openrouter_in_stream_error_chunk_reasoning_details.yaml"
+    )
     replay = Replay([served(ex)])
     adapter = adapter_on(OpenRouterAdapter, replay, "minimax/minimax-m2:free", "https://openrouter.ai/api/v1")
     req = ModelRequest(model="minimax/minimax-m2:free", items=(UserItem(text="Hello there"),), cache=None)
@@ -263,5 +276,8 @@ def test_openrouter_in_stream_error_chunk_is_a_typed_interruption_after_the_reas
     with pytest.raises(StreamInterruptedError) as info:
         asyncio.run(run())
     assert "Token limit reached" in str(info.value) and info.value.code == "400"
-    assert "".join(e.text for e in seen if isinstance(e, ReasoningDeltaEvent)) == "We need to respond to a greeting. The user"
+    assert (
+        "".join(e.text for e in seen if isinstance(e, ReasoningDeltaEvent))
+        == "We need to respond to a greeting. The user"
+    )
     assert not [e for e in seen if not isinstance(e, ReasoningDeltaEvent | DiagnosticEvent)]
