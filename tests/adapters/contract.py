@@ -342,7 +342,9 @@ register(
 )
 
 
-# Chat Completions dialects (agentlab/adapters/openai_chat): one case per dialect on its simulated host.
+# Chat Completions dialects (agentlab/adapters/openai_chat) on their simulated hosts. The local
+# dialects run these scenarios from tests/adapters/test_openai_chat_local_contract.py: their usage
+# reports no reasoning tokens (unknown, never 0), which the shared usage scenario requires.
 def _chat(cls_name: str, sim_dialect: str) -> Callable[[Any, int, str], Adapter]:
     def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
         from agentlab.adapters import openai_chat
@@ -391,8 +393,7 @@ def _chat_tool_call(arguments: str) -> list[str]:
 
 for _name, _cls, _sim, _model in (
     ("deepseek", "DeepSeekAdapter", "deepseek", "sim-deepseek"),
-    ("openrouter", "OpenRouterAdapter", "openrouter", "sim-router-gemini"),
-    ("vllm", "VLLMAdapter", "local", "sim-local"),
+    ("openrouter", "OpenRouterAdapter", "openrouter", "sim-router-claude"),
 ):
     register(
         AdapterCase(
@@ -401,5 +402,6 @@ for _name, _cls, _sim, _model in (
             _chat(_cls, _sim),
             assembler=_chat_assembler(_name, _model),
             tool_call_wire=_chat_tool_call,
+            unknown_event_type="sim_unknown",  # the simulator's unknown chunk field
         )
     )

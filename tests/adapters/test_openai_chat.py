@@ -147,8 +147,7 @@ def test_openrouter_stream_comments_details_items_and_reported_cost() -> None:
         u.output_tokens,
         u.reasoning_tokens,
     ) == (10, 4, 2, 7, 5)
-    (cost,) = [e for e in events if isinstance(e, DiagnosticEvent) and e.code == "provider_reported_cost"]
-    assert cost.data["cost_usd"] == 0.0012
+    assert resp.provider_cost_usd == 0.0012 and not [e for e in events if isinstance(e, DiagnosticEvent)]
     assert "user" not in replay.last_json and "usage" not in replay.last_json
 
 

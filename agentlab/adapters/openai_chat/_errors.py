@@ -25,7 +25,9 @@ from agentlab.records.logs import redact_secrets
 
 __all__ = ["error_text", "in_stream_error", "translate"]
 
-_OVERLOADED = frozenset({"overloaded_error", "server_is_overloaded", "service_unavailable_error"})
+_OVERLOADED = frozenset(
+    {"overloaded_error", "server_is_overloaded", "service_unavailable_error", "upstream_overloaded"}
+)
 _RAW_LIMIT = 400
 
 
@@ -57,18 +59,40 @@ def _code(err: Mapping[str, Any]) -> str | None:
     return None if code is None or isinstance(code, bool) else str(code)
 
 
-def translate(exc: BaseException, provider: str, request_id: str | None = None) -> ProviderError:
-    """Map an SDK (or transport) exception onto the error tree (retries were the SDK's)."""
+def _type(err: Mapping[str, Any]) -> str | None:
+    """The error's ``type``; ``upstream_overloaded`` for an upstream overload OpenRouter relays.
+
+    OpenRouter bodies have no type, and an upstream's ``overloaded_error``/529 arrives as a 502
+    quoting it in ``metadata.raw``: typed so, it is an ``OverloadedError`` whatever the status.
+    """
+    etype = err.get("type") if isinstance(err.get("type"), str) else None
+    found = err.get("metadata")
+    raw = found.get("raw") if isinstance(found, Mapping) else None
+    if isinstance(raw, str) and "overloaded" in raw.lower():
+        return "upstream_overloaded"
+    return etype
+
+
+def translate(
+    exc: BaseException, provider: str, request_id: str | None = None, *, model: str | None = None
+) -> ProviderError:
+    """Map an SDK (or transport) exception onto the error tree (retries were the SDK's).
+
+    ``model``: the model asked for, added to a status error's message that does not name it
+    (DeepSeek's "Model Not Exist" does not say which).
+    """
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, openai.APIStatusError):
         err = _error_object(exc.body)
-        etype = err.get("type") if isinstance(err.get("type"), str) else None
+        text = error_text(err, exc.message or f"HTTP {exc.status_code}")
+        if model is not None and model not in text:
+            text = f"{text} (model {model!r})"
         return status_error(
             exc.status_code,
-            error_text(err, exc.message or f"HTTP {exc.status_code}"),
+            text,
             provider=provider,
-            error_type=etype,
+            error_type=_type(err),
             code=_code(err),
             request_id=exc.request_id,
             headers=exc.response.headers,

@@ -22,35 +22,27 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel
-
 from agentlab.adapters.openai_chat._details import DetailsMerger
 from agentlab.adapters.openai_chat._dialect import API, CONTENT_FIELDS, DETAILS, Dialect
 from agentlab.adapters.openai_chat._errors import in_stream_error
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError
-from agentlab.neutral.diagnostics import register_code
 from agentlab.neutral.error_text import WireFieldError, type_name, wire_error_text
 from agentlab.neutral.events import AdapterEvent, StopReason
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
 
-__all__ = ["ChatAssembler", "ReportedCost"]
+__all__ = ["ChatAssembler"]
 
 _loads = json.loads
 
 
-class ReportedCost(BaseModel):
-    """The provider's own figure for one call, in USD (shown beside agentlab's computed cost)."""
-
-    cost_usd: float
-    provider: str
-
-
-register_code(
-    "provider_reported_cost",
-    "the provider's own cost figure for a call (OpenRouter usage.cost), beside agentlab's computed one",
-    ReportedCost,
-)
+_KNOWN_CHUNK_KEYS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier",
+     "provider", "error", "timings", "prompt_filter_results", "citations", "kv_transfer_params",
+     "prompt_logprobs", "prompt_token_ids"}
+)  # fmt: skip
+"""Top-level chunk fields agentlab knows (OpenRouter ``provider``, llama.cpp ``timings``, vLLM's
+extras); another one is ignored with one ``unsupported_content`` note per kind per call."""
 
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -142,20 +134,27 @@ class ChatAssembler(Assembler):
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
+        out: list[AdapterEvent] = []
+        if not chunk.keys() <= _KNOWN_CHUNK_KEYS:
+            for key in chunk.keys() - _KNOWN_CHUNK_KEYS:
+                note = self.unsupported("event", key)
+                if note is not None:
+                    out.append(note)
         choices = chunk.get("choices")
         if not choices:
-            return []
+            return out
         choice = choices[0]
         if choice.__class__ is not dict:
             raise WireFieldError("choices[0]", "object", choice)
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
-        delta = choice.get(part if part == "message" else "delta")
+        where = "message" if part == "message" else "delta"
+        delta = choice.get(where)
         if delta is None:
-            return []
+            return out
         if delta.__class__ is not dict:
-            raise WireFieldError(f"choices[0].{part if part == 'message' else 'delta'}", "object", delta)
-        return self._delta(delta)
+            raise WireFieldError(f"choices[0].{where}", "object", delta)
+        return out + self._delta(delta) if out else self._delta(delta)
 
     def _delta(self, delta: dict[str, Any]) -> list[AdapterEvent]:
         out: list[AdapterEvent] = []
@@ -258,7 +257,6 @@ class ChatAssembler(Assembler):
         if stop == "end_turn" and self.calls:
             stop = "tool_use"
         usage = self.usage or {}
-        self._note_cost(usage, notes)
         return Completion(
             items=tuple(items),
             reasoning=self._opaque(turn_id),
@@ -266,19 +264,15 @@ class ChatAssembler(Assembler):
             stop_detail=self.finish_reason,
             usage=self.dialect.usage(usage),
             response_id=self.response_id,
+            provider_cost_usd=self._cost(usage),
         )
 
-    def _note_cost(self, usage: dict[str, Any], notes: list[AdapterEvent]) -> None:
+    def _cost(self, usage: dict[str, Any]) -> float | None:
+        """The provider's own ``usage.cost`` (USD), kept beside agentlab's computed cost."""
         cost = usage.get("cost")
         if self.dialect.reports_cost and isinstance(cost, int | float) and not isinstance(cost, bool):
-            notes.append(
-                self.note(
-                    "provider_reported_cost",
-                    f"{self.dialect.label} reported this call's cost as ${cost:.6f}",
-                    cost_usd=float(cost),
-                    provider=self.provider,
-                )
-            )
+            return float(cost)
+        return None
 
     def _item(self, payload: Any, block_type: str, turn_id: str, index: int) -> ProviderReasoningItem:
         raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
