@@ -142,3 +142,18 @@ def test_local_loop_is_lenient_and_sends_reasoning_back_by_default(send: bool) -
     assert resp.stop_reason == "end_turn" if send else resp.stop_reason in ("end_turn", "tool_use")
     assert resp.usage.reasoning_source == "unknown" and resp.usage.reasoning_tokens is None
     assert ("reasoning_content" in json.loads(far.bodies[1])["messages"][1]) is send
+
+
+@pytest.mark.parametrize("model", ["sim-router-gemini", "sim-router-claude"])
+def test_openrouter_session_across_runs_is_accepted_without_the_earlier_loops_details(model: str) -> None:
+    far = RecordingTransport()
+    adapter = OpenRouterAdapter(model, client=chat_client("openrouter", transport=far), max_retries=0)
+    session = al.Session()
+    r1 = session.run(
+        f"openrouter:{model}", "What's the weather in Florence, Italy?", tools=[get_weather], adapter=adapter
+    )
+    r1.raise_for_status()
+    r2 = session.run(f"openrouter:{model}", "And what about Paris?", tools=[get_weather], adapter=adapter)
+    r2.raise_for_status()
+    earlier = json.loads(far.bodies[len(r1.calls)])["messages"]
+    assert any(m.get("tool_calls") and "reasoning_details" not in m for m in earlier)
