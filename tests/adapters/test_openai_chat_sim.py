@@ -22,6 +22,7 @@ import agentlab as al
 from agentlab.adapters.openai_chat import DeepSeekAdapter, OpenRouterAdapter, VLLMAdapter
 from agentlab.adapters.openai_chat._adapter import ChatCompletionsAdapter
 from agentlab.errors import ConfigError, ProviderAPIError
+from agentlab.neutral.events import ModelCallCompletedEvent
 from agentlab.neutral.items import ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ToolSpec
 from agentlab.sim import chat_client
@@ -157,3 +158,7 @@ def test_openrouter_session_across_runs_is_accepted_without_the_earlier_loops_de
     r2.raise_for_status()
     earlier = json.loads(far.bodies[len(r1.calls)])["messages"]
     assert any(m.get("tool_calls") and "reasoning_details" not in m for m in earlier)
+    # OpenRouter's own cost figure is kept on each call record beside agentlab's computed one
+    calls = [e for e in r1.events if isinstance(e, ModelCallCompletedEvent)]
+    assert calls and all(e.provider_cost_usd and e.provider_cost_usd > 0 for e in calls)
+    assert all(e.cost_usd is not None for e in calls)
