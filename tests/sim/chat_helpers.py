@@ -50,7 +50,9 @@ def merge_stream(chunks: list[Any]) -> tuple[dict[str, Any], Any]:
                 elif v is not None or k not in merged:
                     merged[k] = v
         for tc in d.tool_calls or []:
-            e = calls.setdefault(tc.index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}})
+            e = calls.setdefault(
+                tc.index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
+            )
             e["id"] = tc.id or e["id"]
             if tc.function is not None:
                 e["function"]["name"] = tc.function.name or e["function"]["name"]
@@ -67,7 +69,11 @@ def merge_stream(chunks: list[Any]) -> tuple[dict[str, Any], Any]:
 def tool_results(msg: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``role: tool`` message per call, answered from :data:`TEMPS`."""
     return [
-        {"role": "tool", "tool_call_id": c["id"], "content": TEMPS[json.loads(c["function"]["arguments"])["city"]]}
+        {
+            "role": "tool",
+            "tool_call_id": c["id"],
+            "content": TEMPS[json.loads(c["function"]["arguments"])["city"]],
+        }
         for c in msg.get("tool_calls") or []
     ]
 

@@ -1,4 +1,4 @@
-"""Fidelity: the Chat Completions stream grammar of the recordings, checked on the recordings and on the simulator.
+"""Fidelity: the Chat Completions stream grammar of the recordings, checked on them and on the simulator.
 
 The grammar is derived at test time from ``../shared/fixtures/chat_completions`` (and OpenRouter's
 recorded in-stream error): per dialect, the ordered key lists of chunk envelopes and choices, the
@@ -43,7 +43,7 @@ def _chunks(text: str) -> Stream:
 
 
 def recorded() -> dict[str, list[tuple[str, str | None, Stream]]]:
-    """dialect -> (name, raw text or None, chunks) of every recorded 200 stream."""
+    """Every recorded 200 stream per dialect: (name, raw text or None, chunks)."""
     root = fixtures_dir()
     out: dict[str, list[tuple[str, str | None, Stream]]] = {"deepseek": [], "openrouter": [], "local": []}
     files = sorted((root / "chat_completions").glob("*.yaml"))
@@ -90,7 +90,9 @@ def usage_keys(streams: list[Stream]) -> set[str]:
     for s in streams:
         for c in s:
             if c.get("usage"):
-                out.add(json.dumps({k: sorted(v) if isinstance(v, dict) else None for k, v in c["usage"].items()}))
+                out.add(
+                    json.dumps({k: sorted(v) if isinstance(v, dict) else None for k, v in c["usage"].items()})
+                )
     return out
 
 
@@ -108,11 +110,15 @@ def check_order(s: Stream, raw: str | None, dialect: str) -> None:
             kinds.append("reasoning")
         if d.get("tool_calls"):
             kinds.append("call")
-    assert "reasoning" not in kinds[kinds.index("call") :] if "call" in kinds else True, "reasoning before calls"
+    assert "reasoning" not in kinds[kinds.index("call") :] if "call" in kinds else True, (
+        "reasoning before calls"
+    )
     seen: set[int] = set()
     for c in with_choices:
         for tc in c["choices"][0]["delta"].get("tool_calls") or []:
-            assert ("id" in tc) == (tc["index"] not in seen), "a call's first piece carries its id, later ones do not"
+            assert ("id" in tc) == (tc["index"] not in seen), (
+                "a call's first piece carries its id, later ones do not"
+            )
             seen.add(tc["index"])
     if dialect == "local":
         assert s[-1]["choices"] == [] or not usage_at, "llama.cpp: usage on a choices-less last chunk"
@@ -131,7 +137,11 @@ CASES = {
     "deepseek": ("/chat/completions", "sim-deepseek", {}),
     "local": ("/v1/chat/completions", "sim-local", {}),
     "openrouter": ("/api/v1/chat/completions", "sim-router-gemini", {}),
-    "openrouter-claude": ("/api/v1/chat/completions", "sim-router-claude", {"reasoning": {"effort": "medium"}}),
+    "openrouter-claude": (
+        "/api/v1/chat/completions",
+        "sim-router-claude",
+        {"reasoning": {"effort": "medium"}},
+    ),
     "openrouter-openai": ("/api/v1/chat/completions", "sim-router-openai", {}),
 }
 
@@ -190,7 +200,10 @@ async def test_simulated_streams_follow_the_recorded_grammar(case: str) -> None:
 
 
 async def test_gemini_encrypted_detail_comes_whole_before_the_calls() -> None:
-    for streams in ([s for _, _, s in recorded()["openrouter"] if "gemini" in s[0]["model"]], [s for _, s in await simulated("openrouter")]):
+    for streams in (
+        [s for _, _, s in recorded()["openrouter"] if "gemini" in s[0]["model"]],
+        [s for _, s in await simulated("openrouter")],
+    ):
         for s in streams:
             deltas = [c["choices"][0]["delta"] for c in s if c["choices"]]
             if not any(d.get("tool_calls") for d in deltas):
@@ -201,19 +214,33 @@ async def test_gemini_encrypted_detail_comes_whole_before_the_calls() -> None:
 
 
 def test_recorded_claude_body_shape_matches_the_simulated_one() -> None:
-    path = fixtures_dir() / "chat_completions" / "fantasy__openrouter_claude_reasoning_details_signature_tool_loop_nonstream.yaml"
+    path = (
+        fixtures_dir()
+        / "chat_completions"
+        / "fantasy__openrouter_claude_reasoning_details_signature_tool_loop_nonstream.yaml"
+    )
     ex = load_cassette(Path(path))[0]
     rec = ex.response_payload
     r = httpx2.Client(transport=sim.SimTransport(), base_url="http://sim.agentlab.local").post(
         "/api/v1/chat/completions",
-        json={"model": "sim-router-claude", **{k: v for k, v in (ex.request_json or {}).items() if k != "model"}},
+        json={
+            "model": "sim-router-claude",
+            **{k: v for k, v in (ex.request_json or {}).items() if k != "model"},
+        },
         headers={"authorization": "Bearer k"},
     )
     got = r.json()
     assert list(got) == list(rec)
     assert list(got["choices"][0]) == list(rec["choices"][0])
     assert list(got["choices"][0]["message"]) == list(rec["choices"][0]["message"])
-    assert list(got["choices"][0]["message"]["tool_calls"][0]) == list(rec["choices"][0]["message"]["tool_calls"][0])
-    assert set(got["choices"][0]["message"]["reasoning_details"][0]) == set(rec["choices"][0]["message"]["reasoning_details"][0])
+    assert list(got["choices"][0]["message"]["tool_calls"][0]) == list(
+        rec["choices"][0]["message"]["tool_calls"][0]
+    )
+    assert set(got["choices"][0]["message"]["reasoning_details"][0]) == set(
+        rec["choices"][0]["message"]["reasoning_details"][0]
+    )
     assert usage_keys([[got]]) == usage_keys([[rec]])
-    assert got["choices"][0]["finish_reason"] == "tool_calls" and got["choices"][0]["native_finish_reason"] == "tool_use"
+    assert (
+        got["choices"][0]["finish_reason"] == "tool_calls"
+        and got["choices"][0]["native_finish_reason"] == "tool_use"
+    )

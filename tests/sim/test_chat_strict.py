@@ -1,4 +1,4 @@
-"""Each dialect's continuity rule through the real ``openai`` SDK: fails for the real reason, passes when obeyed."""
+"""Each dialect's continuity rule through the real ``openai`` SDK: the real refusal, a pass when obeyed."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ async def test_deepseek_refuses_tool_call_message_without_reasoning_content(stre
     with pytest.raises(openai.BadRequestError) as ei:
         await run_loop(client("deepseek"), "sim-deepseek", stream=stream, edit=drop("reasoning_content"))
     assert ei.value.status_code == 400
-    assert _body(ei.value) == load_error_fixture("issue__deepseek_400_reasoning_content_must_be_passed_back.json")
+    assert _body(ei.value) == load_error_fixture(
+        "issue__deepseek_400_reasoning_content_must_be_passed_back.json"
+    )
 
 
 async def test_deepseek_requires_it_in_later_turns_too_but_not_with_thinking_disabled() -> None:
@@ -48,7 +50,9 @@ async def test_deepseek_requires_it_in_later_turns_too_but_not_with_thinking_dis
     stripped = [drop(*REASONING_FIELDS)(m) for m in later]
     with pytest.raises(openai.BadRequestError):
         await run_loop(c, "sim-deepseek", messages=stripped)
-    answer, _, _ = await run_loop(c, "sim-deepseek", messages=stripped, extra_body={"thinking": {"type": "disabled"}})
+    answer, _, _ = await run_loop(
+        c, "sim-deepseek", messages=stripped, extra_body={"thinking": {"type": "disabled"}}
+    )
     assert answer == "Berlin is warmer (11 vs Oslo -3)."
 
 
@@ -64,7 +68,9 @@ async def test_deepseek_does_not_verify_the_reasoning_text() -> None:
 
 async def test_deepseek_thinking_disabled_returns_no_reasoning() -> None:
     r = await client("deepseek").chat.completions.create(
-        model="sim-deepseek", messages=[{"role": "user", "content": TASK}], extra_body={"thinking": {"type": "disabled"}}
+        model="sim-deepseek",
+        messages=[{"role": "user", "content": TASK}],
+        extra_body={"thinking": {"type": "disabled"}},
     )
     assert "reasoning_content" not in (r.choices[0].message.model_extra or {})
     assert r.usage is not None and r.usage.completion_tokens_details is not None
@@ -95,7 +101,10 @@ async def test_router_gemini_refuses_dropped_reasoning_details_with_the_real_bod
     prefix = real["metadata"]["raw"].split("Upstream error: ")[0]
     assert err["metadata"]["raw"].startswith(prefix + "Upstream error: ")
     assert "get_weather` in the 2. content block is missing a `thought_signature`" in err["metadata"]["raw"]
-    assert json.loads(err["metadata"]["raw"].split("Upstream error: ")[1])["error"]["status"] == "INVALID_ARGUMENT"
+    assert (
+        json.loads(err["metadata"]["raw"].split("Upstream error: ")[1])["error"]["status"]
+        == "INVALID_ARGUMENT"
+    )
 
 
 @pytest.mark.fixtures
@@ -118,14 +127,16 @@ async def test_router_gemini_refuses_altered_reasoning_details_with_the_real_bod
 async def test_router_gemini_checks_only_the_current_turn() -> None:
     c = client("openrouter")
     _, msgs, _ = await run_loop(c, "sim-router-gemini")
-    later = [drop(*REASONING_FIELDS)(m) for m in msgs] + [{"role": "user", "content": "Is it warmer in Oslo or Berlin?"}]
+    later = [drop(*REASONING_FIELDS)(m) for m in msgs] + [
+        {"role": "user", "content": "Is it warmer in Oslo or Berlin?"}
+    ]
     answer, _, _ = await run_loop(c, "sim-router-gemini", messages=later)
     assert answer is not None and "Berlin" in answer
 
 
 # -- OpenRouter, Claude-backed -------------------------------------------------------------------------
 
-EFFORT = {"extra_body": {"reasoning": {"effort": "medium"}}}
+EFFORT: dict[str, Any] = {"extra_body": {"reasoning": {"effort": "medium"}}}
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -150,7 +161,10 @@ def _claude_edit(field: str) -> Any:
 @pytest.mark.parametrize(
     ("edit", "words"),
     [
-        (drop("reasoning_details", "reasoning"), "Expected `thinking` or `redacted_thinking`, but found `tool_use`"),
+        (
+            drop("reasoning_details", "reasoning"),
+            "Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+        ),
         (_claude_edit("signature"), "Invalid `signature` in `thinking` block"),
         (_claude_edit("text"), "blocks in the latest assistant message cannot be modified"),
     ],
@@ -167,11 +181,15 @@ async def test_router_claude_applies_anthropics_rule(edit: Any, words: str) -> N
 
 
 async def test_router_claude_without_reasoning_needs_no_details() -> None:
-    answer, msgs, _ = await run_loop(client("openrouter"), "sim-router-claude", edit=drop(*REASONING_FIELDS))
+    answer, _, _ = await run_loop(client("openrouter"), "sim-router-claude", edit=drop(*REASONING_FIELDS))
     assert answer == ANSWER
 
 
 # -- lenient: OpenRouter OpenAI-backed and local servers -----------------------------------------------
+
+
+def _calls(msgs: list[dict[str, Any]]) -> int:
+    return sum(len(m.get("tool_calls") or []) for m in msgs)
 
 
 @pytest.mark.parametrize(
@@ -186,10 +204,9 @@ async def test_lenient_dialects_accept_dropped_reasoning_but_lose_the_plan(
     dialect: str, model: str, fields: tuple[str, ...]
 ) -> None:
     kept_answer, kept, _ = await run_loop(client(dialect), model)
-    lost_answer, lost, raw = await run_loop(client(dialect), model, edit=drop(*fields))
+    lost_answer, lost, _ = await run_loop(client(dialect), model, edit=drop(*fields))
     assert kept_answer == lost_answer == ANSWER
-    calls = lambda ms: sum(len(m.get("tool_calls") or []) for m in ms)  # noqa: E731
-    assert calls(kept) == 2 and calls(lost) == 4  # the lost plan repeats its last batch once
+    assert _calls(kept) == 2 and _calls(lost) == 4  # the lost plan repeats its last batch once
 
 
 async def test_plan_header_says_lost_when_reasoning_was_dropped() -> None:

@@ -44,7 +44,10 @@ def test_deepseek_and_openrouter_need_a_key_local_does_not() -> None:
     )
     assert post(t, "/v1/chat/completions", "sim-deepseek").status_code == 401
     r = post(t, "/api/v1/chat/completions", "sim-router-gemini")
-    assert (r.status_code, r.json()) == (401, {"error": {"message": "No auth credentials found", "code": 401}})
+    assert (r.status_code, r.json()) == (
+        401,
+        {"error": {"message": "No auth credentials found", "code": 401}},
+    )
     assert post(t, "/v1/chat/completions", "sim-local").status_code == 200
     assert post(t, "/chat/completions", "sim-deepseek", KEY).status_code == 200
 
@@ -167,7 +170,9 @@ async def test_429_is_retried_by_the_sdk() -> None:
 
 async def test_error_chunk_fault_is_an_in_stream_error_the_sdk_raises() -> None:
     c = client("openrouter", default_headers={"x-sim-fault": "error_chunk"})
-    s = await c.chat.completions.create(model="sim-router-gemini", messages=[{"role": "user", "content": TASK}], stream=True)
+    s = await c.chat.completions.create(
+        model="sim-router-gemini", messages=[{"role": "user", "content": TASK}], stream=True
+    )
     got: list[Any] = []
     with pytest.raises(openai.APIError, match="Upstream stream interrupted"):
         async for ch in s:
@@ -187,7 +192,9 @@ def test_error_chunk_bytes_follow_openrouters_recording() -> None:
 
 async def test_unknown_event_is_tolerated_by_the_sdk() -> None:
     c = client("local", default_headers={"x-sim-fault": "unknown_event"})
-    s = await c.chat.completions.create(model="sim-local", messages=[{"role": "user", "content": TASK}], stream=True)
+    s = await c.chat.completions.create(
+        model="sim-local", messages=[{"role": "user", "content": TASK}], stream=True
+    )
     msg, _ = merge_stream([ch async for ch in s])
     assert msg["content"]
 
@@ -207,7 +214,11 @@ def test_same_request_same_bytes(model: str) -> None:
 
 async def test_loopback_server_serves_all_three_hosts() -> None:
     with serving() as url:
-        for base, model in ((url, "sim-deepseek"), (f"{url}/api/v1", "sim-router-claude"), (f"{url}/v1", "sim-local")):
+        for base, model in (
+            (url, "sim-deepseek"),
+            (f"{url}/api/v1", "sim-router-claude"),
+            (f"{url}/v1", "sim-local"),
+        ):
             c = openai.AsyncOpenAI(base_url=base, api_key="anything", max_retries=0)
             answer, _, _ = await run_loop(c, model, stream=True, extra_body={"reasoning": {"effort": "low"}})
             assert answer == "Rome is warmer (24 vs Paris 18)."
