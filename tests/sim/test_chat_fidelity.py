@@ -244,3 +244,43 @@ def test_recorded_claude_body_shape_matches_the_simulated_one() -> None:
         got["choices"][0]["finish_reason"] == "tool_calls"
         and got["choices"][0]["native_finish_reason"] == "tool_use"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "calls_tool"),
+    [
+        # "Add and multiply the number 2 and 3" is outside the planner's task family: a direct reply
+        (
+            "fantasy__openrouter_gemini_reasoning_encrypted_parallel_loop_stream.yaml",
+            "/api/v1/chat/completions",
+            False,
+        ),
+        (
+            "fantasy__openrouter_claude_reasoning_details_signature_tool_loop_nonstream.yaml",
+            "/api/v1/chat/completions",
+            True,
+        ),
+        ("fantasy__llamacpp_gpt_oss_reasoning_content_tool_loop_stream.yaml", "/v1/chat/completions", True),
+    ],
+)
+def test_recorded_first_requests_are_served_under_their_real_names(
+    name: str, path: str, calls_tool: bool
+) -> None:
+    """With ``real_models`` on (the loopback default) a recorded request runs as sent, labelled simulated."""
+    ex = load_cassette(fixtures_dir() / "chat_completions" / name)[0]
+    body = ex.request_json or {}
+    with httpx2.Client(
+        transport=sim.SimTransport(real_models=True), base_url="http://sim.agentlab.local"
+    ) as c:
+        r = c.post(path, json=body, headers={"authorization": "Bearer k"})
+    assert r.status_code == 200, r.text
+    assert r.headers["x-agentlab-simulated"].startswith("sim-")
+    chunks = _chunks(r.text) if body.get("stream") else [json.loads(r.text)]
+    assert chunks[0]["model"].startswith(body["model"] + " (simulated by agentlab")
+    calls = [
+        tc
+        for c in chunks
+        for ch in c["choices"]
+        for tc in (ch.get("delta") or ch.get("message") or {}).get("tool_calls") or []
+    ]
+    assert bool(calls) == calls_tool
