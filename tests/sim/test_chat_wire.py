@@ -222,3 +222,23 @@ async def test_loopback_server_serves_all_three_hosts() -> None:
             c = openai.AsyncOpenAI(base_url=base, api_key="anything", max_retries=0)
             answer, _, _ = await run_loop(c, model, stream=True, extra_body={"reasoning": {"effort": "low"}})
             assert answer == "Rome is warmer (24 vs Paris 18)."
+
+
+@pytest.mark.parametrize(("dialect", "model"), [("deepseek", "sim-deepseek"), ("openrouter", "sim-router-openai")])
+async def test_a_repeated_long_prefix_is_reported_cached(dialect: str, model: str) -> None:
+    c = client(dialect)
+    system = {"role": "system", "content": "Background. " + "The reference table lists many facts. " * 300}
+    msgs = [system, {"role": "user", "content": TASK}]
+    first = await c.chat.completions.create(model=model, messages=msgs)
+    second = await c.chat.completions.create(model=model, messages=msgs)
+    assert first.usage is not None and second.usage is not None
+    assert first.usage.prompt_tokens_details is not None and second.usage.prompt_tokens_details is not None
+    assert first.usage.prompt_tokens_details.cached_tokens == 0
+    cached = second.usage.prompt_tokens_details.cached_tokens
+    assert cached is not None and 1024 <= cached <= second.usage.prompt_tokens
+    if dialect == "deepseek":
+        extra = second.usage.model_extra or {}
+        assert extra["prompt_cache_hit_tokens"] == cached
+        assert extra["prompt_cache_miss_tokens"] == second.usage.prompt_tokens - cached
+    else:
+        assert (second.usage.model_extra or {})["cost"] < (first.usage.model_extra or {})["cost"]
