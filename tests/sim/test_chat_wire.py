@@ -224,7 +224,9 @@ async def test_loopback_server_serves_all_three_hosts() -> None:
             assert answer == "Rome is warmer (24 vs Paris 18)."
 
 
-@pytest.mark.parametrize(("dialect", "model"), [("deepseek", "sim-deepseek"), ("openrouter", "sim-router-openai")])
+@pytest.mark.parametrize(
+    ("dialect", "model"), [("deepseek", "sim-deepseek"), ("openrouter", "sim-router-openai")]
+)
 async def test_a_repeated_long_prefix_is_reported_cached(dialect: str, model: str) -> None:
     c = client(dialect)
     system = {"role": "system", "content": "Background. " + "The reference table lists many facts. " * 300}
@@ -242,3 +244,18 @@ async def test_a_repeated_long_prefix_is_reported_cached(dialect: str, model: st
         assert extra["prompt_cache_miss_tokens"] == second.usage.prompt_tokens - cached
     else:
         assert (second.usage.model_extra or {})["cost"] < (first.usage.model_extra or {})["cost"]
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        ("/chat/completions", "sim-deepseek"),
+        ("/api/v1/chat/completions", "sim-router-gemini"),
+        ("/v1/chat/completions", "sim-local"),
+    ],
+)
+@pytest.mark.parametrize("calls", ["x", [1], [{"id": "a", "function": {"name": "w", "arguments": {"a": 1}}}]])
+def test_malformed_tool_calls_are_a_400_naming_the_field(path: str, model: str, calls: Any) -> None:
+    msgs = [{"role": "user", "content": TASK}, {"role": "assistant", "tool_calls": calls}]
+    r = post(sim.SimTransport(), path, model, KEY, messages=msgs)
+    assert r.status_code == 400 and "messages[1].tool_calls" in r.text
