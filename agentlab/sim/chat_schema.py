@@ -80,6 +80,14 @@ def validate(p: Profile, req: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise _bad(
                 p, f"{_DESER if p.dialect == 'deepseek' else ''}messages[{i}].tool_calls{bad}", "messages"
             )
+    for name in ("max_tokens", "max_completion_tokens"):
+        n = req.get(name)
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise _bad(p, f"Invalid {name} value: it must be a positive integer", name)
+    if not isinstance(req.get("tools") or [], list):
+        raise _bad(
+            p, f"{_DESER if p.dialect == 'deepseek' else ''}tools: invalid type, expected a sequence", "tools"
+        )
     if not isinstance(req.get("stream_options") or {}, dict):
         raise _bad(p, f"{_DESER if p.dialect == 'deepseek' else ''}stream_options: expected an object")
     return [dict(m) for m in messages]
@@ -119,7 +127,7 @@ def _deepseek_types(req: Mapping[str, Any]) -> None:
         if kind not in ("enabled", "disabled"):
             raise _variant("thinking.type", kind, ("enabled", "disabled"))
     effort = req.get("reasoning_effort")
-    if effort is not None and effort not in DS_EFFORTS:
+    if effort is not None and (not isinstance(effort, str) or effort not in DS_EFFORTS):
         raise _variant("reasoning_effort", effort, tuple(DS_EFFORTS))
 
 

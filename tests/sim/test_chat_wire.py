@@ -259,3 +259,9 @@ def test_malformed_tool_calls_are_a_400_naming_the_field(path: str, model: str, 
     msgs = [{"role": "user", "content": TASK}, {"role": "assistant", "tool_calls": calls}]
     r = post(sim.SimTransport(), path, model, KEY, messages=msgs)
     assert r.status_code == 400 and "messages[1].tool_calls" in r.text
+
+
+@pytest.mark.parametrize("value", [0, -5, "10", True])
+def test_max_tokens_must_be_a_positive_integer(value: Any) -> None:
+    r = post(sim.SimTransport(), "/chat/completions", "sim-deepseek", KEY, max_tokens=value)
+    assert r.status_code == 400 and "max_tokens" in r.json()["error"]["message"]
