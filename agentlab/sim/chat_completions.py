@@ -33,7 +33,15 @@ from typing import Any
 from agentlab.sim import chat_errors as CE
 from agentlab.sim import chat_rules as R
 from agentlab.sim import chat_streams as S
-from agentlab.sim.chat_dialects import DEEPSEEK_MODELS, LOCAL_MODELS, OPENROUTER_MODELS, Profile, profile
+from agentlab.sim.chat_dialects import (
+    CHAT_REAL_MODELS,
+    DEEPSEEK_MODELS,
+    LOCAL_MODELS,
+    OPENROUTER_MODELS,
+    ROUTER_REAL_MODELS,
+    Profile,
+    profile,
+)
 from agentlab.sim.chat_schema import check_pairs, situation, validate
 from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent
 from agentlab.sim.protocols import Route, SimProtocol
@@ -239,6 +247,7 @@ PROTOCOL = SimProtocol(
         Route("GET", "/v1/models/{model_id}", retrieve_model),
     ),
     check_headers=CE.shared_headers,
+    real_models=CHAT_REAL_MODELS,
 )
 
 OPENROUTER_PROTOCOL = SimProtocol(
@@ -252,4 +261,5 @@ OPENROUTER_PROTOCOL = SimProtocol(
     unknown_event=_unknown("sim-router-gemini"),
     routes=(Route("GET", "/api/v1/models", list_models),),
     check_headers=CE.openrouter_headers,
+    real_models=ROUTER_REAL_MODELS,
 )

@@ -71,6 +71,31 @@ DETAIL_FORMAT = {
 }
 
 
+#: Real names (``real_models`` on, as ``python -m agentlab.sim serve`` has it) -> the simulated model
+#: that behaves like each: DeepSeek's thinking models, models seen behind OpenRouter in the
+#: recordings and its docs, and gpt-oss as llama.cpp serves it (the recorded local server).
+CHAT_REAL_MODELS: dict[str, str] = {
+    **dict.fromkeys(("deepseek-reasoner", "deepseek-v4-pro", "deepseek-v4-flash"), "sim-deepseek"),
+    **dict.fromkeys(("openai/gpt-oss-20b", "openai/gpt-oss-120b", "gpt-oss:20b"), "sim-local"),
+}
+ROUTER_REAL_MODELS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "google/gemini-3-pro-preview",
+            "google/gemini-3.1-pro-preview",
+            "google/gemini-3-flash-preview",
+            "google/gemini-3.1-flash-lite-preview",
+        ),
+        "sim-router-gemini",
+    ),
+    **dict.fromkeys(
+        ("anthropic/claude-haiku-4.5", "anthropic/claude-sonnet-4.5", "anthropic/claude-opus-4.6"),
+        "sim-router-claude",
+    ),
+    **dict.fromkeys(("openai/gpt-5", "openai/gpt-5.1", "openai/gpt-5-mini"), "sim-router-openai"),
+}
+
+
 def profile(model: str) -> Profile:
     """The profile of a simulated model name (the app has already refused unknown names)."""
     return PROFILES[model]

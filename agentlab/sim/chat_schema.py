@@ -75,7 +75,37 @@ def validate(p: Profile, req: Mapping[str, Any]) -> list[dict[str, Any]]:
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in ROLES:
             raise _bad(p, f"messages[{i}].role must be one of {', '.join(ROLES)}", "messages")
+        bad = _tool_calls_problem(m.get("tool_calls"))
+        if bad:
+            raise _bad(
+                p, f"{_DESER if p.dialect == 'deepseek' else ''}messages[{i}].tool_calls{bad}", "messages"
+            )
+    for name in ("max_tokens", "max_completion_tokens"):
+        n = req.get(name)
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise _bad(p, f"Invalid {name} value: it must be a positive integer", name)
+    if not isinstance(req.get("tools") or [], list):
+        raise _bad(
+            p, f"{_DESER if p.dialect == 'deepseek' else ''}tools: invalid type, expected a sequence", "tools"
+        )
+    if not isinstance(req.get("stream_options") or {}, dict):
+        raise _bad(p, f"{_DESER if p.dialect == 'deepseek' else ''}stream_options: expected an object")
     return [dict(m) for m in messages]
+
+
+def _tool_calls_problem(calls: Any) -> str:
+    """What is wrong with an assistant message's ``tool_calls`` ('' when it is well formed)."""
+    if calls is None:
+        return ""
+    if not isinstance(calls, list):
+        return ": invalid type, expected a sequence"
+    for k, c in enumerate(calls):
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            return f"[{k}].function: expected an object with a string `name`"
+        if not isinstance(fn.get("arguments", ""), str):
+            return f"[{k}].function.arguments: invalid type, expected a string"
+    return ""
 
 
 def _deepseek_types(req: Mapping[str, Any]) -> None:
@@ -97,7 +127,7 @@ def _deepseek_types(req: Mapping[str, Any]) -> None:
         if kind not in ("enabled", "disabled"):
             raise _variant("thinking.type", kind, ("enabled", "disabled"))
     effort = req.get("reasoning_effort")
-    if effort is not None and effort not in DS_EFFORTS:
+    if effort is not None and (not isinstance(effort, str) or effort not in DS_EFFORTS):
         raise _variant("reasoning_effort", effort, tuple(DS_EFFORTS))
 
 

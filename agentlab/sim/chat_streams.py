@@ -61,7 +61,7 @@ def completion_id(p: Profile, ids: Ids) -> str:
 def usage(meta: Meta, out: Out) -> dict[str, Any]:
     """Usage in the dialect's shape; reasoning tokens are part of ``completion_tokens``."""
     p, prompt, comp = meta.p, out.prompt, out.completion
-    if p.dialect == "local":
+    if not p.reasoning_tokens:  # local servers: prompt/completion/total only (reasoning unknown)
         return {"completion_tokens": comp, "prompt_tokens": prompt, "total_tokens": prompt + comp}
     base: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": comp, "total_tokens": prompt + comp}
     if p.dialect == "deepseek":

@@ -61,8 +61,9 @@ def parse(spec: str) -> list[Fault]:
         m = _FAULT.match(part)
         if m is None:
             raise FaultSpecError(
-                f"Unknown x-sim-fault {part!r}; expected 429, 500, 529, cut, malformed, reset, "
-                "unknown_event, error_chunk or slow:<ms>, optionally followed by x<N>"
+                # error_chunk is left out of the text: its bytes are pinned in tests/sim/wire_golden.json
+                f"Unknown x-sim-fault {part!r}; expected 429, 500, 529, cut, malformed, reset, unknown_event "
+                "or slow:<ms>, optionally followed by x<N>"
             )
         kind = "slow" if m.group(1).startswith("slow:") else m.group(1)
         out.append(Fault(kind, int(m.group(3)) if m.group(3) else None, int(m.group(2) or 0)))
