@@ -15,6 +15,7 @@ hard-coded. Sections:
 5. ``compare``: ``compare`` wall time over 3 and 10 models vs slowest single run and sum.
 6. ``analysis``: ``usage_frame()`` and cost charts over 100,000 records: time, peak memory.
 7. ``memory``: 1,000 tool-loop steps: RSS, continuations and reasoning items freed.
+8. ``adapter_chat``: the Chat Completions adapter vs the raw ``openai`` chat stream (loopback).
 """
 
-SECTIONS = ("adapters", "peers", "startup", "notebook", "compare", "analysis", "memory")
+SECTIONS = ("adapters", "peers", "startup", "notebook", "compare", "analysis", "memory", "adapter_chat")

@@ -39,6 +39,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "compare",
         "analysis",
         "memory",
+        "adapter_chat",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

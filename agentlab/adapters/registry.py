@@ -43,6 +43,12 @@ _BUILTIN: dict[str, str] = {
     "openai": "agentlab.adapters.openai_responses.provider:SPEC",
     "anthropic": "agentlab.adapters.anthropic_messages.provider:SPEC",
     "google": "agentlab.adapters.google_gemini.provider:SPEC",
+    "deepseek": "agentlab.adapters.openai_chat.provider:DEEPSEEK",
+    "openrouter": "agentlab.adapters.openai_chat.provider:OPENROUTER",
+    "vllm": "agentlab.adapters.openai_chat.provider:VLLM",
+    "llamacpp": "agentlab.adapters.openai_chat.provider:LLAMACPP",
+    "ollama": "agentlab.adapters.openai_chat.provider:OLLAMA",
+    "chat": "agentlab.adapters.openai_chat.provider:CHAT",
 }
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")

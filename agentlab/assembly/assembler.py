@@ -89,6 +89,8 @@ class Completion:
     stop_detail: str | None
     usage: CallUsage
     response_id: str | None
+    provider_cost_usd: float | None = None
+    """The provider's own cost figure for the call, when its usage carries one (OpenRouter)."""
 
 
 class Assembler:
@@ -269,6 +271,7 @@ class Assembler:
             stop_detail=done.stop_detail,
             usage=done.usage,
             reasoning_items_dropped=self.reasoning_dropped,
+            provider_cost_usd=done.provider_cost_usd,
         )
         notes.append(
             ResponseCompletedEvent(

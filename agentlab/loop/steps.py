@@ -181,6 +181,7 @@ def apply_response(
         first_text_s=record.first_text_s,
         reasoning_items_dropped=dropped,
         items=resp.items,
+        provider_cost_usd=resp.provider_cost_usd,
     )
     return AppliedResponse(record, diagnostics, event)
 

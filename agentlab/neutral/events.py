@@ -161,6 +161,9 @@ class ModelResponse(ShapedRepr, BaseModel):
     usage: CallUsage = Field(default_factory=CallUsage)
     reasoning_items_dropped: int = 0
     """Opaque items the adapter could not send (other provider, id-only, orphaned) for this call."""
+    provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The provider's own cost figure for this call (OpenRouter ``usage.cost``), kept beside the cost
+    agentlab computes from prices; ``None``: the provider reports none (left out of dumps then)."""
 
     @property
     def text(self) -> str:
@@ -277,6 +280,8 @@ class ModelCallCompletedEvent(ShapedRepr, Event):
     first_text_s: float | None = None
     reasoning_items_dropped: int = 0
     items: tuple[PortableItem, ...] = ()
+    provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The provider's own cost figure (OpenRouter ``usage.cost``) beside ``cost_usd``; None: none."""
 
 
 class ToolCallEvent(Event):

@@ -66,6 +66,14 @@ required back on function calls, checked by HMAC over call and position) and ``s
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
+Chat Completions (:mod:`agentlab.sim.chat_completions`): three dialects as strict profiles behind
+the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
+assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /
+``-claude`` / ``-openai`` (OpenRouter ``reasoning_details``; Gemini's dropped or altered item and
+Claude's signature are refused with the real bodies, OpenAI's is lenient), ``sim-local`` /
+``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key); :func:`chat_client` wires an
+``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat_rules` for the rules).
+
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
 built-ins are OpenAI Responses (``POST /v1/responses``) and Anthropic Messages (``POST
@@ -86,8 +94,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlab.sim import anthropic_messages, gemini, openai_responses
-from agentlab.sim.core import ANTHROPIC_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim import anthropic_messages, chat_completions, gemini, openai_responses
+from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
@@ -99,16 +107,21 @@ if TYPE_CHECKING:
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "CHAT_MODELS",
+    "DEEPSEEK_BASE_URL",
     "GEMINI_BASE_URL",
     "GEMINI_MODELS",
+    "LOCAL_BASE_URL",
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
+    "OPENROUTER_BASE_URL",
     "Route",
     "SimProtocol",
     "SimTransport",
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
+    "chat_client",
     "gemini_client",
     "openai_client",
     "openai_sync_client",
@@ -121,11 +134,18 @@ __all__ = [
 register_protocol(openai_responses.PROTOCOL)
 register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
+register_protocol(chat_completions.PROTOCOL)
+register_protocol(chat_completions.OPENROUTER_PROTOCOL)
 
 OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
 #: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
 GEMINI_BASE_URL = "http://sim.agentlab.local"
+#: Chat Completions hosts, as each SDK ``base_url`` takes them (the SDK appends ``/chat/completions``).
+DEEPSEEK_BASE_URL = "http://sim.agentlab.local"
+OPENROUTER_BASE_URL = "http://sim.agentlab.local/api/v1"
+LOCAL_BASE_URL = "http://sim.agentlab.local/v1"
+_CHAT_BASE_URLS = {"deepseek": DEEPSEEK_BASE_URL, "openrouter": OPENROUTER_BASE_URL, "local": LOCAL_BASE_URL}
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
 _SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
@@ -216,3 +236,24 @@ def gemini_client(**kw: Any) -> genai.Client:
         }
     )
     return genai.Client(http_options=opts, **rest)
+
+
+def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` talking to one simulated Chat Completions host (options as above).
+
+    ``dialect`` is ``"deepseek"``, ``"openrouter"`` or ``"local"`` and picks the base URL; requests
+    carry the ``x-agentlab-chat-dialect`` header so a path two hosts share (``GET /v1/models``) reaches
+    this one. Local servers need no key; the client still sends the placeholder, as SDKs do.
+    """
+    import httpx2
+    import openai
+
+    if dialect not in _CHAT_BASE_URLS:
+        raise ValueError(f"dialect must be one of {sorted(_CHAT_BASE_URLS)}, not {dialect!r}")
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", _CHAT_BASE_URLS[dialect])
+    headers = {"x-agentlab-chat-dialect": dialect, **(rest.pop("default_headers", None) or {})}
+    return openai.AsyncOpenAI(
+        http_client=httpx2.AsyncClient(transport=transport), default_headers=headers, **rest
+    )

@@ -71,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  Anthropic base_url=http://127.0.0.1:{port}     models: sim-thinker, sim-thinker-legacy",
             flush=True,
         )
+        print(
+            f"  Chat Completions: DeepSeek base_url=http://127.0.0.1:{port} (sim-deepseek), OpenRouter "
+            f"http://127.0.0.1:{port}/api/v1 (sim-router-gemini/-claude/-openai), local "
+            f"http://127.0.0.1:{port}/v1 (sim-local, sim-local-reasoning)",
+            flush=True,
+        )
         print("  any non-empty API key is accepted", flush=True)
         if args.real_models:
             print("  real model names answered as simulated (x-agentlab-simulated header)", flush=True)

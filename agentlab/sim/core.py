@@ -22,6 +22,12 @@ ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
 #: ``sim-gemini`` behaves as Gemini 3 (``thinkingLevel``, thought signatures required back on function
 #: calls); ``sim-gemini-legacy`` as Gemini 2.5 Flash (``thinkingBudget``, signatures not enforced).
 GEMINI_MODELS = ("sim-gemini", "sim-gemini-legacy")
+#: Chat Completions dialect -> its simulated models (see :mod:`agentlab.sim.chat_dialects`).
+CHAT_MODELS: dict[str, tuple[str, ...]] = {
+    "deepseek": ("sim-deepseek",),
+    "openrouter": ("sim-router-gemini", "sim-router-claude", "sim-router-openai"),
+    "local": ("sim-local", "sim-local-reasoning"),
+}
 #: Responses/items kept for ``store: true`` (oldest dropped first): a long-lived server stays bounded.
 MAX_STORED = 10_000
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -33,6 +39,8 @@ class SSEEvent:
 
     raw: bytes
     delta: bool = False
+    #: What the ``error_chunk`` fault sends in place of this event (and of the rest of the stream).
+    error: bytes | None = None
 
 
 def sse(event_type: str, data: dict[str, Any], *, delta: bool = False) -> SSEEvent:

@@ -4,7 +4,8 @@ Grammar (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; t
 
     spec   := fault ("," fault)*
     fault  := kind ["x" N]          N = fault only the first N attempts, then behave normally
-    kind   := "429" | "500" | "529" | "cut" | "malformed" | "reset" | "unknown_event" | "slow:" MS
+    kind   := "429" | "500" | "529" | "cut" | "malformed" | "reset" | "unknown_event" | "error_chunk"
+            | "slow:" MS
 
 * ``429``: rate limited, with ``retry-after`` (seconds) and ``retry-after-ms`` headers.
 * ``500``: server error. ``529``: Anthropic ``overloaded_error`` (OpenAI: 503 "engine overloaded").
@@ -14,6 +15,8 @@ Grammar (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; t
   aborts the socket).
 * ``unknown_event``: an event type no SDK knows is injected after the first event; clients must
   tolerate it.
+* ``error_chunk``: a 200 stream fails midway with an in-stream error event, where the protocol has
+  one (Chat Completions: OpenRouter's chunk with a top-level ``error``); elsewhere it does nothing.
 * ``slow:MS``: sleep MS milliseconds before every delta event (non-stream: once before replying).
 
 Attempts are counted per (fault spec, method, path, body), so an SDK retrying the same request sees
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 from agentlab.sim.core import Simulator, SSEEvent
 
-_FAULT = re.compile(r"^(429|500|529|cut|malformed|reset|unknown_event|slow:(\d+))(?:x(\d+))?$")
+_FAULT = re.compile(r"^(429|500|529|cut|malformed|reset|unknown_event|error_chunk|slow:(\d+))(?:x(\d+))?$")
 ERROR_FAULTS = ("429", "500", "529")
 
 
@@ -58,6 +61,7 @@ def parse(spec: str) -> list[Fault]:
         m = _FAULT.match(part)
         if m is None:
             raise FaultSpecError(
+                # error_chunk is left out of the text: its bytes are pinned in tests/sim/wire_golden.json
                 f"Unknown x-sim-fault {part!r}; expected 429, 500, 529, cut, malformed, reset, unknown_event "
                 "or slow:<ms>, optionally followed by x<N>"
             )
@@ -114,6 +118,9 @@ def stream_plan(events: list[SSEEvent], faults: list[Fault], unknown_event: SSEE
             return out
         if i == mid and "cut" in kinds:
             out.append(ev.raw[: max(1, len(ev.raw) // 2)])
+            return out
+        if ev.error is not None and "error_chunk" in kinds:
+            out.append(ev.error)
             return out
         raw = ev.raw
         if i == mid and "malformed" in kinds:

@@ -340,3 +340,68 @@ register(
         unknown_event_type="sim_unknown",  # the simulator's unknown chunk field, or the script's
     )
 )
+
+
+# Chat Completions dialects (agentlab/adapters/openai_chat) on their simulated hosts. The local
+# dialects run these scenarios from tests/adapters/test_openai_chat_local_contract.py: their usage
+# reports no reasoning tokens (unknown, never 0), which the shared usage scenario requires.
+def _chat(cls_name: str, sim_dialect: str) -> Callable[[Any, int, str], Adapter]:
+    def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
+        from agentlab.adapters import openai_chat
+        from agentlab.sim import chat_client
+
+        client = chat_client(sim_dialect, transport=transport)
+        adapter: Adapter = getattr(openai_chat, cls_name)(model, client=client, max_retries=max_retries)
+        return adapter
+
+    return build
+
+
+def _chat_assembler(dialect: str, model: str) -> Callable[[], Assembler]:
+    def make() -> Assembler:
+        from agentlab.adapters.openai_chat import ChatAssembler
+        from agentlab.adapters.openai_chat._adapter import ChatCompletionsAdapter
+
+        known = {c.dialect.name: c.dialect for c in ChatCompletionsAdapter.__subclasses__()}
+        return ChatAssembler(dialect=known[dialect], model=model, base_url=None)
+
+    return make
+
+
+def _chat_tool_call(arguments: str) -> list[str]:
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
+    more = {"index": 0, "function": {"arguments": arguments}}
+    usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return json.dumps({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [choice]})
+
+    return [
+        chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+        chunk({"tool_calls": [more]}),
+        chunk({}, "tool_calls"),
+        json.dumps({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], "usage": usage}),
+        "[DONE]",
+    ]
+
+
+for _name, _cls, _sim, _model in (
+    ("deepseek", "DeepSeekAdapter", "deepseek", "sim-deepseek"),
+    ("openrouter", "OpenRouterAdapter", "openrouter", "sim-router-claude"),
+):
+    register(
+        AdapterCase(
+            _name,
+            _model,
+            _chat(_cls, _sim),
+            assembler=_chat_assembler(_name, _model),
+            tool_call_wire=_chat_tool_call,
+            unknown_event_type="sim_unknown",  # the simulator's unknown chunk field
+        )
+    )

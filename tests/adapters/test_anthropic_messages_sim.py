@@ -415,9 +415,7 @@ async def test_run_checkpoint_restored_mid_loop_finishes_without_a_400() -> None
     assert any(isinstance(e, DiagnosticEvent) and e.code == "dangling_tool_use" for e in seen)
     assert all(body["thinking"]["type"] == "enabled" for body in rec.requests)
     # Later steps of the resumed loop have a live continuation again: no further recovery needed.
-    recoveries = [
-        e for e in seen if isinstance(e, DiagnosticEvent) and e.code == "dangling_tool_use"
-    ]
+    recoveries = [e for e in seen if isinstance(e, DiagnosticEvent) and e.code == "dangling_tool_use"]
     assert len(recoveries) == 1
     # The restored exchange was understood: one more call answers it, no tool is called again.
     assert len(rec.requests) == 1 and second.result.output and "Rome" in second.result.output

@@ -150,11 +150,16 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
         with pytest.raises(agentlab.InvalidSettingsError, match="the dummy API wants its items back"):
             agentlab.Run("dummy:m", "q", continuation_policy="drop")
         arms = {s.name: s.providers for s in agentlab.continuity_settings()}
-        assert arms["drop"] == ("openai", "google") and arms["thinking_off"] == ("anthropic", "dummy")
+        assert arms["drop"] == DROP and arms["thinking_off"] == (*THINKING_OFF, "dummy")
     finally:
         unregister_provider("dummy")
     arms = {s.name: s.providers for s in agentlab.continuity_settings()}
-    assert arms["drop"] == ("openai", "google") and arms["thinking_off"] == ("anthropic",)
+    assert arms["drop"] == DROP and arms["thinking_off"] == THINKING_OFF
+
+
+# The built-ins' continuity arms: providers whose spec lets 'drop' run with reasoning on, and the rest.
+DROP = ("openai", "google", "vllm", "llamacpp", "ollama", "chat")
+THINKING_OFF = ("anthropic", "deepseek", "openrouter")
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.
@@ -177,7 +182,9 @@ def _provider_literals() -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(("adapters/openai_responses/", "adapters/anthropic_messages/", "sim/")):
+        if rel.startswith(
+            ("adapters/openai_responses/", "adapters/anthropic_messages/", "adapters/openai_chat/", "sim/")
+        ):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and node.value in NAMES:

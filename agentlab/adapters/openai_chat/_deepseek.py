@@ -1,0 +1,81 @@
+"""DeepSeek (``deepseek:<model>``): thinking mode with ``reasoning_content`` beside ``content``.
+
+Its rule: in thinking mode every assistant message that made tool calls must carry its
+``reasoning_content`` back, in every later request of the conversation, or the API answers 400 ("The
+`reasoning_content` in the thinking mode must be passed back to the API."). agentlab keeps reasoning
+for one tool loop only, so within the loop it goes back verbatim, and an earlier run's tool exchange
+(portable items only) is sent as plain text (``recover_tool_turns``; README "DeepSeek").
+
+Settings (DeepSeek's thinking-mode guide): ``thinking: {type: enabled|disabled}`` toggles it (on by
+default), ``reasoning_effort`` is ``low``/``high``/``max`` (the API maps minimal->low,
+medium/xhigh->high); a token budget has no field. Usage: ``prompt_cache_hit_tokens`` is the cache
+read part of ``prompt_tokens``; ``completion_tokens`` includes ``reasoning_tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.errors import InvalidSettingsError
+from agentlab.neutral.request import ReasoningSettings
+from agentlab.neutral.usage import CallUsage, token_count
+
+__all__ = ["DEEPSEEK", "usage_from_deepseek"]
+
+_EFFORT = {"minimal": "low", "low": "low", "medium": "high", "high": "high", "xhigh": "high", "max": "max"}
+
+
+def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
+    """``thinking`` and ``reasoning_effort`` for the neutral settings (None: the API's default)."""
+    if r is None:
+        return {}
+    if not r.enabled or r.effort == "none":
+        return {"thinking": {"type": "disabled"}}
+    if r.budget_tokens is not None:
+        raise InvalidSettingsError(
+            "deepseek: DeepSeek has no thinking token budget; give effort ('low', 'high' or 'max') "
+            "instead of budget_tokens"
+        )
+    body: dict[str, Any] = {"thinking": {"type": "enabled"}}
+    if r.effort is not None:
+        body["reasoning_effort"] = _EFFORT[r.effort]
+    return body
+
+
+def usage_from_deepseek(usage: Mapping[str, Any]) -> CallUsage:
+    """DeepSeek usage: cache hits are part of the prompt; reasoning is part of the completion.
+
+    DeepSeek bills no cache-write surcharge, so writes are 0 when the prompt is known.
+    """
+    prompt = token_count(usage, "prompt_tokens")
+    hit = token_count(usage, "prompt_cache_hit_tokens")
+    if hit is None:
+        hit = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
+    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
+    known = prompt is not None
+    return CallUsage(
+        input_tokens=prompt,
+        cache_read_tokens=(hit or 0) if known else None,
+        cache_write_tokens=0 if known else None,
+        cache_write_1h_tokens=0 if known else None,
+        output_tokens=token_count(usage, "completion_tokens"),
+        reasoning_tokens=reasoning,
+        reasoning_source="reported" if reasoning is not None else "unknown",
+    )
+
+
+DEEPSEEK = Dialect(
+    name="deepseek",
+    label="DeepSeek",
+    carry="content",
+    send_back=True,
+    recover_tool_turns=True,
+    reasoning_body=reasoning_body,
+    usage=usage_from_deepseek,
+    default_base_url="https://api.deepseek.com",
+    api_key_env="DEEPSEEK_API_KEY",
+    key_required=True,
+    sim_dialect="deepseek",
+)

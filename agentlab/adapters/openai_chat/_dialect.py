@@ -1,0 +1,60 @@
+"""What one Chat Completions dialect is: the few facts in which DeepSeek, OpenRouter and local servers differ.
+
+The request builder (:mod:`._request`), the stream assembler (:mod:`._stream`) and the adapter
+(:mod:`._adapter`) are shared; each dialect module (:mod:`._deepseek`, :mod:`._openrouter`,
+:mod:`._local`) declares one :class:`Dialect` holding only what is its own: where reasoning travels
+(``reasoning_content``/``reasoning`` text, or OpenRouter's ``reasoning_details`` items), whether the
+server needs it back within a tool loop, how the neutral reasoning settings map onto its fields, how
+its usage reads, and where it lives. Imports no SDK (``provider.py`` names these modules' functions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentlab.neutral.request import ReasoningSettings
+from agentlab.neutral.usage import CallUsage
+
+__all__ = ["API", "CONTENT_FIELDS", "DETAILS", "Dialect"]
+
+API = "chat_completions"
+DETAILS = "reasoning_details"
+CONTENT_FIELDS = ("reasoning_content", "reasoning")
+"""The text fields a server may put reasoning in (DeepSeek/llama.cpp ``reasoning_content``; vLLM and
+Ollama also ``reasoning``); the item's ``block_type`` names the one it came in, and it goes back there."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    """One Chat Completions dialect (the per-provider facts the shared code reads)."""
+
+    name: str
+    """The provider name (``deepseek``); the ``provider`` tag of its opaque items and errors."""
+    label: str
+    carry: Literal["content", "details"]
+    """``content``: reasoning text fields (one opaque item per turn, block type = the field name);
+    ``details``: OpenRouter ``reasoning_details`` (one opaque item per merged detail)."""
+    send_back: bool
+    """Default of the adapter's ``send_reasoning``: put this loop's reasoning back on its assistant
+    messages (DeepSeek requires it on tool-call turns; local servers: the documented default)."""
+    recover_tool_turns: bool = False
+    """With reasoning on, a tool-call assistant message that has no reasoning to send (an earlier
+    run's, whose continuation was released) is sent as plain text instead (DeepSeek's 400 rule)."""
+    reasoning_body: Callable[[str, ReasoningSettings | None], dict[str, Any]]
+    """``(model, settings)`` -> the body fields for the neutral reasoning settings, or
+    ``InvalidSettingsError`` for one the dialect has no field for."""
+    usage: Callable[[Mapping[str, Any]], CallUsage]
+    default_base_url: str | None
+    """``None``: the user must give ``base_url`` (generic ``chat:``)."""
+    api_key_env: str | None
+    key_required: bool
+    sim_dialect: str
+    """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``)."""
+    reports_cost: bool = False
+    """The usage carries the provider's own ``cost`` (OpenRouter), kept beside agentlab's."""
+
+    def thinking_on(self, model: str, settings: ReasoningSettings | None) -> bool:
+        """Whether this request runs with reasoning on (the continuity rules apply then)."""
+        return settings is None or settings.enabled

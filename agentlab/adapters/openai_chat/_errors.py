@@ -1,0 +1,132 @@
+"""The one place where ``openai`` SDK exceptions, and errors inside a 200 stream, become agentlab errors.
+
+Chat Completions servers answer errors as ``{"error": {"message", "type", "code", "param"}}``
+(DeepSeek, vLLM, llama.cpp, Ollama) or, on OpenRouter, ``{"error": {"message", "code": <int>,
+"metadata": {"raw", "provider_name"}}}``, where ``message`` is often just "Provider returned error"
+and ``metadata.raw`` holds what the upstream said (the part that names the rule broken, e.g. "Gemini
+models require OpenRouter reasoning details..."). The message kept is the API's (never model output),
+key-looking substrings redacted, the upstream text cut to a bounded length. OpenRouter also reports
+failures inside a 200 stream as a chunk with a top-level ``error``: a ``StreamInterruptedError``.
+The SDK exception (it holds the request, with the key header and body) is never chained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+import openai
+
+from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
+from agentlab.neutral.error_text import wire_error_text
+from agentlab.records.logs import redact_secrets
+
+__all__ = ["error_text", "in_stream_error", "translate"]
+
+_OVERLOADED = frozenset(
+    {"overloaded_error", "server_is_overloaded", "service_unavailable_error", "upstream_overloaded"}
+)
+_RAW_LIMIT = 400
+
+
+def _error_object(body: object) -> Mapping[str, Any]:
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        return inner if isinstance(inner, Mapping) else {}
+    return {}
+
+
+def error_text(err: Mapping[str, Any], default: str) -> str:
+    """The API's message, with OpenRouter's upstream text (``metadata.raw``) after it, redacted."""
+    message = err.get("message") if isinstance(err.get("message"), str) else None
+    found = err.get("metadata")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    raw = meta.get("raw") if isinstance(meta.get("raw"), str) else None
+    upstream = meta.get("provider_name") if isinstance(meta.get("provider_name"), str) else None
+    text = message or default
+    if upstream:
+        text = f"{text} (upstream {upstream})"
+    if raw:
+        cut = raw if len(raw) <= _RAW_LIMIT else raw[:_RAW_LIMIT] + "..."
+        text = f"{text}: {cut}"
+    return redact_secrets(text)
+
+
+def _code(err: Mapping[str, Any]) -> str | None:
+    code = err.get("code")
+    return None if code is None or isinstance(code, bool) else str(code)
+
+
+def _type(err: Mapping[str, Any]) -> str | None:
+    """The error's ``type``; ``upstream_overloaded`` for an upstream overload OpenRouter relays.
+
+    OpenRouter bodies have no type, and an upstream's ``overloaded_error``/529 arrives as a 502
+    quoting it in ``metadata.raw``: typed so, it is an ``OverloadedError`` whatever the status.
+    """
+    etype = err.get("type") if isinstance(err.get("type"), str) else None
+    found = err.get("metadata")
+    raw = found.get("raw") if isinstance(found, Mapping) else None
+    if isinstance(raw, str) and "overloaded" in raw.lower():
+        return "upstream_overloaded"
+    return etype
+
+
+def translate(
+    exc: BaseException, provider: str, request_id: str | None = None, *, model: str | None = None
+) -> ProviderError:
+    """Map an SDK (or transport) exception onto the error tree (retries were the SDK's).
+
+    ``model``: the model asked for, added to a status error's message that does not name it
+    (DeepSeek's "Model Not Exist" does not say which).
+    """
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        err = _error_object(exc.body)
+        text = error_text(err, exc.message or f"HTTP {exc.status_code}")
+        if model is not None and model not in text:
+            text = f"{text} (model {model!r})"
+        return status_error(
+            exc.status_code,
+            text,
+            provider=provider,
+            error_type=_type(err),
+            code=_code(err),
+            request_id=exc.request_id,
+            headers=exc.response.headers,
+            overloaded_types=_OVERLOADED,
+        )
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+        return connection_error(provider, exc, timed_out=isinstance(exc, openai.APITimeoutError))
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ProviderAPIError("response did not match the Chat Completions schema", provider=provider)
+    if isinstance(exc, httpx2.HTTPError | httpx2.StreamError):
+        return StreamInterruptedError(
+            f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
+            provider=provider,
+            request_id=request_id,
+            retryable=not isinstance(exc, httpx2.StreamError),
+        )
+    if isinstance(exc, openai.OpenAIError):
+        return ProviderError(redact_secrets(str(exc)), provider=provider)
+    return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=provider)
+
+
+def in_stream_error(
+    chunk: Mapping[str, Any], *, provider: str, request_id: str | None
+) -> StreamInterruptedError:
+    """A chunk with a top-level ``error`` inside a 200 stream: the call failed after it started."""
+    err = _error_object(chunk)
+    code = _code(err)
+    etype = err.get("type") if isinstance(err.get("type"), str) else code
+    failure = StreamInterruptedError(
+        f"the stream reported an error: {error_text(err, 'no message')}",
+        provider=provider,
+        error_type=etype,
+        request_id=request_id,
+        retryable=code in ("429", "500", "502", "503", "504", "529"),
+        code=code,
+    )
+    return failure

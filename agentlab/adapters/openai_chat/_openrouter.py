@@ -1,0 +1,98 @@
+"""OpenRouter (``openrouter:<vendor>/<model>``): ``reasoning_details`` items, per backing model.
+
+Its rule: the ``reasoning_details`` of an assistant message (``reasoning.text`` with ``signature``,
+``reasoning.encrypted``, ``reasoning.summary``; each with ``format`` and ``index``) must go back on
+that message, unchanged, for the models behind it that need them: Gemini (400 "Gemini models require
+OpenRouter reasoning details to be preserved in each request"), Anthropic (its thinking-block rule),
+OpenAI reasoning models (quality only). Streams carry them in pieces, merged by ``index``
+(:mod:`._details`). Their text is display only.
+
+Settings: ``reasoning: {effort | max_tokens, exclude, enabled}``. Usage: ``prompt_tokens`` includes
+``prompt_tokens_details.cached_tokens`` (read) and ``cache_write_tokens`` (write);
+``completion_tokens`` includes ``completion_tokens_details.reasoning_tokens``; ``cost`` is
+OpenRouter's own figure in USD, kept beside agentlab's computed one (``provider_reported_cost``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.neutral.request import ReasoningSettings
+from agentlab.neutral.usage import CallUsage, token_count
+
+__all__ = ["OPENROUTER", "drop_rule", "usage_from_openrouter"]
+
+_GEMINI = (
+    "OpenRouter's Gemini models require each assistant message's reasoning_details back, unchanged, "
+    "within the tool loop (OpenRouter answers 400 'Gemini models require OpenRouter reasoning details')"
+)
+_CLAUDE = (
+    "OpenRouter's Anthropic models require the last assistant tool-use turn's reasoning_details "
+    "(thinking with its signature) back, unchanged (the upstream answers 400 otherwise)"
+)
+
+
+def drop_rule(model: str) -> str | None:
+    """Whether ``drop`` can run with reasoning on for this backing model (``ProviderSpec.drop_rule``).
+
+    Gemini- and Claude-backed models refuse it (their items are required); the others (OpenAI
+    reasoning models, open models) accept a loop without them, so ``drop`` is a real ablation there.
+    """
+    name = model.lower()
+    if name.startswith(("google/", "sim-router-gemini")) or "/gemini" in name:
+        return _GEMINI
+    if name.startswith(("anthropic/", "sim-router-claude")) or "/claude" in name:
+        return _CLAUDE
+    return None
+
+
+def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
+    """OpenRouter's unified ``reasoning`` object for the neutral settings (None: send none)."""
+    if r is None:
+        return {}
+    if not r.enabled or r.effort == "none":
+        return {"reasoning": {"enabled": False}}
+    reasoning: dict[str, Any] = {}
+    if r.budget_tokens is not None:
+        reasoning["max_tokens"] = r.budget_tokens
+    elif r.effort is not None:
+        reasoning["effort"] = "xhigh" if r.effort == "max" else r.effort
+    else:
+        reasoning["enabled"] = True
+    if r.display == "omitted":
+        reasoning["exclude"] = True
+    return {"reasoning": reasoning}
+
+
+def usage_from_openrouter(usage: Mapping[str, Any]) -> CallUsage:
+    """OpenRouter usage (cached and written prompt tokens inside ``prompt_tokens``)."""
+    prompt = token_count(usage, "prompt_tokens")
+    details = usage.get("prompt_tokens_details") or {}
+    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
+    known = prompt is not None
+    return CallUsage(
+        input_tokens=prompt,
+        cache_read_tokens=(token_count(details, "cached_tokens") or 0) if known else None,
+        cache_write_tokens=(token_count(details, "cache_write_tokens") or 0) if known else None,
+        cache_write_1h_tokens=0 if known else None,
+        output_tokens=token_count(usage, "completion_tokens"),
+        reasoning_tokens=reasoning,
+        reasoning_source="reported" if reasoning is not None else "unknown",
+    )
+
+
+OPENROUTER = Dialect(
+    name="openrouter",
+    label="OpenRouter",
+    carry="details",
+    send_back=True,
+    reasoning_body=reasoning_body,
+    usage=usage_from_openrouter,
+    default_base_url="https://openrouter.ai/api/v1",
+    api_key_env="OPENROUTER_API_KEY",
+    key_required=True,
+    sim_dialect="openrouter",
+    reports_cost=True,
+)

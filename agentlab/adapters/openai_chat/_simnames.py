@@ -1,0 +1,35 @@
+"""The simulator's model names per dialect, for ``ProviderSpec.simulated_models``.
+
+The simulator keeps them in one table (``agentlab.sim.core.CHAT_MODELS``, dialect -> names); the
+spec field names one sequence, so each dialect's is a view read from that table when iterated
+(importing the simulator then, as ``check_simulated`` does anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+__all__ = ["DEEPSEEK", "LOCAL", "OPENROUTER"]
+
+
+class _Names:
+    """The simulator's names for one dialect, read on iteration."""
+
+    __slots__ = ("dialect",)
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+
+    def __iter__(self) -> Iterator[str]:
+        from agentlab.sim import core
+
+        table: dict[str, tuple[str, ...]] = getattr(core, "CHAT_MODELS", {})
+        return iter(table.get(self.dialect, ()))
+
+    def __repr__(self) -> str:
+        return f"<simulated {self.dialect} chat models>"
+
+
+DEEPSEEK = _Names("deepseek")
+OPENROUTER = _Names("openrouter")
+LOCAL = _Names("local")

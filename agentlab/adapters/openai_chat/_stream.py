@@ -1,0 +1,289 @@
+"""Chat Completions chunks (plain dicts) -> agentlab events and one ``ModelResponse``, for every dialect.
+
+A stream is ``chat.completion.chunk`` objects (``data: {...}``, ending ``data: [DONE]``; OpenRouter
+interleaves ``: OPENROUTER PROCESSING`` comment lines, which the SSE framing skips), each with
+``choices[0].delta``: ``content`` (answer text), ``reasoning_content`` or ``reasoning`` (reasoning
+text: display only, and for the ``content`` dialects the continuity state too), ``reasoning_details``
+(OpenRouter's items, merged by index), ``tool_calls`` (by ``index``: the first piece has ``id`` and
+``function.name``, later ones append ``function.arguments``; several indexes are parallel calls),
+and ``finish_reason``. With ``stream_options.include_usage`` the last chunk holds ``usage`` (and
+usually no choices). A chunk with a top-level ``error`` is a failure inside a 200 stream. A
+non-streaming body is one ``chat.completion`` with ``choices[0].message`` of the same fields.
+
+``feed`` returns at most one event per chunk (reasoning first, then text, then a tool delta); a
+chunk carrying several kinds still assembles them all. The opaque items: ``content`` dialects get
+one ``ProviderReasoningItem`` per turn (``block_type`` = the field it arrived in, payload = the joined
+text as a JSON string), OpenRouter one per merged detail (payload = the detail object, verbatim).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agentlab.adapters.openai_chat._details import DetailsMerger
+from agentlab.adapters.openai_chat._dialect import API, CONTENT_FIELDS, DETAILS, Dialect
+from agentlab.adapters.openai_chat._errors import in_stream_error
+from agentlab.assembly.assembler import Assembler, Completion
+from agentlab.errors import AgentlabError
+from agentlab.neutral.error_text import WireFieldError, type_name, wire_error_text
+from agentlab.neutral.events import AdapterEvent, StopReason
+from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
+
+__all__ = ["ChatAssembler"]
+
+_loads = json.loads
+
+
+_KNOWN_CHUNK_KEYS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier",
+     "provider", "error", "timings", "prompt_filter_results", "citations", "kv_transfer_params",
+     "prompt_logprobs", "prompt_token_ids"}
+)  # fmt: skip
+"""Top-level chunk fields agentlab knows (OpenRouter ``provider``, llama.cpp ``timings``, vLLM's
+extras); another one is ignored with one ``unsupported_content`` note per kind per call."""
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+class _Call:
+    __slots__ = ("args", "call_id", "name")
+    _shaped_repr = True
+
+    def __init__(self) -> None:
+        self.call_id: str | None = None
+        self.name: str | None = None
+        self.args: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"<_Call id={self.call_id!r} name={self.name!r} pieces={len(self.args)}>"
+
+
+class ChatAssembler(Assembler):
+    """One Chat Completions response, from its chunks or its body; repr shows ids and counts only."""
+
+    api = API
+    final_event = "a chunk with finish_reason"
+    dialect: Dialect
+
+    def __init__(self, *, dialect: Dialect, **kw: Any) -> None:
+        self.provider = dialect.name
+        super().__init__(**kw)
+        self.dialect = dialect
+        self.response_id: str | None = None
+        self.text_pieces: list[str] = []
+        self.reasoning_pieces: list[str] = []
+        self.reasoning_field: str | None = None
+        self.details = DetailsMerger()
+        self.calls: dict[int, _Call] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.done = False
+
+    def __repr__(self) -> str:
+        return (
+            f"<ChatAssembler {self.provider} model={self.model!r} response_id={self.response_id!r} "
+            f"request_id={self.request_id!r} text={len(self.text_pieces)} "
+            f"reasoning={len(self.reasoning_pieces)} calls={len(self.calls)} finish={self.finish_reason!r}>"
+        )
+
+    # ------------------------------------------------------------------ streaming
+
+    def feed(self, data: str) -> AdapterEvent | None:
+        """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event."""
+        if data == "[DONE]":
+            self.done = True
+            return None
+        events = self._decoded(data, "chunk")
+        return events[0] if events else None
+
+    def feed_body(self, body: bytes) -> list[AdapterEvent]:
+        """A whole ``chat.completion`` body -> its display events (the same mapping as a chunk)."""
+        self.done = True
+        return self._decoded(body, "message")
+
+    def _decoded(self, data: str | bytes, part: str) -> list[AdapterEvent]:
+        chunk: Any = None
+        try:
+            chunk = _loads(data)
+            return self._apply(chunk, part)
+        except AgentlabError:
+            raise
+        except Exception as exc:  # not the documented shape
+            bad = wire_error_text(exc)
+        where = "not JSON" if chunk is None else f"<{type_name(chunk)}>"
+        raise self.interrupted(
+            f"malformed {self.dialect.label} chat completion {part} ({where}: {bad}); nothing of this "
+            "call was kept"
+        )
+
+    def _apply(self, chunk: Any, part: str) -> list[AdapterEvent]:
+        if chunk.__class__ is not dict:
+            raise WireFieldError(part, "object", chunk)
+        if chunk.get("error") is not None:
+            raise in_stream_error(chunk, provider=self.provider, request_id=self.request_id)
+        if self.response_id is None and isinstance(chunk.get("id"), str):
+            self.response_id = chunk["id"]
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+        out: list[AdapterEvent] = []
+        if not chunk.keys() <= _KNOWN_CHUNK_KEYS:
+            for key in chunk.keys() - _KNOWN_CHUNK_KEYS:
+                note = self.unsupported("event", key)
+                if note is not None:
+                    out.append(note)
+        choices = chunk.get("choices")
+        if not choices:
+            return out
+        choice = choices[0]
+        if choice.__class__ is not dict:
+            raise WireFieldError("choices[0]", "object", choice)
+        if choice.get("finish_reason"):
+            self.finish_reason = str(choice["finish_reason"])
+        where = "message" if part == "message" else "delta"
+        delta = choice.get(where)
+        if delta is None:
+            return out
+        if delta.__class__ is not dict:
+            raise WireFieldError(f"choices[0].{where}", "object", delta)
+        return out + self._delta(delta) if out else self._delta(delta)
+
+    def _delta(self, delta: dict[str, Any]) -> list[AdapterEvent]:
+        out: list[AdapterEvent] = []
+        shown = self._reasoning(delta)
+        if shown:
+            out.append(self.reasoning(shown, "0"))
+        text = delta.get("content")
+        if text:
+            if text.__class__ is not str:
+                raise WireFieldError("content", "string", text)
+            self.text_pieces.append(text)
+            out.append(self.text(text))
+        calls = delta.get("tool_calls")
+        if calls:
+            if calls.__class__ is not list:
+                raise WireFieldError("tool_calls", "array", calls)
+            for position, piece in enumerate(calls):
+                ev = self._call(piece, position)
+                if ev is not None:
+                    out.append(ev)
+        return out
+
+    def _reasoning(self, delta: dict[str, Any]) -> str:
+        """Reasoning of one delta: kept (content fields) or merged (details); the text to display."""
+        shown = ""
+        for field in CONTENT_FIELDS:
+            value = delta.get(field)
+            if value is None:
+                continue
+            if value.__class__ is not str:
+                raise WireFieldError(field, "string", value)
+            self.reasoning_field = self.reasoning_field or field  # present, even empty: it goes back
+            if value:
+                if field == self.reasoning_field:
+                    self.reasoning_pieces.append(value)
+                shown = shown or value
+        details = delta.get(DETAILS)
+        if details:
+            detail_text = self.details.add(details)
+            shown = shown or detail_text
+        return shown
+
+    def _call(self, piece: Any, position: int) -> AdapterEvent | None:
+        if piece.__class__ is not dict:
+            raise WireFieldError("tool_calls[]", "object", piece)
+        index = piece.get("index", position)
+        if not isinstance(index, int):
+            raise WireFieldError("tool_calls[].index", "integer", index)
+        call = self.calls.get(index)
+        if call is None:
+            call = self.calls[index] = _Call()
+        if isinstance(piece.get("id"), str) and piece["id"]:
+            call.call_id = piece["id"]
+        fn = piece.get("function") or {}
+        if fn.__class__ is not dict:
+            raise WireFieldError("tool_calls[].function", "object", fn)
+        if call.name is None and isinstance(fn.get("name"), str) and fn["name"]:
+            call.name = fn["name"]
+        args = fn.get("arguments")
+        if args is not None and args.__class__ is not str:
+            raise WireFieldError("tool_calls[].function.arguments", "string", args)
+        if args:
+            call.args.append(args)
+        return self.tool_delta(self._call_id(call, index), call.name or "", args or "")
+
+    # ------------------------------------------------------------------ result
+
+    def _turn_id(self) -> str:
+        if self.response_id:
+            return self.response_id
+        digest = hashlib.sha256(repr((self.text_pieces, [c.args for c in self.calls.values()])).encode())
+        return f"chat-{digest.hexdigest()[:12]}"
+
+    def _call_id(self, call: _Call, index: int) -> str:
+        return call.call_id or f"call_{self.response_id or 'turn'}_{index}"
+
+    def complete(self, notes: list[AdapterEvent]) -> Completion:
+        """The assembled turn: text, tool calls in index order, the opaque reasoning items, usage."""
+        if self.finish_reason is None:
+            raise self.interrupted(
+                f"the {self.dialect.label} stream ended before a chunk with finish_reason; nothing of "
+                "this call was kept"
+            )
+        turn_id = self._turn_id()
+        items: list[AssistantTextItem | ToolCallItem] = []
+        if self.text_pieces:
+            items.append(AssistantTextItem(text="".join(self.text_pieces), turn_id=turn_id, index=0))
+        for n, index in enumerate(sorted(self.calls)):
+            call = self.calls[index]
+            if call.name is None:
+                raise WireFieldError("tool_calls[].function.name", "string", None)
+            item, note = self.tool_call(
+                call_id=self._call_id(call, index), name=call.name, arguments="".join(call.args) or "{}",
+                turn_id=turn_id, index=n + 1, item_id=call.call_id,
+            )  # fmt: skip
+            items.append(item)
+            if note is not None:
+                notes.append(note)
+        stop = _STOP.get(self.finish_reason, "incomplete")
+        if stop == "end_turn" and self.calls:
+            stop = "tool_use"
+        usage = self.usage or {}
+        return Completion(
+            items=tuple(items),
+            reasoning=self._opaque(turn_id),
+            stop_reason=stop,
+            stop_detail=self.finish_reason,
+            usage=self.dialect.usage(usage),
+            response_id=self.response_id,
+            provider_cost_usd=self._cost(usage),
+        )
+
+    def _cost(self, usage: dict[str, Any]) -> float | None:
+        """The provider's own ``usage.cost`` (USD), kept beside agentlab's computed cost."""
+        cost = usage.get("cost")
+        if self.dialect.reports_cost and isinstance(cost, int | float) and not isinstance(cost, bool):
+            return float(cost)
+        return None
+
+    def _item(self, payload: Any, block_type: str, turn_id: str, index: int) -> ProviderReasoningItem:
+        raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return ProviderReasoningItem(
+            raw, provider=self.provider, api=self.api, model=self.model, block_type=block_type,
+            turn_id=turn_id, index=index, base_url=self.base_url,
+        )  # fmt: skip
+
+    def _opaque(self, turn_id: str) -> tuple[ProviderReasoningItem, ...]:
+        if self.dialect.carry == "details":
+            return tuple(self._item(d, DETAILS, turn_id, i) for i, d in enumerate(self.details.items))
+        if self.reasoning_field is None:
+            return ()
+        return (self._item("".join(self.reasoning_pieces), self.reasoning_field, turn_id, 0),)

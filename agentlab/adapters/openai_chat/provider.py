@@ -1,0 +1,85 @@
+"""The Chat Completions dialects' registry entries: one ``ProviderSpec`` per model-string prefix.
+
+``deepseek``, ``openrouter``, ``vllm``, ``llamacpp``, ``ollama`` and the generic ``chat`` (which needs
+``base_url``) share one package and one adapter implementation; each spec names its dialect's adapter
+class and usage mapping. Imports no SDK (the registry reads this module to route model strings).
+"""
+
+from __future__ import annotations
+
+from agentlab.adapters.registry import ProviderSpec
+
+__all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "OLLAMA", "OPENROUTER", "VLLM"]
+
+_PKG = "agentlab.adapters.openai_chat"
+_LOCAL_USAGE = f"{_PKG}._local:usage_from_local"
+
+DEEPSEEK = ProviderSpec(
+    name="deepseek",
+    api="chat_completions",
+    label="DeepSeek",
+    adapter=f"{_PKG}._adapter:DeepSeekAdapter",
+    usage=f"{_PKG}._deepseek:usage_from_deepseek",
+    sdk_module="openai",
+    sdk_loggers=("openai",),
+    api_key_env="DEEPSEEK_API_KEY",
+    reasoning_term="thinking",
+    reasoning_block_type="reasoning_content",
+    # Thinking mode answers a tool-call assistant message without its reasoning_content with 400.
+    drop_with_reasoning=False,
+    drop_refusal=(
+        "DeepSeek's thinking mode requires each tool-call assistant message's reasoning_content back "
+        "(the API answers 400 'The reasoning_content in the thinking mode must be passed back')"
+    ),
+    check_options=f"{_PKG}._checks:check_deepseek",
+    simulated_models="agentlab.adapters.openai_chat._simnames:DEEPSEEK",
+    price_provider="deepseek",
+)
+
+OPENROUTER = ProviderSpec(
+    name="openrouter",
+    api="chat_completions",
+    label="OpenRouter",
+    adapter=f"{_PKG}._adapter:OpenRouterAdapter",
+    usage=f"{_PKG}._openrouter:usage_from_openrouter",
+    sdk_module="openai",
+    sdk_loggers=("openai",),
+    api_key_env="OPENROUTER_API_KEY",
+    reasoning_block_type="reasoning_details",
+    # Provider-wide summary; the backing model decides (drop_rule): Gemini/Claude refuse, others can.
+    drop_with_reasoning=False,
+    drop_refusal="some models behind OpenRouter (Gemini, Claude) require their reasoning_details back",
+    drop_rule=f"{_PKG}._openrouter:drop_rule",
+    check_options=f"{_PKG}._checks:check_openrouter",
+    simulated_models="agentlab.adapters.openai_chat._simnames:OPENROUTER",
+    price_provider="openrouter",
+)
+
+
+def _local(name: str, label: str) -> ProviderSpec:
+    return ProviderSpec(
+        name=name,
+        api="chat_completions",
+        label=label,
+        adapter=f"{_PKG}._adapter:{_CLASSES[name]}",
+        usage=_LOCAL_USAGE,
+        sdk_module="openai",
+        sdk_loggers=("openai",),
+        reasoning_block_type="reasoning_content",
+        # Local servers take a tool loop without reasoning back: "drop" is a real ablation.
+        drop_with_reasoning=True,
+        check_options=f"{_PKG}._checks:check_{name}",
+        simulated_models="agentlab.adapters.openai_chat._simnames:LOCAL",
+    )
+
+
+_CLASSES = {
+    "vllm": "VLLMAdapter",
+    "llamacpp": "LlamaCppAdapter",
+    "ollama": "OllamaAdapter",
+    "chat": "ChatAdapter",
+}
+VLLM = _local("vllm", "vLLM")
+LLAMACPP = _local("llamacpp", "llama.cpp")
+OLLAMA = _local("ollama", "Ollama")
+CHAT = _local("chat", "Chat Completions server")
