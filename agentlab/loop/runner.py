@@ -54,7 +54,7 @@ from agentlab.errors import (
     UserError,
     detach_frames,
 )
-from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.checkpoint import Checkpoint, resumes_mid_turn
 from agentlab.loop.continuation import Continuation
 from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
@@ -657,6 +657,8 @@ class Run:
         ref, rid, cp = self.ref, self.run_id, self.checkpoint
         sdk_retries = _sdk_retries(adapter)
         extra_dropped = self._carried_drop
+        # Resumed from portable history mid-loop: that loop's continuation was released when it stopped.
+        self._released_mid_loop = resumes_mid_turn(cp.history)
         step = 0
         while step < self.max_steps:
             step += 1

@@ -224,7 +224,8 @@ class ModelRequest(ShapedRepr, BaseModel):
     stand-in; ``"verbatim"``: an item missing from ``continuation`` is a loss the API should see."""
     continuation_released: bool = Field(default=False, exclude=True)
     """True once this loop's continuation was released before the loop finished (its notebook cell
-    ended, ``run.release_continuation()``; a ``continuation_released`` diagnostic): the opaque items of
+    ended, ``run.release_continuation()``, a ``continuation_released`` diagnostic; or the run resumes
+    a loop from portable history, e.g. a restored checkpoint ending in tool results): the opaque items of
     the steps before the release are gone for good, so their absence from ``continuation`` is known,
     not a bug, and an adapter may take the provider's documented recovery for them. Items of steps
     made after the release are in ``continuation`` as usual."""

@@ -21,6 +21,7 @@ import pytest
 import agentlab as al
 from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.errors import ProviderAPIError
+from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.continuation import generation, release_since
 from agentlab.neutral.events import DiagnosticEvent, ToolCallEvent
 from agentlab.neutral.request import ModelRequest
@@ -108,6 +109,31 @@ async def test_gemini_2_5_takes_the_released_loop_without_any_signature() -> Non
     sent = [signed_parts(json.loads(b)) for b in transport.bodies]
     assert not {s for body in sent for *_, s in body} & DUMMIES
     assert not diags(seen, "signature_stand_in")
+
+
+@pytest.mark.parametrize("model", ["sim-gemini", "sim-gemini-legacy"])
+async def test_a_checkpoint_restored_mid_loop_finishes_without_a_400(model: str) -> None:
+    """Stopped after step 1 (history ends in tool results), saved as JSON, resumed by a new Run."""
+    first = al.Run(f"google:{model}", TASK, tools=[get_weather], max_steps=1)
+    assert (await first.arun()).status == "step_limit"
+    restored = Checkpoint.from_json(first.checkpoint.to_json())
+    adapter, transport = sim_adapter(model)
+    second = al.Run(
+        f"google:{model}",
+        None,
+        tools=[get_weather],
+        session=al.Session(history=restored.history),
+        adapter=adapter,
+    )
+    seen = [ev async for ev in second.events()]
+    assert second.result is not None and second.result.status == "completed", second.result
+    sent = [signed_parts(json.loads(b)) for b in transport.bodies]
+    dummies = [(ci, pi) for body in sent for ci, pi, _, s in body if s in DUMMIES]
+    if model == "sim-gemini":  # the restored step's first call, on every request of the new loop
+        assert dummies == [(1, 0)] * len(sent)
+        assert [n.data["count"] for n in diags(seen, "signature_stand_in")] == [1] * len(sent)
+    else:
+        assert dummies == [] and not diags(seen, "signature_stand_in")
 
 
 class LosesSignatures(GoogleGeminiAdapter):
