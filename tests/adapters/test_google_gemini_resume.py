@@ -82,7 +82,7 @@ async def test_a_released_loop_resumes_without_a_400(model: str) -> None:
     # The model resumes without the reasoning of the step before the release (the lost plan).
     assert [h["x-sim-plan"] for h in transport.headers] == ["known", "lost", "lost"]
     assert result.steps == 3
-    assert al.live_continuations() == []
+    assert not [c for c in al.live_continuations() if c.run_id == run.run_id]  # renewed one released too
 
 
 async def test_gemini_3_gets_the_documented_dummy_on_the_released_steps_only() -> None:
