@@ -15,9 +15,24 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from agentlab.loop.continuation import Continuation
 from agentlab.neutral._shapes import ShapedRepr
-from agentlab.neutral.items import PortableItem
+from agentlab.neutral.items import PortableItem, SummaryItem, ToolCallItem, UserItem
 
-__all__ = ["Checkpoint"]
+__all__ = ["Checkpoint", "resumes_mid_turn"]
+
+
+def resumes_mid_turn(history: tuple[PortableItem, ...]) -> bool:
+    """Whether ``history`` ends inside a tool loop: tool calls after its last user (or summary) message.
+
+    A run starting from such a history (a checkpoint restored from JSON or a pickle, a session run
+    that hit its step limit) continues a loop whose continuation was released when the earlier run
+    stopped: the opaque items of those calls are gone for good, a known gap and not a bug.
+    """
+    for item in reversed(history):
+        if isinstance(item, UserItem | SummaryItem):
+            return False
+        if isinstance(item, ToolCallItem):
+            return True
+    return False
 
 
 class Checkpoint(ShapedRepr, BaseModel):

@@ -54,7 +54,7 @@ from agentlab.errors import (
     UserError,
     detach_frames,
 )
-from agentlab.loop.checkpoint import Checkpoint
+from agentlab.loop.checkpoint import Checkpoint, resumes_mid_turn
 from agentlab.loop.continuation import Continuation
 from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
@@ -352,6 +352,7 @@ class Run:
         )
         _inputs.check_tool_choice(self.options, self.tools)
         self._forced_choice_spent = False
+        self._released_mid_loop = False
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
@@ -540,6 +541,7 @@ class Run:
             items=self.checkpoint.history,
             continuation=opaque,
             continuation_policy=self.continuation_policy,
+            continuation_released=self._released_mid_loop,
             tools=self._specs,
             reasoning=self.reasoning,
             max_output_tokens=self.max_output_tokens,
@@ -554,13 +556,16 @@ class Run:
 
         The loop goes on from portable items only: the released opaque items are gone for good, and
         the adapter takes its documented path for a tool-use turn without them (OpenAI: sent without
-        reasoning items; Anthropic: the exchange written out as text, thinking kept on).
+        reasoning items; Anthropic: the exchange written out as text, thinking kept on). From here on
+        every request of the loop says so (``ModelRequest.continuation_released``), so an adapter can
+        tell these known gaps from a signature lost by a bug.
         """
         ref = self.ref
         cont = Continuation(
             provider=ref.provider, api=ref.api, model=ref.model, base_url=adapter.base_url, run_id=self.run_id
         )
         self.checkpoint.attach(cont)
+        self._released_mid_loop = True  # every later request says so (ModelRequest.continuation_released)
         return cont
 
     def _released_notice(self, step: int) -> DiagnosticEvent:
@@ -653,6 +658,8 @@ class Run:
         ref, rid, cp = self.ref, self.run_id, self.checkpoint
         sdk_retries = _sdk_retries(adapter)
         extra_dropped = self._carried_drop
+        # Resumed from portable history mid-loop: that loop's continuation was released when it stopped.
+        self._released_mid_loop = resumes_mid_turn(cp.history)
         step = 0
         while step < self.max_steps:
             step += 1

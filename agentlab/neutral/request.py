@@ -231,6 +231,13 @@ class ModelRequest(ShapedRepr, BaseModel):
     """``"drop"``: the run withholds this loop's opaque items on purpose (``Run(continuation_policy=
     "drop")``), so an adapter may fill what the API needs in their place with the provider's documented
     stand-in; ``"verbatim"``: an item missing from ``continuation`` is a loss the API should see."""
+    continuation_released: bool = Field(default=False, exclude=True)
+    """True once this loop's continuation was released before the loop finished (its notebook cell
+    ended, ``run.release_continuation()``, a ``continuation_released`` diagnostic; or the run resumes
+    a loop from portable history, e.g. a restored checkpoint ending in tool results): the opaque items of
+    the steps before the release are gone for good, so their absence from ``continuation`` is known,
+    not a bug, and an adapter may take the provider's documented recovery for them. Items of steps
+    made after the release are in ``continuation`` as usual."""
     tools: tuple[ToolSpec, ...] = ()
     reasoning: ReasoningSettings | None = Field(default_factory=ReasoningSettings)
     max_output_tokens: int | None = Field(default=None, gt=0)

@@ -10,8 +10,9 @@ text part that only held the signature) goes back as that empty part, at its pos
 summaries are never sent back (the API accepts their omission). Signatures made by another provider,
 API, model or endpoint (Gemini API vs Vertex AI), whose turn is not in the history, or whose
 position now holds a part of another kind, are dropped and counted (``reasoning_item_dropped``),
-never sent. Under ``continuation_policy="drop"`` (signatures withheld on purpose) Gemini 3 models get
-Google's documented dummy signature on the current turn's calls instead (:mod:`._stand_in`).
+never sent. Under ``continuation_policy="drop"`` (signatures withheld on purpose) and in a loop whose
+continuation was released before it finished (``ModelRequest.continuation_released``) Gemini 3 models
+get Google's documented dummy signature on the current turn's unsigned calls (:mod:`._stand_in`).
 
 Function call ids: the API's own id (``provider_item_id``) goes back on the ``functionCall`` and its
 ``functionResponse``; an id agentlab made up (``gc_...``) is not sent (the API pairs calls and
@@ -29,7 +30,7 @@ from typing import Any
 
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.adapters.google_gemini import _models
-from agentlab.adapters.google_gemini._stand_in import fill_stand_ins
+from agentlab.adapters.google_gemini._stand_in import fill_stand_ins, withheld
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.diagnostics import add_dropped
@@ -411,8 +412,9 @@ def build_request(req: ModelRequest, *, base_url: str | None) -> BuiltRequest[by
     walk = _contents(req, base_url, out)
     if not walk.contents:
         raise InvalidSettingsError("google: the request has no user or model contents")
-    if req.continuation_policy == "drop" and _models.capabilities(req.model).signatures_required:
-        fill_stand_ins(walk.contents, out.diagnostics)  # withheld on purpose: see _stand_in
+    why = withheld(req)
+    if why is not None and _models.capabilities(req.model).signatures_required:
+        fill_stand_ins(walk.contents, out.diagnostics, why)  # known to be missing: see _stand_in
     body: dict[str, Any] = {"contents": walk.contents}
     if walk.system:
         body["systemInstruction"] = {"parts": walk.system}

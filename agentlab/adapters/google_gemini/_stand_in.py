@@ -1,4 +1,4 @@
-"""The documented stand-in ``thoughtSignature`` for a tool loop whose signatures were dropped on purpose.
+"""The documented stand-in ``thoughtSignature`` for a tool loop whose signatures are known to be gone.
 
 Why: Gemini 3 validates that the first ``functionCall`` part of every step of the current turn
 carries its thought signature, and answers 400 without it. Under ``continuation_policy="drop"`` the
@@ -12,21 +12,27 @@ both endpoints of this adapter take it. The API then accepts the request, but th
 the reasoning of the earlier steps (the API's own 400 text warns that a missing signature "may lead
 to degraded model performance"): that loss is what the ablation measures.
 
-Only under ``drop``: in a verbatim request a missing signature is a bug (a released loop, a history
-edited by hand) and must reach the API as the 400 it is, never be papered over. Only on models whose
-row in :mod:`._models` says signatures are required (Gemini 3): Gemini 2.5 accepts missing ones, so
-nothing is sent there. Only on the current turn (the contents after the last user text): earlier
-turns are not validated.
+The same holds for a loop whose continuation was released before it finished (a notebook cell ended
+while the loop was paused; ``ModelRequest.continuation_released``, the run's ``continuation_released``
+diagnostic): the signatures of the steps before the release are gone for good, and without the dummy
+the resumed loop would be a 400. Steps made after the release keep their own signatures.
+
+Only in those two cases (:func:`withheld`): in any other verbatim request a missing signature is a
+bug (a continuation lost by the code, a history edited by hand) and must reach the API as the 400 it
+is, never be papered over. Only on models whose row in :mod:`._models` says signatures are required
+(Gemini 3): Gemini 2.5 accepts missing ones, so nothing is sent there. Only on the current turn (the
+contents after the last user text): earlier turns are not validated.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agentlab.neutral.diagnostics import Count, diagnostic, register_code
 from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.request import ModelRequest
 
-__all__ = ["STAND_IN", "STAND_IN_VALUES", "fill_stand_ins"]
+__all__ = ["STAND_IN", "STAND_IN_VALUES", "Withheld", "fill_stand_ins", "withheld"]
 
 STAND_IN = "skip_thought_signature_validator"
 """The dummy sent (documented for the Gemini API and for Vertex AI)."""
@@ -36,9 +42,24 @@ STAND_IN_VALUES = frozenset({STAND_IN, "context_engineering_is_the_way_to_go"})
 register_code(
     "signature_stand_in",
     "functionCall parts of the current turn carry Google's documented dummy thought signature in "
-    "place of the ones continuation_policy='drop' withheld",
+    "place of the ones continuation_policy='drop' withheld or a released continuation lost",
     Count,
 )
+
+Withheld = Literal["policy_drop", "released"]
+"""Why a request's current-turn signatures are known to be missing (the dummy may stand in)."""
+
+_WHY: dict[Withheld, str] = {
+    "policy_drop": "continuation_policy='drop' withheld the real ones",
+    "released": "the loop's continuation was released before it finished (continuation_released)",
+}
+
+
+def withheld(req: ModelRequest) -> Withheld | None:
+    """Why signatures are known to be missing from ``req``, or None: then a missing one is a bug."""
+    if req.continuation_policy == "drop":
+        return "policy_drop"
+    return "released" if req.continuation_released else None
 
 
 def _current_turn(contents: list[dict[str, Any]]) -> int:
@@ -50,7 +71,9 @@ def _current_turn(contents: list[dict[str, Any]]) -> int:
     return start
 
 
-def fill_stand_ins(contents: list[dict[str, Any]], diagnostics: list[DiagnosticEvent]) -> int:
+def fill_stand_ins(
+    contents: list[dict[str, Any]], diagnostics: list[DiagnosticEvent], why: Withheld = "policy_drop"
+) -> int:
     """Put the stand-in on each current-turn step's first unsigned ``functionCall`` part; say so once.
 
     Returns how many parts got it. A part that carries a signature keeps it (never overwritten).
@@ -68,8 +91,7 @@ def fill_stand_ins(contents: list[dict[str, Any]], diagnostics: list[DiagnosticE
             diagnostic(
                 "signature_stand_in",
                 f"{filled} functionCall part(s) sent with Google's documented dummy thought signature "
-                "(continuation_policy='drop' withheld the real ones): the API accepts the loop, the "
-                "model works without its earlier reasoning",
+                f"({_WHY[why]}): the API accepts the loop, the model works without its earlier reasoning",
                 count=filled,
             )
         )
