@@ -41,6 +41,7 @@ class Continuation:
         "__weakref__",
         "_items",
         "_released",
+        "_released_count",
         "api",
         "base_url",
         "model",
@@ -62,6 +63,7 @@ class Continuation:
         self.run_id = run_id
         self._items: list[ProviderReasoningItem] = []
         self._released = False
+        self._released_count = 0
         with _lock:
             self.serial = next(_serials)
             _last_serial = self.serial
@@ -102,9 +104,15 @@ class Continuation:
         n = len(self._items)
         self._items.clear()
         self._released = True
+        self._released_count += n
         with _lock:
             _live.pop(self.serial, None)
         return n
+
+    @property
+    def released_count(self) -> int:
+        """How many items the release dropped (0 before it): the run counts them as dropped."""
+        return self._released_count
 
     def __len__(self) -> int:
         return len(self._items)

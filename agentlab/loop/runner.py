@@ -669,6 +669,7 @@ class Run:
             # Built after that yield: a consumer may pause there (a notebook cell ends and releases
             # the continuation); a request built before would still carry the released items.
             if cont.released:
+                extra_dropped += cont.released_count  # every drop is counted, a release's too
                 cont = self._renew(adapter)
                 yield self._emit(self._released_notice(step))
             call = CallTiming(self._request(cont, step), step)
@@ -679,6 +680,7 @@ class Run:
             assert completed is not None  # _call_model returns only with a completed response
             resp = completed.response
             if resp.reasoning and self.continuation_policy == "verbatim" and cont.released:
+                extra_dropped += cont.released_count
                 cont = self._renew(adapter)  # released while this call streamed: a new segment owns them
                 yield self._emit(self._released_notice(step))
             refused = 0
