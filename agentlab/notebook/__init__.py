@@ -67,7 +67,7 @@ _CHOICES = {
     "openai_small": ("openai", "sim-reasoner-mini"),
     "google": ("google", "sim-gemini"),
     "deepseek": ("deepseek", "sim-deepseek"),
-    "openrouter": ("openrouter", "sim-router-gemini"),
+    "openrouter": ("openrouter", "sim-router-claude"),
 }
 
 
@@ -81,7 +81,7 @@ def choose_models(environ: dict[str, str] | None = None) -> dict[str, str]:
     ``AGENTLAB_DEEPSEEK_MODEL=deepseek-reasoner``, ``OPENROUTER_API_KEY`` +
     ``AGENTLAB_OPENROUTER_MODEL=google/gemini-3-pro-preview``); otherwise its simulated model
     (``openai:sim-reasoner``, ``anthropic:sim-thinker``, ``openai:sim-reasoner-mini``,
-    ``google:sim-gemini``, ``deepseek:sim-deepseek``, ``openrouter:sim-router-gemini``). A key alone
+    ``google:sim-gemini``, ``deepseek:sim-deepseek``, ``openrouter:sim-router-claude``). A key alone
     never switches a notebook to a paid model. Local servers have no role: they need a ``base_url``
     (pass ``vllm:<model>`` etc. yourself).
     """

@@ -14,7 +14,7 @@ SIMULATED = {
     "openai_small": "openai:sim-reasoner-mini",
     "google": "google:sim-gemini",
     "deepseek": "deepseek:sim-deepseek",
-    "openrouter": "openrouter:sim-router-gemini",
+    "openrouter": "openrouter:sim-router-claude",
 }
 
 
