@@ -123,7 +123,8 @@ def demo(models: Sequence[str], scripted: bool = False) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         cols = [
             "run_id", "step", "provider", "model", "input_tokens", "cache_read_tokens", "output_tokens",
-            "reasoning_tokens", "reasoning_items_dropped", "total_cost_usd", "provider_cost_usd", "stop_reason",
+            "reasoning_tokens", "reasoning_items_dropped", "total_cost_usd", "provider_cost_usd",
+            "stop_reason",
         ]  # fmt: skip
         print("usage frame (one row per model call; full frame has", len(frame.columns), "columns):")
         print(frame[cols].to_string(index=False))

@@ -17,8 +17,10 @@ def test_demo_scripted(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo_defaults_to_five_providers_in_one_session(capsys: pytest.CaptureFixture[str]) -> None:
-    """One model per hosted built-in provider, the Chat Completions dialects DeepSeek and OpenRouter
-    after Gemini: every provider switch drops opaque items visibly."""
+    """One model per hosted built-in provider, DeepSeek and OpenRouter after Gemini.
+
+    Every provider switch drops opaque items visibly.
+    """
     assert main(["demo", "--scripted", "--no-report"]) == 0
     out = capsys.readouterr().out
     heads = [line.split()[1] for line in out.splitlines() if line.startswith("== ")]
@@ -32,7 +34,8 @@ def test_demo_defaults_to_five_providers_in_one_session(capsys: pytest.CaptureFi
     assert "session moved from anthropic:messages:sim-thinker to google:generate_content:sim-gemini" in out
     frame = out[out.index("usage frame") :]
     providers = [line.split()[2] for line in frame.splitlines()[2:]]
-    assert providers == ["openai"] * 2 + ["anthropic"] * 2 + ["google"] * 2 + ["deepseek"] * 2 + ["openrouter"] * 2
+    expected = ["openai", "anthropic", "google", "deepseek", "openrouter"]
+    assert providers == [p for p in expected for _ in range(2)]
 
 
 def test_demo_on_the_chat_simulator_shows_reported_cost_and_unknown_local_price(

@@ -6,8 +6,9 @@ secret, as the notebooks and the demo use) would accept as its own opaque item: 
 ``thoughtSignature`` (in either base64 alphabet: the Python SDK re-encodes URL-safe), an OpenAI
 ``encrypted_content``, or a simulated Chat Completions router item: OpenRouter's ``reasoning_details``
 ``reasoning.encrypted`` data (a Gemini-backed thought signature) or ``reasoning.text`` signature
-(Claude-backed, Anthropic's thinking-signature layout). Each candidate is authenticated with the simulator's key, so a PNG or an id
-never counts, and a real item always does (``test_opaque_scan.py`` shows both on live wire traffic).
+(Claude-backed, Anthropic's thinking-signature layout). Each candidate is authenticated with the
+simulator's key, so a PNG or an id never counts, and a real item always does
+(``test_opaque_scan.py`` shows both on live wire traffic).
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ import hmac
 import re
 from typing import Any
 
-from agentlab.sim.signing import _SIG_VERSION, DEFAULT_SECRET, LAYOUT_BYTES, Signer, _key
+from agentlab.sim.signing import (  # the layouts the simulator signs
+    _SIG_VERSION,
+    DEFAULT_SECRET,
+    LAYOUT_BYTES,
+    Signer,
+    _key,
+)
 from agentlab.sim.transport import SimTransport
 
 __all__ = [
@@ -55,13 +62,15 @@ def is_sim_gemini_signature(token: str, secret: bytes = DEFAULT_SECRET) -> bool:
 
 
 _ROUTER_GEMINI_HEAD = 2 + 2 + 16  # agentlab.sim.chat_rules.sign_gemini: magic | position | digest | tag
-_THINKING_HEAD = 3 + LAYOUT_BYTES + 16  # agentlab.sim.signing.Signer.sign_thinking: version | pos | layout | digest
+_THINKING_HEAD = 3 + LAYOUT_BYTES + 16  # Signer.sign_thinking: version | position | layout | digest
 
 
 def is_sim_router_signature(token: str, secret: bytes = DEFAULT_SECRET) -> bool:
-    """Whether ``token`` is a simulated OpenRouter ``reasoning_details`` secret (its MAC verifies):
-    a Gemini-backed ``reasoning.encrypted`` ``data`` or a thinking ``signature`` (Claude-backed, and
-    the simulated Anthropic's own)."""
+    """Whether ``token`` is a simulated OpenRouter ``reasoning_details`` secret (its MAC verifies).
+
+    That is a Gemini-backed ``reasoning.encrypted`` ``data`` or a thinking ``signature``
+    (Claude-backed, and the simulated Anthropic's own).
+    """
     raw = _b64(token)
     if raw is None:
         return False
@@ -77,8 +86,10 @@ def is_sim_router_signature(token: str, secret: bytes = DEFAULT_SECRET) -> bool:
 
 
 def sim_opaque_tokens(text: str, secret: bytes = DEFAULT_SECRET) -> list[str]:
-    """Every simulator-issued opaque item in ``text`` (Gemini signatures, OpenAI encrypted content,
-    OpenRouter ``reasoning_details`` data and signatures)."""
+    """Every simulator-issued opaque item in ``text``.
+
+    Gemini signatures, OpenAI encrypted content, OpenRouter ``reasoning_details`` data and signatures.
+    """
     signer = Signer(secret)
     found = []
     for m in _TOKEN.finditer(text):

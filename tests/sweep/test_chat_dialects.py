@@ -39,9 +39,8 @@ MODELS = [
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
     out = tmp_path_factory.mktemp("sweep") / "r.jsonl"
     tasks = sim_tasks(["continuity"])[:1] + sim_tasks(["compare"])[:1]
-    rep = sweep(
-        tasks, MODELS, results=out, tools=sim_tools(), settings=continuity_settings(), repeats=1, progress=None
-    )
+    settings = continuity_settings()
+    rep = sweep(tasks, MODELS, results=out, tools=sim_tools(), settings=settings, repeats=1, progress=None)
     assert rep.status == "completed" and rep.failed == 0, rep
     return out, load_results(out)
 
