@@ -84,3 +84,20 @@ def test_chat_sweep_results_file_holds_no_reasoning(tmp_path: Path) -> None:
     assert all(m in text for m in models)  # positive control: every dialect's rows are there
     assert "reasoning_content" not in text and "reasoning_details" not in text
     assert sim_opaque_tokens(text) == []
+
+
+def test_router_lookalikes_are_not_found() -> None:
+    """A forged tag, random bytes of the same length or another simulator's key: not ours."""
+    import base64
+    import os
+
+    from agentlab.sim.signing import DEFAULT_SECRET, Signer
+    from tests.support.opaque import is_sim_router_signature
+
+    sig = Signer(DEFAULT_SECRET).sign_thinking("some reasoning", 0)
+    assert is_sim_router_signature(sig)  # the positive control
+    raw = bytearray(base64.b64decode(sig))
+    raw[-1] ^= 1
+    for text in (base64.b64encode(bytes(raw)).decode(), base64.b64encode(os.urandom(len(raw))).decode()):
+        assert not is_sim_router_signature(text) and sim_opaque_tokens(text) == []
+    assert not is_sim_router_signature(sig, secret=b"another simulator")
