@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 	# the notebooks, re-executed; only cells marked NBVAL_CHECK_OUTPUT must match their saved output
-	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AGENTLAB_OPENAI_MODEL -u AGENTLAB_ANTHROPIC_MODEL -u GEMINI_API_KEY -u AGENTLAB_GOOGLE_MODEL -u AGENTLAB_OPENAI_SMALL_MODEL $(BIN)/python -m pytest --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
+	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AGENTLAB_OPENAI_MODEL -u AGENTLAB_ANTHROPIC_MODEL -u GEMINI_API_KEY -u AGENTLAB_GOOGLE_MODEL -u AGENTLAB_OPENAI_SMALL_MODEL -u DEEPSEEK_API_KEY -u AGENTLAB_DEEPSEEK_MODEL -u OPENROUTER_API_KEY -u AGENTLAB_OPENROUTER_MODEL $(BIN)/python -m pytest --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,7 +1,8 @@
 """``python -m agentlab demo``: run a tool loop offline and print the result and its usage frame.
 
 The demo uses the simulated providers behind the real SDK adapters (``openai:sim-reasoner``,
-``anthropic:sim-thinker``, ``google:sim-gemini``) when those modules are installed, and says so;
+``anthropic:sim-thinker``, ``google:sim-gemini``, ``deepseek:sim-deepseek``,
+``openrouter:sim-router-claude``) when those modules are installed, and says so;
 otherwise (or with ``--scripted``) it falls back to ``agentlab.testing.ScriptedAdapter`` and says that
 instead. The default models run in one session, one after another: each switch of provider drops the
 previous loop's opaque reasoning items visibly (a ``reasoning_item_dropped`` diagnostic) and keeps the
@@ -19,8 +20,16 @@ from typing import Any
 
 __all__ = ["DEFAULT_MODELS", "main"]
 
-DEFAULT_MODELS = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini")
-"""One simulated model per built-in provider, run in this order in one session."""
+DEFAULT_MODELS = (
+    "openai:sim-reasoner",
+    "anthropic:sim-thinker",
+    "google:sim-gemini",
+    "deepseek:sim-deepseek",
+    "openrouter:sim-router-claude",
+)
+"""One simulated model per hosted built-in provider (the Chat Completions dialects DeepSeek and
+OpenRouter included; a local server needs a ``base_url``, so ``--model vllm:sim-local`` adds one),
+run in this order in one session."""
 
 TASK = "Is it warmer in Paris or Rome right now?"
 WEATHER = {"paris": "18 C, light rain", "rome": "24 C, sunny"}
@@ -95,10 +104,13 @@ def demo(models: Sequence[str], scripted: bool = False) -> int:
         print(f"output: {r.output}")
         u = r.usage
         rt = u.reasoning_tokens if u.reasoning_tokens is not None else "<NA>"
+        cost = f"${u.cost.total:.6f}" if u.cost.known else "unknown (no price)"
+        if u.provider_cost_usd is not None:
+            cost += f" (provider reported ${u.provider_cost_usd:.6f})"
         print(
             f"tokens: input {u.input_tokens} (cache read {u.cache_read_tokens}, "
             f"write {u.cache_write_tokens}), output {u.output_tokens} (reasoning {rt})"
-            f"  cost: ${u.cost.total:.6f}  reasoning items dropped: {u.reasoning_items_dropped}"
+            f"  cost: {cost}  reasoning items dropped: {u.reasoning_items_dropped}"
         )
         for ev in r.events:
             if ev.kind == "diagnostic":
@@ -111,7 +123,8 @@ def demo(models: Sequence[str], scripted: bool = False) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         cols = [
             "run_id", "step", "provider", "model", "input_tokens", "cache_read_tokens", "output_tokens",
-            "reasoning_tokens", "reasoning_items_dropped", "total_cost_usd", "stop_reason",
+            "reasoning_tokens", "reasoning_items_dropped", "total_cost_usd", "provider_cost_usd",
+            "stop_reason",
         ]  # fmt: skip
         print("usage frame (one row per model call; full frame has", len(frame.columns), "columns):")
         print(frame[cols].to_string(index=False))

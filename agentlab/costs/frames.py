@@ -21,6 +21,8 @@ cache_write_cost_usd       float64
 output_cost_usd            float64   includes reasoning
 reasoning_cost_usd         float64   part of output_cost_usd (NaN when reasoning tokens are unknown)
 total_cost_usd             float64   input + cache read + cache write + output (NaN: unpriced model)
+provider_cost_usd          float64   the provider's own figure for the call, beside the computed one
+                                     (OpenRouter's ``usage.cost``); NaN when the provider reports none
 price_source               string    what priced the call: ``genai-prices <version>``, ``agentlab
                                      simulated``, ``user override`` (or the source a user gave);
                                      <NA> when unpriced
@@ -63,6 +65,7 @@ TOKEN_COST_COLUMNS: dict[str, str] = {
     "output_cost_usd": "float64",
     "reasoning_cost_usd": "float64",
     "total_cost_usd": "float64",
+    "provider_cost_usd": "float64",
 }
 """Token buckets and cost columns, shared by the usage frame and sweep results (same conventions)."""
 
@@ -129,6 +132,7 @@ def _rows(records: Any) -> Iterable[dict[str, Any]]:
             "output_cost_usd": cost.output,
             "reasoning_cost_usd": cost.reasoning,
             "total_cost_usd": cost.total,
+            "provider_cost_usd": _nan(r.provider_cost_usd),
             "price_source": cost.source,
             "price_updated": cost.updated,
             "latency_s": _nan(latency),

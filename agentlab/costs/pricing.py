@@ -27,6 +27,9 @@ Cost follows the token convention of :mod:`agentlab.neutral.usage` (inclusive ``
 
 with every rate taken from the tier the call's ``input_tokens`` falls in. Unknown is NaN, never 0:
 an unpriced model gives NaN everywhere (and one ``UnpricedModelWarning`` per model and process);
+the simulated local servers (``vllm:sim-local`` ...) are listed as having no price (a local server
+bills nothing per token but its hardware is not free, so 0 would be a fake figure): NaN with
+``source`` saying so and no warning; ``set_price`` gives them (or a real local model) a price;
 unknown reasoning tokens give a NaN ``reasoning`` part but a known total. Each call's ``Cost``
 carries the ``source`` and ``updated`` date of its price (the usage frame's ``price_source`` and
 ``price_updated`` columns).
@@ -188,6 +191,8 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 _lock = threading.Lock()
 _table: dict[str, Price] | None = None
+_no_price: dict[str, Cost] = {}
+"""Shipped entries that say "this model has no price" (simulated local servers): unknown, no warning."""
 _user: dict[str, Price] = {}
 _warned: set[str] = set()
 _scoped: ContextVar[Mapping[str, Price] | None] = ContextVar("agentlab_prices", default=None)
@@ -198,9 +203,18 @@ def _load() -> dict[str, Price]:
     with _lock:
         if _table is None:
             raw = json.loads(resources.files("agentlab").joinpath("data/prices.json").read_text("utf-8"))
+            models = raw["models"]
+            _no_price.update(
+                {
+                    k: Cost.unknown().model_copy(update={"source": v["source"], "updated": v.get("as_of")})
+                    for k, v in models.items()
+                    if v.get("unpriced")
+                }
+            )
             _table = {
                 k: Price.model_validate({f: x for f, x in v.items() if f != "about"})
-                for k, v in raw["models"].items()
+                for k, v in models.items()
+                if not v.get("unpriced")
             }
         return _table
 
@@ -303,6 +317,10 @@ def price_call(usage: CallUsage, provider: str, model: str) -> Cost:
     """The cost of one call (see the module docstring for the formula). Unpriced -> NaN + warning."""
     price = get_price(provider, model)
     if price is None:
+        _load()
+        known_unpriced = _no_price.get(_key(provider, simulated_base(model)))
+        if known_unpriced is not None:  # a simulated local server: no price by design, said once here
+            return known_unpriced
         _warn_unpriced(provider, model)
         return Cost.unknown()
     p = price.rates_for(usage.input_tokens)

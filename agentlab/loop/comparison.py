@@ -73,6 +73,12 @@ class ComparisonEntry:
         return self.result.usage.cost.total if self.result is not None else math.nan
 
 
+def _reported(r: RunResult | None) -> float:
+    """The run's provider-reported cost (NaN: none reported, or the run failed)."""
+    c = r.usage.provider_cost_usd if r is not None else None
+    return math.nan if c is None else c
+
+
 class Comparison:
     """What ``compare`` returns: per-model results, the combined usage frame, and charts.
 
@@ -138,7 +144,11 @@ class Comparison:
         return pd.concat(frames, ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
-        """One row per model: status, steps, tokens, cost, duration, solved, answer."""
+        """One row per model: status, steps, tokens, cost, duration, solved, answer.
+
+        ``cost_usd`` is agentlab's (from ``price_source``); ``provider_cost_usd`` the provider's own
+        figure beside it where the provider reports one (OpenRouter's ``usage.cost``), else NaN.
+        """
         import pandas as pd
 
         rows = []
@@ -157,6 +167,8 @@ class Comparison:
                     "output_tokens": t.output_tokens if t else None,
                     "reasoning_tokens": t.reasoning_tokens if t else None,
                     "cost_usd": e.cost_usd,
+                    "provider_cost_usd": _reported(r),
+                    "price_source": r.usage.cost.source if r is not None else None,
                     "duration_s": e.duration_s,
                     "solved": e.solved,
                     "answer": e.output if e.output is not None else e.error,
@@ -167,6 +179,8 @@ class Comparison:
             df[col] = df[col].astype("Int64")
         df["solved"] = df["solved"].astype("boolean")
         df["cost_usd"] = df["cost_usd"].astype("float64")
+        df["provider_cost_usd"] = df["provider_cost_usd"].astype("float64")
+        df["price_source"] = df["price_source"].astype("string")
         return df
 
     # ------------------------------------------------------------------ charts

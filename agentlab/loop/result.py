@@ -46,6 +46,17 @@ class CallRecord(BaseModel):
     first_text_s: float | None = None
     reasoning_items_dropped: int = 0
     """Opaque items not sent back (other provider/model/endpoint, released, or policy ``drop``)."""
+    provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The provider's own cost figure (OpenRouter ``usage.cost``), kept beside ``cost`` (agentlab's,
+    from the price table); None: the provider reports none (left out of dumps then)."""
+
+
+def _reported_total(records: tuple[CallRecord, ...] | list[CallRecord]) -> float | None:
+    """The provider-reported cost of all calls, or None when any call reported none."""
+    figures = [r.provider_cost_usd for r in records]
+    if not figures or any(f is None for f in figures):
+        return None
+    return float(sum(f for f in figures if f is not None))
 
 
 class RunUsage(BaseModel):
@@ -57,6 +68,9 @@ class RunUsage(BaseModel):
     tokens: CallUsage = Field(default_factory=lambda: sum_usage(()))
     cost: Cost = Field(default_factory=Cost)
     reasoning_items_dropped: int = 0
+    provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Sum of the calls' provider-reported costs; None unless *every* call reported one (a partial
+    sum would look like the whole)."""
 
     @classmethod
     def from_records(cls, records: tuple[CallRecord, ...] | list[CallRecord]) -> RunUsage:
@@ -69,6 +83,7 @@ class RunUsage(BaseModel):
             tokens=sum_usage(r.usage for r in records),
             cost=cost,
             reasoning_items_dropped=sum(r.reasoning_items_dropped for r in records),
+            provider_cost_usd=_reported_total(records),
         )
 
     # Flat accessors: the figures people look for first.

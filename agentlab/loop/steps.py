@@ -165,6 +165,7 @@ def apply_response(
         first_reasoning_s=completed.first_reasoning_s,
         first_text_s=completed.first_text_s,
         reasoning_items_dropped=dropped,
+        provider_cost_usd=resp.provider_cost_usd,
     )
     event = ModelCallCompletedEvent(
         run_id=run_id,

@@ -66,18 +66,24 @@ _CHOICES = {
     "anthropic": ("anthropic", "sim-thinker"),
     "openai_small": ("openai", "sim-reasoner-mini"),
     "google": ("google", "sim-gemini"),
+    "deepseek": ("deepseek", "sim-deepseek"),
+    "openrouter": ("openrouter", "sim-router-claude"),
 }
 
 
 def choose_models(environ: dict[str, str] | None = None) -> dict[str, str]:
     """Model strings for the notebooks, one per role: ``{"openai": ..., "anthropic": ..., ...}``.
 
-    The roles are ``openai``, ``anthropic``, ``openai_small`` and ``google``. A role uses a real
-    model only when *both* its provider's API key and ``AGENTLAB_<ROLE>_MODEL`` are set (e.g.
-    ``OPENAI_API_KEY`` + ``AGENTLAB_OPENAI_MODEL=gpt-5.1``, ``GEMINI_API_KEY`` +
-    ``AGENTLAB_GOOGLE_MODEL=gemini-3-pro-preview``); otherwise its simulated model
+    The roles are ``openai``, ``anthropic``, ``openai_small``, ``google``, ``deepseek`` and
+    ``openrouter``. A role uses a real model only when *both* its provider's API key and
+    ``AGENTLAB_<ROLE>_MODEL`` are set (e.g. ``OPENAI_API_KEY`` + ``AGENTLAB_OPENAI_MODEL=gpt-5.1``,
+    ``GEMINI_API_KEY`` + ``AGENTLAB_GOOGLE_MODEL=gemini-3-pro-preview``, ``DEEPSEEK_API_KEY`` +
+    ``AGENTLAB_DEEPSEEK_MODEL=deepseek-reasoner``, ``OPENROUTER_API_KEY`` +
+    ``AGENTLAB_OPENROUTER_MODEL=google/gemini-3-pro-preview``); otherwise its simulated model
     (``openai:sim-reasoner``, ``anthropic:sim-thinker``, ``openai:sim-reasoner-mini``,
-    ``google:sim-gemini``). A key alone never switches a notebook to a paid model.
+    ``google:sim-gemini``, ``deepseek:sim-deepseek``, ``openrouter:sim-router-claude``). A key alone
+    never switches a notebook to a paid model. Local servers have no role: they need a ``base_url``
+    (pass ``vllm:<model>`` etc. yourself).
     """
     from agentlab.adapters.registry import get_provider
 

@@ -42,6 +42,7 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "reasoning_tokens": "Int64",
     "reasoning_share": "float64",
     "total_cost_usd": "float64",
+    "provider_cost_usd": "float64",
     "cost_per_run_usd": "float64",
     "cost_per_solved_usd": "float64",
     "price_source": "string",
@@ -109,6 +110,13 @@ def _sum_known(s: pd.Series) -> Any:
     return int(s.sum())
 
 
+def _sum_all(g: pd.DataFrame, column: str) -> float:
+    """A column's group total, NaN when any run lacks it (or the file predates the column)."""
+    if column not in g.columns or g[column].isna().any():
+        return math.nan
+    return float(g[column].sum())
+
+
 def _price_sources(s: pd.Series) -> str | None:
     """What priced a group's runs: each distinct source once, in order (None: none known).
 
@@ -167,6 +175,7 @@ def summarize(
                 if out_known
                 else math.nan,
                 "total_cost_usd": cost,
+                "provider_cost_usd": _sum_all(g, "provider_cost_usd"),
                 "cost_per_run_usd": cost / len(g) if len(g) else math.nan,
                 "cost_per_solved_usd": cost / k if k else math.nan,
                 "price_source": _price_sources(g["price_source"]),

@@ -436,6 +436,7 @@ def _row(
         output_cost_usd=cost.output,
         reasoning_cost_usd=cost.reasoning,
         total_cost_usd=cost.total,
+        provider_cost_usd=result.usage.provider_cost_usd,
         price_source=cost.source,
         price_updated=cost.updated,
         retries=retries,

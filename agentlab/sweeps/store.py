@@ -17,7 +17,8 @@ Why this shape:
   towards money spent.
 * **Private by construction.** A row is built from a whitelist of scalar fields (:data:`ROW_FIELDS`)
   taken from the run's result: status, counts, token buckets, cost and what priced it (the usage
-  frame's ``price_source`` / ``price_updated``; null in rows written before them), latency, the
+  frame's ``price_source`` / ``price_updated``; null in rows written before them), the provider's own
+  reported cost (``provider_cost_usd``, OpenRouter's; null when none was reported), latency, the
   final answer and the error type/message. It is never built from events, history or reasoning,
   so reasoning text and opaque provider payloads cannot reach the file.
 """

@@ -136,9 +136,10 @@ def test_report_renders_panels_and_charts_without_reasoning(
 
     assert [p.stem for p in rep.html[:3]] == ["01_quickstart", "02_compare_providers", "03_reasoning_costs"]
     compare_dom = _chromium(rep.html[1].as_uri())
-    assert compare_dom.count("Reasoning · step 1") == 3  # one column per model
-    for model in ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"):
-        assert model in compare_dom, f"no {model} column in the three-provider compare"
+    assert compare_dom.count("Reasoning · step 1") == 5  # one column per model
+    models = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini")
+    for model in (*models, "deepseek:sim-deepseek", "openrouter:sim-router-claude"):
+        assert model in compare_dom, f"no {model} column in the five-provider compare"
 
 
 def test_keep_option_keeps_reasoning_in_the_saved_files(

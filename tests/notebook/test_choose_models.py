@@ -13,6 +13,8 @@ SIMULATED = {
     "anthropic": "anthropic:sim-thinker",
     "openai_small": "openai:sim-reasoner-mini",
     "google": "google:sim-gemini",
+    "deepseek": "deepseek:sim-deepseek",
+    "openrouter": "openrouter:sim-router-claude",
 }
 
 
@@ -44,6 +46,16 @@ def test_every_simulated_choice_is_a_model_its_simulator_serves() -> None:
             "openai_small",
             "openai:gpt-5-mini",
         ),
+        (
+            {"DEEPSEEK_API_KEY": "k", "AGENTLAB_DEEPSEEK_MODEL": "deepseek-reasoner"},
+            "deepseek",
+            "deepseek:deepseek-reasoner",
+        ),
+        (
+            {"OPENROUTER_API_KEY": "k", "AGENTLAB_OPENROUTER_MODEL": "anthropic/claude-sonnet-4.5"},
+            "openrouter",
+            "openrouter:anthropic/claude-sonnet-4.5",
+        ),
     ],
 )  # fmt: skip
 def test_a_key_and_a_model_switch_only_that_role(env: dict[str, str], role: str, expected: str) -> None:
@@ -63,6 +75,19 @@ def test_a_key_and_a_model_switch_only_that_role(env: dict[str, str], role: str,
 )
 def test_gemini_stays_simulated_without_both(env: dict[str, str]) -> None:
     assert choose_models(env)["google"] == "google:sim-gemini"
+
+
+@pytest.mark.parametrize(
+    ("env", "role"),
+    [
+        ({"DEEPSEEK_API_KEY": "k"}, "deepseek"),
+        ({"AGENTLAB_DEEPSEEK_MODEL": "deepseek-reasoner"}, "deepseek"),
+        ({"OPENAI_API_KEY": "k", "AGENTLAB_OPENROUTER_MODEL": "openai/gpt-5"}, "openrouter"),
+        ({"OPENROUTER_API_KEY": "k", "AGENTLAB_DEEPSEEK_MODEL": "deepseek-reasoner"}, "deepseek"),
+    ],
+)
+def test_chat_dialects_stay_simulated_without_their_own_key_and_model(env: dict[str, str], role: str) -> None:
+    assert choose_models(env)[role] == SIMULATED[role]
 
 
 def test_roles_are_data_one_line_per_role() -> None:

@@ -37,7 +37,8 @@ def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
     assert sim_opaque_tokens(text) == [], f"opaque reasoning saved in {path.name}"
     nb = json.loads(text)
     saved = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"] + [nb["metadata"]])
-    for field in ("thoughtSignature", "thought_signature", "encrypted_content", "redacted_thinking"):
+    fields = ("thoughtSignature", "thought_signature", "encrypted_content", "redacted_thinking")
+    for field in (*fields, "reasoning_content", "reasoning_details"):  # + the Chat Completions dialects
         assert field not in saved, f"{field} in the outputs or widget state of {path.name}"
 
 
@@ -50,6 +51,15 @@ def test_every_notebook_ran_gemini_beside_the_others(name: str) -> None:
     outputs = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"])
     for model in ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"):
         assert model in outputs, f"{name} has no output of {model}"
+
+
+def test_compare_notebook_ran_the_chat_dialects_beside_the_others() -> None:
+    """Notebook 02 compares DeepSeek and OpenRouter next to OpenAI, Anthropic and Gemini (saved outputs)."""
+    nb = json.loads(next(p for p in NOTEBOOKS if p.stem == "02_compare_providers").read_text())
+    outputs = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"])
+    for model in ("deepseek:sim-deepseek", "openrouter:sim-router-claude"):
+        assert model in outputs, f"02_compare_providers has no output of {model}"
+    assert "provider_cost_usd" in outputs
 
 
 def test_quickstart_was_saved_with_its_widget_state() -> None:
