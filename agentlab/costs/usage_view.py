@@ -34,7 +34,7 @@ MAIN_COLUMNS: tuple[str, ...] = (
 """The columns the default display shows (those present, in this order)."""
 
 
-class UsageFrame(pd.DataFrame):
+class UsageFrame(pd.DataFrame):  # type: ignore[misc]  # pandas is untyped here
     """A complete usage frame whose notebook display shows ``MAIN_COLUMNS`` formatted."""
 
     @property
@@ -59,7 +59,7 @@ class UsageFrame(pd.DataFrame):
             "df.frame(all_columns=True), or df.columns for the list"
         )
 
-    def _repr_html_(self) -> str:  # type: ignore[override]
+    def _repr_html_(self) -> str:
         import html
 
         note = self._hidden_note()

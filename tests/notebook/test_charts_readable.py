@@ -1,5 +1,7 @@
-"""Charts a reader can trust: no line hidden under another, unknown shown as unknown, legends off
-the bars, simulated prices said on the chart (issue 17). Checked on the drawn artists."""
+"""Charts a reader can trust (issue 17), checked on the drawn artists.
+
+No line hidden under another, unknown shown as unknown, legends off the bars, simulated prices said.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +10,16 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Rectangle
 
-import agentlab  # noqa: E402
-from agentlab.costs.frames import usage_frame  # noqa: E402
-from agentlab.neutral.usage import CallUsage  # noqa: E402
-from agentlab.notebook import charts  # noqa: E402
-from agentlab.testing import ScriptedAdapter, Step  # noqa: E402
+import agentlab
+from agentlab.costs.frames import usage_frame
+from agentlab.neutral.usage import CallUsage
+from agentlab.notebook import charts
+from agentlab.testing import ScriptedAdapter, Step
 
 
 @agentlab.tool
@@ -39,8 +41,11 @@ def _result(model: str, reasoning: list[int | None]) -> agentlab.RunResult:
             reasoning_tokens=r,
             reasoning_source="reported" if r is not None else "unknown",
         )
-        steps.append(Step(text="done" if last else "", tool_calls=[] if last else [("noop", {})], usage=usage))
-    return agentlab.run(model, "q", tools=[noop], adapter=ScriptedAdapter(steps, provider=provider, model=name))
+        steps.append(
+            Step(text="done" if last else "", tool_calls=[] if last else [("noop", {})], usage=usage)
+        )
+    adapter = ScriptedAdapter(steps, provider=provider, model=name)
+    return agentlab.run(model, "q", tools=[noop], adapter=adapter)
 
 
 def _data_lines(ax: object) -> list[object]:
@@ -48,7 +53,8 @@ def _data_lines(ax: object) -> list[object]:
 
 
 def test_identical_reasoning_lines_stay_apart() -> None:
-    df = usage_frame([_result("openai:sim-reasoner", [500, 200]), _result("anthropic:sim-thinker", [500, 200])])
+    runs = [_result("openai:sim-reasoner", [500, 200]), _result("anthropic:sim-thinker", [500, 200])]
+    df = usage_frame(runs)
     ax = charts.plot_reasoning_per_step(df)
     a, b = _data_lines(ax)
     # same y values, yet the two lines do not coincide: dodged along x, own marker, own dash
@@ -65,13 +71,16 @@ def test_unknown_reasoning_is_missing_and_labelled_not_zero() -> None:
     for ln in ax.get_lines():
         ys = np.asarray(ln.get_ydata(), dtype=float)
         assert not np.any(ys == 0), "an unknown step is drawn at y=0"
-    assert "reasoning tokens unknown" in [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = ax.get_legend()
+    assert legend is not None
+    assert "reasoning tokens unknown" in [t.get_text() for t in legend.get_texts()]
     assert [t.get_text() for t in ax.texts].count("unknown") == 2
 
 
 def _summary() -> pd.DataFrame:
-    idx = pd.MultiIndex.from_product([["openai:sim-reasoner", "anthropic:sim-thinker"], ["on", "off"]],
-                                     names=["model", "setting"])
+    idx = pd.MultiIndex.from_product(
+        [["openai:sim-reasoner", "anthropic:sim-thinker"], ["on", "off"]], names=["model", "setting"]
+    )
     return pd.DataFrame(
         {
             "success_rate": [1.0, 1.0, 1.0, 0.9],
