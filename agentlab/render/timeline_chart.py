@@ -126,7 +126,7 @@ def chart_svg(draw: Callable[[Any], Axes], data: Any) -> str:
     if not isinstance(fig, Figure):  # a SubFigure: save the figure that holds it
         fig = fig.figure
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg") :]
