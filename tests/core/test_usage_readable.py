@@ -1,5 +1,7 @@
-"""The usage frame a researcher reads (issue 17): grouped sources, <NA> shown, one money rule,
-throughput columns, and a short default display over a complete frame."""
+"""The usage frame a researcher reads (issue 17).
+
+Grouped sources, <NA> shown, one money rule, throughput columns, a short display over a complete frame.
+"""
 
 from __future__ import annotations
 

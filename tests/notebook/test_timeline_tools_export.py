@@ -1,5 +1,8 @@
-"""Tool table, timeline, export (issue 17): frames checked by value, the chart by its artists, the
-report by a reasoning canary and in headless Chromium (screenshot of the timeline)."""
+"""Tool table, timeline, export (issue 17).
+
+Frames checked by value, the chart by its artists, the report by a reasoning canary and in headless
+Chromium (with a screenshot of the timeline).
+"""
 
 from __future__ import annotations
 
@@ -15,14 +18,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
+import pandas as pd
+import pytest
+from matplotlib.collections import PolyCollection
 
-import agentlab as al  # noqa: E402
-from agentlab.loop.run_tables import TIMELINE_COLUMNS, TOOL_COLUMNS  # noqa: E402
-from agentlab.neutral.events import ReasoningDeltaEvent  # noqa: E402
-from agentlab.testing import ScriptedAdapter, Step  # noqa: E402
+import agentlab as al
+from agentlab.loop.run_tables import TIMELINE_COLUMNS, TOOL_COLUMNS
+from agentlab.neutral.events import ReasoningDeltaEvent
+from agentlab.testing import ScriptedAdapter, Step
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 CANARY = f"CANARY-{uuid.uuid4().hex}"
@@ -41,7 +44,9 @@ def boom() -> int:
     raise ValueError("nope")
 
 
-def _run(provider: str = "openai", model: str = "sim-reasoner", seen: list[str] | None = None) -> al.RunResult:
+def _run(
+    provider: str = "openai", model: str = "sim-reasoner", seen: list[str] | None = None
+) -> al.RunResult:
     steps = [
         Step(reasoning=[CANARY], tool_calls=[("slow_add", {"a": 1, "b": 2}), ("boom", {})]),
         Step(reasoning=["again " + CANARY], tool_calls=[("slow_add", {"a": 3, "b": 4})]),
@@ -121,7 +126,7 @@ def test_plot_timeline_draws_lanes_per_model() -> None:
     with pytest.raises(TypeError, match="timeline_frame"):
         from agentlab.render.timeline_chart import plot_timeline
 
-        plot_timeline(_run())  # type: ignore[arg-type]
+        plot_timeline(_run())
 
 
 def test_export_csv_and_the_parquet_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
