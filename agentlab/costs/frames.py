@@ -96,7 +96,7 @@ THROUGHPUT_COLUMNS: dict[str, str] = {
     "reasoning_tokens_per_s": "float64",
     "answer_tokens_per_s": "float64",
 }
-"""Derived from the token and timing columns after the rows are built (see ``_add_throughput``)."""
+"""Derived from the token and timing columns after the rows are built (see ``_throughput``)."""
 USAGE_COLUMNS.update(THROUGHPUT_COLUMNS)
 
 
@@ -163,31 +163,33 @@ def usage_frame(records: Any) -> pd.DataFrame:
 
     from agentlab.costs.usage_view import UsageFrame
 
-    rows = [_add_throughput(row) for row in _rows(records)]
-    data = {c: [row.get(c) for row in rows] for c in USAGE_COLUMNS}
-    return UsageFrame({c: pd.array(v, dtype=USAGE_COLUMNS[c]) for c, v in data.items()})
+    rows = list(_rows(records))
+    cols = [c for c in USAGE_COLUMNS if c not in THROUGHPUT_COLUMNS]
+    data = {c: pd.array([row[c] for row in rows], dtype=USAGE_COLUMNS[c]) for c in cols}
+    data.update(_throughput(data))
+    return UsageFrame({c: data[c] for c in USAGE_COLUMNS})
 
 
-def _rate(tokens: Any, start: float, end: float) -> float:
-    """Tokens per second over ``[start, end]``; NaN when a side or the token count is unknown."""
-    if tokens is None or math.isnan(start) or math.isnan(end) or end <= start:
-        return math.nan
-    return float(tokens) / (end - start)
-
-
-def _add_throughput(row: dict[str, Any]) -> dict[str, Any]:
-    """Reasoning and answer tokens per second from one call's timings (unknown stays NaN, never 0).
+def _throughput(data: dict[str, Any]) -> dict[str, Any]:
+    """Reasoning and answer tokens per second per call, vectorised (unknown stays NaN, never 0).
 
     The reasoning phase runs from the first reasoning delta to the first answer delta (or to the
     end of the response when no answer text streamed); the answer phase from the first answer
     delta to the end. Non-streamed calls have neither, so both rates are unknown.
     """
-    end, fr, ft = row["latency_s"], row["first_reasoning_s"], row["first_text_s"]
-    out, reasoning = row["output_tokens"], row["reasoning_tokens"]
-    answer = None if out is None or reasoning is None else out - reasoning
-    row["reasoning_tokens_per_s"] = _rate(reasoning, fr, ft if not math.isnan(ft) else end)
-    row["answer_tokens_per_s"] = _rate(answer, ft, end)
-    return row
+    import numpy as np
+
+    end = np.asarray(data["latency_s"], dtype="float64")
+    fr = np.asarray(data["first_reasoning_s"], dtype="float64")
+    ft = np.asarray(data["first_text_s"], dtype="float64")
+    out = data["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    reasoning = data["reasoning_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_win = np.where(np.isnan(ft), end, ft) - fr
+        a_win = end - ft
+        r_rate = np.where(r_win > 0, reasoning / r_win, np.nan)
+        a_rate = np.where(a_win > 0, (out - reasoning) / a_win, np.nan)
+    return {"reasoning_tokens_per_s": r_rate, "answer_tokens_per_s": a_rate}
 
 
 _SOURCE_COLUMNS = ("reasoning_source", "price_source", "price_updated")
