@@ -281,11 +281,12 @@ def _note_simulated_prices(ax: Axes, df: pd.DataFrame) -> bool:
         return False
     every = all("simulated" in v and ";" not in v for v in sources)
     text = "prices simulated (agentlab's fictional table)" if every else "some prices simulated"
+    # outside right, at the bottom: below the legend, clear of the title, bars and their labels
     ax.annotate(
         text,
-        (0.0, 1.0),
+        (1.01, 0.0),
         xycoords="axes fraction",
-        xytext=(2, 2),
+        xytext=(4, 0),
         textcoords="offset points",
         ha="left",
         va="bottom",

@@ -129,3 +129,17 @@ def test_real_prices_carry_no_simulated_note() -> None:
     ax = charts.plot_cost_breakdown(df)
     assert not any("simulated" in t.get_text() for t in ax.texts)
     assert not math.isnan(float(df["total_cost_usd"].sum()))
+
+
+def test_simulated_note_overlaps_neither_title_nor_bars() -> None:
+    df = usage_frame([_result("openai:sim-reasoner", [500, 200]), _result("anthropic:sim-thinker", [400])])
+    ax = charts.plot_cost_breakdown(df)
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    note = next(t for t in ax.texts if "prices simulated" in t.get_text()).get_window_extent(renderer)
+    assert not note.overlaps(ax.title.get_window_extent(renderer))
+    for p in ax.patches:
+        assert not note.overlaps(p.get_window_extent(renderer))
+    legend = ax.get_legend()
+    assert legend is not None and not note.overlaps(legend.get_window_extent(renderer))
