@@ -171,6 +171,22 @@ if TYPE_CHECKING:
         Task as Task,
         load_tasks as load_tasks,
     )
+    from agentlab.costs.usage_view import (
+        UsageFrame as UsageFrame,
+    )
+    from agentlab.errors import (
+        MissingExtraError as MissingExtraError,
+    )
+    from agentlab.loop.export import (
+        export_frames as export_frames,
+        report_html as report_html,
+        save_report as save_report,
+    )
+    from agentlab.loop.run_tables import (
+        plot_timeline as plot_timeline,
+        timeline_frame as timeline_frame,
+        tool_frame as tool_frame,
+    )
     # isort: on
 
 __version__ = "0.1.0"
@@ -255,6 +271,15 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "agentlab.loop.comparison",
     "acompare": "agentlab.loop.comparison",
     "compare": "agentlab.loop.comparison",
+    # timelines, tool tables, export
+    "MissingExtraError": "agentlab.errors",
+    "UsageFrame": "agentlab.costs.usage_view",
+    "export_frames": "agentlab.loop.export",
+    "plot_timeline": "agentlab.loop.run_tables",
+    "report_html": "agentlab.loop.export",
+    "save_report": "agentlab.loop.export",
+    "timeline_frame": "agentlab.loop.run_tables",
+    "tool_frame": "agentlab.loop.run_tables",
     # sweeps and continuity experiments
     "Setting": "agentlab.sweeps.runner",
     "SweepReport": "agentlab.sweeps.runner",

@@ -8,6 +8,7 @@ to catch an error::
     ├── UserError                      the caller can fix it; the message says how
     │   ├── ConfigError                misconfiguration (settings, pricing, paths)
     │   │   ├── MissingApiKeyError     names the environment variable to set
+    │   │   ├── MissingExtraError      an optional package is missing; names the extra to install
     │   │   ├── UnknownModelError      model string not routable (``provider:model``)
     │   │   └── InvalidSettingsError   reasoning/cache/limit settings a provider would reject
     │   └── ToolDefinitionError        a @tool that cannot be described as a JSON schema
@@ -46,6 +47,7 @@ __all__ = [
     "InvalidSettingsError",
     "LimitError",
     "MissingApiKeyError",
+    "MissingExtraError",
     "ModelBehaviorError",
     "OutputValidationError",
     "OverloadedError",
@@ -90,6 +92,19 @@ class MissingApiKeyError(ConfigError):
         super().__init__(
             f"No API key for {provider}: set the environment variable {env_var} "
             f"(or pass api_key=...), or use a simulated model such as '{provider}:sim-...'."
+        )
+
+
+class MissingExtraError(ConfigError):
+    """An optional dependency is not installed; names the package and the extra that brings it."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the optional package {package!r}: pip install 'agentlab[{extra}]' "
+            f"(or pip install {package})."
         )
 
 

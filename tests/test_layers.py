@@ -32,7 +32,7 @@ import agentlab
 
 ROOT = Path(agentlab.__file__).resolve().parent
 EDGE = {"__init__.py", "__main__.py"}
-CHARTS = {"render/charts.py", "sweeps/charts.py"}
+CHARTS = {"render/charts.py", "sweeps/charts.py", "render/timeline_chart.py"}
 NEVER: tuple[str, ...] = (
     "agentlab.notebook",
     "IPython",

@@ -33,7 +33,19 @@ latency_s                  float64   request start to completed response
 first_reasoning_s          float64   time to the first reasoning delta (NaN: none streamed)
 first_text_s               float64   time to the first answer-text delta (NaN: none streamed)
 stop_reason                string
+reasoning_tokens_per_s     float64   reasoning tokens / (first answer delta, else response end, minus
+                                     first reasoning delta); NaN when either side is unknown
+answer_tokens_per_s        float64   non-reasoning output tokens / (response end - first answer
+                                     delta); NaN when not measurable (no streamed answer text)
 =========================  ========  ==========================================================
+
+Time to first reasoning token and to first answer token are ``first_reasoning_s`` and
+``first_text_s``; per run (or per model), ``usage_by(df, "run_id")`` gives the same figures over
+the group (see there).
+
+The frame is a complete ``pandas.DataFrame`` (a :class:`UsageFrame`); only its notebook display is
+short: the columns people read first (``UsageFrame.MAIN_COLUMNS``), formatted, with a note naming
+the rest. ``df.frame(all_columns=True)`` shows every column formatted; ``pd.DataFrame(df)`` the raw one.
 
 Accepted records: ``CallRecord``s, ``RunResult``s (their calls), ``ModelCallCompletedEvent``s (cost
 recomputed from the current price table), or an iterable mixing them.
@@ -49,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_by", "usage_frame"]
+__all__ = ["THROUGHPUT_COLUMNS", "TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_by", "usage_frame"]
 
 TOKEN_COST_COLUMNS: dict[str, str] = {
     "input_tokens": "Int64",
@@ -82,6 +94,13 @@ USAGE_COLUMNS: dict[str, str] = {
     "first_text_s": "float64",
     "stop_reason": "string",
 }
+
+THROUGHPUT_COLUMNS: dict[str, str] = {
+    "reasoning_tokens_per_s": "float64",
+    "answer_tokens_per_s": "float64",
+}
+"""Derived from the token and timing columns after the rows are built (see ``_throughput``)."""
+USAGE_COLUMNS.update(THROUGHPUT_COLUMNS)
 
 
 def _nan(v: float | None) -> float:
@@ -146,27 +165,113 @@ def usage_frame(records: Any) -> pd.DataFrame:
     """A DataFrame with the columns and dtypes in the module docstring (empty input: empty frame)."""
     import pandas as pd
 
+    from agentlab.costs.usage_view import UsageFrame
+
     rows = list(_rows(records))
-    data = {c: [row[c] for row in rows] for c in USAGE_COLUMNS}
-    return pd.DataFrame({c: pd.array(v, dtype=USAGE_COLUMNS[c]) for c, v in data.items()})
+    cols = [c for c in USAGE_COLUMNS if c not in THROUGHPUT_COLUMNS]
+    data = {c: pd.array([row[c] for row in rows], dtype=USAGE_COLUMNS[c]) for c in cols}
+    data.update(_throughput(data))
+    return UsageFrame({c: data[c] for c in USAGE_COLUMNS})
+
+
+def _throughput(data: dict[str, Any]) -> dict[str, Any]:
+    """Reasoning and answer tokens per second per call, vectorised (unknown stays NaN, never 0).
+
+    The reasoning phase runs from the first reasoning delta to the first answer delta (or to the
+    end of the response when no answer text streamed); the answer phase from the first answer
+    delta to the end. Non-streamed calls have neither, so both rates are unknown.
+    """
+    import numpy as np
+
+    end = np.asarray(data["latency_s"], dtype="float64")
+    fr = np.asarray(data["first_reasoning_s"], dtype="float64")
+    ft = np.asarray(data["first_text_s"], dtype="float64")
+    out = data["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    reasoning = data["reasoning_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_win = np.where(np.isnan(ft), end, ft) - fr
+        a_win = end - ft
+        r_rate = np.where(r_win > 0, reasoning / r_win, np.nan)
+        a_rate = np.where(a_win > 0, (out - reasoning) / a_win, np.nan)
+    return {"reasoning_tokens_per_s": r_rate, "answer_tokens_per_s": a_rate}
+
+
+_SOURCE_COLUMNS = ("reasoning_source", "price_source", "price_updated")
+"""Text columns that describe where a figure came from: a group keeps its one value, else ``mixed``."""
 
 
 def usage_by(frame: pd.DataFrame, by: str | list[str] = "model") -> pd.DataFrame:
     """Token and cost totals grouped by ``by`` (e.g. ``"provider"``, ``["model", "run_id"]``, ``"step"``).
 
-    Why not a bare ``groupby().sum()``: it would concatenate the string columns and turn unknown
-    reasoning (``<NA>``) into 0. Here only token/cost columns are summed, a group with any unknown
-    value stays unknown, and a ``calls`` column counts the model calls per group.
+    Why not a bare ``groupby().sum()``: it would concatenate the string columns ("reportedreported")
+    and turn unknown reasoning (``<NA>``) into 0. Here only token/cost columns are summed, a group
+    with any unknown value stays unknown, a ``calls`` column counts the model calls per group, and
+    the source columns (``reasoning_source``, ``price_source``, ``price_updated``) keep the group's
+    one value, ``mixed`` when its calls differ (``<NA>`` when none said).
+
+    Timings, when the frame has them: ``latency_s`` is summed (model time of the group);
+    ``first_reasoning_s`` / ``first_text_s`` are the mean time to first reasoning / answer token
+    over the calls that measured one (per run: ``by="run_id"``); the tokens-per-second columns are
+    the group's tokens over the group's measured phase time (calls without a measurement left out
+    of both), NaN when no call measured one.
     """
+    import pandas as pd
+
     keys = [by] if isinstance(by, str) else list(by)
     missing = [k for k in keys if k not in frame.columns]
     if missing:
         raise KeyError(f"usage_by: no column(s) {missing}; choose from {list(frame.columns)}")
-    cols = [c for c in TOKEN_COST_COLUMNS if c in frame.columns]
+    cols = [c for c in TOKEN_COST_COLUMNS if c in frame.columns and c not in _SOURCE_COLUMNS]
+    frame = pd.DataFrame(frame)
     grouped = frame.groupby(keys, sort=False, dropna=False)
     out = grouped[cols].sum(min_count=1)
     # any unknown value in a group makes its total unknown (sum(min_count=1) would skip it)
     unknown = grouped[cols].agg(lambda s: s.isna().any())
     out = out.mask(unknown.astype(bool))
+    for c in _SOURCE_COLUMNS:
+        if c in frame.columns and c not in keys:
+            out[c] = grouped[c].agg(_one_or_mixed).astype("string")
+    if {"latency_s", "first_reasoning_s", "first_text_s"} <= set(frame.columns):
+        out = out.join(_timings_by(frame, keys))
     out.insert(0, "calls", grouped.size().astype("Int64"))
     return out
+
+
+def _one_or_mixed(s: pd.Series) -> Any:
+    vals = s.dropna().unique()
+    if len(vals) == 0:
+        return None
+    return str(vals[0]) if len(vals) == 1 else "mixed"
+
+
+def _timings_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per-group timing figures (see ``usage_by``): phase windows summed where both ends are known."""
+    import pandas as pd
+
+    end, fr, ft = frame["latency_s"], frame["first_reasoning_s"], frame["first_text_s"]
+    r_win = ft.where(ft.notna(), end) - fr
+    a_win = end - ft
+    reasoning = frame["reasoning_tokens"].astype("float64")
+    answer = (frame["output_tokens"] - frame["reasoning_tokens"]).astype("float64")
+    r_ok = r_win.gt(0) & reasoning.notna()
+    a_ok = a_win.gt(0) & answer.notna()
+    parts = pd.DataFrame(
+        {
+            "latency_s": end,
+            "first_reasoning_s": fr,
+            "first_text_s": ft,
+            "_r_tok": reasoning.where(r_ok),
+            "_r_win": r_win.where(r_ok),
+            "_a_tok": answer.where(a_ok),
+            "_a_win": a_win.where(a_ok),
+        }
+    )
+    for k in keys:
+        parts[k] = frame[k]
+    g = parts.groupby(keys, sort=False, dropna=False)
+    res = pd.DataFrame({"latency_s": g["latency_s"].sum(min_count=1)})
+    res["first_reasoning_s"] = g["first_reasoning_s"].mean()
+    res["first_text_s"] = g["first_text_s"].mean()
+    res["reasoning_tokens_per_s"] = g["_r_tok"].sum(min_count=1) / g["_r_win"].sum(min_count=1)
+    res["answer_tokens_per_s"] = g["_a_tok"].sum(min_count=1) / g["_a_win"].sum(min_count=1)
+    return res.astype("float64")

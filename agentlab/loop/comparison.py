@@ -141,7 +141,9 @@ class Comparison:
             empty = usage_frame(())
             empty.insert(0, "label", pd.Series(dtype="string"))
             return empty
-        return pd.concat(frames, ignore_index=True)
+        from agentlab.costs.usage_view import UsageFrame
+
+        return UsageFrame(pd.concat(frames, ignore_index=True))  # short display, complete data
 
     def summary(self) -> pd.DataFrame:
         """One row per model: status, steps, tokens, cost, duration, solved, answer.

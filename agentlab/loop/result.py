@@ -6,7 +6,6 @@ item can be reached from a ``RunResult``. That is what lets a result be saved wi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -127,7 +126,9 @@ class RunUsage(BaseModel):
             return "<NA>" if v is None else f"{v:,}"
 
         def usd(v: float) -> str:
-            return "NaN (unpriced)" if v != v else f"${v:,.6f}"
+            from agentlab.render.html_tables import fmt_usd
+
+            return "<NA> (unpriced)" if v != v else fmt_usd(v)
 
         rows = [
             ("input, uncached", n(t.uncached_input_tokens), usd(c.input)),
@@ -167,7 +168,10 @@ def _fmt_int(v: int | None) -> str:
 
 
 def _fmt_usd(v: float) -> str:
-    return "NaN" if math.isnan(v) else f"${v:.6f}"
+    """The money rule of every table (``fmt_usd``); ``<NA>`` for an unpriced run (unknown, not free)."""
+    from agentlab.render.html_tables import fmt_usd
+
+    return fmt_usd(v)
 
 
 class RunResult(BaseModel):

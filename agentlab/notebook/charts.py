@@ -18,6 +18,7 @@ from agentlab.render.charts import (
     plot_reasoning_share,
     plot_success_rate,
 )
+from agentlab.render.timeline_chart import plot_timeline
 
 __all__ = [
     "SEGMENTS",
@@ -28,4 +29,5 @@ __all__ = [
     "plot_reasoning_per_step",
     "plot_reasoning_share",
     "plot_success_rate",
+    "plot_timeline",
 ]

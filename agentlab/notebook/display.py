@@ -63,44 +63,14 @@ def usage_line(usage: CallUsage | None, cost_usd: float | None = None, *, calls:
     return " · ".join(bits)
 
 
-_TOKEN_COLS = (
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "uncached_input_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "non_reasoning_output_tokens",
-    "total_tokens",
-    "calls",
-    "steps",
-)
-
-
 def style_usage_frame(df: pd.DataFrame) -> Any:
     """A pandas ``Styler`` for a usage frame: thousands separators, dollars, ``<NA>`` for unknown.
 
-    Works on the frame itself and on its groupings (``df.groupby("model").sum()``): it formats the
-    columns it recognises by name (``*_tokens`` as integers, ``cost*``/``*_usd`` as dollars, ``*_s``
-    as seconds) and leaves the others alone.
+    Works on the frame itself and on its groupings (``usage_by(df, "model")``): it formats the
+    columns it recognises by name (``*_tokens`` as integers, ``cost*``/``*_usd`` as dollars,
+    ``*_per_s`` as tokens per second, ``*_s`` as seconds) and leaves the others alone. The rules
+    live in :mod:`agentlab.render.frame_style`, shared with the frame's own display.
     """
-    fmt: dict[str, Any] = {}
-    for col in df.columns:
-        name = str(col)
-        if name in _TOKEN_COLS or name.endswith("_tokens"):
-            fmt[col] = fmt_int
-        elif name.startswith("cost") or name.endswith("_usd"):
-            fmt[col] = fmt_usd
-        elif name.endswith("_s"):
-            fmt[col] = lambda v: fmt_seconds(None if v is None or v != v else float(v))
-    # escape="html": text cells and index labels (model names, run ids) come from outside.
-    styler = df.style.format(fmt, na_rep="<NA>", escape="html").format_index(escape="html", axis=0)
-    styler = styler.format_index(escape="html", axis=1)
-    return styler.hide(axis="index") if _flat_index(df) else styler
+    from agentlab.render.frame_style import style_frame
 
-
-def _flat_index(df: pd.DataFrame) -> bool:
-    # A default RangeIndex carries no information; a grouped index does, so keep that one.
-    import pandas as pd
-
-    return isinstance(df.index, pd.RangeIndex)
+    return style_frame(df)

@@ -80,9 +80,10 @@ def _xticks(ax: Axes, labels: list[str]) -> None:
 
 
 def _usd(v: float, _pos: Any = None) -> str:
-    if v == 0:
-        return "$0"
-    return f"${v:,.4f}" if abs(v) < 1 else f"${v:,.2f}"
+    """Axis ticks and bar labels in the one money format of the tables (``fmt_usd``)."""
+    from agentlab.render.html_tables import fmt_usd
+
+    return fmt_usd(v)
 
 
 def cost_breakdown(df: pd.DataFrame, by: str | None = None, *, per_run: bool = False) -> pd.DataFrame:
@@ -179,6 +180,7 @@ def plot_cost_breakdown(
         title or ("What a run costs, by token kind" if per_run else "What the runs cost, by token kind")
     )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    _note_simulated_prices(ax, df)
     return ax
 
 
@@ -191,35 +193,38 @@ def plot_reasoning_per_step(
 ) -> Axes:
     """Reasoning tokens per step, one line per run; runs of the same group share a colour and a marker.
 
-    ``by`` picks the colour group (default ``label``/``provider:model``). Unknown reasoning tokens
-    leave a gap (the step is marked with an ``x`` on the axis).
+    ``by`` picks the colour group (default ``label``/``provider:model``). Groups are dodged a little
+    along x (and use their own marker and dash), so two models with identical figures show as two
+    lines, not one hidden under the other. Unknown reasoning tokens leave a gap and the step is
+    shaded and labelled "unknown" (never a mark at 0, which would read as "no reasoning").
     """
     if ax is None:
         ax = _new_ax((7.0, 4.0))
     key, _ = _group_col(df, by)
-    groups: dict[str, int] = {}
+    names = list(dict.fromkeys(str(v) for v in key))
+    spread = 0.24 if len(names) > 1 else 0.0
     labelled: set[str] = set()
-    for run_id, g in df.assign(_group=key).groupby("run_id", sort=False):
+    unknown_steps: set[int] = set()
+    for _run_id, g in df.assign(_group=key).groupby("run_id", sort=False):
         group = str(g["_group"].iloc[0])
-        n = groups.setdefault(group, len(groups))
-        colour = _LINE_COLOURS[n % len(_LINE_COLOURS)]
+        n = names.index(group)
+        dx = (n / (len(names) - 1) - 0.5) * spread if len(names) > 1 else 0.0
         g = g.sort_values("step")
         steps = [int(s) for s in g["step"]]
         vals = [float(v) for v in g["reasoning_tokens"].to_numpy(dtype="float64", na_value=math.nan)]
         ax.plot(
-            steps,
+            [s + dx for s in steps],
             vals,
             marker=_MARKERS[n % len(_MARKERS)],
-            color=colour,
+            linestyle=_DASHES[n % len(_DASHES)],
+            color=_LINE_COLOURS[n % len(_LINE_COLOURS)],
             alpha=0.85,
             linewidth=1.6,
             label=group if group not in labelled else None,
         )
         labelled.add(group)
-        unknown = [s for s, v in zip(steps, vals, strict=True) if math.isnan(v)]
-        if unknown:
-            ax.plot(unknown, [0] * len(unknown), "x", color=colour, markersize=8, clip_on=False)
-        del run_id
+        unknown_steps.update(s for s, v in zip(steps, vals, strict=True) if math.isnan(v))
+    _mark_unknown_steps(ax, sorted(unknown_steps))
     from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -230,9 +235,66 @@ def plot_reasoning_per_step(
     ax.grid(alpha=0.3)
     ax.set_axisbelow(True)
     ax.set_title(title or "Reasoning tokens per step (one line per run)")
-    if labelled:
-        ax.legend(fontsize=8, frameon=False)
+    if labelled or unknown_steps:
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax
+
+
+_DASHES = ("-", "--", "-.", ":")
+"""A dash pattern per group, on top of colour and marker: coincident lines stay distinguishable."""
+
+
+def _mark_unknown_steps(ax: Axes, steps: list[int]) -> None:
+    """Shade the steps whose reasoning tokens are unknown and label them (one legend entry)."""
+    for i, s in enumerate(steps):
+        ax.axvspan(
+            s - 0.4,
+            s + 0.4,
+            color=PALETTE["grey"],
+            alpha=0.18,
+            linewidth=0,
+            label="reasoning tokens unknown" if i == 0 else None,
+        )
+        ax.annotate(
+            "unknown",
+            (s, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, -3),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=7,
+            color="#555555",
+        )
+
+
+def _note_simulated_prices(ax: Axes, df: pd.DataFrame) -> bool:
+    """Say on the chart that its dollars come from the simulated price table (fictional prices).
+
+    Known from the frame's ``price_source`` (``agentlab simulated``; a sweep summary joins sources
+    with ``; ``). Returns whether the note was added.
+    """
+    if "price_source" not in df.columns:
+        return False
+    sources = [str(v) for v in df["price_source"].dropna()]
+    if not any("simulated" in v for v in sources):
+        return False
+    every = all("simulated" in v and ";" not in v for v in sources)
+    text = "prices simulated (agentlab's fictional table)" if every else "some prices simulated"
+    # outside right, at the bottom: below the legend, clear of the title, bars and their labels
+    ax.annotate(
+        text,
+        (1.01, 0.0),
+        xycoords="axes fraction",
+        xytext=(4, 0),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=7,
+        style="italic",
+        color="#555555",
+    )
+    return True
 
 
 def plot_cost_per_solved(
@@ -310,6 +372,7 @@ def _plot_runs_cost_per_solved(
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     ax.set_title(title or "What one solved task costs")
+    _note_simulated_prices(ax, runs)
     return ax
 
 
@@ -339,6 +402,7 @@ def plot_metric(
     title: str | None = None,
     fmt: str = "{:.3g}",
     err: tuple[str, str] | None = None,
+    fmt_value: Any = None,
 ) -> Axes:
     """Bars of ``summary[column]``: one group per model, one colour per setting (NaN: no bar, "n/a")."""
     import matplotlib.pyplot as plt
@@ -373,7 +437,7 @@ def plot_metric(
         )
         for b, v in zip(bars, vals, strict=True):
             ax.annotate(
-                "n/a" if math.isnan(v) else fmt.format(v),
+                "n/a" if math.isnan(v) else (fmt_value(v) if fmt_value else fmt.format(v)),
                 (b.get_x() + b.get_width() / 2, b.get_height()),
                 xytext=(0, 3),
                 textcoords="offset points",
@@ -387,8 +451,13 @@ def plot_metric(
     if title:
         ax.set_title(title)
     if len(series) > 1 or series != ["all"]:
+        # outside the axes: inside, "best" still lands on a bar when every corner holds one
         ax.legend(
-            title=" / ".join(str(n) for n in summary.index.names[1:]) or None, fontsize=8, frameon=False
+            title=" / ".join(str(n) for n in summary.index.names[1:]) or None,
+            fontsize=8,
+            frameon=False,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
         )
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -421,14 +490,17 @@ def plot_success_rate(summary: pd.DataFrame, *, ax: Axes | None = None, title: s
 
 def _plot_summary_cost_per_solved(summary: pd.DataFrame, ax: Axes | None, title: str | None) -> Axes:
     """USD per solved task from a sweep summary (all runs' cost / solved runs); "n/a" when none."""
-    return plot_metric(
+    ax = plot_metric(
         summary,
         "cost_per_solved_usd",
         ax=ax,
         ylabel="USD per solved task",
         title=title or "What one solved task costs",
-        fmt="${:.4f}",
+        fmt="{}",
+        fmt_value=_usd,
     )
+    _note_simulated_prices(ax, summary)
+    return ax
 
 
 def plot_reasoning_share(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:

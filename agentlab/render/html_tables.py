@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["PALETTE", "fields_html", "fmt_int", "fmt_seconds", "fmt_usd", "table_html"]
+__all__ = ["PALETTE", "fields_html", "fmt_int", "fmt_rate", "fmt_seconds", "fmt_usd", "table_html"]
 
 PALETTE: dict[str, str] = {
     # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
@@ -46,7 +46,11 @@ def fmt_int(v: Any) -> str:
 
 
 def fmt_usd(v: Any) -> str:
-    """Dollars: 4 significant decimals below a cent, cents above; ``<NA>`` for unknown."""
+    """Dollars, one rule everywhere: 4 significant digits, at least cents; ``<NA>`` for unknown.
+
+    ``$0.01000`` sits next to ``$0.005556`` and ``$1.234`` next to ``$12.35``, so amounts line up
+    by magnitude; whole cents from $10 up (``$1,234.50``), never scientific notation.
+    """
     if v is None:
         return "<NA>"
     try:
@@ -57,9 +61,19 @@ def fmt_usd(v: Any) -> str:
         return "<NA>"
     if f == 0:
         return "$0"
-    if abs(f) < 0.01:
-        return f"${f:.6f}"
-    return f"${f:,.4f}" if abs(f) < 1 else f"${f:,.2f}"
+    decimals = max(2, 3 - math.floor(math.log10(abs(f))))
+    return f"{'-' if f < 0 else ''}${abs(f):,.{decimals}f}"
+
+
+def fmt_rate(v: Any) -> str:
+    """Tokens per second, 3 significant digits (``412 tok/s``); ``<NA>`` for unknown."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "<NA>"
+    if math.isnan(f):
+        return "<NA>"
+    return f"{f:,.0f} tok/s" if abs(f) >= 100 else f"{f:.3g} tok/s"
 
 
 def fmt_seconds(v: float | None) -> str:

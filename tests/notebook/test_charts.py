@@ -123,6 +123,7 @@ def test_reasoning_per_step_draws_a_line_per_run_and_gaps_for_unknown() -> None:
     assert _legend_texts(ax) == [
         "openai:sim-reasoner",
         "anthropic:sim-thinker",
+        "reasoning tokens unknown",
     ]
     lines = [ln for ln in ax.get_lines() if ln.get_linestyle() != "None"]
     assert len(lines) == 3
