@@ -19,5 +19,14 @@ hard-coded. Sections:
 9. ``warm_start``: first cell in a fresh kernel, execute to first request, cold vs warmed SDKs.
 """
 
-SECTIONS = ("adapters", "peers", "startup", "notebook", "compare", "analysis", "memory", "adapter_chat")
-SECTIONS += ("warm_start",)  # bench/warm_start.py: first cell in a fresh kernel, cold vs warmed
+SECTIONS = (
+    "adapters",
+    "peers",
+    "startup",
+    "notebook",
+    "compare",
+    "analysis",
+    "memory",
+    "adapter_chat",
+    "warm_start",
+)
