@@ -337,3 +337,16 @@ def unload_ipython_extension(ipython: Any) -> None:
     from agentlab.notebook.extension import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+def _warm_in_kernel() -> None:
+    """``import agentlab`` in a Jupyter kernel: warm the SDKs while it idles (agentlab/notebook/warmup.py)."""
+    import sys
+
+    if "ipykernel" in sys.modules:  # a dict lookup: a script imports nothing more here
+        from agentlab.notebook.warmup import start
+
+        start()
+
+
+_warm_in_kernel()

@@ -16,6 +16,17 @@ hard-coded. Sections:
 6. ``analysis``: ``usage_frame()`` and cost charts over 100,000 records: time, peak memory.
 7. ``memory``: 1,000 tool-loop steps: RSS, continuations and reasoning items freed.
 8. ``adapter_chat``: the Chat Completions adapter vs the raw ``openai`` chat stream (loopback).
+9. ``warm_start``: first cell in a fresh kernel, execute to first request, cold vs warmed SDKs.
 """
 
-SECTIONS = ("adapters", "peers", "startup", "notebook", "compare", "analysis", "memory", "adapter_chat")
+SECTIONS = (
+    "adapters",
+    "peers",
+    "startup",
+    "notebook",
+    "compare",
+    "analysis",
+    "memory",
+    "adapter_chat",
+    "warm_start",
+)

@@ -40,6 +40,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "analysis",
         "memory",
         "adapter_chat",
+        "warm_start",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

@@ -7,6 +7,12 @@ streams one column per model while they run; elsewhere nothing is drawn and the 
 :class:`Comparison` prints as a table.
 
 One failing model does not stop the others: its entry has ``status="failed"`` and the error.
+
+``repeats=N`` runs every model N times (at most ``concurrency`` runs at once), because one run of
+a stochastic model proves little. :meth:`Comparison.spread` then gives, per model, the sweeps'
+own summary (:func:`agentlab.sweeps.analysis.spread`: success rate with its Wilson interval, cost,
+tokens and time per run as mean and 95% interval), and the frames carry a ``repeat`` column
+(0-based, as in sweep results).
 """
 
 from __future__ import annotations
@@ -46,6 +52,15 @@ class ComparisonEntry:
     duration_s: float
     solved: bool | None
     """``check(output)`` when a check was given; None (unknown) otherwise or when the run failed."""
+    repeat: int = 0
+    """Which of the model's ``repeats`` runs this is, from 0 (as a sweep's ``repeat`` column)."""
+    repeats: int = 1
+    """How many runs the comparison made of this model."""
+
+    @property
+    def key(self) -> str:
+        """``label`` alone for one run per model; ``label r2`` and on (1-based) with repeats."""
+        return self.label if self.repeats == 1 else f"{self.label} r{self.repeat + 1}"
 
     @property
     def status(self) -> str:
@@ -94,29 +109,39 @@ class Comparison:
     # ------------------------------------------------------------------ data
 
     @property
+    def repeats(self) -> int:
+        """Runs per model (``compare(..., repeats=N)``)."""
+        return max((e.repeats for e in self.entries), default=1)
+
+    @property
     def labels(self) -> list[str]:
-        """Column labels in order: the model strings, a repeated model numbered ``#2`` and on."""
-        return [e.label for e in self.entries]
+        """Model labels in order, once each: the model strings, a model given twice numbered ``#2``."""
+        return list(dict.fromkeys(e.label for e in self.entries))
+
+    @property
+    def keys(self) -> list[str]:
+        """One per run: the label, or with repeats ``label r1``, ``label r2``… (the dicts' keys)."""
+        return [e.key for e in self.entries]
 
     @property
     def results(self) -> dict[str, RunResult]:
-        """The runs that produced a result, by label (failed ones are left out, see ``entries``)."""
-        return {e.label: e.result for e in self.entries if e.result is not None}
+        """The runs that produced a result, by key (failed ones are left out, see ``entries``)."""
+        return {e.key: e.result for e in self.entries if e.result is not None}
 
     @property
     def answers(self) -> dict[str, str | None]:
-        """Every column's final answer by label, None for a failed run, to read answers side by side."""
-        return {e.label: e.output for e in self.entries}
+        """Every run's final answer by key, None for a failed run, to read answers side by side."""
+        return {e.key: e.output for e in self.entries}
 
     @property
     def values(self) -> dict[str, Any]:
-        """Every column's structured answer (``output_type=``) by label, None where there is none."""
-        return {e.label: e.output_value for e in self.entries}
+        """Every run's structured answer (``output_type=``) by key, None where there is none."""
+        return {e.key: e.output_value for e in self.entries}
 
     @property
     def steps(self) -> dict[str, int]:
-        """Model calls per column, by label."""
-        return {e.label: e.steps for e in self.entries}
+        """Model calls per run, by key."""
+        return {e.key: e.steps for e in self.entries}
 
     @property
     def sum_s(self) -> float:
@@ -134,19 +159,21 @@ class Comparison:
                 continue
             df = e.result.usage_frame()
             df.insert(0, "label", e.label)
+            df.insert(1, "repeat", pd.array([e.repeat] * len(df), dtype="Int64"))
             frames.append(df)
         if not frames:
             from agentlab.costs.frames import usage_frame
 
             empty = usage_frame(())
             empty.insert(0, "label", pd.Series(dtype="string"))
+            empty.insert(1, "repeat", pd.Series(dtype="Int64"))
             return empty
         from agentlab.costs.usage_view import UsageFrame
 
         return UsageFrame(pd.concat(frames, ignore_index=True))  # short display, complete data
 
     def summary(self) -> pd.DataFrame:
-        """One row per model: status, steps, tokens, cost, duration, solved, answer.
+        """One row per run: label, repeat, status, steps, tokens, cost, duration, solved, answer.
 
         ``cost_usd`` is agentlab's (from ``price_source``); ``provider_cost_usd`` the provider's own
         figure beside it where the provider reports one (OpenRouter's ``usage.cost``), else NaN.
@@ -160,6 +187,7 @@ class Comparison:
             rows.append(
                 {
                     "label": e.label,
+                    "repeat": e.repeat,
                     "provider": parse_model(e.model).provider,
                     "model": parse_model(e.model).model,
                     "status": e.status,
@@ -177,13 +205,42 @@ class Comparison:
                 }
             )
         df = pd.DataFrame(rows)
-        for col in ("steps", "input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"):
+        for col in (
+            "repeat",
+            "steps",
+            "input_tokens",
+            "cache_read_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+        ):
             df[col] = df[col].astype("Int64")
         df["solved"] = df["solved"].astype("boolean")
         df["cost_usd"] = df["cost_usd"].astype("float64")
         df["provider_cost_usd"] = df["provider_cost_usd"].astype("float64")
         df["price_source"] = df["price_source"].astype("string")
         return df
+
+    def runs_frame(self) -> pd.DataFrame:
+        """One row per run in the sweep results' columns (``agentlab.sweeps.store.ROW_FIELDS``).
+
+        Built from the same whitelisted scalars a sweep row holds (never events or reasoning), so
+        the sweeps' summaries apply unchanged; ``model`` is the label, ``latency_s`` the run's time.
+        """
+        from agentlab.loop.comparison_frames import runs_frame
+
+        return runs_frame(self.entries)
+
+    def spread(self) -> pd.DataFrame:
+        """Per model: the sweeps' summary plus cost, tokens and time per run as mean and 95% interval.
+
+        :func:`agentlab.sweeps.analysis.spread` over :meth:`runs_frame`: ``success_rate`` with its
+        Wilson interval (over runs with a check and a verdict), ``total_cost_usd_mean`` /
+        ``_ci_low`` / ``_ci_high``, the same for input/output/reasoning tokens and ``latency_s``.
+        One run per model gives no interval (NaN): use ``repeats=``.
+        """
+        from agentlab.sweeps.analysis import spread
+
+        return spread(self.runs_frame(), by=("model",)).rename_axis("label")
 
     # ------------------------------------------------------------------ charts
 
@@ -210,7 +267,7 @@ class Comparison:
             answer = e.output if e.output is not None else (e.error or "")
             rows.append(
                 [
-                    e.label,
+                    e.key,
                     e.status,
                     str(e.steps),
                     fmt_int(t.input_tokens if t else None),
@@ -229,6 +286,19 @@ class Comparison:
     def _repr_html_(self) -> str:
         from agentlab.render.html_tables import fmt_seconds, table_html
 
+        if self.repeats > 1:
+            from agentlab.loop.comparison_frames import SPREAD_HEADER, spread_rows
+
+            caption = (
+                f"Comparison of {len(self.labels)} models x {self.repeats} runs · wall "
+                f"{fmt_seconds(self.wall_s)} (sum of runs {fmt_seconds(self.sum_s)}) · mean ± 95% "
+                "interval per run; success: Wilson 95% interval"
+            )
+            return (
+                f"<div class='agentlab-comparison'><div style='font-size:12px;opacity:0.8'>task: "
+                f"{html.escape(self.task[:300])}</div>"
+                f"{table_html(SPREAD_HEADER, spread_rows(self.spread()), caption=caption)}</div>"
+            )
         caption = (
             f"Comparison of {len(self.entries)} models · wall {fmt_seconds(self.wall_s)} "
             f"(sum of runs {fmt_seconds(self.sum_s)})"
@@ -240,8 +310,14 @@ class Comparison:
         )
 
     def __str__(self) -> str:
-        rows = [list(self._HEADER), *self._rows()]
-        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(len(self._HEADER))]
+        header: Sequence[str] = self._HEADER
+        body = self._rows()
+        if self.repeats > 1:
+            from agentlab.loop.comparison_frames import SPREAD_HEADER, spread_rows
+
+            header, body = SPREAD_HEADER, spread_rows(self.spread())
+        rows = [list(header), *body]
+        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(len(header))]
         lines = ["  ".join(c[:w].ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         return (
             f"task: {self.task}\n"
@@ -250,7 +326,8 @@ class Comparison:
         )
 
     def __repr__(self) -> str:
-        return f"<Comparison {self.labels} wall={self.wall_s:.2f}s sum={self.sum_s:.2f}s>"
+        reps = f" x{self.repeats}" if self.repeats > 1 else ""
+        return f"<Comparison {self.labels}{reps} wall={self.wall_s:.2f}s sum={self.sum_s:.2f}s>"
 
 
 def _labels(models: Sequence[str | ModelRef]) -> list[str]:
@@ -271,6 +348,7 @@ def _prepare(
     adapters: Sequence[Adapter | None] | None,
     run_kw: dict[str, Any],
     check: object = None,
+    repeats: object = 1,
 ) -> tuple[list[str], list[str], list[Run], Callable[[], None] | None]:
     """Build the runs and (in a kernel) display the compare view, on the *calling* thread.
 
@@ -280,7 +358,11 @@ def _prepare(
     from agentlab.errors import UserError
     from agentlab.neutral._inputs import check_kwargs
 
-    check_kwargs(run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters"))
+    check_kwargs(
+        run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters", "repeats", "concurrency")
+    )
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise UserError(f"repeats must be an int >= 1 (runs per model), got {repeats!r}")
     if check is not None and not callable(check):
         raise UserError(
             f"check must be a function of the answer (str | None) -> bool, got {type(check).__name__}"
@@ -297,18 +379,38 @@ def _prepare(
             raise UserError(f"compare sets {bad!r} itself for each run; do not pass it")
     labels = _labels(model_list)
     tool_list = list(as_tools(tools).values())  # a bare tool (not a list) is refused in one line
-    if adapters is not None and len(adapters) != len(model_list):
+    total = len(model_list) * repeats
+    if adapters is not None and len(adapters) not in (len(model_list), total):
         raise UserError(
             f"adapters has {len(adapters)} entries for {len(model_list)} models; give one per model"
+            + (f" (or one per run: {total})" if repeats > 1 else "")
         )
-    per_model = list(adapters) if adapters is not None else [None] * len(model_list)
+    if adapters is None:
+        per_run: list[Adapter | None] = [None] * total
+    elif len(adapters) == total:
+        per_run = list(adapters)  # model by model, its repeats in order
+    else:
+        per_run = [a for a in adapters for _ in range(repeats)]
+    models_x = [m for m in model_list for _ in range(repeats)]
     runs = [
-        Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(model_list, per_model, strict=True)
+        Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(models_x, per_run, strict=True)
     ]
+    keys = [lb if repeats == 1 else f"{lb} r{k + 1}" for lb in labels for k in range(repeats)]
 
     fe = frontend.current(force=live is True)  # live=True builds the view even outside a kernel
-    finish = fe.present_compare(runs, labels, task, live) if fe is not None else None
+    finish = fe.present_compare(runs, keys, task, live) if fe is not None else None
     return labels, model_list, runs, finish
+
+
+def _limit(concurrency: object, total: int) -> int:
+    """Runs at once: all of them by default (wall time is the slowest run's), else ``concurrency``."""
+    from agentlab.errors import UserError
+
+    if concurrency is None:
+        return total
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise UserError(f"concurrency must be an int >= 1 (runs at once) or None, got {concurrency!r}")
+    return concurrency
 
 
 async def _execute(
@@ -318,14 +420,19 @@ async def _execute(
     runs: list[Run],
     finish: Callable[[], None] | None,
     check: Callable[[str | None], bool] | None,
+    repeats: int = 1,
+    concurrency: int | None = None,
 ) -> Comparison:
+    gate = asyncio.Semaphore(_limit(concurrency, len(runs)))
+
     async def timed(r: Run) -> tuple[float, BaseException | None]:
-        t0 = time.perf_counter()
-        try:
-            await r.arun()
-            return time.perf_counter() - t0, None
-        except Exception as e:  # the run recorded it in r.result; the others go on
-            return time.perf_counter() - t0, e
+        async with gate:  # a run waiting for a slot is not timed: duration_s is its own
+            t0 = time.perf_counter()
+            try:
+                await r.arun()
+                return time.perf_counter() - t0, None
+            except Exception as e:  # the run recorded it in r.result; the others go on
+                return time.perf_counter() - t0, e
 
     t0 = time.perf_counter()
     try:
@@ -336,7 +443,8 @@ async def _execute(
     wall = time.perf_counter() - t0
 
     entries = []
-    for label, m, r, (dur, err) in zip(labels, models, runs, outcomes, strict=True):
+    per_run = [(lb, m, k) for lb, m in zip(labels, models, strict=True) for k in range(repeats)]
+    for (label, m, k), r, (dur, err) in zip(per_run, runs, outcomes, strict=True):
         res = r.result
         solved = None
         if check is not None and res is not None and res.status == "completed":
@@ -346,7 +454,7 @@ async def _execute(
             error = f"{type(err).__name__}: {err}"
         elif res is not None and res.error:
             error = res.error
-        entries.append(ComparisonEntry(label, m, res, error, dur, solved))
+        entries.append(ComparisonEntry(label, m, res, error, dur, solved, k, repeats))
     return Comparison(task, entries, wall)
 
 
@@ -358,6 +466,8 @@ async def acompare(
     check: Callable[[str | None], bool] | None = None,
     live: bool | None = None,
     adapters: Sequence[Adapter | None] | None = None,
+    repeats: int = 1,
+    concurrency: int | None = None,
     **run_kw: Any,
 ) -> Comparison:
     """Run ``task`` on every model concurrently; return a :class:`Comparison`.
@@ -366,10 +476,16 @@ async def acompare(
     judges an answer (for "cost per solved task"). ``live`` shows the streaming compare view
     (default: when in a Jupyter kernel; ``live=True`` outside one builds the view without showing
     it, for tests). ``adapters`` (one per model, None for the default) is for tests and custom
-    transports, like ``Run(adapter=...)``.
+    transports, like ``Run(adapter=...)``; with ``repeats`` it may also give one per run.
+
+    ``repeats=N`` runs each model N times (see :meth:`Comparison.spread`); ``concurrency`` bounds
+    the runs in flight (default: all at once), e.g. to stay under a provider's rate limit.
     """
-    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check)
-    return await _execute(task, labels, model_list, runs, finish, check)
+    _limit(concurrency, 1)  # a bad value fails before anything is built or sent
+    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check, repeats)
+    return await _execute(
+        task, labels, model_list, runs, finish, check, len(runs) // len(labels), concurrency
+    )
 
 
 def compare(
@@ -380,8 +496,13 @@ def compare(
     check: Callable[[str | None], bool] | None = None,
     live: bool | None = None,
     adapters: Sequence[Adapter | None] | None = None,
+    repeats: int = 1,
+    concurrency: int | None = None,
     **run_kw: Any,
 ) -> Comparison:
     """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
-    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check)
-    return run_sync(_execute(task, labels, model_list, runs, finish, check))
+    _limit(concurrency, 1)
+    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check, repeats)
+    return run_sync(
+        _execute(task, labels, model_list, runs, finish, check, len(runs) // len(labels), concurrency)
+    )

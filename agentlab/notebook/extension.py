@@ -69,6 +69,9 @@ def load_ipython_extension(ip: Any) -> None:
         ip.events.register("pre_run_cell", scope.pre_run_cell)
         ip.events.register("post_run_cell", scope.post_run_cell)
         ip._agentlab_cell_scope = scope
+    from agentlab.notebook.warmup import start  # SDKs imported while the kernel idles (warmup.py)
+
+    start(ip)
 
 
 def unload_ipython_extension(ip: Any) -> None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     # isort: off
     from agentlab.sweeps.analysis import (
         load_results as load_results,
+        mean_interval as mean_interval,
+        spread as spread,
         summarize as summarize,
         summarize_sweep as summarize_sweep,
         wilson_interval as wilson_interval,
@@ -70,6 +72,7 @@ _LAZY: dict[str, str] = {
     "continuity_settings": "agentlab.sweeps.runner",
     "load_results": "agentlab.sweeps.analysis",
     "load_tasks": "agentlab.sweeps.tasks",
+    "mean_interval": "agentlab.sweeps.analysis",
     "plot_cost_per_solved": "agentlab.sweeps.charts",
     "plot_metric": "agentlab.sweeps.charts",
     "plot_reasoning_share": "agentlab.sweeps.charts",
@@ -77,6 +80,7 @@ _LAZY: dict[str, str] = {
     "read_rows": "agentlab.sweeps.store",
     "sim_tasks": "agentlab.sweeps.tasks",
     "sim_tools": "agentlab.sweeps.tasks",
+    "spread": "agentlab.sweeps.analysis",
     "summarize": "agentlab.sweeps.analysis",
     "summarize_sweep": "agentlab.sweeps.analysis",
     "sweep": "agentlab.sweeps.runner",

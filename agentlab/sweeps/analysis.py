@@ -24,7 +24,17 @@ from agentlab.sweeps.store import ROW_FIELDS, read_rows, row_key
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SUMMARY_COLUMNS", "load_results", "summarize", "summarize_sweep", "wilson_interval"]
+__all__ = [
+    "SPREAD_COLUMNS",
+    "SPREAD_METRICS",
+    "SUMMARY_COLUMNS",
+    "load_results",
+    "mean_interval",
+    "spread",
+    "summarize",
+    "summarize_sweep",
+    "wilson_interval",
+]
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "runs": "Int64",
@@ -64,6 +74,78 @@ def wilson_interval(successes: int, n: int, *, z: float = 1.959964) -> tuple[flo
     lo = 0.0 if successes == 0 else max(0.0, centre - half)
     hi = 1.0 if successes == n else min(1.0, centre + half)
     return (lo, hi)
+
+
+# Two-sided 95% Student t quantiles for 1..30 degrees of freedom; beyond 30 the normal 1.96 is
+# within 2% of them. A mean over 3-10 repeats with the normal quantile would be far too narrow.
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean and its 95% Student t interval; unknowns (None/NaN) left out.
+
+    One value gives ``(v, nan, nan)`` (no spread can be estimated from one run); none gives NaNs.
+    Why t, not the normal 1.96: repeats are few (3-10), and with n = 3 the t quantile is 4.3.
+    """
+    xs = [float(v) for v in values if v is not None and not _isnan(v)]
+    n = len(xs)
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    mean = sum(xs) / n
+    if n == 1:
+        return (mean, math.nan, math.nan)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.959964
+    half = t * sd / math.sqrt(n)
+    return (mean, mean - half, mean + half)
+
+
+def _isnan(v: Any) -> bool:
+    try:
+        return bool(v != v)  # NaN and pd.NA (whose comparison is NA, truthy-error) both count
+    except TypeError:
+        return True
+
+
+SPREAD_METRICS = ("total_cost_usd", "input_tokens", "output_tokens", "reasoning_tokens", "latency_s")
+"""What :func:`spread` gives a mean and interval for (columns of a results frame)."""
+
+SPREAD_COLUMNS: dict[str, str] = {
+    f"{m}_{part}": "float64" for m in SPREAD_METRICS for part in ("mean", "ci_low", "ci_high")
+}
+
+
+def spread(results: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """:func:`summarize` per group plus, per run, each of :data:`SPREAD_METRICS` as mean and 95% interval.
+
+    For repeated runs of one configuration (``compare(..., repeats=N)``, a sweep's ``repeats``):
+    the success rate with its Wilson interval comes from :func:`summarize`; cost, tokens and
+    latency per run as ``<metric>_mean`` / ``_ci_low`` / ``_ci_high`` (:func:`mean_interval`;
+    unknown values are left out of the mean, never counted as 0).
+    """
+    import pandas as pd
+
+    base = summarize(results, by=by)
+    rows: list[dict[str, float]] = []
+    groups = list(results.groupby(list(by), sort=False, dropna=False))
+    for _key, g in groups:
+        row: dict[str, float] = {}
+        for m in SPREAD_METRICS:
+            mean, lo, hi = mean_interval(g[m].tolist())
+            row.update({f"{m}_mean": mean, f"{m}_ci_low": lo, f"{m}_ci_high": hi})
+        rows.append(row)
+    keys = [k if isinstance(k, tuple) else (k,) for k, _ in groups]
+    index = (
+        pd.MultiIndex.from_tuples(keys, names=list(by))
+        if len(by) > 1
+        else pd.Index([k[0] for k in keys], name=by[0])
+    )
+    extra = pd.DataFrame(
+        {c: pd.array([r[c] for r in rows], dtype=t) for c, t in SPREAD_COLUMNS.items()}, index=index
+    )
+    return base.join(extra)
 
 
 def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:

@@ -200,9 +200,9 @@ def test_unknown_keyword_lists_the_known_ones(entry: str) -> None:
 
 def test_compare_unknown_keyword_lists_the_known_ones() -> None:
     with pytest.raises(UserError) as info:
-        al.compare("hi", [M], repeats=3)
+        al.compare("hi", [M], samples=3)
     msg = str(info.value)
-    assert "repeats" in msg and "check" in msg and "max_steps" in msg
+    assert "samples" in msg and "check" in msg and "max_steps" in msg and "repeats" in msg
     _one_line(info.value)
 
 
@@ -403,7 +403,7 @@ def test_ipython_prints_one_line_for_the_common_mistakes() -> None:
     cells = [
         "al.run('openai:sim-reasonr', 'hi')",
         "al.run('openai:sim-reasoner', 'hi', tools=get_weather)",
-        "al.compare('hi', ['openai:sim-reasoner'], repeats=3)",
+        "al.compare('hi', ['openai:sim-reasoner'], samples=3)",
         "al.run('openai:sim-reasoner', 'hi', reasoning='extreme')",
         "al.run('What is 2+2?', 'openai:sim-reasoner')",
     ]
