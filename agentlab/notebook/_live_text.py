@@ -37,6 +37,7 @@ TEXT_STYLE = (
 _ESM = """
 const latest = new WeakMap();
 const TEXT_STYLE = __TEXT_STYLE__;
+const FOLLOW_SLACK = 8;  // px from the bottom that still count as "at the bottom"
 
 function isSnapshot(msg) {
   return msg && msg.type === "snapshot" && typeof msg.text === "string";
@@ -51,15 +52,22 @@ export default {
     meta.style.cssText = "font-size:11px;opacity:0.7";
     const pre = document.createElement("pre");
     el.append(meta, pre);
+    // Follow the tail like a terminal: stay at the bottom while streaming, unless the user scrolled
+    // up (then keep their position across redraws); scrolling back to the bottom resumes following.
+    let follow = true;
+    pre.addEventListener("scroll", () => {
+      follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
+    });
     const draw = () => {
       const s = latest.get(model);
       if (!s) return;
+      const top = pre.scrollTop;
       meta.textContent = s.meta || "";
       meta.style.display = s.meta ? "" : "none";
       pre.textContent = s.text;
       pre.style.cssText = TEXT_STYLE + ";max-height:" + (s.streaming ? "14em" : "30em");
       pre.style.display = s.text ? "" : "none";
-      if (s.streaming) pre.scrollTop = pre.scrollHeight;
+      pre.scrollTop = s.streaming && follow ? pre.scrollHeight : top;
     };
     const onMsg = (msg) => { if (isSnapshot(msg)) { latest.set(model, msg); draw(); } };
     model.on("msg:custom", onMsg);

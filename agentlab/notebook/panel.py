@@ -86,6 +86,22 @@ def collapse_panels() -> int:
     return n
 
 
+OFFLINE_STYLE = (
+    "<style>.agentlab-offline{display:none}"
+    ".jupyter-widgets-disconnected .agentlab-offline{display:inline}"
+    ".jupyter-widgets-disconnected .agentlab-online{display:none}"
+    ".agentlab-toggle.jupyter-widgets-disconnected{display:none !important}"
+    ".agentlab-view.jupyter-widgets-disconnected::before,"
+    ".agentlab-view .jupyter-widgets-disconnected::before{content:none !important;display:none !important}"
+    "</style>"
+)
+"""Restored without a kernel (a reopened notebook, a restarted kernel, a static page), ipywidgets
+marks every view ``jupyter-widgets-disconnected`` (JupyterLab draws an icon on each). This rule,
+shipped in the collapsed header itself (standard widgets only, so a static page applies it too),
+hides those icons inside agentlab views, hides the "Show reasoning" toggle that could not work any
+more, and says instead, plainly, that the reasoning was not saved."""
+
+
 def _fmt_tokens(n: int | None, *, estimated: bool = False) -> str:
     if n is None:
         return "<NA>"
@@ -132,6 +148,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
             layout=widgets.Layout(display="none", width="auto", height="24px"),
+            _dom_classes=["agentlab-toggle"],
         )
         self._toggle.observe(self._on_toggle, names="value")
         self._live: LiveText | None = LiveText(self._live_snapshot)
@@ -141,6 +158,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         super().__init__(
             children=[self._body, self._toggle, self._live],
             layout=widgets.Layout(width="100%", align_items="flex-start"),
+            _dom_classes=["agentlab-panel"],
         )
         with _panels_lock:
             _panels.add(self)
@@ -251,6 +269,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._toggle.value = True
 
     def _on_toggle(self, change: dict[str, Any]) -> None:
+        self._toggle.description = "Hide reasoning" if change["new"] else "Show reasoning"
         if change["new"]:
             self._open_live()
         elif self._collapsed:
@@ -331,8 +350,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             ), False
         where = "shown below from kernel memory" if self._toggle.value else "kernel memory only"
         return (
-            f'{header}<div style="font-size:11px;opacity:0.65">{note}: not saved in the notebook '
-            f"({where})</div>"
+            f'{OFFLINE_STYLE}{header}<div style="font-size:11px;opacity:0.65">{note}: '
+            "not saved in the notebook "
+            f'<span class="agentlab-online">({where})</span><span class="agentlab-offline">: this view was '
+            "restored without its kernel; re-run the cell to see the reasoning again</span></div>"
         ), chars > 0
 
     def __repr__(self) -> str:
