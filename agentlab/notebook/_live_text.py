@@ -52,16 +52,15 @@ export default {
     meta.style.cssText = "font-size:11px;opacity:0.7";
     const pre = document.createElement("pre");
     el.append(meta, pre);
-    // Follow the tail like a terminal: stay at the bottom while streaming, unless the user scrolled
-    // up (then keep their position across redraws); scrolling back to the bottom resumes following.
-    let follow = true;
-    pre.addEventListener("scroll", () => {
-      follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
-    });
+    // Follow the tail like a terminal: a redraw while streaming keeps the text at the bottom if it
+    // was at the bottom; if the user scrolled up, their position survives every redraw; scrolling
+    // back to the bottom resumes following. (Read from the position itself, not from scroll events,
+    // which may arrive after the next redraw.)
     const draw = () => {
       const s = latest.get(model);
       if (!s) return;
       const top = pre.scrollTop;
+      const follow = top + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
       meta.textContent = s.meta || "";
       meta.style.display = s.meta ? "" : "none";
       pre.textContent = s.text;

@@ -141,7 +141,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._live_chars = options.live_chars if live_chars is None else live_chars
 
         self._body = widgets.HTML(
-            value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
+            value=f'<div style="{UI_FONT}">{self._render_header()}</div>',
+            # Stretch, not width 100%: the HTML widget has side margins, and 100% plus margins
+            # overflowed the panel (an empty horizontal scrollbar under every panel).
+            layout=widgets.Layout(width="auto", align_self="stretch"),
         )
         self._toggle = widgets.ToggleButton(
             value=False,

@@ -66,7 +66,7 @@ _BLOCK = re.compile(r"</div>\s*<div")
 
 def _text(fragment: str) -> str:
     """Rendered HTML fragment to one line of text (our own markup: no scripts, entities escaped)."""
-    return html.unescape(_TAG.sub("", fragment)).strip()
+    return re.sub(r"[ \t]+", " ", html.unescape(_TAG.sub(" ", fragment))).strip().replace(" ·", " ·")
 
 
 def _blocks(fragment: str) -> list[str]:
