@@ -354,8 +354,8 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         where = "shown below from kernel memory" if self._toggle.value else "kernel memory only"
         return (
             f'{OFFLINE_STYLE}{header}<div style="font-size:11px;opacity:0.65">{note}: '
-            "not saved in the notebook "
-            f'<span class="agentlab-online">({where})</span><span class="agentlab-offline">: this view was '
+            "not saved in the notebook"
+            f'<span class="agentlab-online"> ({where})</span><span class="agentlab-offline">: this view was '
             "restored without its kernel; re-run the cell to see the reasoning again</span></div>"
         ), chars > 0
 

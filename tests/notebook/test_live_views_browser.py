@@ -140,7 +140,7 @@ window.addEventListener("load", () => setTimeout(() => {
     overflowing_views: [...document.querySelectorAll(".agentlab-view, .agentlab-panel")]
       .filter((e) => e.scrollWidth > e.clientWidth + 1).length,
   };
-  document.body.insertAdjacentHTML("beforeend", "<pre id='probe'>RESULT" + JSON.stringify(out) + "END</pre>");
+  document.body.insertAdjacentHTML("beforeend", "<pre id='probe' style='display:none'>RESULT" + JSON.stringify(out) + "END</pre>");
 }, 3000));
 </script>"""
 
