@@ -66,7 +66,8 @@ _BLOCK = re.compile(r"</div>\s*<div")
 
 def _text(fragment: str) -> str:
     """Rendered HTML fragment to one line of text (our own markup: no scripts, entities escaped)."""
-    return re.sub(r"[ \t]+", " ", html.unescape(_TAG.sub(" ", fragment))).strip().replace(" ·", " ·")
+    fragment = fragment.replace("</b>(", "(")  # a tool call reads name(arguments)
+    return re.sub(r"[ \t]+", " ", html.unescape(_TAG.sub(" ", fragment))).strip()
 
 
 def _blocks(fragment: str) -> list[str]:
@@ -104,10 +105,18 @@ def refresh_displays() -> int:
         now = view.summary_text()
         if now != last and view._display is not None:
             view._display.update(view)
-            with _shown_lock:
-                _shown[view] = now
             n += 1
+        with _shown_lock:
+            if _finished(view):  # final: nothing left to update, stop checking it
+                _shown.pop(view, None)
+            else:
+                _shown[view] = now
     return n
+
+
+def _finished(view: Any) -> bool:
+    cols = view.columns if isinstance(view, CompareView) else [view]
+    return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
 
 
 def _clip(s: str, n: int = _MAX_CELL) -> str:

@@ -20,6 +20,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,8 @@ let text = "";
 const stream = (n) => {
   for (let i = 0; i < n; i++) {
     text += "line " + text.split("\\n").length + " of the reasoning, streamed as it comes\\n";
-    model.emit("msg:custom", { type: "snapshot", meta: "reasoning ~" + text.length + " tok", text, streaming: true });
+    const meta = "reasoning ~" + text.length + " tok";
+    model.emit("msg:custom", { type: "snapshot", meta, text, streaming: true });
   }
 };
 const tick = () => new Promise((r) => setTimeout(r, 30));
@@ -82,10 +84,10 @@ def _chromium(url: str, *, width: int = 1280, height: int = 1400, screenshot: Pa
     return out.stdout
 
 
-def _result(dom: str) -> dict[str, object]:
+def _result(dom: str) -> dict[str, Any]:
     m = re.search(r"RESULT(\{.*?\})END", dom)
     assert m is not None, f"the page script did not finish: {dom[-1500:]}"
-    got: dict[str, object] = json.loads(m.group(1))
+    got: dict[str, Any] = json.loads(m.group(1))
     return got
 
 
@@ -122,7 +124,8 @@ _NB_CELLS = [
     '    """Current weather for a city."""\n'
     '    return {"Paris": "24 C, sunny", "Rome": "21 C, cloudy"}.get(city, "unknown")\n',
     'r = al.run(MODELS["anthropic"], "Is it warmer in Paris or Rome?", tools=[get_weather])',
-    "cmp = al.compare(\"Is it warmer in Paris or Rome?\", models=[MODELS[k] for k in (\"openai\", \"anthropic\", \"google\")], tools=[get_weather])",
+    "three = [MODELS[k] for k in ('openai', 'anthropic', 'google')]\n"
+    "cmp = al.compare('Is it warmer in Paris or Rome?', models=three, tools=[get_weather])",
 ]
 
 _PROBE = """<script>
@@ -140,7 +143,8 @@ window.addEventListener("load", () => setTimeout(() => {
     overflowing_views: [...document.querySelectorAll(".agentlab-view, .agentlab-panel")]
       .filter((e) => e.scrollWidth > e.clientWidth + 1).length,
   };
-  document.body.insertAdjacentHTML("beforeend", "<pre id='probe' style='display:none'>RESULT" + JSON.stringify(out) + "END</pre>");
+  const probe = "<pre id='probe' style='display:none'>RESULT" + JSON.stringify(out) + "END</pre>";
+  document.body.insertAdjacentHTML("beforeend", probe);
 }, 3000));
 </script>"""
 

@@ -45,7 +45,8 @@ def test_the_compare_page_has_three_provider_columns(report: object) -> None:
     text = json.dumps(_outputs(nb))
     assert all(m in text for m in MODELS)
     # The live view's saved text/plain is its final state, one column per model (not a placeholder).
-    views = [o["data"] for o in _outputs(nb) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    widget = "application/vnd.jupyter.widget-view+json"
+    views = [o["data"] for o in _outputs(nb) if widget in o.get("data", {})]
     plain = next(_text(d["text/plain"]) for d in views if all(m in _text(d["text/plain"]) for m in MODELS))
     assert all(f"{m} · completed" in plain for m in MODELS), plain
     stdout = [_text(o["text"]) for o in _outputs(nb) if o.get("name") == "stdout"]

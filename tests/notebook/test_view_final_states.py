@@ -50,16 +50,18 @@ def test_tool_calls_say_arguments_streaming_then_running_and_errors_read_once(
 ) -> None:
     view = RunView("sim:m")
     _started(view)
-    view.on_event(ToolCallDeltaEvent(run_id="run_x", step=1, call_id="c1", name="lookup", arguments_delta='{"ci'))
+    delta = ToolCallDeltaEvent(run_id="run_x", step=1, call_id="c1", name="lookup", arguments_delta='{"ci')
+    view.on_event(delta)
     assert "arguments streaming…" in view._render_tools(view._steps[1])
     call = ToolCallItem(call_id="c1", name="lookup", arguments='{"city": "Atlantis"}')
     view.on_event(ToolCallEvent(run_id="run_x", step=1, call=call))
     tools = view._render_tools(view._steps[1])
     assert "running…" in tools and "arguments streaming" not in tools
-    result = ToolResultItem(call_id="c1", name="lookup", output="Error: ValueError: no such city", is_error=True)
+    output = "Error: ValueError: no such city"
+    result = ToolResultItem(call_id="c1", name="lookup", output=output, is_error=True)
     view.on_event(ToolResultEvent(run_id="run_x", step=1, result=result, duration_s=0.01))
     tools = view._render_tools(view._steps[1])
-    assert "error: ValueError: no such city" in tools and "Error: Error" not in tools and "error: Error" not in tools
+    assert "error: ValueError: no such city" in tools and "error: Error" not in tools
     for _ in range(2):  # the same failure reported twice (e.g. by the adapter and by the loop)
         view.on_event(ErrorEvent(run_id="run_x", error_type="AuthError", message="set OPENAI_API_KEY"))
     assert view._render_footer().count("set OPENAI_API_KEY") == 1
