@@ -187,6 +187,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._steps: dict[int, _Step] = {}
         self._answer: str | None = None
         self._errors: list[str] = []
+        self._error_types: list[str] = []
         self._notes: list[str] = []
         self._usage: CallUsage | None = None
         self._cost: float | None = None
@@ -253,6 +254,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
                 line = f"{event.error_type}: {event.message}"
                 if line not in self._errors:  # a retried or re-raised error reads once
                     self._errors.append(line)
+                    self._error_types.append(event.error_type)
         elif isinstance(event, DiagnosticEvent):
             with self._lock:
                 if not any(event.message in e for e in self._errors):
@@ -386,7 +388,14 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def _render_footer(self) -> str:
         parts = []
-        for e in self._errors:
+        # A single run raises its error into the cell, whose output shows the message: the view names
+        # the error only (the message read twice otherwise). A compare column raises nothing: in full.
+        shown = (
+            self._errors
+            if self._compact
+            else [f"{t} (the message is in the cell's error below)" for t in self._error_types]
+        )
+        for e in shown:
             parts.append(f'<div style="color:{PALETTE["vermillion"]};font-size:12px">{html.escape(e)}</div>')
         for n in self._notes[-3:]:
             parts.append(f'<div style="opacity:0.7;font-size:11px">ⓘ {html.escape(n)}</div>')

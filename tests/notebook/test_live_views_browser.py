@@ -202,4 +202,3 @@ def test_reopened_notebook_renders_final_state_and_says_reasoning_was_not_saved(
     assert got["columns"] == 3 and got["columns_inside"] and got["columns_one_row"], got
     assert got["page_overflow"] <= 0 and got["overflowing_views"] == 0, got
     _shot("reopened_saved_notebook.png", page.as_uri(), width=1100, height=2200)
-

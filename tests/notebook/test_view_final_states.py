@@ -62,9 +62,16 @@ def test_tool_calls_say_arguments_streaming_then_running_and_errors_read_once(
     view.on_event(ToolResultEvent(run_id="run_x", step=1, result=result, duration_s=0.01))
     tools = view._render_tools(view._steps[1])
     assert "error: ValueError: no such city" in tools and "error: Error" not in tools
-    for _ in range(2):  # the same failure reported twice (e.g. by the adapter and by the loop)
-        view.on_event(ErrorEvent(run_id="run_x", error_type="AuthError", message="set OPENAI_API_KEY"))
-    assert view._render_footer().count("set OPENAI_API_KEY") == 1
+    column = RunView("sim:m", compact=True)  # a compare column: its error is raised nowhere else
+    for v in (view, column):
+        for _ in range(2):  # the same failure reported twice (e.g. by the adapter and by the loop)
+            v.on_event(
+                ErrorEvent(run_id="run_x", error_type="MissingApiKeyError", message="set OPENAI_API_KEY")
+            )
+    assert column._render_footer().count("set OPENAI_API_KEY") == 1
+    # A single run raises its error into the cell (whose output shows the message): named once, not repeated.
+    footer = view._render_footer()
+    assert "set OPENAI_API_KEY" not in footer and footer.count("MissingApiKeyError") == 1
 
 
 def test_the_toggle_says_hide_reasoning_while_open(comm_messages: list[Any]) -> None:
