@@ -15,6 +15,8 @@ Widget State", nbclient's ``store_widget_state``): it reaches the page only as c
   summary line and its live text is closed. A "Show reasoning" toggle opens a new one and sends it
   the text from kernel memory while the kernel lives; the next cell end closes it again. A save in
   between, while the text is on screen, still finds none.
+* restored without its kernel (a reopened notebook, a restarted kernel, a static page) a collapsed
+  panel hides the toggle and says that the reasoning was not saved (:data:`OFFLINE_STYLE`);
 * ``keep_text=True`` (or ``options.keep_reasoning = True``, or ``AGENTLAB_KEEP_REASONING=1``) keeps
   the text in the collapsed panel's header, inside a ``<details>`` element: the explicit opt-in for
   users who *want* it saved.

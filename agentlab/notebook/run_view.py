@@ -7,6 +7,10 @@ budget for the whole frontend (~20 comm messages per second), so a fast stream, 
 many columns, costs a bounded number of frontend messages. Reasoning goes to one
 :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
 shown here is portable (tool calls and results, answers, usage) and may be saved with the notebook.
+
+A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
+its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
+show how the run ended, not the placeholder of the moment it started.
 """
 
 from __future__ import annotations
