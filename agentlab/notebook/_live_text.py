@@ -37,6 +37,7 @@ TEXT_STYLE = (
 _ESM = """
 const latest = new WeakMap();
 const TEXT_STYLE = __TEXT_STYLE__;
+const FOLLOW_SLACK = 8;  // px from the bottom that still count as "at the bottom"
 
 function isSnapshot(msg) {
   return msg && msg.type === "snapshot" && typeof msg.text === "string";
@@ -51,15 +52,21 @@ export default {
     meta.style.cssText = "font-size:11px;opacity:0.7";
     const pre = document.createElement("pre");
     el.append(meta, pre);
+    // Follow the tail like a terminal: a redraw while streaming keeps the text at the bottom if it
+    // was at the bottom; if the user scrolled up, their position survives every redraw; scrolling
+    // back to the bottom resumes following. (Read from the position itself, not from scroll events,
+    // which may arrive after the next redraw.)
     const draw = () => {
       const s = latest.get(model);
       if (!s) return;
+      const top = pre.scrollTop;
+      const follow = top + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
       meta.textContent = s.meta || "";
       meta.style.display = s.meta ? "" : "none";
       pre.textContent = s.text;
       pre.style.cssText = TEXT_STYLE + ";max-height:" + (s.streaming ? "14em" : "30em");
       pre.style.display = s.text ? "" : "none";
-      if (s.streaming) pre.scrollTop = pre.scrollHeight;
+      pre.scrollTop = s.streaming && follow ? pre.scrollHeight : top;
     };
     const onMsg = (msg) => { if (isSnapshot(msg)) { latest.set(model, msg); draw(); } };
     model.on("msg:custom", onMsg);

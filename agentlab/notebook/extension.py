@@ -53,6 +53,10 @@ class _CellScope:
             from agentlab.notebook.panel import collapse_panels
 
             collapse_panels()
+        if "agentlab.notebook.run_view" in sys.modules:  # saved outputs: final states, not placeholders
+            from agentlab.notebook.run_view import refresh_displays
+
+            refresh_displays()
 
 
 def _scope(ip: Any) -> _CellScope | None:

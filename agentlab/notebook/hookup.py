@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from agentlab.notebook.extension import autoload, shorten_interrupt
-from agentlab.notebook.live import display, in_kernel, live_run_view, sdk_note
+from agentlab.notebook.live import in_kernel, live_run_view, sdk_note
 
 if TYPE_CHECKING:
     from agentlab.loop.runner import Run
@@ -50,7 +50,7 @@ class JupyterFrontend:
             if note:
                 col.set_status(note)
         if in_kernel():
-            display(view)
+            view.show()  # its saved output becomes the final state at cell end
 
         def finish() -> None:
             for col, r in zip(view.columns, runs, strict=True):

@@ -75,5 +75,5 @@ def live_run_view(run: Any, *, title: str | None = None) -> RunView | None:
     if note:
         view.set_status(note)
     run.subscribe(view.on_event)
-    display(view)
+    view.show()  # displayed with an id: its saved output is replaced by the final state at cell end
     return view

@@ -15,6 +15,8 @@ Widget State", nbclient's ``store_widget_state``): it reaches the page only as c
   summary line and its live text is closed. A "Show reasoning" toggle opens a new one and sends it
   the text from kernel memory while the kernel lives; the next cell end closes it again. A save in
   between, while the text is on screen, still finds none.
+* restored without its kernel (a reopened notebook, a restarted kernel, a static page) a collapsed
+  panel hides the toggle and says that the reasoning was not saved (:data:`OFFLINE_STYLE`);
 * ``keep_text=True`` (or ``options.keep_reasoning = True``, or ``AGENTLAB_KEEP_REASONING=1``) keeps
   the text in the collapsed panel's header, inside a ``<details>`` element: the explicit opt-in for
   users who *want* it saved.
@@ -86,6 +88,22 @@ def collapse_panels() -> int:
     return n
 
 
+OFFLINE_STYLE = (
+    "<style>.agentlab-offline{display:none}"
+    ".jupyter-widgets-disconnected .agentlab-offline{display:inline}"
+    ".jupyter-widgets-disconnected .agentlab-online{display:none}"
+    ".agentlab-toggle.jupyter-widgets-disconnected{display:none !important}"
+    ".agentlab-view.jupyter-widgets-disconnected::before,"
+    ".agentlab-view .jupyter-widgets-disconnected::before{content:none !important;display:none !important}"
+    "</style>"
+)
+"""Restored without a kernel (a reopened notebook, a restarted kernel, a static page), ipywidgets
+marks every view ``jupyter-widgets-disconnected`` (JupyterLab draws an icon on each). This rule,
+shipped in the collapsed header itself (standard widgets only, so a static page applies it too),
+hides those icons inside agentlab views, hides the "Show reasoning" toggle that could not work any
+more, and says instead, plainly, that the reasoning was not saved."""
+
+
 def _fmt_tokens(n: int | None, *, estimated: bool = False) -> str:
     if n is None:
         return "<NA>"
@@ -125,13 +143,17 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._live_chars = options.live_chars if live_chars is None else live_chars
 
         self._body = widgets.HTML(
-            value=f'<div style="{UI_FONT}">{self._render_header()}</div>', layout=widgets.Layout(width="100%")
+            value=f'<div style="{UI_FONT}">{self._render_header()}</div>',
+            # Stretch, not width 100%: the HTML widget has side margins, and 100% plus margins
+            # overflowed the panel (an empty horizontal scrollbar under every panel).
+            layout=widgets.Layout(width="auto", align_self="stretch"),
         )
         self._toggle = widgets.ToggleButton(
             value=False,
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
             layout=widgets.Layout(display="none", width="auto", height="24px"),
+            _dom_classes=["agentlab-toggle"],
         )
         self._toggle.observe(self._on_toggle, names="value")
         self._live: LiveText | None = LiveText(self._live_snapshot)
@@ -141,6 +163,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         super().__init__(
             children=[self._body, self._toggle, self._live],
             layout=widgets.Layout(width="100%", align_items="flex-start"),
+            _dom_classes=["agentlab-panel"],
         )
         with _panels_lock:
             _panels.add(self)
@@ -251,6 +274,7 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._toggle.value = True
 
     def _on_toggle(self, change: dict[str, Any]) -> None:
+        self._toggle.description = "Hide reasoning" if change["new"] else "Show reasoning"
         if change["new"]:
             self._open_live()
         elif self._collapsed:
@@ -331,8 +355,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             ), False
         where = "shown below from kernel memory" if self._toggle.value else "kernel memory only"
         return (
-            f'{header}<div style="font-size:11px;opacity:0.65">{note}: not saved in the notebook '
-            f"({where})</div>"
+            f'{OFFLINE_STYLE}{header}<div style="font-size:11px;opacity:0.65">{note}: '
+            "not saved in the notebook"
+            f'<span class="agentlab-online"> ({where})</span><span class="agentlab-offline">: this view was '
+            "restored without its kernel; re-run the cell to see the reasoning again</span></div>"
         ), chars > 0
 
     def __repr__(self) -> str:

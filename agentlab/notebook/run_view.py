@@ -7,14 +7,20 @@ budget for the whole frontend (~20 comm messages per second), so a fast stream, 
 many columns, costs a bounded number of frontend messages. Reasoning goes to one
 :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
 shown here is portable (tool calls and results, answers, usage) and may be saved with the notebook.
+
+A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
+its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
+show how the run ended, not the placeholder of the moment it started.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +47,7 @@ from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, rend
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, usage_line
 from agentlab.notebook.panel import ReasoningPanel
 
-__all__ = ["CompareView", "RunView"]
+__all__ = ["CompareView", "RunView", "refresh_displays"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
 _STATUS_SLACK = 0.5
@@ -50,6 +56,71 @@ _STATUS_SLACK = 0.5
 
 _FOLDED = (ToolCallDeltaEvent, ToolCallEvent, ToolResultEvent, ResponseCompletedEvent)
 """Step events the view only folds (a completed response's fold keeps its portable facts, no opaque item)."""
+
+
+def _strip_error(output: str) -> str:
+    """A tool's error text without its own "Error: " prefix (the view already says "error:")."""
+    head, sep, rest = output.partition(":")
+    return rest.lstrip() if sep and head.strip().lower() == "error" else output
+
+
+_TAG = re.compile(r"<[^>]+>")
+_BLOCK = re.compile(r"</div>\s*<div")
+
+
+def _text(fragment: str) -> str:
+    """Rendered HTML fragment to one line of text (our own markup: no scripts, entities escaped)."""
+    fragment = fragment.replace("</b>(", "(")  # a tool call reads name(arguments)
+    return re.sub(r"[ \t]+", " ", html.unescape(_TAG.sub(" ", fragment))).strip()
+
+
+def _blocks(fragment: str) -> list[str]:
+    return _BLOCK.sub("</div>\x00<div", fragment).split("\x00") if fragment else []
+
+
+_shown: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_shown_lock = threading.Lock()
+
+
+def _show(view: Any) -> Any:
+    """Display ``view`` with a display id (so its saved output can be replaced later); returns the handle."""
+    from IPython.display import display
+
+    handle = display(view, display_id=True)  # type: ignore[no-untyped-call]
+    with _shown_lock:
+        _shown[view] = view.summary_text()
+    return handle
+
+
+def refresh_displays() -> int:
+    """Replace the saved output of every displayed view whose final state changed (cell end).
+
+    A view is displayed when its run starts ("importing the SDK…", "waiting, 0 steps"), and that
+    first mimebundle is what a saved notebook keeps beside the widget: its ``text/plain`` and
+    ``text/html`` (what GitHub, nbviewer and a reader without widgets show). At cell end the
+    extension calls this, on the kernel's main thread, and each changed view's output is updated
+    (``update_display_data``, which nbclient and JupyterLab apply) to its final state. Returns how
+    many were updated.
+    """
+    with _shown_lock:
+        items = list(_shown.items())
+    n = 0
+    for view, last in items:
+        now = view.summary_text()
+        if now != last and view._display is not None:
+            view._display.update(view)
+            n += 1
+        with _shown_lock:
+            if _finished(view):  # final: nothing left to update, stop checking it
+                _shown.pop(view, None)
+            else:
+                _shown[view] = now
+    return n
+
+
+def _finished(view: Any) -> bool:
+    cols = view.columns if isinstance(view, CompareView) else [view]
+    return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
 
 
 def _clip(s: str, n: int = _MAX_CELL) -> str:
@@ -120,10 +191,13 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._steps: dict[int, _Step] = {}
         self._answer: str | None = None
         self._errors: list[str] = []
+        self._error_types: list[str] = []
         self._notes: list[str] = []
         self._usage: CallUsage | None = None
         self._cost: float | None = None
         self._calls = 0
+        self._partial = False
+        self._display: Any = None
 
         self._header = widgets.HTML(value=self._render_header())
         self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
@@ -134,6 +208,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         super().__init__(
             children=[self._header, self._steps_box, self._footer],
             layout=widgets.Layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
+            _dom_classes=["agentlab-view"],
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
         # frontend's message budget; a step's reasoning panel is a view of its own.
@@ -160,6 +235,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             with self._lock:
                 self._run_id = event.run_id
                 self._status = "running"
+                # The run's clock starts here (not while the SDK was imported), as the run's own
+                # figures (result, usage frame) do: header and table times agree.
+                self._t0 = time.monotonic()
                 if not self.title:
                     self.title = f"{event.provider}:{event.model}"
         elif isinstance(event, ModelCallStartedEvent):
@@ -177,10 +255,14 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             st.panel.end(event.stop_reason)
         elif isinstance(event, ErrorEvent):
             with self._lock:
-                self._errors.append(f"{event.error_type}: {event.message}")
+                line = f"{event.error_type}: {event.message}"
+                if line not in self._errors:  # a retried or re-raised error reads once
+                    self._errors.append(line)
+                    self._error_types.append(event.error_type)
         elif isinstance(event, DiagnosticEvent):
             with self._lock:
-                self._notes.append(f"{event.code}: {event.message}")
+                if not any(event.message in e for e in self._errors):
+                    self._notes.append(f"{event.code}: {event.message}")
         elif isinstance(event, RunCompletedEvent):
             with self._lock:
                 self._status = event.status
@@ -213,6 +295,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if self._t_end is None:
                 self._t_end = time.monotonic()
             steps = list(self._steps.values())
+            # A call cut off mid-stream (cancel, failure) reported no usage: the totals are unknown,
+            # not the zeros (and $0) of the calls that did complete.
+            self._partial = any(not s.done and (s.call.reasoning_chars or s.call.text_chars) for s in steps)
         for st in steps:
             if not st.done:
                 st.panel.end(self._status)
@@ -270,6 +355,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     def _render_step_title(self, st: _Step) -> str:
         call = st.call
         if not st.done:
+            if self._t_end is not None and self._status not in ("running", "waiting"):
+                ended = html.escape(self._status)
+                return f'<div style="font-size:12px"><b>Step {st.number}</b> · {ended}</div>'
             return _step_title(st.number)
         bits = [f"<b>Step {st.number}</b>", html.escape(call.stop_reason or ""), fmt_seconds(call.latency_s)]
         if call.usage is not None:
@@ -284,9 +372,10 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         for t in st.tools:
             args = html.escape(_clip(_pretty_args(t.arguments)))
             if t.output is None:
-                res = '<span style="opacity:0.6">running…</span>'
+                state = "running…" if t.complete else "arguments streaming…"
+                res = f'<span style="opacity:0.6">{state}</span>'
             elif t.is_error:
-                err = html.escape(_clip(t.output))
+                err = html.escape(_clip(_strip_error(t.output)))
                 res = f'<span style="color:{PALETTE["vermillion"]}">error: {err}</span>'
             else:
                 res = f"→ {html.escape(_clip(t.output))}"
@@ -303,7 +392,14 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def _render_footer(self) -> str:
         parts = []
-        for e in self._errors:
+        # A single run raises its error into the cell, whose output shows the message: the view names
+        # the error only (the message read twice otherwise). A compare column raises nothing: in full.
+        shown = (
+            self._errors
+            if self._compact
+            else [f"{t} (the message is in the cell's error below)" for t in self._error_types]
+        )
+        for e in shown:
             parts.append(f'<div style="color:{PALETTE["vermillion"]};font-size:12px">{html.escape(e)}</div>')
         for n in self._notes[-3:]:
             parts.append(f'<div style="opacity:0.7;font-size:11px">ⓘ {html.escape(n)}</div>')
@@ -320,13 +416,19 @@ class RunView(widgets.VBox):  # type: ignore[misc]
                     f'<div style="margin-top:4px;white-space:pre-wrap;opacity:0.85">'
                     f"{html.escape(streamed[-2000:])}</div>"
                 )
-        if self._usage is not None or self._cost is not None:
-            parts.append(
-                '<div style="font-size:12px;margin-top:2px">'
-                f"Σ {html.escape(usage_line(self._usage, self._cost))}"
-                f" · {self._calls} call{'s' if self._calls != 1 else ''}</div>"
-            )
+        line = self._usage_text()
+        if line:
+            parts.append(f'<div style="font-size:12px;margin-top:2px">{html.escape(line)}</div>')
         return "".join(parts)
+
+    def _usage_text(self) -> str:
+        if self._usage is None and self._cost is None:
+            return ""
+        calls = f" · {self._calls} call{'s' if self._calls != 1 else ''}"
+        if self._partial:  # unknown, never 0: a call ended mid-stream without reporting its usage
+            usage = (self._usage or CallUsage()) + CallUsage()
+            return f"Σ {usage_line(usage)} · cost unknown (a call ended mid-stream){calls}"
+        return f"Σ {usage_line(self._usage, self._cost)}{calls}"
 
     def _flush(self) -> None:
         with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
@@ -356,6 +458,52 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     def __repr__(self) -> str:
         return f"<RunView {self.title!r} {self._status}, {len(self._steps)} steps>"
 
+    # ------------------------------------------------------------------ the saved representation
+
+    def summary_text(self) -> str:
+        """The final state as plain text (status, steps, tool calls, answer, usage), never reasoning."""
+        with self._lock:
+            lines = [_text(self._render_header())]
+            for _, st in sorted(self._steps.items()):
+                lines.append("  " + _text(self._render_step_title(st)))
+                lines += ["    " + _text(t) for t in _blocks(self._render_tools(st))]
+            lines += [_text(b) for b in _blocks(self._render_footer())]
+        return "\n".join(ln for ln in lines if ln.strip())
+
+    def summary_html(self) -> str:
+        """The collapsed view as static HTML: header, step titles, tool calls, answer, usage; no reasoning.
+
+        For pages without widgets: GitHub, nbviewer, a reader without the kernel.
+        """
+        with self._lock:
+            steps = []
+            for _, st in sorted(self._steps.items()):
+                chars = st.call.reasoning_chars
+                note = (
+                    f'<div style="font-size:11px;opacity:0.65">{chars:,} chars of reasoning: '
+                    "not saved in the notebook</div>"
+                    if chars
+                    else ""
+                )
+                steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
+            body = self._render_header() + "".join(steps) + self._render_footer()
+        width = "flex:1 1 0;min-width:260px" if self._compact else ""
+        return (
+            f'<div style="{UI_FONT};border:1px solid {PALETTE["grey"]}55;padding:4px;'
+            f'box-sizing:border-box;{width}">{body}</div>'
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict):
+            data["text/plain"] = self.summary_text()
+            data["text/html"] = self.summary_html()
+        return data
+
+    def show(self) -> None:
+        """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
+        self._display = _show(self)
+
 
 class CompareView(widgets.VBox):  # type: ignore[misc]
     """Several run views side by side, one column per model, streaming concurrently."""
@@ -375,10 +523,33 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             # too narrow for all of them (three providers on a laptop screen), instead of overflowing.
             layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
         )
-        super().__init__(children=[head, row], layout=widgets.Layout(width="100%"))
+        self._display: Any = None
+        super().__init__(
+            children=[head, row], layout=widgets.Layout(width="100%"), _dom_classes=["agentlab-view"]
+        )
 
     def __repr__(self) -> str:
         return f"<CompareView {[c.title for c in self.columns]}>"
+
+    def summary_text(self) -> str:
+        """Every column's final state as plain text (no reasoning)."""
+        return "\n".join(c.summary_text() for c in self.columns)
+
+    def summary_html(self) -> str:
+        """The columns' collapsed views side by side, as static HTML (no reasoning)."""
+        cols = "".join(c.summary_html() for c in self.columns)
+        return f'<div style="display:flex;flex-flow:row wrap;gap:4px;width:100%">{cols}</div>'
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict):
+            data["text/plain"] = self.summary_text()
+            data["text/html"] = self.summary_html()
+        return data
+
+    def show(self) -> None:
+        """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
+        self._display = _show(self)
 
     @property
     def panels(self) -> list[ReasoningPanel]:

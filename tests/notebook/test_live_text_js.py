@@ -35,7 +35,7 @@ function fakeModel() {
 function node(tag) {
   return {
     tag, children: [], style: { cssText: "", display: "" }, textContent: "", scrollTop: 0, scrollHeight: 9,
-    classList: { add() {} },
+    classList: { add() {} }, clientHeight: 9,
     append(...c) { this.children.push(...c); },
     set innerHTML(v) { throw new Error("innerHTML"); },
   };
