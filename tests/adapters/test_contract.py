@@ -109,7 +109,8 @@ async def test_usage_is_populated(case: AdapterCase) -> None:
     assert usage.input_tokens and usage.input_tokens > 0
     assert usage.output_tokens and usage.output_tokens > 0
     for name in case.unreported_usage:  # what the far side does not report stays unknown, never 0
-        assert getattr(usage, name) is None, f"{name} is not reported: it must be None, got {getattr(usage, name)!r}"
+        got = getattr(usage, name)
+        assert got is None, f"{name} is not reported: it must be None (unknown), got {got!r}"
     if "reasoning_tokens" in case.unreported_usage:
         assert usage.reasoning_source == "unknown"
     else:
@@ -317,8 +318,11 @@ def test_the_registry_entry_describes_this_adapter(case: AdapterCase) -> None:
 async def test_the_usage_scenario_fails_an_adapter_that_reports_0_for_an_unreported_figure(
     monkeypatch: pytest.MonkeyPatch, figure: str
 ) -> None:
-    """The suite's guard on "unknown, never 0": a local dialect whose usage mapping turned a missing
-    figure into 0 (the classic bug) must fail the shared usage scenario, not slip through it."""
+    """The suite's guard on "unknown, never 0": an adapter reporting 0 for a missing figure fails.
+
+    A local dialect whose usage mapping turned a missing figure into 0 (the classic bug) must fail
+    the shared usage scenario, not slip through it.
+    """
     from dataclasses import replace
 
     from agentlab.adapters.openai_chat import VLLMAdapter
