@@ -244,3 +244,46 @@ def test_a_session_moving_deepseek_openrouter_openai_pins_each_run_and_drops_vis
     ]
     assert details, "the OpenRouter loop sent its reasoning_details back (positive control)"
     assert not any(d.encode() in b"".join(seen["openai"][1].bodies) for d in details)
+
+
+# ------------------------------------------------------------------ settings refused before sending
+
+
+@pytest.mark.parametrize(
+    ("case_name", "settings", "field"),
+    [
+        ("deepseek", {"budget_tokens": 1000}, "budget_tokens"),
+        ("vllm", {"budget_tokens": 1000}, "budget_tokens"),
+        ("ollama", {"budget_tokens": 1000}, "budget_tokens"),
+        ("openrouter", {"effort": "low", "budget_tokens": 1000}, "effort"),
+    ],
+)
+def test_a_setting_the_dialect_has_no_field_for_is_refused_before_anything_is_sent(
+    case_name: str, settings: dict[str, Any], field: str
+) -> None:
+    from agentlab.errors import InvalidSettingsError
+    from agentlab.neutral.request import ReasoningSettings
+
+    case = CASES[case_name]
+    adapter, transport = case.adapter()
+    req = ModelRequest(
+        model=case.model, items=(UserItem(text="hi"),), reasoning=ReasoningSettings(**settings)
+    )
+    with pytest.raises(InvalidSettingsError, match=field):
+        asyncio.run(contract_collect(adapter, req))
+    assert transport.bodies == []  # refused before sending
+
+
+@pytest.mark.parametrize("case_name", ["deepseek", "openrouter", "vllm", "ollama"])
+@pytest.mark.parametrize("stream", [True, False])
+def test_every_dialect_asks_for_usage_in_its_stream(case_name: str, stream: bool) -> None:
+    """``stream_options.include_usage`` on streamed requests (else the stream ends without usage),
+    never on plain ones (servers reject stream_options without stream)."""
+    case = CASES[case_name]
+    adapter, transport = case.adapter()
+    req = ModelRequest(model=case.model, items=(UserItem(text="What is 12 * (3 + 4)?"),), stream=stream)
+    resp = completed(asyncio.run(contract_collect(adapter, req)))
+    sent = transport.last_json
+    assert sent.get("stream", False) is stream
+    assert sent.get("stream_options") == ({"include_usage": True} if stream else None)
+    assert resp.usage.input_tokens and resp.usage.output_tokens
