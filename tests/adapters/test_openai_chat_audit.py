@@ -277,8 +277,10 @@ def test_a_setting_the_dialect_has_no_field_for_is_refused_before_anything_is_se
 @pytest.mark.parametrize("case_name", ["deepseek", "openrouter", "vllm", "ollama"])
 @pytest.mark.parametrize("stream", [True, False])
 def test_every_dialect_asks_for_usage_in_its_stream(case_name: str, stream: bool) -> None:
-    """``stream_options.include_usage`` on streamed requests (else the stream ends without usage),
-    never on plain ones (servers reject stream_options without stream)."""
+    """``stream_options.include_usage`` on streamed requests only.
+
+    Without it a stream ends without usage; servers reject stream_options without stream.
+    """
     case = CASES[case_name]
     adapter, transport = case.adapter()
     req = ModelRequest(model=case.model, items=(UserItem(text="What is 12 * (3 + 4)?"),), stream=stream)
