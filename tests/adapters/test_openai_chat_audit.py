@@ -289,3 +289,14 @@ def test_every_dialect_asks_for_usage_in_its_stream(case_name: str, stream: bool
     assert sent.get("stream", False) is stream
     assert sent.get("stream_options") == ({"include_usage": True} if stream else None)
     assert resp.usage.input_tokens and resp.usage.output_tokens
+
+
+def test_the_contract_cases_say_what_the_simulated_profiles_report() -> None:
+    """A case's ``unreported_usage`` is the simulator profile's fact, not a guess made to pass."""
+    from agentlab.sim.chat_dialects import PROFILES
+
+    chat_cases = [c for c in CASES.values() if c.model in PROFILES]
+    assert len(chat_cases) == 6
+    for case in chat_cases:
+        reports = PROFILES[case.model].reasoning_tokens
+        assert ("reasoning_tokens" not in case.unreported_usage) is reports, case.name
