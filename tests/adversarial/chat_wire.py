@@ -15,7 +15,9 @@ real chunk shapes, with canaries where the dialect carries reasoning or secrets:
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 CHAT = ("deepseek", "openrouter", "vllm")
@@ -157,19 +159,27 @@ def error_401(provider: str, key: str, markup: str) -> dict[str, Any]:
 _FREE = {"input": 0.0, "cache_read": 0.0, "cache_write_5m": 0.0, "cache_write_1h": 0.0, "output": 0.0}
 
 
-def adapter_for(provider: str, http: Any, key: str, max_retries: int) -> Any:
-    """The dialect's real adapter on the real SDK client.
+@contextlib.contextmanager
+def local_model_priced() -> Iterator[None]:
+    """The self-hosted model priced free while a test runs (``conftest``), then unset again.
 
-    A self-hosted model is priced free: no pricing source knows it, and an unpriced model warns,
-    which the suite treats as an error.
+    No pricing source knows it, and an unpriced model warns, which the suite treats as an error;
+    the override is process-wide, so it must not outlive the test.
     """
+    import agentlab as al
+
+    al.set_price("vllm", MODELS["vllm"], _FREE)
+    try:
+        yield
+    finally:
+        al.set_price("vllm", MODELS["vllm"], None)
+
+
+def adapter_for(provider: str, http: Any, key: str, max_retries: int) -> Any:
+    """The dialect's real adapter on the real SDK client."""
     import openai
 
-    import agentlab as al
     from agentlab.adapters import openai_chat
-
-    if provider == "vllm":
-        al.set_price(provider, MODELS[provider], _FREE)
 
     client = openai.AsyncOpenAI(
         api_key=key, base_url="http://hostile.invalid/v1", max_retries=max_retries, http_client=http
