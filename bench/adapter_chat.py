@@ -4,28 +4,36 @@ The same body for every consumer: a DeepSeek-shaped ``chat.completion.chunk`` st
 ``reasoning_content`` deltas, M ``content`` deltas and a tool call in two pieces, then the usage
 chunk and ``[DONE]``, served over a loopback socket by a server in its own process (its CPU is not
 counted) with one HTTP chunk per SSE event, as real servers flush (``bench._server``'s framing).
-The consumers, over one keep-alive ``httpx2`` client each:
+It is measured exactly as section 1 (:mod:`bench.adapters`) measures the other adapters, with its
+consumers and helpers: over that loopback socket and in process (an ``httpx2.MockTransport``
+handing the body over in 16 KiB chunks), side by side in one run, the consumers interleaved per round:
 
-* ``floor``: ``httpx2`` line iteration + one ``json.loads`` per ``data:`` line, nothing else;
-* ``sdk``: ``client.chat.completions.create(stream=True)`` (the SDK's typed chunks), iterated to the end;
+* ``floor``: on the socket a bare sync ``http.client`` line loop + one ``json.loads`` per ``data:``
+  line; in process the ``httpx2`` line loop; ``floor_httpx`` (socket, information only);
+* ``sdk``: ``client.chat.completions.create(stream=True, stream_options={"include_usage": True})``
+  (the SDK's typed chunks), iterated to the end;
 * ``adapter``: ``DeepSeekAdapter.stream(request)`` to its ``ResponseCompletedEvent`` (reasoning kept
-  as an opaque item, the tool call assembled, usage normalized).
+  as an opaque item, the tool call assembled, usage normalized);
+* ``run_step``: one full ``Run`` step (adapter + reducer + checkpoint + event log + the tool call).
 
-Figures: median (and min) over rounds of process CPU time divided by the event count. Run:
-``.venv/bin/python bench/adapter_chat.py [--rounds 7] [--reasoning 3000] [--text 1000]``; ``python -m
-bench --only adapter_chat`` runs it as a section.
+Figures: median (and min) over rounds of process CPU time divided by the event count; targets are
+section 1's OpenAI limits. Run: ``.venv/bin/python bench/adapter_chat.py [--rounds 7] [--reasoning
+5000] [--text 2000]`` (exit status 0 when the targets are met); ``python -m bench --only adapter_chat``
+runs it as a section (``--quick`` for the smoke sizes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
+import os
 import socket
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +41,15 @@ if __package__ in (None, ""):  # run as a script: make the repo importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._server import _reply
-from bench._util import Section, cpu_rounds, median
+from bench._util import Section, Target, cpu_rounds, median
+from bench.adapters import DELIVERIES, LABEL, _clients, _floors, _row, _tool
+from bench.streams import Stream
 
 MODEL = "deepseek-chat"
+PROVIDER = "deepseek"
 
 
-def chat_stream(n_reasoning: int, n_text: int) -> tuple[bytes, int]:
+def chat_stream(n_reasoning: int, n_text: int) -> Stream:
     """The SSE body (each event ending with a blank line) and its event count."""
     base = {"id": "bench-1", "object": "chat.completion.chunk", "created": 1, "model": MODEL}
 
@@ -63,7 +74,7 @@ def chat_stream(n_reasoning: int, n_text: int) -> tuple[bytes, int]:
     }  # fmt: skip
     pieces.append(chunk({}, "tool_calls", usage=usage))
     pieces.append(b"data: [DONE]\n\n")
-    return b"".join(pieces), len(pieces)
+    return Stream(b"".join(pieces), len(pieces))
 
 
 async def _serve(body: bytes) -> None:
@@ -119,99 +130,143 @@ def serving(n_reasoning: int, n_text: int) -> Iterator[int]:
             proc.stdout.close()
 
 
-def runners(port: int) -> dict[str, Any]:
-    import httpx2
+def runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """The consumers of section 1 (:mod:`bench.adapters`) on the chat stream, sharing one SDK client."""
     import openai
 
     from agentlab.adapters.openai_chat import DeepSeekAdapter
+    from agentlab.loop.runner import Run
     from agentlab.neutral.items import UserItem
-    from agentlab.neutral.request import ModelRequest, ToolSpec
+    from agentlab.neutral.request import ModelRequest
+    from agentlab.records.eventlog import EventLog
 
-    base = f"http://127.0.0.1:{port}/v1"
-    raw = httpx2.AsyncClient()
-    sdk_client = openai.AsyncOpenAI(
-        api_key="bench-key", base_url=base, http_client=httpx2.AsyncClient(), max_retries=0
-    )
-    own = openai.AsyncOpenAI(api_key="bench-key", base_url=base, http_client=httpx2.AsyncClient())
-    adapter = DeepSeekAdapter(MODEL, client=own, max_retries=0)
-    request = ModelRequest(model=MODEL, items=(UserItem(text="hi"),), tools=(ToolSpec(name="get_weather"),))
-
-    async def floor() -> None:
-        async with raw.stream("POST", f"{base}/chat/completions", content=b"{}") as resp:
-            async for line in resp.aiter_lines():
-                if line.startswith("data: ") and line != "data: [DONE]":
-                    json.loads(line[6:])
+    http, base, _ = _clients(port, stream.body)
+    client = openai.AsyncOpenAI(api_key="bench-key", base_url=base, http_client=http, max_retries=0)
+    tool = _tool()
+    request = ModelRequest(model=MODEL, items=(UserItem(text="hi"),), tools=(tool.spec,))
 
     async def sdk() -> None:
-        stream = await sdk_client.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=True
+        s = await client.chat.completions.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            stream_options={"include_usage": True},
         )
-        async for _ in stream:
+        async for _ in s:
             pass
 
-    async def run_adapter() -> None:
-        async for _ in adapter.stream(request):
+    async def adapter() -> None:
+        a = DeepSeekAdapter(MODEL, client=client, max_retries=0)
+        async for _ in a.stream(request):
             pass
 
-    return {"floor": floor, "sdk": sdk, "adapter": run_adapter}
+    async def run_step() -> None:
+        a = DeepSeekAdapter(MODEL, client=client, max_retries=0)
+        r = Run(f"deepseek:{MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog())
+        res = await r.arun()
+        assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
+
+    floors = _floors(port, http, base + "/chat/completions", "/v1/chat/completions")
+    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
 
 
-async def _measure(port: int, events: int, rounds: int) -> dict[str, Any]:
-    samples = await cpu_rounds(runners(port), rounds)
-    per_event = {k: [x / events * 1e6 for x in v] for k, v in samples.items()}
+async def _measure(stream: Stream, rounds: int, port: int | None) -> dict[str, Any]:
+    samples = await cpu_rounds(runners(stream, port), rounds)
+    per_event = {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()}
     return {
-        "events": events,
+        "delivery": "in_process" if port is None else "socket",
+        "events": stream.events,
+        "bytes": len(stream.body),
         "us_per_event": {k: median(v) for k, v in per_event.items()},
         "min_us_per_event": {k: min(v) for k, v in per_event.items()},
+        "samples_us_per_event": per_event,
     }
 
 
-def measure(n_reasoning: int, n_text: int, rounds: int) -> dict[str, Any]:
-    body, events = chat_stream(n_reasoning, n_text)
+def measure(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[str, Any]]:
+    """``{delivery: figures}``, socket first, then in process, from one process (as section 1)."""
+    stream = chat_stream(n_reasoning, n_text)
     with serving(n_reasoning, n_text) as port:
-        m = asyncio.run(_measure(port, events, rounds))
-    m["bytes"] = len(body)
-    return m
+        sock = asyncio.run(_measure(stream, rounds, port))
+    return {"socket": sock, "in_process": asyncio.run(_measure(stream, rounds, None))}
+
+
+# The OpenAI Responses adapter's limits (bench.adapters.LIMITS), not loosened: the same SDK, the same
+# per-chunk costs, a simpler event grammar.
+LIMITS = {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5}
+
+
+def targets(delivery: str, us: dict[str, float]) -> list[Target]:
+    tag = f"{PROVIDER} ({LABEL[delivery]})"
+    return [
+        Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], LIMITS["sdk"], "x"),
+        Target(f"{tag}: adapter / floor", us["adapter"] / us["floor"], LIMITS["floor"], "x"),
+        Target(f"{tag}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], LIMITS["run_sdk"], "x"),
+    ]
 
 
 def run(quick: bool) -> Section:
-    """``python -m bench`` section: the adapter beside the raw SDK stream and the floor, in one run."""
+    """``python -m bench`` section: floor, raw SDK chat stream, adapter, run step; socket and in process."""
     warnings.simplefilter("ignore", DeprecationWarning)
-    n_r, n_t, rounds = (200, 100, 1) if quick else (3000, 1000, 7)
-    m = measure(n_r, n_t, rounds)
-    sec = Section("adapter_chat", "Chat Completions adapter: CPU per event vs the raw openai chat stream")
-    sec.figures = m
-    us = m["us_per_event"]
-    sec.row("loopback, one chunk per event", f"{m['events']:,} events, {rounds} rounds")
-    for k in ("floor", "sdk", "adapter"):
-        sec.row(f"  {k} µs/event", f"{us[k]:.2f}")
-    sec.row("  adapter / sdk", f"{us['adapter'] / us['sdk']:.2f}")
+    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 7)
+    load = _loadavg()
+    both = measure(n_r, n_t, rounds)
+    title = "8. Chat Completions adapter (DeepSeek dialect; CPU µs per event: socket and in-process)"
+    sec = Section("adapter_chat", title)
+    sec.figures = {
+        "stream": {"reasoning_deltas": n_r, "text_deltas": n_t, "tool_calls": 1, "rounds": rounds},
+        "deliveries": both,
+    }
+    for delivery in DELIVERIES:
+        sec.row(*_row(delivery, PROVIDER, both[delivery]))
+        sec.targets += targets(delivery, both[delivery]["us_per_event"])
+    stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    sec.notes.append(
+        f"measured {stamp}, load average before/after {load} / {_loadavg()}; the same consumers and"
+        " deliveries as section 1 on a DeepSeek-shaped chat.completion.chunk stream (reasoning_content"
+        " deltas, content deltas, one tool call in two pieces, the usage chunk, [DONE]); raw SDK ="
+        " chat.completions.create(stream=True, stream_options.include_usage)."
+    )
     return sec
 
 
+def _loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Both deliveries' figures and targets; exit status 0 when the adapter's targets are met."""
     import argparse
 
     p = argparse.ArgumentParser(
-        description="CPU per streamed event, Chat Completions: floor, raw SDK, adapter"
+        description="CPU per streamed event, Chat Completions: floor, raw SDK, adapter, run step"
+        " (socket and in-process)"
     )
     p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--reasoning", type=int, default=3000)
-    p.add_argument("--text", type=int, default=1000)
+    p.add_argument("--reasoning", type=int, default=5000)
+    p.add_argument("--text", type=int, default=2000)
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.serve:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(chat_stream(a.reasoning, a.text)[0]))
+            asyncio.run(_serve(chat_stream(a.reasoning, a.text).body))
         return 0
     warnings.simplefilter("ignore", DeprecationWarning)
-    m = measure(a.reasoning, a.text, a.rounds)
-    size = f"{m['events']:,} events, {m['bytes'] / 1e6:.1f} MB"
-    print(f"chat [loopback, one chunk per event]: {size}; {a.rounds} rounds; CPU µs/event:")
-    for k, v in m["us_per_event"].items():
-        print(f"  {k:8s} {v:7.2f}  (min {m['min_us_per_event'][k]:.2f})")
-    print(f"  adapter / sdk = {m['us_per_event']['adapter'] / m['us_per_event']['sdk']:.2f}")
-    return 0
+    ok = True
+    for delivery, m in measure(a.reasoning, a.text, a.rounds).items():
+        print(
+            f"chat [{LABEL[delivery]}]: {m['events']:,} events, {m['bytes'] / 1e6:.1f} MB; {a.rounds} rounds;"
+            " CPU µs/event (median [min-max]):"
+        )
+        for k, v in m["samples_us_per_event"].items():
+            print(f"  {k:11s} {m['us_per_event'][k]:7.2f}  [{min(v):.2f}-{max(v):.2f}]")
+        for t in targets(delivery, m["us_per_event"]):
+            print(f"  {t.name.split(': ', 1)[1]:38s} = {t.value:.2f}  (target <= {t.limit:.2f})")
+            ok = ok and (bool(t.met) or "run step" in t.name)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

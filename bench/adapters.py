@@ -88,7 +88,11 @@ async def _floor(http: httpx2.AsyncClient, url: str) -> int:
     async with http.stream("POST", url, content=b"{}") as resp:
         async for line in resp.aiter_lines():
             if line.startswith("data: "):
-                loads(line[6:])
+                try:
+                    loads(line[6:])
+                except ValueError:  # Chat Completions' last event (no cost on the others: never raised)
+                    if line != "data: [DONE]":
+                        raise
                 n += 1
     return n
 
@@ -101,7 +105,11 @@ def _sync_floor(conn: httpclient.HTTPConnection, path: str) -> int:
     with conn.getresponse() as resp:
         for line in resp:
             if line.startswith(b"data: "):
-                loads(line[6:])
+                try:
+                    loads(line[6:])
+                except ValueError:  # Chat Completions' last event (no cost on the others: never raised)
+                    if line.rstrip() != b"data: [DONE]":
+                        raise
                 n += 1
     return n
 

@@ -68,6 +68,14 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     names = [t["name"] for t in named["adapter_overhead"]["targets"]]
     assert sum("socket" in n for n in names) == sum("in-process" in n for n in names) == 9
     assert sum(n.startswith("gemini (") for n in names) == 6
+    chat = named["adapter_chat"]["figures"]["deliveries"]  # measured as section 1 measures
+    assert set(chat) == {"socket", "in_process"}
+    for delivery, m in chat.items():
+        assert m["delivery"] == delivery
+        assert set(m["us_per_event"]) >= {"floor", "sdk", "adapter", "run_step"}
+    assert "floor_httpx" in chat["socket"]["us_per_event"]
+    chat_targets = [t["name"] for t in named["adapter_chat"]["targets"]]
+    assert len(chat_targets) == 6 and sum("socket" in n for n in chat_targets) == 3
     assert "| target | measured | limit | met |" in proc.stdout  # the markdown table was printed
 
 
@@ -151,3 +159,34 @@ def test_bench_server_is_bounded_and_floor_reads_every_event() -> None:
             time.sleep(0.05)
         else:
             raise AssertionError("bench server still accepting after its request budget")
+
+
+def test_bench_chat_server_sends_one_chunk_per_event_and_the_floor_reads_them_all() -> None:
+    """The Chat Completions section's far side: one HTTP chunk per SSE event, ``[DONE]`` last.
+
+    The sync floor (section 1's) counts every event, ``[DONE]`` included, without choking on it.
+    """
+    import http.client
+
+    from bench._server import _reply
+    from bench.adapter_chat import chat_stream, serving
+    from bench.adapters import _sync_floor
+
+    stream = chat_stream(30, 10)
+    parts = _reply(stream.body, "req_x", per_event=True)
+    assert len(parts) == stream.events + 1 and stream.body.endswith(b"data: [DONE]\n\n")
+    with serving(30, 10) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        assert _sync_floor(conn, "/v1/chat/completions") == stream.events
+        assert _sync_floor(conn, "/v1/chat/completions") == stream.events  # keep-alive
+        conn.close()
+
+
+def test_bench_chat_consumers_all_read_the_stream_in_process() -> None:
+    """Every consumer of the chat section runs to its end on the in-process delivery (smoke sizes)."""
+    import asyncio
+
+    from bench.adapter_chat import _measure, chat_stream
+
+    m = asyncio.run(_measure(chat_stream(20, 10), 1, None))
+    assert m["delivery"] == "in_process" and set(m["us_per_event"]) == {"floor", "sdk", "adapter", "run_step"}

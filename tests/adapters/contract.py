@@ -148,6 +148,14 @@ class AdapterCase:
     """A fresh assembler of this adapter (``model=self.model``), for the wire-level policy cases."""
     tool_call_wire: Callable[[str], list[str]] | None = None
     """The SSE ``data`` payloads of one complete answer holding one tool call with these raw arguments."""
+    reasoning_text: bool = True
+    """Whether the far side streams reasoning text for ``model``; OpenRouter's Gemini-backed models send
+    only ``reasoning.encrypted`` details (opaque, no display text), so the scenario expects none."""
+    unreported_usage: tuple[str, ...] = ()
+    """``CallUsage`` fields the far side does not report for ``model`` (local servers send no
+    ``reasoning_tokens`` and no cached-token count): the usage scenario asserts each is ``None``
+    (unknown, never 0), and ``reasoning_source="unknown"`` when ``reasoning_tokens`` is among them;
+    every other figure must be reported."""
 
     def adapter(
         self, *, max_retries: int = 0, model: str | None = None, **transport_options: Any
@@ -342,9 +350,9 @@ register(
 )
 
 
-# Chat Completions dialects (agentlab/adapters/openai_chat) on their simulated hosts. The local
-# dialects run these scenarios from tests/adapters/test_openai_chat_local_contract.py: their usage
-# reports no reasoning tokens (unknown, never 0), which the shared usage scenario requires.
+# Chat Completions dialects (agentlab/adapters/openai_chat) on their simulated hosts: DeepSeek,
+# OpenRouter once per backing model family, and the local servers, whose usage reports no reasoning
+# or cached tokens (unreported_usage: unknown, never 0).
 def _chat(cls_name: str, sim_dialect: str) -> Callable[[Any, int, str], Adapter]:
     def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
         from agentlab.adapters import openai_chat
@@ -391,17 +399,25 @@ def _chat_tool_call(arguments: str) -> list[str]:
     ]
 
 
-for _name, _cls, _sim, _model in (
-    ("deepseek", "DeepSeekAdapter", "deepseek", "sim-deepseek"),
-    ("openrouter", "OpenRouterAdapter", "openrouter", "sim-router-claude"),
+_LOCAL_UNREPORTED = ("reasoning_tokens", "cache_read_tokens")
+for _case, _name, _cls, _sim, _model, _unreported, _text in (
+    ("deepseek", "deepseek", "DeepSeekAdapter", "deepseek", "sim-deepseek", (), True),
+    ("openrouter", "openrouter", "OpenRouterAdapter", "openrouter", "sim-router-claude", (), True),
+    ("openrouter-gemini", "openrouter", "OpenRouterAdapter", "openrouter", "sim-router-gemini", (), False),
+    ("openrouter-openai", "openrouter", "OpenRouterAdapter", "openrouter", "sim-router-openai", (), True),
+    ("vllm", "vllm", "VLLMAdapter", "local", "sim-local", _LOCAL_UNREPORTED, True),
+    ("ollama", "ollama", "OllamaAdapter", "local", "sim-local-reasoning", _LOCAL_UNREPORTED, True),
 ):
     register(
         AdapterCase(
-            _name,
+            _case,
             _model,
             _chat(_cls, _sim),
+            provider=_name,
             assembler=_chat_assembler(_name, _model),
             tool_call_wire=_chat_tool_call,
             unknown_event_type="sim_unknown",  # the simulator's unknown chunk field
+            unreported_usage=_unreported,
+            reasoning_text=_text,
         )
     )

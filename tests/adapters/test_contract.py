@@ -93,6 +93,9 @@ async def test_reasoning_deltas_arrive_before_text(case: AdapterCase) -> None:
     adapter, _ = case.adapter()
     events = await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))
     kinds = [type(e) for e in events]
+    if not case.reasoning_text:  # opaque reasoning only: kept for continuity, nothing to display
+        assert ReasoningDeltaEvent not in kinds and TextDeltaEvent in kinds and completed(events).reasoning
+        return
     assert ReasoningDeltaEvent in kinds and TextDeltaEvent in kinds
     assert kinds.index(ReasoningDeltaEvent) < kinds.index(TextDeltaEvent)
     done = events[-1]
@@ -105,9 +108,16 @@ async def test_usage_is_populated(case: AdapterCase) -> None:
     usage = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))).usage
     assert usage.input_tokens and usage.input_tokens > 0
     assert usage.output_tokens and usage.output_tokens > 0
-    assert usage.reasoning_tokens is not None and 0 < usage.reasoning_tokens <= usage.output_tokens
-    assert usage.reasoning_source == "reported"
-    assert usage.cache_read_tokens is not None
+    for name in case.unreported_usage:  # what the far side does not report stays unknown, never 0
+        got = getattr(usage, name)
+        assert got is None, f"{name} is not reported: it must be None (unknown), got {got!r}"
+    if "reasoning_tokens" in case.unreported_usage:
+        assert usage.reasoning_source == "unknown"
+    else:
+        assert usage.reasoning_tokens is not None and 0 < usage.reasoning_tokens <= usage.output_tokens
+        assert usage.reasoning_source == "reported"
+    if "cache_read_tokens" not in case.unreported_usage:
+        assert usage.cache_read_tokens is not None
 
 
 async def test_tool_loop_returns_the_continuation_verbatim(case: AdapterCase) -> None:
@@ -302,3 +312,32 @@ def test_the_registry_entry_describes_this_adapter(case: AdapterCase) -> None:
     assert (ref.provider, ref.api, ref.model) == (spec.name, spec.api, case.model)
     assert isinstance(spec.normalize_usage({}), CallUsage)
     assert spec.normalize_usage({}).reasoning_tokens is None  # unknown stays unknown, never 0
+
+
+@pytest.mark.parametrize("figure", ["reasoning_tokens", "cache_read_tokens"])
+async def test_the_usage_scenario_fails_an_adapter_that_reports_0_for_an_unreported_figure(
+    monkeypatch: pytest.MonkeyPatch, figure: str
+) -> None:
+    """The suite's guard on "unknown, never 0": an adapter reporting 0 for a missing figure fails.
+
+    A local dialect whose usage mapping turned a missing figure into 0 (the classic bug) must fail
+    the shared usage scenario, not slip through it.
+    """
+    from dataclasses import replace
+
+    from agentlab.adapters.openai_chat import VLLMAdapter
+
+    honest = VLLMAdapter.dialect.usage
+
+    def zero_for_missing(usage: Any) -> Any:
+        u = honest(usage)
+        if figure == "reasoning_tokens":
+            return u.model_copy(update={"reasoning_tokens": 0, "reasoning_source": "reported"})
+        return u.model_copy(update={figure: 0})
+
+    case = CASES["vllm"]
+    assert figure in case.unreported_usage
+    await test_usage_is_populated(case)  # the honest mapping passes
+    monkeypatch.setattr(VLLMAdapter, "dialect", replace(VLLMAdapter.dialect, usage=zero_for_missing))
+    with pytest.raises(AssertionError, match=figure):
+        await test_usage_is_populated(case)

@@ -6,7 +6,7 @@ one run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,15 @@ import pytest
 from tests.adversarial.support import Outcome, run_scenario
 
 _cache: dict[tuple[str, str], Outcome] = {}
+
+
+@pytest.fixture(autouse=True)
+def _local_model_priced() -> Iterator[None]:
+    """The vLLM scenarios' model has a (free) price for the test's duration only."""
+    from tests.adversarial.chat_wire import local_model_priced
+
+    with local_model_priced():
+        yield
 
 
 @pytest.fixture(scope="session")

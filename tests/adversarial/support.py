@@ -2,8 +2,9 @@
 
 Why our own provider and not the simulator: the simulator authenticates what goes back (HMAC
 signatures, encrypted content), so its payloads cannot be chosen. Here a ``httpx2`` transport serves
-crafted SSE streams (the real wire formats of OpenAI Responses and Anthropic Messages) to the real
-adapters on the real SDK clients, with a distinct random canary in each place a model's reasoning or
+crafted SSE streams (the real wire formats of OpenAI Responses and Anthropic Messages, and of the
+Chat Completions dialects DeepSeek, OpenRouter and vLLM: :mod:`tests.adversarial.chat_wire`) to the
+real adapters on the real SDK clients, with a distinct random canary in each place a model's reasoning or
 a secret can reach:
 
 * reasoning delta text (OpenAI ``reasoning_summary_text.delta``, Anthropic ``thinking_delta``);
@@ -42,9 +43,10 @@ from typing import Any
 import httpx2
 
 import agentlab as al
+from tests.adversarial import chat_wire
 
-PROVIDERS = ("openai", "anthropic")
-MODELS = {"openai": "sim-reasoner", "anthropic": "sim-thinker"}
+PROVIDERS = ("openai", "anthropic", *chat_wire.CHAT)
+MODELS = {"openai": "sim-reasoner", "anthropic": "sim-thinker", **chat_wire.MODELS}
 TASK = "Is it warmer in Paris or Rome?"
 ANSWER = "Rome is warmer."
 
@@ -72,15 +74,18 @@ class Canaries:
             reasoning={
                 "openai reasoning summary": f"cnyOAsum{_token()}",
                 "anthropic thinking text": f"cnyANthk{_token()}",
+                **{name: f"cnyCH{p[:2].upper()}rsn{_token()}" for p, name in chat_wire.REASONING.items()},
             },
             opaque={
                 "openai encrypted_content": f"cnyOAenc{_token()}",
                 "anthropic signature": f"cnyANsig{_token()}",
                 "anthropic redacted_thinking data": f"cnyANred{_token()}",
+                **{name: f"cnyOR{name.split()[1][:3]}{_token()}" for name in chat_wire.OPAQUE},
             },
             keys={
                 "openai api key": f"sk-canary-oa-{_token()}{_token()}",
                 "anthropic api key": f"sk-ant-canary-{_token()}{_token()}",
+                **{f"{p} api key": f"{pre}{_token()}{_token()}" for p, pre in chat_wire.KEY_PREFIX.items()},
             },
         )
 
@@ -150,7 +155,9 @@ def report(hits: list[Hit], limit: int = 8) -> str:
 # ------------------------------------------------------------------------------- the hostile wire
 
 
-def sse(events: list[dict[str, Any]]) -> bytes:
+def sse(events: list[dict[str, Any]], provider: str | None = None) -> bytes:
+    if provider in chat_wire.CHAT or any("type" not in ev for ev in events):
+        return chat_wire.frame(events, provider)  # Chat Completions: data lines only, then [DONE]
     out = []
     for ev in events:
         out.append(f"event: {ev['type']}\ndata: {json.dumps(ev, separators=(',', ':'))}\n\n")
@@ -334,11 +341,15 @@ def anthropic_step(c: Canaries, step: int, *, final: bool) -> list[dict[str, Any
 
 
 def valid_stream(provider: str, c: Canaries, step: int, *, final: bool) -> list[dict[str, Any]]:
+    if provider in chat_wire.CHAT:
+        return chat_wire.chat_step(provider, c.reasoning, c.opaque, step, final=final)
     return (openai_step if provider == "openai" else anthropic_step)(c, step, final=final)
 
 
 def malformed_event(provider: str, c: Canaries) -> dict[str, Any]:
     """A reasoning delta whose text field has the wrong type (and holds the reasoning canary)."""
+    if provider in chat_wire.CHAT:
+        return chat_wire.malformed(provider, c.reasoning)
     if provider == "openai":
         rsn = c.reasoning["openai reasoning summary"]
         return {
@@ -397,7 +408,8 @@ class HostileTransport(httpx2.AsyncBaseTransport):
         self.auth_headers.append(
             b" ".join(v for k, v in request.headers.raw if k.lower() in (b"authorization", b"x-api-key"))
         )
-        step = 2 if (b"function_call_output" in body or b"tool_result" in body) else 1
+        markers = (b"function_call_output", b"tool_result", b'"role":"tool"', b'"role": "tool"')
+        step = 2 if any(m in body for m in markers) else 1
         status, headers, chunks = self.responder(step, request, body)
         return httpx2.Response(status, headers=headers, stream=_Body(chunks), request=request)
 
@@ -405,7 +417,7 @@ class HostileTransport(httpx2.AsyncBaseTransport):
 def sse_headers(provider: str) -> dict[str, str]:
     rid = "req_canarytest0001"
     h = {"content-type": "text/event-stream"}
-    h["x-request-id" if provider == "openai" else "request-id"] = rid
+    h["request-id" if provider == "anthropic" else "x-request-id"] = rid
     return h
 
 
@@ -418,6 +430,8 @@ def adapter_on(provider: str, transport: HostileTransport, key: str, *, max_retr
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 
     http = httpx2.AsyncClient(transport=transport)
+    if provider in chat_wire.CHAT:
+        return chat_wire.adapter_for(provider, http, key, max_retries)
     if provider == "openai":
         oc = openai.AsyncOpenAI(
             api_key=key, base_url="http://hostile.invalid/v1", max_retries=max_retries, http_client=http
@@ -438,25 +452,27 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
     key = c.key_for(provider)
 
     def respond(step: int, request: httpx2.Request, body: bytes) -> tuple[int, dict[str, str], list[Chunk]]:
-        ok = sse(valid_stream(provider, c, step, final=step >= 2))
+        ok = sse(valid_stream(provider, c, step, final=step >= 2), provider)
         if step < 2 or fault in ("none", "tool_raises", "enospc"):
             return 200, sse_headers(provider), [ok]
         events = valid_stream(provider, c, step, final=True)
-        head = sse(events[:4])  # started, reasoning started, a first reasoning delta
+        head = sse(events[:4], provider)  # started, reasoning started, a first reasoning delta
         if fault == "cut":
             # the connection ends inside an event that carries reasoning text
-            whole = sse([events[4]])
+            whole = sse([events[4]], provider)
             at = max(whole.find(r.encode()) for r in c.reasoning.values())
             partial = whole[: at + 12]  # ends inside the reasoning text of a delta event
             return 200, sse_headers(provider), [head, partial]
         if fault == "malformed":
-            return 200, sse_headers(provider), [head, sse([malformed_event(provider, c)]), ok]
+            return 200, sse_headers(provider), [head, sse([malformed_event(provider, c)], provider), ok]
         if fault == "cancel":
             return 200, sse_headers(provider), [head, 3600.0]
         if fault == "http500":
             hdr = {"content-type": "application/json", "retry-after-ms": "1"}
             err: dict[str, Any]
-            if provider == "openai":
+            if provider in chat_wire.CHAT:
+                err = chat_wire.error_500(provider)
+            elif provider == "openai":
                 err = {
                     "error": {
                         "message": "The server had an error while processing your request.",
@@ -468,7 +484,9 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
             return 500, hdr, [json.dumps(err).encode()]
         if fault == "http401":
             hdr = {"content-type": "application/json"}
-            if provider == "openai":  # a proxy that echoes the key it was given
+            if provider in chat_wire.CHAT:
+                err = chat_wire.error_401(provider, key, c.html)
+            elif provider == "openai":  # a proxy that echoes the key it was given
                 err = {
                     "error": {
                         "message": f"Incorrect API key provided: {key}. Model: {c.html}",

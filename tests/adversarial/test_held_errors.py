@@ -18,6 +18,7 @@ import pytest
 
 import agentlab as al
 from agentlab.neutral.items import ProviderReasoningItem
+from tests.adversarial import chat_wire
 from tests.adversarial.support import (
     MODELS,
     PROVIDERS,
@@ -101,14 +102,18 @@ def test_every_logger_used_over_a_real_socket_is_redacted(provider: str, loopbac
 
     async def go() -> None:
         http = httpx2.AsyncClient()
-        if provider == "openai":
+        model = MODELS[provider]
+        adapter: al.Adapter
+        if provider in chat_wire.CHAT:
+            adapter, model = chat_wire.sim_adapter(provider, loopback, key, http)
+        elif provider == "openai":
             oc = openai.AsyncOpenAI(base_url=f"{loopback}/v1", api_key=key, max_retries=0, http_client=http)
-            adapter: al.Adapter = al.OpenAIResponsesAdapter(MODELS[provider], client=oc, max_retries=0)
+            adapter = al.OpenAIResponsesAdapter(MODELS[provider], client=oc, max_retries=0)
         else:
             ac = anthropic.AsyncAnthropic(base_url=loopback, api_key=key, max_retries=0, http_client=http)
             adapter = al.AnthropicMessagesAdapter(MODELS[provider], client=ac)
         try:
-            await al.Run(f"{provider}:{MODELS[provider]}", TASK, tools=[get_weather], adapter=adapter).arun()
+            await al.Run(f"{provider}:{model}", TASK, tools=[get_weather], adapter=adapter).arun()
         finally:
             await http.aclose()
 

@@ -171,7 +171,7 @@ class ChatCompletionsAdapter:
                 options=self._options, stream=request.stream,
             )  # fmt: skip
         except _TRANSPORT_ERRORS as e:
-            failure = translate(e, self.provider, model=self.model)
+            failure = translate(e, self.provider, model=self.model, fix=self.dialect.error_fix)
         if failure is not None:
             raise failure
         streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")

@@ -66,6 +66,26 @@ def usage_from_deepseek(usage: Mapping[str, Any]) -> CallUsage:
     )
 
 
+_FIX = (
+    "agentlab: DeepSeek's thinking mode needs each tool-call assistant message's reasoning_content "
+    "back; within a loop it is sent when the request's continuation holds that loop's reasoning items "
+    "and send_reasoning is on (the default); an earlier run's tool exchange goes as text (Session), or "
+    "turn thinking off (reasoning=False)"
+)
+
+
+def error_fix(message: str) -> str | None:
+    """The fix for DeepSeek's reasoning_content 400 in either wording; ``None`` for other errors.
+
+    The wordings: "The `reasoning_content` in the thinking mode must be passed back to the API." and
+    the older "Missing `reasoning_content` field in the assistant message at message index N".
+    """
+    low = message.lower()
+    if "reasoning_content" in low and ("passed back" in low or "missing" in low):
+        return _FIX
+    return None
+
+
 DEEPSEEK = Dialect(
     name="deepseek",
     label="DeepSeek",
@@ -78,4 +98,5 @@ DEEPSEEK = Dialect(
     api_key_env="DEEPSEEK_API_KEY",
     key_required=True,
     sim_dialect="deepseek",
+    error_fix=error_fix,
 )

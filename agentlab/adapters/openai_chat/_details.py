@@ -2,8 +2,9 @@
 
 The documented merge: pieces with the same ``index`` are one item; ``text`` (and a
 ``reasoning.summary``'s ``summary``) is concatenated; ``signature``, ``data`` and ``id`` take the last
-non-null value; any other key keeps its first non-null value (``type``, ``format``). An item whose
-pieces carry no index is its own item. The merged dicts are what goes back on the assistant message.
+non-null value; any other key keeps its first non-null value (``type``, ``format``). Items are in
+``index`` order whatever order their first pieces came in. An item whose pieces carry no index is its
+own item. The merged dicts are what goes back on the assistant message.
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ class DetailsMerger:
     def __repr__(self) -> str:
         return f"<DetailsMerger items={len(self.items)}>"
 
+    def _place(self, item: dict[str, Any], key: object) -> None:
+        """Insert a new item in ``index`` order (its position on the message), whatever came first.
+
+        An index that arrives before a lower one is put after it; unindexed items keep arrival order.
+        """
+        at = len(self.items)
+        if isinstance(key, int):
+            for n, other in enumerate(self.items):
+                k = other.get("index")
+                if isinstance(k, int) and k > key:
+                    at = n
+                    break
+        self.items.insert(at, item)
+
     def add(self, pieces: object) -> str:
         """Merge one delta's ``reasoning_details`` list; returns its display text (may be empty)."""
         if not isinstance(pieces, list):
@@ -43,7 +58,7 @@ class DetailsMerger:
             item = self._by_index.get(key) if key is not None else None
             if item is None:
                 item = {}
-                self.items.append(item)
+                self._place(item, key)
                 if key is not None:
                     self._by_index[key] = item
             for k, v in piece.items():

@@ -54,6 +54,9 @@ class Dialect:
     """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``)."""
     reports_cost: bool = False
     """The usage carries the provider's own ``cost`` (OpenRouter), kept beside agentlab's."""
+    error_fix: Callable[[str], str | None] | None = None
+    """``(API error message) -> clause | None``: what to do about an error the API words as its own
+    rule only (DeepSeek's reasoning_content 400), appended to the typed error's message."""
 
     def thinking_on(self, model: str, settings: ReasoningSettings | None) -> bool:
         """Whether this request runs with reasoning on (the continuity rules apply then)."""

@@ -12,7 +12,7 @@ The SDK exception (it holds the request, with the key header and body) is never 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -74,12 +74,18 @@ def _type(err: Mapping[str, Any]) -> str | None:
 
 
 def translate(
-    exc: BaseException, provider: str, request_id: str | None = None, *, model: str | None = None
+    exc: BaseException,
+    provider: str,
+    request_id: str | None = None,
+    *,
+    model: str | None = None,
+    fix: Callable[[str], str | None] | None = None,
 ) -> ProviderError:
     """Map an SDK (or transport) exception onto the error tree (retries were the SDK's).
 
     ``model``: the model asked for, added to a status error's message that does not name it
-    (DeepSeek's "Model Not Exist" does not say which).
+    (DeepSeek's "Model Not Exist" does not say which). ``fix``: the dialect's ``error_fix``, whose
+    clause (what to do) follows the API's own words.
     """
     if isinstance(exc, ProviderError):
         return exc
@@ -88,6 +94,9 @@ def translate(
         text = error_text(err, exc.message or f"HTTP {exc.status_code}")
         if model is not None and model not in text:
             text = f"{text} (model {model!r})"
+        clause = fix(text) if fix is not None else None
+        if clause:
+            text = f"{text}; {clause}"
         return status_error(
             exc.status_code,
             text,

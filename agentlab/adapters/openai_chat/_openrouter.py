@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
 
@@ -54,6 +55,11 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
         return {}
     if not r.enabled or r.effort == "none":
         return {"reasoning": {"enabled": False}}
+    if r.budget_tokens is not None and r.effort is not None:
+        raise InvalidSettingsError(
+            "openrouter: reasoning takes effort or budget_tokens (OpenRouter's reasoning.effort or "
+            "reasoning.max_tokens), not both; give one"
+        )
     reasoning: dict[str, Any] = {}
     if r.budget_tokens is not None:
         reasoning["max_tokens"] = r.budget_tokens
