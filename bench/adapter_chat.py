@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as a script: make the repo importable
 
 from bench._server import _reply
 from bench._util import Section, Target, cpu_rounds, median
-from bench.adapters import DELIVERIES, LABEL, _clients, _floors, _row, _tool
+from bench.adapters import DELIVERIES, LABEL, _adapter_runners, _clients, _floors, _row, _tool
 from bench.streams import Stream
 
 MODEL = "deepseek-chat"
@@ -135,10 +135,8 @@ def runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], A
     import openai
 
     from agentlab.adapters.openai_chat import DeepSeekAdapter
-    from agentlab.loop.runner import Run
     from agentlab.neutral.items import UserItem
     from agentlab.neutral.request import ModelRequest
-    from agentlab.records.eventlog import EventLog
 
     http, base, _ = _clients(port, stream.body)
     client = openai.AsyncOpenAI(api_key="bench-key", base_url=base, http_client=http, max_retries=0)
@@ -155,19 +153,13 @@ def runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], A
         async for _ in s:
             pass
 
-    async def adapter() -> None:
-        a = DeepSeekAdapter(MODEL, client=client, max_retries=0)
-        async for _ in a.stream(request):
-            pass
-
-    async def run_step() -> None:
-        a = DeepSeekAdapter(MODEL, client=client, max_retries=0)
-        r = Run(f"deepseek:{MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog())
-        res = await r.arun()
-        assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
+    steps = _adapter_runners(
+        lambda: DeepSeekAdapter(MODEL, client=client, max_retries=0),
+        f"deepseek:{MODEL}", request, tool, "reasoning_tokens",
+    )  # fmt: skip
 
     floors = _floors(port, http, base + "/chat/completions", "/v1/chat/completions")
-    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
+    return {**floors, "sdk": sdk, **steps}
 
 
 async def _measure(stream: Stream, rounds: int, port: int | None) -> dict[str, Any]:

@@ -143,14 +143,35 @@ def _floors(
     return {"floor": sync_floor, "floor_httpx": floor_httpx}
 
 
+def _adapter_runners(
+    make: Callable[[], Any], model: str, request: Any, tool: Any, counted: str
+) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """``adapter`` (the adapter's own stream) and ``run_step`` (one step of a ``Run`` over it).
+
+    ``make`` builds the provider's adapter on the shared SDK client; ``counted`` names the usage field
+    the step must report (non-zero), so a run that parsed nothing cannot pass as fast.
+    """
+    from agentlab.loop.runner import Run
+    from agentlab.records.eventlog import EventLog
+
+    async def adapter() -> None:
+        async for _ in make().stream(request):
+            pass
+
+    async def run_step() -> None:
+        r = Run(model, "hi", tools=[tool], adapter=make(), max_steps=1, event_log=EventLog())
+        res = await r.arun()
+        assert res.steps == 1 and getattr(res.calls[0].usage, counted), res
+
+    return {"adapter": adapter, "run_step": run_step}
+
+
 def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
     import openai
 
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
-    from agentlab.loop.runner import Run
     from agentlab.neutral.items import UserItem
     from agentlab.neutral.request import ModelRequest
-    from agentlab.records.eventlog import EventLog
 
     http, base, _ = _clients(port, stream.body)
     client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base, http_client=http, max_retries=0)
@@ -162,29 +183,21 @@ def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
         async for _ in s:
             pass
 
-    async def adapter() -> None:
-        a = OpenAIResponsesAdapter(OPENAI_MODEL, client=client, max_retries=0)
-        async for _ in a.stream(request):
-            pass
-
-    async def run_step() -> None:
-        a = OpenAIResponsesAdapter(OPENAI_MODEL, client=client, max_retries=0)
-        r = Run(f"openai:{OPENAI_MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog())
-        res = await r.arun()
-        assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
+    steps = _adapter_runners(
+        lambda: OpenAIResponsesAdapter(OPENAI_MODEL, client=client, max_retries=0),
+        f"openai:{OPENAI_MODEL}", request, tool, "reasoning_tokens",
+    )  # fmt: skip
 
     floors = _floors(port, http, base + "/responses", "/v1/responses")
-    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
+    return {**floors, "sdk": sdk, **steps}
 
 
 def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
     import anthropic
 
     from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter
-    from agentlab.loop.runner import Run
     from agentlab.neutral.items import UserItem
     from agentlab.neutral.request import ModelRequest
-    from agentlab.records.eventlog import EventLog
 
     http, _, base = _clients(port, stream.body)
     client = anthropic.AsyncAnthropic(api_key="sk-ant-bench", base_url=base, http_client=http, max_retries=0)
@@ -207,21 +220,13 @@ def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Call
             async for _ in s:
                 pass
 
-    async def adapter() -> None:
-        a = AnthropicMessagesAdapter(ANTHROPIC_MODEL, client=client, max_retries=0)
-        async for _ in a.stream(request):
-            pass
-
-    async def run_step() -> None:
-        a = AnthropicMessagesAdapter(ANTHROPIC_MODEL, client=client, max_retries=0)
-        r = Run(
-            f"anthropic:{ANTHROPIC_MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog()
-        )
-        res = await r.arun()
-        assert res.steps == 1 and res.calls[0].usage.output_tokens, res
+    steps = _adapter_runners(
+        lambda: AnthropicMessagesAdapter(ANTHROPIC_MODEL, client=client, max_retries=0),
+        f"anthropic:{ANTHROPIC_MODEL}", request, tool, "output_tokens",
+    )  # fmt: skip
 
     floors = _floors(port, http, base + "/v1/messages", "/v1/messages")
-    return {**floors, "sdk": sdk, "sdk_helper": sdk_helper, "adapter": adapter, "run_step": run_step}
+    return {**floors, "sdk": sdk, "sdk_helper": sdk_helper, **steps}
 
 
 def gemini_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -235,10 +240,8 @@ def gemini_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
     from google.genai import types
 
     from agentlab.adapters.google_gemini import GoogleGeminiAdapter
-    from agentlab.loop.runner import Run
     from agentlab.neutral.items import UserItem
     from agentlab.neutral.request import ModelRequest
-    from agentlab.records.eventlog import EventLog
 
     if port is None:
         http, base = httpx2.AsyncClient(transport=_transport(stream.body)), GEMINI_BASE
@@ -255,19 +258,13 @@ def gemini_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
         async for _ in s:
             pass
 
-    async def adapter() -> None:
-        a = GoogleGeminiAdapter(GEMINI_MODEL, client=client, max_retries=0)
-        async for _ in a.stream(request):
-            pass
-
-    async def run_step() -> None:
-        a = GoogleGeminiAdapter(GEMINI_MODEL, client=client, max_retries=0)
-        r = Run(f"google:{GEMINI_MODEL}", "hi", tools=[tool], adapter=a, max_steps=1, event_log=EventLog())
-        res = await r.arun()
-        assert res.steps == 1 and res.calls[0].usage.reasoning_tokens, res
+    steps = _adapter_runners(
+        lambda: GoogleGeminiAdapter(GEMINI_MODEL, client=client, max_retries=0),
+        f"google:{GEMINI_MODEL}", request, tool, "reasoning_tokens",
+    )  # fmt: skip
 
     floors = _floors(port, http, base + GEMINI_PATH, GEMINI_PATH)
-    return {**floors, "sdk": sdk, "adapter": adapter, "run_step": run_step}
+    return {**floors, "sdk": sdk, **steps}
 
 
 STREAMS: dict[str, Callable[[int, int], Stream]] = {
