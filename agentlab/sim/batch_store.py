@@ -59,7 +59,7 @@ class BatchStore:
     expire_all: bool = field(default_factory=lambda: os.environ.get("AGENTLAB_SIM_BATCH_EXPIRE_ALL") == "1")
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)  # re-entered by _finish -> next_id
     _n: int = 0
 
     def next_id(self, prefix: str) -> str:
