@@ -92,13 +92,12 @@ retrying SDK sees N failures then a success.
 
 from __future__ import annotations
 
+import dataclasses as _dc
 from typing import TYPE_CHECKING, Any
 
 from agentlab.sim import anthropic_messages, chat_completions, gemini, openai_responses
-from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
-import dataclasses as _dc
-
 from agentlab.sim import batch_openai as _batch_openai
+from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 

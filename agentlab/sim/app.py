@@ -89,7 +89,8 @@ def _route(sim: Simulator, match: Match, h: dict[str, str], body: bytes) -> Answ
     assert match.route is not None
     protocol = match.protocol
     multipart = h.get("content-type", "").startswith("multipart/")  # file uploads: the route reads raw
-    req = _parse_body(protocol, body) if match.route.method in ("POST", "PUT", "PATCH") and not multipart else {}
+    parse = match.route.method in ("POST", "PUT", "PATCH") and not multipart
+    req = _parse_body(protocol, body) if parse else {}
     call = RouteCall(sim, protocol, match.params, h, req, body)
     try:
         reply = match.route.handle(call)

@@ -38,7 +38,8 @@ def _multipart(call: RouteCall) -> dict[str, tuple[str | None, bytes]]:
     ctype = call.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise _bad("Content-Type must be multipart/form-data.", "file")
-    msg = BytesParser(policy=email_policy).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + call.raw)
+    head = b"Content-Type: " + ctype.encode() + b"\r\n\r\n"
+    msg = BytesParser(policy=email_policy).parsebytes(head + call.raw)
     out: dict[str, tuple[str | None, bytes]] = {}
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
@@ -151,7 +152,8 @@ def _create(call: RouteCall) -> SimReply:
     results = []
     for line in f["lines"]:
         status, answer, rid = _answer(call, line["body"])
-        results.append(("ok" if status == 200 else "error", line["custom_id"], {"status_code": status, "request_id": rid, "body": answer}))
+        reply = {"status_code": status, "request_id": rid, "body": answer}
+        results.append(("ok" if status == 200 else "error", line["custom_id"], reply))
     bid = store.next_id("batch_")
     now = int(time.time())
     obj: dict[str, Any] = {
@@ -193,7 +195,8 @@ def _finish(store: BatchStore, job: Job) -> None:
             fid = store.next_id("file-")
             data = ("\n".join(lines) + "\n").encode()
             meta = {"id": fid, "object": "file", "bytes": len(data), "created_at": now,
-                    "filename": f"{job.id}_{key[:-8]}.jsonl", "purpose": "batch_output", "status": "processed"}
+                    "filename": f"{job.id}_{key[:-8]}.jsonl", "purpose": "batch_output",
+                    "status": "processed"}
             store.files[fid] = {"obj": meta, "lines": [], "content": data}
             obj[key] = fid
     obj["request_counts"] = {"total": len(job.results), "completed": n_ok, "failed": len(job.results) - n_ok}

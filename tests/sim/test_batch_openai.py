@@ -45,12 +45,14 @@ def _wait(client: Any, bid: str) -> Any:
 def test_lifecycle_results_and_line_errors() -> None:
     client, _ = _client()
     bad = {"model": "sim-reasoner", "input": "x", "temperature": 9}
-    f = client.files.create(file=("in.jsonl", _jsonl([_line("a"), _line("b"), _line("c", bad)])), purpose="batch")
+    lines = _jsonl([_line("a"), _line("b"), _line("c", bad)])
+    f = client.files.create(file=("in.jsonl", lines), purpose="batch")
     batch = client.batches.create(input_file_id=f.id, endpoint="/v1/responses", completion_window="24h")
     assert batch.status == "validating"
     done, seen = _wait(client, batch.id)
     assert "in_progress" in seen and done.status == "completed"
-    assert done.request_counts.total == 3 and done.request_counts.completed == 2 and done.request_counts.failed == 1
+    counts = done.request_counts
+    assert counts.total == 3 and counts.completed == 2 and counts.failed == 1
     out = [json.loads(x) for x in client.files.content(done.output_file_id).text.splitlines()]
     assert sorted(o["custom_id"] for o in out) == ["a", "b"]
     assert out[0]["response"]["status_code"] == 200 and out[0]["response"]["body"]["object"] == "response"
