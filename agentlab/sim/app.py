@@ -88,7 +88,9 @@ def _route(sim: Simulator, match: Match, h: dict[str, str], body: bytes) -> Answ
     """A non-generation route (models, token counts, stored responses): JSON in, JSON out."""
     assert match.route is not None
     protocol = match.protocol
-    req = _parse_body(protocol, body) if match.route.method in ("POST", "PUT", "PATCH") else {}
+    multipart = h.get("content-type", "").startswith("multipart/")  # file uploads: the route reads raw
+    parse = match.route.method in ("POST", "PUT", "PATCH") and not multipart
+    req = _parse_body(protocol, body) if parse else {}
     call = RouteCall(sim, protocol, match.params, h, req, body)
     try:
         reply = match.route.handle(call)

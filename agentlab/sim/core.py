@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab.sim.batch_store import BatchStore
 from agentlab.sim.caching import CacheStore
 from agentlab.sim.signing import DEFAULT_SECRET, Signer
 from agentlab.sim.threads import ThreadStore
@@ -120,6 +121,8 @@ class Simulator:
     #: Anthropic message threads held under response ids (in memory, bounded, short-lived).
     threads: ThreadStore = field(default_factory=ThreadStore)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Files and jobs of the simulated batch APIs (see :mod:`agentlab.sim.batch_store`).
+    batches: BatchStore = field(default_factory=BatchStore)
 
     def __post_init__(self) -> None:
         self.signer = Signer(self.secret)
