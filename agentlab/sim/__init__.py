@@ -92,11 +92,9 @@ retrying SDK sees N failures then a success.
 
 from __future__ import annotations
 
-import dataclasses as _dc
 from typing import TYPE_CHECKING, Any
 
 from agentlab.sim import anthropic_messages, chat_completions, gemini, openai_responses
-from agentlab.sim import batch_openai as _batch_openai
 from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
@@ -133,9 +131,7 @@ __all__ = [
 ]
 
 # The built-in protocols; the first registered answers requests that name none (OpenAI).
-register_protocol(
-    _dc.replace(openai_responses.PROTOCOL, routes=openai_responses.PROTOCOL.routes + _batch_openai.ROUTES)
-)
+register_protocol(openai_responses.PROTOCOL)
 register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)

@@ -19,7 +19,8 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.protocols import Route, RouteCall
 from agentlab.sim.routes import json_reply
 
-_STATUS = {"validating": "validating", "in_progress": "in_progress", "finalizing": "finalizing"}
+_SHOWN = frozenset({"validating", "in_progress", "finalizing"})
+_ENDED = ("completed", "expired", "cancelled")
 
 
 def _bad(message: str, param: str | None = None) -> SimError:
@@ -116,7 +117,6 @@ def _get_file(call: RouteCall) -> SimReply:
 
 
 def _file_content(call: RouteCall) -> SimReply:
-    _refresh_all(call)
     return SimReply(200, {"content-type": "application/jsonl"}, bytes(_file(call)["content"]))
 
 
@@ -208,27 +208,21 @@ def _finish(store: BatchStore, job: Job) -> None:
 
 def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
     obj = job.obj
-    if obj["status"] in ("completed", "expired", "cancelled"):
+    if obj["status"] in _ENDED:
         return obj
     phase = store.phase(job)
     now = int(time.time())
     if phase == "ended":
         with store.lock:
-            _finish(store, job)
-    elif phase in _STATUS:
+            if obj["status"] not in _ENDED:  # two pollers at once: the output files are written once
+                _finish(store, job)
+    elif phase in _SHOWN:
         obj["status"] = phase
-        obj.setdefault(f"{phase}_at", now)
         if obj.get(f"{phase}_at") is None:
             obj[f"{phase}_at"] = now
         done = int(store.progress(job) * len(job.results))
         obj["request_counts"] = {"total": len(job.results), "completed": done, "failed": 0}
     return obj
-
-
-def _refresh_all(call: RouteCall) -> None:
-    store = _store(call)
-    for job in list(store.jobs.values()):
-        _refresh(store, job)
 
 
 def _job(call: RouteCall) -> Job:

@@ -44,7 +44,8 @@ class Job:
     id: str
     created: float
     obj: dict[str, Any]
-    #: custom_id -> (kind, payload): kind is "ok", "error", "expired" or "canceled".
+    #: One ``(kind, custom_id, reply)`` per request, in file order; kind is "ok" or "error" (the
+    #: live endpoint's answer); expiry and cancellation are decided when the job ends (``outcome``).
     results: list[tuple[str, str, dict[str, Any]]]
     cancelled_at: float | None = None
     expire_all: bool = False
@@ -93,8 +94,6 @@ class BatchStore:
 
     def outcome(self, job: Job, index: int, kind: str, custom_id: str) -> str:
         """The final kind of request ``index``: its own, or expired / canceled by the knobs or a cancel."""
-        if kind != "ok" and kind != "error":
-            return kind
         if job.expire_all or custom_id in self.expire_ids:
             return "expired"
         if job.cancelled_at is not None and index >= int(self.progress(job) * len(job.results)):

@@ -40,6 +40,7 @@ from typing import Any
 from agentlab.sim import errors as E
 from agentlab.sim import phase
 from agentlab.sim.access import openai_headers
+from agentlab.sim.batch_openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
@@ -800,6 +801,7 @@ PROTOCOL = SimProtocol(
         Route("POST", "/v1/responses/input_tokens", _input_tokens),
         Route("GET", "/v1/responses/{response_id}", _retrieve),
         Route("DELETE", "/v1/responses/{response_id}", _delete),
+        *BATCH_ROUTES,
     ),
     real_models=OPENAI_REAL_MODELS,
     check_headers=openai_headers,
