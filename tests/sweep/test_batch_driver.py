@@ -48,7 +48,7 @@ def _models() -> list[str]:
 
     models = ["openai:sim-reasoner"]
     try:
-        import agentlab.sim.batch_anthropic  # noqa: F401
+        import agentlab.sim.batch_anthropic  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
     except ImportError:
         return models
     return [*models, "anthropic:sim-thinker"]

@@ -16,11 +16,12 @@ import httpx2
 
 from agentlab.adapters.anthropic_messages._errors import _OVERLOADED_TYPES, PROVIDER, translate
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
+from agentlab.adapters.batch_api import BatchState, LineOutcome, PendingLine
 from agentlab.adapters.http_errors import status_error
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ProviderAPIError, ProviderError
 from agentlab.neutral.request import ModelRequest
-from agentlab.sweeps.batch.api import BatchState, LineOutcome, PendingLine
+from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.anthropic_messages._adapter import AnthropicMessagesAdapter
@@ -122,19 +123,23 @@ class AnthropicBatchAPI:
             raise failure
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _outcome(raw: bytes) -> LineOutcome:
     """One results line -> the live-equivalent Message body, or the typed error (fields, not values)."""
     obj = json.loads(raw)
     cid = str(obj.get("custom_id"))
-    result = obj.get("result") if isinstance(obj.get("result"), dict) else {}
+    result = _dict(obj.get("result"))
     kind = result.get("type")
     if kind == "succeeded" and isinstance(result.get("message"), dict):
         return LineOutcome(cid, body=json.dumps(result["message"], ensure_ascii=False).encode())
     if kind == "errored":
-        envelope = result.get("error") if isinstance(result.get("error"), dict) else {}
-        inner = envelope.get("error") if isinstance(envelope.get("error"), dict) else envelope
-        etype = inner.get("type") if isinstance(inner.get("type"), str) else "api_error"
-        msg = inner.get("message") if isinstance(inner.get("message"), str) else f"batch request {etype}"
+        envelope = _dict(result.get("error"))
+        inner = _dict(envelope.get("error")) or envelope
+        etype = str(inner.get("type") or "api_error")
+        msg = redact_secrets(str(inner.get("message") or f"batch request {etype}"))
         return LineOutcome(
             cid,
             error=status_error(
@@ -142,7 +147,7 @@ def _outcome(raw: bytes) -> LineOutcome:
                 msg,
                 provider=PROVIDER,
                 error_type=etype,
-                request_id=envelope.get("request_id") if isinstance(envelope.get("request_id"), str) else None,
+                request_id=rid if isinstance(rid := envelope.get("request_id"), str) else None,
                 overloaded_types=_OVERLOADED_TYPES,
             ),
         )

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentlab.adapters.batch_api import BatchState, LineOutcome, PendingLine
 from agentlab.adapters.http_errors import status_error
 from agentlab.adapters.openai_responses._errors import _OVERLOADED_TYPES, PROVIDER, _body_error
 from agentlab.adapters.openai_responses._errors import translate as translate_sdk
@@ -22,13 +23,14 @@ from agentlab.adapters.openai_responses._stream import ResponseAssembler
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ProviderAPIError, ProviderError
 from agentlab.neutral.request import ModelRequest
-from agentlab.sweeps.batch.api import BatchState, LineOutcome, PendingLine
+from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.openai_responses._adapter import OpenAIResponsesAdapter
 
 __all__ = ["OpenAIBatchAPI"]
 
+_LINE_HEAD = b',"method":"POST","url":"/v1/responses","body":'
 _SPOOL_BYTES = 64 * 1024 * 1024
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 # Line-level error codes a later round may well get through (the request itself was fine).
@@ -54,8 +56,8 @@ class OpenAIBatchAPI:
     @staticmethod
     def _line(line: PendingLine) -> bytes:
         # The adapter's body bytes, unparsed: a raw newline in JSON is whitespace, never inside a string.
-        body = line.built.body.replace(b"\n", b" ")
-        head = b'{"custom_id":' + json.dumps(line.custom_id).encode() + b',"method":"POST","url":"/v1/responses","body":'
+        body: bytes = line.built.body.replace(b"\n", b" ")
+        head = b'{"custom_id":' + json.dumps(line.custom_id).encode() + _LINE_HEAD
         return head + body + b"}\n"
 
     def line_size(self, line: PendingLine) -> int:
@@ -150,7 +152,7 @@ def _outcome(raw: bytes) -> LineOutcome:
             request_id=resp.get("request_id"),
             error=status_error(
                 resp["status_code"],
-                str(info.get("message") or f"HTTP {resp['status_code']}"),
+                redact_secrets(str(info.get("message") or f"HTTP {resp['status_code']}")),
                 provider=PROVIDER,
                 error_type=str(info["type"]) if info.get("type") else None,
                 code=str(info["code"]) if info.get("code") else None,
@@ -161,4 +163,6 @@ def _outcome(raw: bytes) -> LineOutcome:
     code = str((err or {}).get("code") or "batch_error")
     message = f"batch line not answered ({code})"
     retry = code in _RETRYABLE_CODES  # the request was fine; the batch ran out of time or was stopped
-    return LineOutcome(cid, error=ProviderError(message, provider=PROVIDER, error_type=code, code=code, retryable=retry))
+    return LineOutcome(
+        cid, error=ProviderError(message, provider=PROVIDER, error_type=code, code=code, retryable=retry)
+    )

@@ -13,11 +13,11 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from agentlab.adapters.base import Adapter
+from agentlab.adapters.batch_api import BatchAPI, PendingLine
 from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
-from agentlab.sweeps.batch.api import BatchAPI, PendingLine
 from agentlab.sweeps.batch.rounds import RoundQueue
 
 __all__ = ["BatchedAdapter", "custom_id"]
@@ -60,12 +60,14 @@ class BatchedAdapter:
         return f"<BatchedAdapter {self.provider}:{self.model}>"
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """The call as a non-streaming one (a batch line answers whole), priced at batch rates."""
         return self._events(request.model_copy(update={"stream": False}))
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[AdapterEvent, None]:
         async for ev in assemble(request, self._build, self._open, self._assembler):
             if isinstance(ev, ResponseCompletedEvent):  # priced at the provider's batch rates
-                ev = ev.model_copy(update={"response": ev.response.model_copy(update={"pricing_tier": "batch"})})
+                resp = ev.response.model_copy(update={"pricing_tier": "batch"})
+                ev = ev.model_copy(update={"response": resp})
             yield ev
 
     async def _open(self, built: Any, request: ModelRequest) -> WireCall:

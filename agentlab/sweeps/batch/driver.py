@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.adapters.base import Adapter, ModelRef, create_adapter
+from agentlab.adapters.batch_api import BatchAPI
 from agentlab.adapters.registry import get_provider
 from agentlab.errors import ConfigError
 from agentlab.loop.checkpoint import Checkpoint
@@ -32,7 +33,6 @@ from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.items import PortableItem
 from agentlab.records.logs import get_logger
 from agentlab.sweeps.batch.adapter import BatchedAdapter
-from agentlab.sweeps.batch.api import BatchAPI
 from agentlab.sweeps.batch.manifest import Journal, Manifest, journal_path, manifest_path
 from agentlab.sweeps.batch.rounds import Poll, RoundQueue, Submitted
 from agentlab.sweeps.progress import SweepProgress
@@ -55,6 +55,7 @@ class BatchOptions:
 
 
 def batch_options(value: BatchOptions | Mapping[str, Any] | None) -> BatchOptions:
+    """The checked options (``ConfigError`` naming the bad one, before anything runs)."""
     if value is None:
         return BatchOptions()
     if isinstance(value, BatchOptions):
@@ -140,6 +141,7 @@ class BatchScheduler(_Scheduler):
     # -------------------------------------------------------------- adapters and rounds
 
     def adapter_for(self, ref: ModelRef) -> Adapter:
+        """The model's batched adapter (one per model: one SDK client, one round queue)."""
         b = self.batched.get(str(ref))
         if b is None:
             factory = self.config.adapter_factory
@@ -173,6 +175,7 @@ class BatchScheduler(_Scheduler):
     # -------------------------------------------------------------- one run
 
     async def run_one(self, p: _Plan) -> dict[str, Any]:
+        """One run to its row, as live, but resumed from its journaled checkpoint after a restart."""
         s, cfg = p.setting, self.config
         at, t0 = _iso_now(), time.perf_counter()
         cp = self.resumed.get(p.key)
@@ -258,6 +261,7 @@ class BatchScheduler(_Scheduler):
             self.events.put_nowait(_DONE)
 
     def start_workers(self) -> list[asyncio.Task[None]]:
+        """One dispatcher per provider with queued runs (it admits them up to ``batch runs``)."""
         return [
             asyncio.create_task(self.worker(prov), name=f"agentlab-batch-{prov}")
             for prov in self.concurrency
@@ -282,7 +286,7 @@ async def abandon_open_batches(
         try:
             await api.cancel(str(rec["batch_id"]))
         except Exception:
-            log.warning("could not cancel batch %s left by a previous driver", rec["batch_id"], exc_info=False)
+            log.warning("could not cancel batch %s left by a previous driver", rec["batch_id"])
         manifest_file.abandoned(str(rec["batch_id"]), "driver restarted")
         n += 1
     return n

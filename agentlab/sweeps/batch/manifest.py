@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentlab.adapters.batch_api import BatchState
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.records.jsonl import AppendOnlyJsonl, iter_lines
-from agentlab.sweeps.batch.api import BatchState
 from agentlab.sweeps.batch.rounds import Submitted
 from agentlab.sweeps.store import RunKey
 
@@ -33,10 +33,12 @@ __all__ = ["Journal", "Manifest", "journal_path", "manifest_path"]
 
 
 def manifest_path(results: Path) -> Path:
+    """``<results stem>.batches.jsonl`` beside the results file."""
     return results.with_name(results.stem + ".batches.jsonl")
 
 
 def journal_path(results: Path) -> Path:
+    """``<results stem>.journal.jsonl`` beside the results file."""
     return results.with_name(results.stem + ".journal.jsonl")
 
 
@@ -63,6 +65,7 @@ class Manifest:
         return f"<Manifest {self.path}>"
 
     def submitted(self, s: Submitted, keys: Mapping[str, RunKey]) -> None:
+        """A batch was created: its round, id, and the run key of each of its requests."""
         self._file.append(
             {
                 "event": "submitted",
@@ -77,12 +80,14 @@ class Manifest:
         )
 
     def ended(self, state: BatchState) -> None:
+        """A batch ended (completed, expired, cancelled, failed), with its counts."""
         self._file.append(
             {"event": "ended", "at": _now(), "batch_id": state.batch_id, "status": state.status,
              "counts": dict(state.counts)}
         )
 
     def abandoned(self, batch_id: str, why: str) -> None:
+        """A restarted driver gave up a batch the dead one left (and asked to cancel it)."""
         self._file.append({"event": "abandoned", "at": _now(), "batch_id": batch_id, "why": why})
 
     @staticmethod
@@ -108,10 +113,12 @@ class Journal:
         return f"<Journal {self.path}>"
 
     def record(self, key: RunKey, checkpoint: Checkpoint) -> None:
+        """The run's portable checkpoint as of the request it just submitted."""
         self._file.append({"key": list(key), "checkpoint": checkpoint.model_dump(mode="json")})
 
     @staticmethod
     def latest(path: Path) -> dict[RunKey, Checkpoint]:
+        """The last checkpoint journaled per run key."""
         out: dict[RunKey, Checkpoint] = {}
         for rec in _records(path):
             k = rec["key"]

@@ -16,9 +16,9 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentlab.adapters.batch_api import BatchAPI, BatchState, LineOutcome, PendingLine
 from agentlab.errors import AgentlabError, ProviderError
 from agentlab.records.logs import get_logger
-from agentlab.sweeps.batch.api import BatchAPI, BatchState, LineOutcome, PendingLine
 
 __all__ = ["Poll", "RoundQueue", "Submitted"]
 
@@ -147,7 +147,9 @@ class RoundQueue:
             if w.future.done():
                 continue
             got = outcomes.get(w.line.custom_id)
-            w.future.set_result(got if got is not None else _missing(self.api.provider, w.line.custom_id, state))
+            if got is None:
+                got = _missing(self.api.provider, w.line.custom_id, state)
+            w.future.set_result(got)
 
     async def _wait(self, batch_id: str) -> BatchState:
         delay = self.poll.poll_s
