@@ -49,6 +49,15 @@ class Job:
     results: list[tuple[str, str, dict[str, Any]]]
     cancelled_at: float | None = None
     expire_all: bool = False
+    #: Which provider's API made it (``openai``, ``anthropic``, ``gemini``): the store is shared, and
+    #: each API lists and finds only its own jobs, as a real host only knows its own.
+    api: str = "openai"
+    #: The ended job's results as served, for APIs that serve them from the job itself
+    #: (Anthropic's ``results_url``); OpenAI's output files live in ``BatchStore.files``.
+    output: bytes | None = None
+    #: Scheme and host the creating client called (``http://127.0.0.1:8765``), for the absolute
+    #: URLs a job shows (Anthropic's ``results_url``).
+    base_url: str = ""
 
 
 @dataclass
@@ -64,7 +73,7 @@ class BatchStore:
     _n: int = 0
 
     def next_id(self, prefix: str) -> str:
-        """A fresh, ordered id (``file-...``, ``batch_...``, ``msgbatch_...``)."""
+        """A fresh, ordered id (``file-...``, ``batch_...``, ``msgbatch_...``, Gemini's ``batches/...``)."""
         with self.lock:
             self._n += 1
             return f"{prefix}{self._n:08d}{os.urandom(6).hex()}"
