@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.sim import gemini_cache
+from agentlab.sim import batch_gemini, gemini_cache
 from agentlab.sim import gemini_errors as GE
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
 from agentlab.sim.core import GEMINI_MODELS, Ids, SimReply, Simulator, SSEEvent
@@ -614,7 +614,7 @@ def _routes() -> tuple[Route, ...]:
             Route("GET", f"/{v}/models/{{model}}", _get_model),
             Route("POST", f"/{v}/models/{{model}}:countTokens", _count_tokens),
         ]
-    return (*out, *gemini_cache.routes(VERSIONS))
+    return (*out, *gemini_cache.routes(VERSIONS), *batch_gemini.routes(VERSIONS))
 
 
 PROTOCOL = SimProtocol(
