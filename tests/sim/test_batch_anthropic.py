@@ -122,3 +122,22 @@ def test_list_pages_newest_first_and_delete() -> None:
         client.messages.batches.retrieve(ids[0])
     r = raw_post(t, f"/v1/messages/batches/{ids[1]}/cancel", {})
     assert r.status_code == 400 and r.headers["x-should-retry"] == "false"  # already ended
+
+
+async def test_async_sdk_over_the_loopback_server_follows_results_url() -> None:
+    import asyncio
+
+    from tests.support.loopback import serving
+
+    with serving() as url:
+        async with anthropic.AsyncAnthropic(base_url=url, api_key="anything", max_retries=0) as client:
+            batch = await client.messages.batches.create(requests=[_req("a"), _req("b", thinking=BAD)])
+            for _ in range(200):
+                batch = await client.messages.batches.retrieve(batch.id)
+                if batch.processing_status == "ended":
+                    break
+                await asyncio.sleep(0.02)
+            assert batch.results_url == f"{url}/v1/messages/batches/{batch.id}/results"
+            results = await client.messages.batches.results(batch.id)
+            kinds = {r.custom_id: r.result.type async for r in results}
+    assert kinds == {"a": "succeeded", "b": "errored"}
