@@ -1,27 +1,32 @@
 """Gemini batch mode on the simulator: ``models/{model}:batchGenerateContent`` and ``batches/{id}``.
 
-Why through :func:`agentlab.sim.app.handle`: each inlined request is answered by the very code the
-live ``generateContent`` runs (signatures, function-response pairing, thinking config, faults), so
-a request that breaks a rule gets the live error's canonical code and message as its
-``InlinedResponse.error`` (a ``google.rpc.Status``: ``{"code": 3, "message": ...}``; the live
-``details`` are left out because the SDK's ``JobError`` only takes strings there).
+Why through :func:`agentlab.sim.app.handle`: each request is answered by the very code the live
+``generateContent`` runs (signatures, function-response pairing, thinking config, faults), so a
+request that breaks a rule gets the live error's canonical code and message as its error (a
+``google.rpc.Status``: ``{"code": 3, "message": ...}``; the live ``details`` are left out because
+the SDK's ``JobError`` only takes strings there).
 
 Wire shape, as the API sends it (protobuf JSON: zero counts and ``done: false`` are omitted):
 create answers a long-running ``Operation`` ``{"name": "batches/<id>", "metadata": <batch>}``;
 ``GET batches/<id>`` the same operation, with ``done: true`` and ``response`` once it ends; the
 batch (``@type`` ``...v1main.GenerateContentBatch``) carries ``model``, ``displayName``,
-``createTime`` / ``updateTime`` / ``endTime``, ``batchStats`` (int64 counts as strings) and
-``state`` ``BATCH_STATE_PENDING`` -> ``RUNNING`` -> ``SUCCEEDED`` / ``CANCELLED`` / ``EXPIRED``
-(the SDK shows them as ``JOB_STATE_*``) on the shared clock of
-:class:`~agentlab.sim.batch_store.BatchStore`. A succeeded batch's ``output.inlinedResponses``
-holds one ``{"response" | "error", "metadata"}`` per request, in request order. A cancelled one
-ends with ``error.code`` 1 (``CANCELLED``), an expired one (the store's expiry knobs; a request's
-``metadata.key`` is its custom id) with no results, as the docs say. ``FAILED`` is not simulated.
+``inputConfig.fileName`` (file input only), ``createTime`` / ``updateTime`` / ``endTime``,
+``batchStats`` (int64 counts as strings) and ``state`` ``BATCH_STATE_PENDING`` -> ``RUNNING`` ->
+``SUCCEEDED`` / ``FAILED`` / ``CANCELLED`` / ``EXPIRED`` (the SDK shows them as ``JOB_STATE_*``) on
+the shared clock of :class:`~agentlab.sim.batch_store.BatchStore`.
+
+Input: inlined requests (``{"request", "metadata"}``, up to 20 MB) or an uploaded JSONL file
+(:mod:`agentlab.sim.gemini_files`; lines ``{"key", "request"}``). Output, in request order:
+``inlinedResponses`` (``{"response" | "error", "metadata"}``) or a generated ``responsesFile``
+(``files/batch-<id>``, lines ``{"key", "response" | "error"}``). A cancelled batch ends with
+``error.code`` 1 (``CANCELLED``) and an expired one (the store's expiry knobs; the custom id is
+``metadata.key`` / the line's ``key``) with no results, as the docs say; a file line that cannot
+be parsed fails the whole batch (``FAILED``, read when it runs).
 
 Strict like the API's protobuf parser: the whole create body (inlined requests included) is read
 with :mod:`agentlab.sim.gemini_schema`, so an unknown field anywhere is the synchronous 400 naming
-its path; an empty ``requests`` list, a missing ``request``, both or neither input sources, a
-request naming another model, and file input (``fileName``, not simulated) are typed 400s too.
+its path; an empty ``requests`` list, a missing ``request``, both or neither input sources, an
+unknown file and a request naming another model are typed 400s (403 for the file) too.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from agentlab.sim import gemini_errors as GE
+from agentlab.sim import gemini_files
 from agentlab.sim import gemini_schema as S
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER, handle
 from agentlab.sim.batch_store import BatchStore, Job
@@ -50,7 +56,7 @@ RPC_CODES = {
 }  # fmt: skip
 MAX_INLINE_BYTES = 20 * 1024 * 1024
 _PAGE = 50
-_ENDED = ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED")
+_ENDED = ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED")
 
 # The batch messages, as the API's JSON parser reads them (camelCase or snake_case, unknown names
 # refused): registered into the shared table so the create body is checked like any other request.
@@ -97,24 +103,63 @@ def _store(call: RouteCall) -> BatchStore:
     return call.sim.batches
 
 
-def _inlined(batch: dict[str, Any]) -> list[dict[str, Any]]:
+#: One request of a batch: its custom id (``metadata.key`` / the line's ``key``; else its index),
+#: the ``GenerateContentRequest`` and what its response repeats (``metadata`` or ``key``).
+_Item = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+def _inlined(reqs: Any) -> list[_Item]:
     """The inlined requests of a create body, each checked for what the parser cannot check."""
-    where = "batch.input_config"
+    where = "batch.input_config.requests.requests"
+    if not isinstance(reqs, list) or not reqs:
+        raise _bad(where, "At least one request is required.")
+    items: list[_Item] = []
+    for i, item in enumerate(reqs):
+        if not isinstance(item, dict) or not isinstance(item.get("request"), dict):
+            raise _bad(f"{where}[{i}].request", "The request is required.")
+        meta = item.get("metadata", {})
+        if not isinstance(meta, dict):
+            raise _bad(f"{where}[{i}].metadata", "metadata must be an object (google.protobuf.Struct).")
+        key = meta["key"] if isinstance(meta.get("key"), str) else str(i)
+        items.append((key, dict(item["request"]), {"metadata": meta}))
+    return items
+
+
+def _file_items(store: BatchStore, name: Any) -> tuple[list[_Item], str | None]:
+    """The lines of an uploaded JSONL (``{"key", "request"}``), or why the batch will fail.
+
+    The file is read when the batch runs, so a line it cannot parse fails the whole batch
+    (``BATCH_STATE_FAILED``) instead of refusing the create.
+    """
+    from agentlab.sim.gemini import read_request
+
+    f = gemini_files.get_file(store, str(name))
+    items: list[_Item] = []
+    for n, raw in enumerate(bytes(f["content"]).decode("utf-8", "replace").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+            if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
+                return [], f"Line {n} of the input file is not an object with a 'request'."
+            request = read_request(dict(line["request"]))
+        except ValueError:
+            return [], f"Line {n} of the input file is not valid JSON."
+        except SimError as err:
+            return [], f"Line {n} of the input file: {err.message}"
+        key = line["key"] if isinstance(line.get("key"), str) else str(len(items))
+        items.append((key, request, {"key": key}))
+    return (items, None) if items else ([], "The input file has no requests.")
+
+
+def _source(store: BatchStore, batch: dict[str, Any]) -> tuple[list[_Item], str | None]:
     source = batch.get("inputConfig")
     if not isinstance(source, dict) or ("fileName" in source) == ("requests" in source):
-        raise _bad(where, "Exactly one of input_config.file_name or input_config.requests must be set.")
+        message = "Exactly one of input_config.file_name or input_config.requests must be set."
+        raise _bad("batch.input_config", message)
     if "fileName" in source:
-        raise _bad(f"{where}.file_name", "File input is not simulated; send the requests inlined.")
-    reqs = (source.get("requests") or {}).get("requests")
-    if not isinstance(reqs, list) or not reqs:
-        raise _bad(f"{where}.requests.requests", "At least one request is required.")
-    for i, item in enumerate(reqs):
-        here = f"{where}.requests.requests[{i}]"
-        if not isinstance(item, dict) or not isinstance(item.get("request"), dict):
-            raise _bad(f"{here}.request", "The request is required.")
-        if not isinstance(item.get("metadata", {}), dict):
-            raise _bad(f"{here}.metadata", "metadata must be an object (google.protobuf.Struct).")
-    return reqs
+        return _file_items(store, source["fileName"])
+    return _inlined((source.get("requests") or {}).get("requests")), None
 
 
 def _answer(call: RouteCall, path: str, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -138,6 +183,18 @@ def _model_of(request: dict[str, Any], model: str, i: int) -> None:
         raise _bad(field, "Every request in a batch must use the batch's model.")
 
 
+def _answers(call: RouteCall, model: str, items: list[_Item]) -> list[tuple[str, str, dict[str, Any]]]:
+    version = call.headers.get(PATH_HEADER, "/v1beta/").split("/")[1]
+    path = f"/{version}/models/{model}:generateContent"
+    for i, (_, request, _) in enumerate(items):
+        _model_of(request, model, i)  # all checked before any is answered: a refused create answers none
+    results = []
+    for key, request, echo in items:
+        kind, reply = _answer(call, path, request)
+        results.append((kind, key, {"reply": reply, **echo}))
+    return results
+
+
 def _create(call: RouteCall) -> SimReply:
     """``POST models/{model}:batchGenerateContent``: every request answered now; the clock does the rest."""
     from agentlab.sim.gemini import read_request
@@ -151,31 +208,22 @@ def _create(call: RouteCall) -> SimReply:
     batch = body.get("batch")
     if not isinstance(batch, dict):
         raise _bad("batch", "batch is required.")
-    reqs = _inlined(batch)
-    version = call.headers.get(PATH_HEADER, "/v1beta/").split("/")[1]
-    path = f"/{version}/models/{model}:generateContent"
-    results: list[tuple[str, str, dict[str, Any]]] = []
-    for i, item in enumerate(reqs):
-        request = dict(item["request"])
-        _model_of(request, model, i)
-        kind, reply = _answer(call, path, request)
-        meta = item.get("metadata") or {}
-        key = meta["key"] if isinstance(meta.get("key"), str) else str(i)
-        results.append((kind, key, {"reply": reply, "metadata": meta}))
     store = _store(call)
+    items, failure = _source(store, batch)
+    results = _answers(call, model, items)
     name = "batches/" + store.next_id("")
     now = time.time()
-    meta_obj: dict[str, Any] = {
-        "@type": BATCH_TYPE, "model": f"models/{model}", "displayName": batch.get("displayName") or "",
-        "createTime": _stamp(now), "updateTime": _stamp(now),
-        "batchStats": {"requestCount": str(len(results)), "pendingRequestCount": str(len(results))},
+    meta: dict[str, Any] = {"@type": BATCH_TYPE, "model": f"models/{model}"}
+    if batch.get("displayName"):
+        meta["displayName"] = batch["displayName"]
+    if "fileName" in batch["inputConfig"]:
+        meta["inputConfig"] = {"fileName": batch["inputConfig"]["fileName"]}
+    meta |= {
+        "createTime": _stamp(now), "updateTime": _stamp(now), "batchStats": _stats(len(results), 0, 0),
         "state": "BATCH_STATE_PENDING", "name": name,
     }  # fmt: skip
-    if not meta_obj["displayName"]:
-        del meta_obj["displayName"]
-    job = Job(
-        name, now, {"name": name, "metadata": meta_obj}, results, expire_all=store.expire_all, api="gemini"
-    )
+    job = Job(name, now, {"name": name, "metadata": meta}, results, expire_all=store.expire_all, api="gemini")
+    job.failure, job.base_url = failure, gemini_files.base_url(call)
     with store.lock:
         store.jobs[name] = job
     return _json(job.obj)
@@ -188,11 +236,29 @@ def _stats(total: int, ok: int, failed: int) -> dict[str, str]:
     return {k: str(v) for k, v in counts.items() if v}
 
 
+def _output(store: BatchStore, job: Job) -> dict[str, Any]:
+    """``GenerateContentBatchOutput``: inlined responses, or a generated file for file input."""
+    if "inputConfig" not in job.obj["metadata"]:
+        lines = [{("response" if k == "ok" else "error"): rec["reply"], "metadata": rec["metadata"]}
+                 for k, _, rec in job.results]  # fmt: skip
+        return {"inlinedResponses": {"inlinedResponses": lines}}
+    rows = [
+        {"key": rec["key"], ("response" if k == "ok" else "error"): rec["reply"]} for k, _, rec in job.results
+    ]
+    data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
+    name = "files/batch-" + job.id.removeprefix("batches/")
+    meta = gemini_files.resource(name, data, "application/jsonl", None, generated=True, base=job.base_url)
+    gemini_files.put_file(store, name, data, meta)
+    return {"responsesFile": name}
+
+
 def _finish(store: BatchStore, job: Job) -> None:
     op, meta, now = job.obj, job.obj["metadata"], time.time()
-    total = len(job.results)
     outcomes = [store.outcome(job, i, kind, key) for i, (kind, key, _) in enumerate(job.results)]
-    if job.cancelled_at is not None:
+    if job.failure is not None:
+        meta["state"] = "BATCH_STATE_FAILED"
+        op["error"] = {"code": RPC_CODES["INVALID_ARGUMENT"], "message": job.failure}
+    elif job.cancelled_at is not None:
         meta["state"] = "BATCH_STATE_CANCELLED"
         op["error"] = {"code": RPC_CODES["CANCELLED"], "message": "The batch was cancelled."}
     elif "expired" in outcomes:
@@ -202,17 +268,12 @@ def _finish(store: BatchStore, job: Job) -> None:
             "message": "The batch expired before it finished.",
         }
     else:
-        lines = []
-        for kind, _, rec in job.results:
-            lines.append(
-                {("response" if kind == "ok" else "error"): rec["reply"], "metadata": rec["metadata"]}
-            )
-        output = {"inlinedResponses": {"inlinedResponses": lines}}
+        output = _output(store, job)
         meta["output"] = output
         op["response"] = {"@type": OUTPUT_TYPE, **output}
         meta["state"] = "BATCH_STATE_SUCCEEDED"
         ok = outcomes.count("ok")
-        meta["batchStats"] = _stats(total, ok, total - ok)
+        meta["batchStats"] = _stats(len(job.results), ok, len(job.results) - ok)
     meta["endTime"] = meta["updateTime"] = _stamp(now)
     op["done"] = True
 

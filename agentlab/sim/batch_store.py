@@ -58,6 +58,9 @@ class Job:
     #: Scheme and host the creating client called (``http://127.0.0.1:8765``), for the absolute
     #: URLs a job shows (Anthropic's ``results_url``).
     base_url: str = ""
+    #: Why the whole job fails when it ends (a Gemini input file with a line it cannot read), or
+    #: ``None``; such a job has no per-request results.
+    failure: str | None = None
 
 
 @dataclass
@@ -69,6 +72,8 @@ class BatchStore:
     expire_all: bool = field(default_factory=lambda: os.environ.get("AGENTLAB_SIM_BATCH_EXPIRE_ALL") == "1")
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
+    #: Gemini resumable upload sessions begun but not finalized: upload id -> the file to create.
+    uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)  # re-entered by _finish -> next_id
     _n: int = 0
 

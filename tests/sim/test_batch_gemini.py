@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import time
 from typing import Any
 
@@ -134,3 +136,60 @@ def test_list_pages_and_delete() -> None:
     with pytest.raises(errors.ClientError):
         client.batches.get(name=names[0])
     assert [j.name for j in client.batches.list()] == names[:0:-1]
+
+
+def _jsonl(*lines: dict[str, Any]) -> io.BytesIO:
+    return io.BytesIO("".join(json.dumps(x) + "\n" for x in lines).encode())
+
+
+def _line(key: str, **kw: Any) -> dict[str, Any]:
+    request = {"contents": [{"role": "user", "parts": [{"text": f"What is 2+2? ({key})"}]}], **kw}
+    return {"key": key, "request": request}
+
+
+def test_file_input_and_responses_file() -> None:
+    client, t = _client()
+    bad = {"generation_config": NO_THINKING}
+    upload = client.files.upload(
+        file=_jsonl(_line("a"), _line("b", **bad)), config={"mime_type": "application/jsonl"}
+    )
+    assert upload.name.startswith("files/") and upload.source.name == "UPLOADED" and upload.size_bytes > 0
+    assert client.files.get(name=upload.name).size_bytes == upload.size_bytes
+    job = client.batches.create(model="sim-gemini", src=upload.name)
+    done, _ = _wait(client, job.name)
+    assert done.state.name == "JOB_STATE_SUCCEEDED" and done.dest.file_name.startswith("files/batch-")
+    rows = [json.loads(x) for x in client.files.download(file=done.dest.file_name).decode().splitlines()]
+    assert [r["key"] for r in rows] == ["a", "b"]
+    assert rows[0]["response"]["candidates"][0]["content"]["parts"][0]["text"] == "2+2 = 4"
+    assert rows[1]["error"]["code"] == 3 and "response" not in rows[1]
+    meta = _raw_get(t, f"/v1beta/{job.name}").json()["metadata"]
+    assert meta["inputConfig"] == {"fileName": upload.name}
+    assert meta["output"] == {"responsesFile": done.dest.file_name}
+    with pytest.raises(errors.ClientError) as exc:
+        client.files.download(file=upload.name)  # only generated files are served
+    assert exc.value.code == 400
+
+
+def test_file_input_failures() -> None:
+    client, t = _client()
+    with pytest.raises(errors.ClientError) as exc:
+        client.batches.create(model="sim-gemini", src="files/nope")
+    assert exc.value.status == "PERMISSION_DENIED"
+    unknown_field = {"key": "a", "request": {"contnts": []}}
+    upload = client.files.upload(file=_jsonl(unknown_field), config={"mime_type": "application/jsonl"})
+    job = client.batches.create(model="sim-gemini", src=upload.name)
+    done, _ = _wait(client, job.name)
+    assert done.state.name == "JOB_STATE_FAILED" and done.dest is None
+    error = _raw_get(t, f"/v1beta/{job.name}").json()["error"]
+    assert error["code"] == 3 and 'Unknown name "contnts"' in error["message"]
+    import httpx2
+
+    with httpx2.Client(
+        transport=t, base_url="http://sim.agentlab.local"
+    ) as c:  # no key: the id is the credential
+        r = c.post(
+            "/upload/v1beta/files?upload_id=nope", content=b"x", headers={"x-goog-upload-command": "upload"}
+        )
+        assert r.status_code == 404
+        r = c.post("/upload/v1beta/files", json={}, headers={"x-goog-upload-protocol": "resumable"})
+        assert r.status_code == 403  # starting an upload needs a key
