@@ -1,4 +1,4 @@
-"""The simulated Gemini Files API, as far as batch mode needs it: upload, get, list, download, delete.
+"""The simulated Gemini Files API, as far as batch mode needs it: upload, get, download, delete.
 
 Why: a Gemini batch too big to inline (over 20 MB) reads its requests from an uploaded JSONL file
 (``inputConfig.fileName``) and writes its responses to a generated one
@@ -11,7 +11,8 @@ carries an ``upload_id`` and no key, as the real one does; an unknown id is a 40
 
 Files live in the simulator's :class:`~agentlab.sim.batch_store.BatchStore` (``files/<id>`` keys,
 apart from OpenAI's ``file-...`` ids), in memory only; there is no upload size cap besides the
-store's memory and no 48 h expiry.
+store's memory and no 48 h expiry. ``files.list`` is not served: ``GET /v1/files`` without the
+Gemini key header is another protocol's unknown URL (the wire corpus pins that 404).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.protocols import Route, RouteCall
 
 EXPIRY_S = 48 * 3600
-_PAGE = 10
 
 
 def stamp(t: float) -> str:
@@ -182,28 +182,12 @@ def _delete(call: RouteCall) -> SimReply:
     return json_reply({})
 
 
-def _list(call: RouteCall) -> SimReply:
-    store, q = _store(call), _query(call)
-    with store.lock:
-        files = [f["obj"] for k, f in reversed(list(store.files.items())) if k.startswith("files/")]
-    raw = q.get("pageSize", "")
-    size = min(int(raw), 100) if raw.isdigit() and int(raw) > 0 else _PAGE
-    start = int(q["pageToken"]) if q.get("pageToken", "").isdigit() else 0
-    out: dict[str, Any] = {}
-    if files[start : start + size]:
-        out["files"] = files[start : start + size]
-    if start + size < len(files):
-        out["nextPageToken"] = str(start + size)
-    return json_reply(out)
-
-
 def routes(versions: tuple[str, ...]) -> tuple[Route, ...]:
     """The Files routes on each API version (``:download`` before the plain ``files/{id}``)."""
     out: list[Route] = []
     for v in versions:
         out += [
             Route("POST", f"/upload/{v}/files", _upload, raw_body=True),
-            Route("GET", f"/{v}/files", _list),
             Route("GET", f"/{v}/files/{{file_id}}:download", _download),
             Route("GET", f"/download/{v}/files/{{file_id}}:download", _download),
             Route("GET", f"/{v}/files/{{file_id}}", _get),
