@@ -108,7 +108,13 @@ def _store(call: RouteCall) -> BatchStore:
 _Item = tuple[str, dict[str, Any], dict[str, Any]]
 
 
-def _inlined(reqs: Any) -> list[_Item]:
+def _other_model(request: dict[str, Any], model: str) -> bool:
+    """Drop a request's own ``model`` (the route names it); True when it names another one."""
+    named = request.pop("model", None)
+    return named is not None and str(named).removeprefix("models/") != model
+
+
+def _inlined(reqs: Any, model: str) -> list[_Item]:
     """The inlined requests of a create body, each checked for what the parser cannot check."""
     where = "batch.input_config.requests.requests"
     if not isinstance(reqs, list) or not reqs:
@@ -120,12 +126,15 @@ def _inlined(reqs: Any) -> list[_Item]:
         meta = item.get("metadata", {})
         if not isinstance(meta, dict):
             raise _bad(f"{where}[{i}].metadata", "metadata must be an object (google.protobuf.Struct).")
+        request = dict(item["request"])
+        if _other_model(request, model):
+            raise _bad(f"{where}[{i}].request.model", "Every request in a batch must use the batch's model.")
         key = meta["key"] if isinstance(meta.get("key"), str) else str(i)
-        items.append((key, dict(item["request"]), {"metadata": meta}))
+        items.append((key, request, {"metadata": meta}))
     return items
 
 
-def _file_items(store: BatchStore, name: Any) -> tuple[list[_Item], str | None]:
+def _file_items(store: BatchStore, name: Any, model: str) -> tuple[list[_Item], str | None]:
     """The lines of an uploaded JSONL (``{"key", "request"}``), or why the batch will fail.
 
     The file is read when the batch runs, so a line it cannot parse fails the whole batch
@@ -143,6 +152,8 @@ def _file_items(store: BatchStore, name: Any) -> tuple[list[_Item], str | None]:
             if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
                 return [], f"Line {n} of the input file is not an object with a 'request'."
             request = read_request(dict(line["request"]))
+            if _other_model(request, model):
+                return [], f"Line {n} of the input file names another model than the batch's."
         except ValueError:
             return [], f"Line {n} of the input file is not valid JSON."
         except SimError as err:
@@ -152,14 +163,14 @@ def _file_items(store: BatchStore, name: Any) -> tuple[list[_Item], str | None]:
     return (items, None) if items else ([], "The input file has no requests.")
 
 
-def _source(store: BatchStore, batch: dict[str, Any]) -> tuple[list[_Item], str | None]:
+def _source(store: BatchStore, batch: dict[str, Any], model: str) -> tuple[list[_Item], str | None]:
     source = batch.get("inputConfig")
     if not isinstance(source, dict) or ("fileName" in source) == ("requests" in source):
         message = "Exactly one of input_config.file_name or input_config.requests must be set."
         raise _bad("batch.input_config", message)
     if "fileName" in source:
-        return _file_items(store, source["fileName"])
-    return _inlined((source.get("requests") or {}).get("requests")), None
+        return _file_items(store, source["fileName"], model)
+    return _inlined((source.get("requests") or {}).get("requests"), model), None
 
 
 def _answer(call: RouteCall, path: str, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -176,18 +187,9 @@ def _answer(call: RouteCall, path: str, request: dict[str, Any]) -> tuple[str, d
     return "error", {"code": RPC_CODES.get(str(err.get("status")), 2), "message": str(err.get("message", ""))}
 
 
-def _model_of(request: dict[str, Any], model: str, i: int) -> None:
-    named = request.pop("model", None)
-    if named is not None and str(named).removeprefix("models/") != model:
-        field = f"batch.input_config.requests.requests[{i}].request.model"
-        raise _bad(field, "Every request in a batch must use the batch's model.")
-
-
 def _answers(call: RouteCall, model: str, items: list[_Item]) -> list[tuple[str, str, dict[str, Any]]]:
     version = call.headers.get(PATH_HEADER, "/v1beta/").split("/")[1]
     path = f"/{version}/models/{model}:generateContent"
-    for i, (_, request, _) in enumerate(items):
-        _model_of(request, model, i)  # all checked before any is answered: a refused create answers none
     results = []
     for key, request, echo in items:
         kind, reply = _answer(call, path, request)
@@ -209,7 +211,7 @@ def _create(call: RouteCall) -> SimReply:
     if not isinstance(batch, dict):
         raise _bad("batch", "batch is required.")
     store = _store(call)
-    items, failure = _source(store, batch)
+    items, failure = _source(store, batch, model)
     results = _answers(call, model, items)
     name = "batches/" + store.next_id("")
     now = time.time()
