@@ -7,13 +7,15 @@ streaming, so a request that breaks a rule ends ``errored`` with the live 400's 
 ``params`` is validated when the batch is processed, not at create; create refuses (typed 400
 naming the field) only what its own envelope gets wrong: ``requests`` missing, empty or over
 100,000; an item that is not ``{custom_id, params}``; a ``custom_id`` off the pattern
-``^[a-zA-Z0-9_-]{1,64}$`` or used twice; ``params`` not an object or asking to stream.
+``^[a-zA-Z0-9_-]{1,64}$`` or used twice; ``params`` not an object or asking to stream. A body over
+256 MB is the API's 413 ``request_too_large``.
 
 Wire shape (the SDK's ``MessageBatch``): ``processing_status`` ``in_progress`` -> (``canceling``)
 -> ``ended`` on the shared clock of :class:`~agentlab.sim.batch_store.BatchStore`;
 ``request_counts`` is all ``processing`` until the batch ends, then ``succeeded`` / ``errored`` /
 ``canceled`` / ``expired``; ``results_url`` (absolute, on the host the client called) appears when
-it ends. Results are JSONL lines ``{"custom_id", "result": {"type": ...}}``.
+it ends. Results are JSONL lines ``{"custom_id", "result": {"type": ...}}``; a canceled batch keeps
+the results of the requests done before the cancel.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from agentlab.sim.routes import json_reply
 
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_REQUESTS = 100_000
+MAX_BYTES = 256 * 1024 * 1024
 DAY_S = 86400
 _COUNT_KEYS = ("processing", "succeeded", "errored", "canceled", "expired")
 _KIND = {"ok": "succeeded", "error": "errored", "expired": "expired", "canceled": "canceled"}
@@ -113,6 +116,8 @@ def _counts(processing: int = 0, **done: int) -> dict[str, int]:
 
 def _create(call: RouteCall) -> SimReply:
     """``POST /v1/messages/batches``: every request answered now; the clock decides what polling shows."""
+    if len(call.raw) > MAX_BYTES:
+        raise SimError(413, "request_too_large", "Request exceeds the maximum size of 256 MB.")
     reqs = _requests(call.body)
     results = []
     for item in reqs:

@@ -193,3 +193,17 @@ def test_file_input_failures() -> None:
         assert r.status_code == 404
         r = c.post("/upload/v1beta/files", json={}, headers={"x-goog-upload-protocol": "resumable"})
         assert r.status_code == 403  # starting an upload needs a key
+
+
+async def test_async_client_creates_and_polls() -> None:
+    import asyncio
+
+    client, _ = _client()
+    job = await client.aio.batches.create(model="sim-gemini-legacy", src=[_req("a")])
+    for _ in range(200):
+        job = await client.aio.batches.get(name=job.name)
+        if job.state.name in ENDED:
+            break
+        await asyncio.sleep(0.02)
+    assert job.state.name == "JOB_STATE_SUCCEEDED"
+    assert job.dest.inlined_responses[0].response.text == "2+2 = 4"
