@@ -256,8 +256,9 @@ class BatchScheduler(_Scheduler):
                 t.cancel()
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
-            for rq in self.round_queues.values():
-                await rq.aclose()
+            for rq in list(self.round_queues.values()):  # this provider's rounds only
+                if rq.api.provider == provider:
+                    await rq.aclose()
             self.events.put_nowait(_DONE)
 
     def start_workers(self) -> list[asyncio.Task[None]]:
