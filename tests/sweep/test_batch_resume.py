@@ -23,6 +23,8 @@ from typing import Any
 import anthropic  # imported up front: the resume below must start well within one batch's time
 import openai
 import pytest
+from google import genai
+from google.genai import types as genai_types
 
 from agentlab.adapters.base import Adapter, ModelRef, create_adapter
 from agentlab.sweeps import load_results, sim_tasks, sim_tools, sweep
@@ -44,6 +46,10 @@ url, model, out = sys.argv[1:4]
 def make(ref):
     if ref.provider == "openai":
         return create_adapter(ref, client=openai.AsyncOpenAI(base_url=url + "/v1", api_key="sim-key"))
+    if ref.provider == "google":
+        from google import genai
+        from google.genai import types
+        return create_adapter(ref, client=genai.Client(api_key="sim-key", http_options=types.HttpOptions(base_url=url)))
     return create_adapter(ref, client=anthropic.AsyncAnthropic(base_url=url, api_key="sim-key"))
 
 sweep(sim_tasks()[:{n}], [model], results=out, tools=sim_tools(), progress=None, adapter_factory=make,
@@ -58,6 +64,8 @@ def _factory(url: str) -> Callable[[ModelRef], Adapter]:
         c: Any
         if ref.provider == "openai":
             c = openai.AsyncOpenAI(base_url=url + "/v1", api_key="sim-key")
+        elif ref.provider == "google":
+            c = genai.Client(api_key="sim-key", http_options=genai_types.HttpOptions(base_url=url))
         else:
             c = anthropic.AsyncAnthropic(base_url=url, api_key="sim-key")
         a = create_adapter(ref, client=c)
@@ -73,16 +81,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.endswith("}")]
 
 
-def _models() -> list[str]:
-    models = ["openai:sim-reasoner"]
-    try:
-        import agentlab.sim.batch_anthropic  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
-    except ImportError:
-        return models
-    return [*models, "anthropic:sim-thinker"]
-
-
-@pytest.mark.parametrize("model", _models())
+@pytest.mark.parametrize("model", ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"])
 def test_a_killed_driver_resumes_from_portable_checkpoints(
     tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,9 +124,12 @@ def test_a_killed_driver_resumes_from_portable_checkpoints(
         if model.startswith("openai"):
             with openai.OpenAI(base_url=url + "/v1", api_key="sim-key") as oc:
                 assert oc.batches.retrieve(bid).status in ("cancelling", "cancelled")
-        else:
+        elif model.startswith("anthropic"):
             with anthropic.Anthropic(base_url=url, api_key="sim-key") as ac:
                 assert ac.messages.batches.retrieve(bid).cancel_initiated_at is not None
+        else:
+            gc = genai.Client(api_key="sim-key", http_options=genai_types.HttpOptions(base_url=url))
+            assert gc.batches.get(name=bid).state.name in ("JOB_STATE_CANCELLED", "JOB_STATE_RUNNING")
 
 
     df = load_results(out)
