@@ -49,7 +49,8 @@ def make(ref):
     if ref.provider == "google":
         from google import genai
         from google.genai import types
-        return create_adapter(ref, client=genai.Client(api_key="sim-key", http_options=types.HttpOptions(base_url=url)))
+        opts = types.HttpOptions(base_url=url)
+        return create_adapter(ref, client=genai.Client(api_key="sim-key", http_options=opts))
     return create_adapter(ref, client=anthropic.AsyncAnthropic(base_url=url, api_key="sim-key"))
 
 sweep(sim_tasks()[:{n}], [model], results=out, tools=sim_tools(), progress=None, adapter_factory=make,
