@@ -1020,6 +1020,8 @@ async def asweep(
     fsync: bool = True,
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     output_type: Any = None,
+    backend: Literal["asyncio", "batch"] = "asyncio",
+    batch: Mapping[str, Any] | Any = None,
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
@@ -1031,8 +1033,10 @@ async def asweep(
     the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
     closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``);
     ``output_type`` asks every run for a structured answer (its row holds the validated value as
-    JSON in ``output_value`` and ``output_valid``). The whole configuration is validated before
-    anything runs.
+    JSON in ``output_value`` and ``output_valid``). ``backend="batch"`` sends every model call
+    through the provider's batch API, all runs advancing one step per round, at batch prices
+    (:mod:`agentlab.sweeps.batch.driver`; ``batch={"runs", "poll_s", "poll_max_s"}`` tunes it).
+    The whole configuration is validated before anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -1047,6 +1051,17 @@ async def asweep(
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     structured = structured_output(output_type)
     _check_arms(refs, setting_list, budget_usd)
+    if backend not in ("asyncio", "batch"):
+        raise ConfigError(f"backend must be 'asyncio' or 'batch', got {backend!r}")
+    batch_opts = None
+    if backend == "batch":
+        from agentlab.sweeps.batch.driver import batch_options, check_batch_providers
+
+        batch_opts = batch_options(batch)
+        check_batch_providers(refs)
+        concurrency = batch_opts.runs
+    elif batch is not None:
+        raise ConfigError("batch= options need backend='batch'")
     conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint(structured.spec if structured else None) for s in setting_list}
     plan = _build_plan(task_list, refs, setting_list, repeats)
@@ -1067,7 +1082,7 @@ async def asweep(
         max_consecutive_failures=max_consecutive_failures,
         output_type=output_type,
     )
-    sched = _Scheduler(
+    common: dict[str, Any] = dict(
         plan_size=len(plan),
         from_file=len(plan) - len(todo),
         todo=todo,
@@ -1078,6 +1093,12 @@ async def asweep(
         config=config,
         t_start=t_start,
     )
+    if batch_opts is not None:
+        from agentlab.sweeps.batch.driver import batch_scheduler
+
+        sched: _Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
+    else:
+        sched = _Scheduler(**common)
     cancelled = await _execute(sched, display, on_progress)
     return _report(sched, path, display, cancelled)
 
