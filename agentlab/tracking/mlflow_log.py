@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,7 @@ _TOTALS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_to
 
 @dataclass(frozen=True)
 class LoggedRuns:
-    """Where a ``log_sweep`` / ``log_comparison`` call wrote: ids to open the runs in MLflow's UI or client."""
+    """Where a ``log_sweep`` / ``log_comparison`` call wrote: the ids to find its runs in MLflow."""
 
     tracking_uri: str
     experiment_id: str
@@ -98,7 +98,7 @@ def _figures(summary: pd.DataFrame) -> dict[str, Any]:
     from agentlab.render import charts
 
     out: dict[str, Any] = {}
-    plots = {
+    plots: dict[str, Callable[..., Any]] = {
         "success_rate": charts.plot_success_rate,
         "cost_per_solved": charts.plot_cost_per_solved,
         "reasoning_share": charts.plot_reasoning_share,
@@ -285,7 +285,8 @@ def _comparison_figures(comparison: Comparison) -> dict[str, Any]:
     from agentlab.render.charts import detached_ax
 
     out: dict[str, Any] = {}
-    for name, plot in {"costs": comparison.plot_costs, "reasoning_per_step": comparison.plot_reasoning}.items():
+    plots = {"costs": comparison.plot_costs, "reasoning_per_step": comparison.plot_reasoning}
+    for name, plot in plots.items():
         out[f"charts/{name}.png"] = plot(ax=detached_ax()).figure
     return out
 

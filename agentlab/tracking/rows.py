@@ -128,25 +128,23 @@ def _start_ms(v: Any) -> int | None:
     return int(ts() * 1000) if callable(ts) else None
 
 
-def tracked_run(row: Mapping[str, Any], extra_params: Mapping[str, str] = {}) -> TrackedRun:  # noqa: B006 - read only
+def tracked_run(row: Mapping[str, Any], extra_params: Mapping[str, str] = {}) -> TrackedRun:
     """The params, metrics and tags of one results row (module docstring: what goes where)."""
     params = {c: str(row[c]) for c in PARAM_COLUMNS if _known(row.get(c))}
     params.update(extra_params)
     metrics: dict[str, float] = {}
     unknown: list[str] = []
     for c in METRIC_COLUMNS:
-        v = row.get(c)
+        v: Any = row.get(c)
         if not _known(v):
             if c not in _ABSENT_BY_DESIGN:
                 unknown.append(c)
-        elif isinstance(v, bool) or type(v).__name__ == "bool_":
+        elif isinstance(v, bool) or type(v).__name__ == "bool_":  # numpy's bool too
             metrics[c] = 1.0 if v else 0.0
-        elif isinstance(v, int | float) or hasattr(v, "__float__"):
-            f = float(v)
-            if math.isfinite(f):
-                metrics[c] = f
-            else:
-                unknown.append(c)
+        elif math.isfinite(f := float(v)):
+            metrics[c] = f
+        else:
+            unknown.append(c)
     tags = {f"agentlab.{c}": str(row[c])[:_TAG_CHARS] for c in TAG_COLUMNS if _known(row.get(c))}
     if unknown:
         tags["agentlab.unknown"] = ",".join(unknown)

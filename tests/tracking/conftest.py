@@ -109,11 +109,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     transport = RecordingTransport()
     settings = [
         al.Setting("verbatim", max_steps=6),
-        al.Setting("effort_low", reasoning={"effort": "low"}, max_steps=6, system=f"secret system {TOKEN}"),
+        al.Setting(
+            "effort_low",
+            reasoning=al.ReasoningSettings(effort="low"),
+            max_steps=6,
+            system=f"secret system {TOKEN}",
+        ),
     ]
     tasks = [
         al.Task(prompt("Paris", "Rome"), id="warm-paris-rome", expected="Rome", choices=("Paris", "Rome")),
-        al.Task(prompt("Oslo", "Berlin"), id="warm-oslo-berlin", expected="Berlin", choices=("Oslo", "Berlin")),
+        al.Task(
+            prompt("Oslo", "Berlin"), id="warm-oslo-berlin", expected="Berlin", choices=("Oslo", "Berlin")
+        ),
     ]
     report = al.sweep(
         tasks,

@@ -18,9 +18,10 @@ from agentlab.tracking import LoggedRuns, log_comparison, log_sweep
 from agentlab.tracking.rows import METRIC_COLUMNS
 from tests.tracking.conftest import (
     FAILING,
-    UNREPORTED,
+    FIXED_REASONING,
     KEYS,
     TOKEN,
+    UNREPORTED,
     Runs,
     check_canaries_were_there,
     files_under,
@@ -158,11 +159,12 @@ def test_comparison_with_repeats_in_a_real_store(runs: Runs, tmp_path: Path) -> 
 def test_the_scan_finds_what_it_looks_for(runs: Runs, tmp_path: Path) -> None:
     """The scan can fail: a reasoning text, an opaque payload and a key written as a param are found."""
     mlflow = require_mlflow()
-    uri, db, _ = _store(tmp_path)
+    uri, _, _ = _store(tmp_path)
     client = mlflow.tracking.MlflowClient(uri)
     run = client.create_run(client.create_experiment("control", artifact_location=(tmp_path / "a").as_uri()))
-    leaked = next(ex.text for ex in runs.transport.exchanges if TOKEN in ex.text and "The user asks:" in ex.text)
-    client.log_param(run.info.run_id, "leak", leaked[leaked.index("The user asks:") :][:300])
+    texts = [ex.text for ex in runs.transport.exchanges]
+    leaked = next(t for t in texts if TOKEN in t and FIXED_REASONING in t)
+    client.log_param(run.info.run_id, "leak", leaked[leaked.index(FIXED_REASONING) :][:300])
     client.log_text(run.info.run_id, runs.opaque[0], "opaque.txt")
     client.set_tag(run.info.run_id, "key", KEYS["openai"])
     hits = scan(files_under(tmp_path), runs.needles())
