@@ -187,6 +187,10 @@ if TYPE_CHECKING:
         timeline_frame as timeline_frame,
         tool_frame as tool_frame,
     )
+    from agentlab.tracking.mlflow_log import (
+        log_comparison as log_comparison,
+        log_sweep as log_sweep,
+    )
     # isort: on
 
 __version__ = "0.1.0"
@@ -290,6 +294,9 @@ _EXPORTS: dict[str, str] = {
     "load_tasks": "agentlab.sweeps.tasks",
     "summarize_sweep": "agentlab.sweeps.analysis",
     "sweep": "agentlab.sweeps.runner",
+    # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
+    "log_comparison": "agentlab.tracking.mlflow_log",
+    "log_sweep": "agentlab.tracking.mlflow_log",
     # errors
     "AgentlabError": "agentlab.errors",
     "BudgetExceededError": "agentlab.errors",
