@@ -69,6 +69,7 @@ METRIC_COLUMNS = (
     "rate_limited",
     "latency_s",
     "output_valid",
+    "resumed_steps",
 )
 TAG_COLUMNS = (
     "run_id",
@@ -79,11 +80,14 @@ TAG_COLUMNS = (
     "price_source",
     "price_updated",
     "started_at",
+    "backend",
+    "pricing_tier",
     "v",
 )
-_ABSENT_BY_DESIGN = ("provider_cost_usd", "output_valid")
+_ABSENT_BY_DESIGN = ("provider_cost_usd", "output_valid", "resumed_steps", "backend", "pricing_tier")
 """Missing on most runs for a known reason (no provider-reported cost; no structured output asked):
-left out like any unknown, but not listed in ``agentlab.unknown``."""
+left out like any unknown, but not listed in ``agentlab.unknown``; the batch backend's columns are
+set on batch sweeps only (``resumed_steps`` on runs a restarted batch driver resumed)."""
 NOT_LOGGED = ("output", "output_value", "error")
 """Free text (answers, error messages): kept in the results file, never sent to a tracker."""
 
