@@ -57,6 +57,7 @@ from agentlab.errors import (
 from agentlab.loop.checkpoint import Checkpoint, resumes_mid_turn
 from agentlab.loop.continuation import Continuation
 from agentlab.loop.output import StructuredOutput, structured_output
+from agentlab.loop.observers import notify_run_created
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
@@ -380,6 +381,7 @@ class Run:
         self._calls: list[CallRecord] = []
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
+        notify_run_created(self)  # integrations that follow every run (tracing); see loop/observers.py
         if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
             fe.run_created(self)
 
