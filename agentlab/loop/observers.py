@@ -58,7 +58,7 @@ def add_run_observer(observer: RunObserver) -> Callable[[], None]:
 
 
 def observe_when(trigger: str, target: str) -> None:
-    """Once module ``trigger`` is in ``sys.modules``, call ``target`` (``"module:attr"``) with each new run."""
+    """Once module ``trigger`` is loaded, call ``target`` (``"module:attr"``) with each new run."""
     if (trigger, target) not in _declared:
         _declared.append((trigger, target))
 

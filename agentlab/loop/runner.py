@@ -56,8 +56,8 @@ from agentlab.errors import (
 )
 from agentlab.loop.checkpoint import Checkpoint, resumes_mid_turn
 from agentlab.loop.continuation import Continuation
-from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.observers import notify_run_created
+from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync

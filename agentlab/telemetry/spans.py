@@ -67,13 +67,16 @@ class RunSpans:
         self._error: ErrorEvent | None = None
 
     def __call__(self, ev: object) -> None:
+        """Handle one event of the run (the ``Run.subscribe`` callback); never raises."""
         handler = _HANDLERS.get(type(ev))
         if handler is None:
             return
         try:
             handler(self, ev)
         except Exception:
-            log.warning("run %s: tracing a %s failed; the run goes on", self._run_id, type(ev).__name__, exc_info=True)
+            log.warning(
+                "run %s: tracing a %s failed; the run goes on", self._run_id, type(ev).__name__, exc_info=True
+            )
 
     # ------------------------------------------------------------------ handlers
 
@@ -149,9 +152,9 @@ class RunSpans:
 
     def _run_completed(self, ev: RunCompletedEvent) -> None:
         self._end_call()
-        for span in self._tools.values():
-            _fail(span, {"error.type": "abandoned"}, "the run ended before the tool returned")
-            span.end()
+        for tool in self._tools.values():
+            _fail(tool, {"error.type": "abandoned"}, "the run ended before the tool returned")
+            tool.end()
         self._tools.clear()
         span = self._run_span
         if span is None:

@@ -6,9 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="opentelemetry-sdk (dev extra) is needed for the tracing tests")
+pytest.importorskip(
+    "opentelemetry.sdk", reason="opentelemetry-sdk (dev extra) is needed for the tracing tests"
+)
 
-from tests.telemetry.support import Traced, traced  # noqa: E402 - after the importorskip
+from tests.telemetry.support import Traced, traced
 
 
 @pytest.fixture

@@ -58,6 +58,12 @@ class Traced:
         return "\n".join(s.to_json() for s in self.finished())
 
 
+def trace_id(span: ReadableSpan) -> int:
+    assert span.context is not None
+    tid: int = span.context.trace_id
+    return tid
+
+
 def attrs(span: ReadableSpan) -> dict[str, Any]:
     return dict(span.attributes or {})
 

@@ -16,7 +16,10 @@ from tests.telemetry.support import TASK, Traced, attrs, broken, get_weather
 
 def test_a_failing_tool_marks_its_span_and_the_run_goes_on(spans: Traced) -> None:
     adapter = ScriptedAdapter(
-        [Step(tool_calls=[("broken", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]), Step(text="Rome.")]
+        [
+            Step(tool_calls=[("broken", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]),
+            Step(text="Rome."),
+        ]
     )
     result = al.run("openai:sim-reasoner", TASK, tools=[broken, get_weather], adapter=adapter)
     assert result.status == "completed"

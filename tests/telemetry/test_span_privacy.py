@@ -1,5 +1,8 @@
-"""The canary: no reasoning text, opaque payload or API key in any span, attribute or span event,
-with message content off or on. Positive controls show each canary did flow through the run."""
+"""The canary: no reasoning text, opaque payload or API key in any span, content off or on.
+
+That is in no span name, attribute, span event or status. Positive controls show each canary did
+flow through the run.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +28,6 @@ ANSWER = "Rome is warmer today."
 def any_spans(request: pytest.FixtureRequest) -> Iterator[Traced]:
     with traced(include_content=request.param) as t:
         yield t
-
-
 
 
 def test_reasoning_and_opaque_canaries_never_reach_a_span(any_spans: Traced) -> None:
@@ -66,8 +67,10 @@ def test_reasoning_and_opaque_canaries_never_reach_a_span(any_spans: Traced) -> 
 
 @pytest.mark.parametrize("model", SIM_MODELS)
 def test_no_simulated_reasoning_or_opaque_item_in_spans(content_spans: Traced, model: str) -> None:
-    """The real adapters on the simulator: its reasoning (found by its own phrases) and its opaque
-    items (authenticated with the simulator's key) are in no span, even with content on."""
+    """The real adapters on the simulator, content on: its reasoning and opaque items are in no span.
+
+    Reasoning is found by the simulator's own phrases, opaque items by the simulator's key.
+    """
     deltas: list[str] = []
 
     def display(ev: object) -> None:

@@ -8,9 +8,14 @@ import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
 import agentlab as al
-from tests.telemetry.support import SIM_MODELS, TASK, Traced, attrs, get_weather, messages
+from tests.telemetry.support import SIM_MODELS, TASK, Traced, attrs, get_weather, messages, trace_id
 
-PROVIDER_NAMES = {"openai": "openai", "anthropic": "anthropic", "google": "gcp.gemini", "deepseek": "deepseek"}
+PROVIDER_NAMES = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google": "gcp.gemini",
+    "deepseek": "deepseek",
+}
 
 
 @pytest.mark.parametrize("model", SIM_MODELS)
@@ -82,7 +87,7 @@ def test_run_model_and_tool_spans(spans: Traced, model: str) -> None:
         assert root.start_time <= s.start_time <= s.end_time <= root.end_time
     assert chats[0].end_time <= min(t.start_time or 0 for t in tools)  # type: ignore[operator]
     assert max(t.end_time or 0 for t in tools) <= chats[1].start_time  # type: ignore[operator]
-    assert {s.context.trace_id for s in kids} == {root.context.trace_id}  # type: ignore[union-attr]
+    assert {trace_id(s) for s in kids} == {trace_id(root)}
 
 
 def test_content_is_opt_in_and_follows_the_convention(content_spans: Traced) -> None:

@@ -1,5 +1,7 @@
-"""When tracing is on: instrument(), a configured global provider, never with AGENTLAB_OTEL=0; and
-that every run is followed, compare()'s and sweep()'s included."""
+"""When tracing is on, and that it follows every run (compare()'s and sweep()'s included).
+
+On with instrument() or a configured global provider; never with AGENTLAB_OTEL=0.
+"""
 
 from __future__ import annotations
 
@@ -79,7 +81,9 @@ def test_uninstrument_stops_new_runs(spans: Traced) -> None:
     assert spans.finished() == []
 
 
-def test_instrument_and_a_global_provider_trace_a_run_once(spans: Traced, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_instrument_and_a_global_provider_trace_a_run_once(
+    spans: Traced, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The automatic mode steps aside while instrument() is in force: one tree per run, not two."""
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: spans.provider)
     assert isinstance(spans.provider, TracerProvider)
@@ -103,7 +107,9 @@ def test_compare_traces_every_run_under_the_callers_span(spans: Traced) -> None:
 
 
 def test_sweep_runs_are_traced(spans: Traced, tmp_path: Path) -> None:
-    report = al.sweep(["What is 2 + 2?"], ["openai:sim-reasoner"], results=tmp_path / "r.jsonl", progress=None)
+    report = al.sweep(
+        ["What is 2 + 2?"], ["openai:sim-reasoner"], results=tmp_path / "r.jsonl", progress=None
+    )
     assert report is not None
     roots = spans.named("invoke_agent")
     assert len(roots) == 1 and attrs(roots[0])["agentlab.status"] == "completed"
