@@ -49,6 +49,8 @@ PHOENIX = ROOT / ".venv-phoenix" / "bin" / "phoenix"
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 SHOT = ROOT / "out" / "screenshots" / "phoenix_trace.png"
 PROJECT = "agentlab-e2e"
+OPAQUE_MARKERS = ("encrypted_content", "signature", "redacted_thinking", "thoughtSignature", "reasoning_details")
+"""Field names of opaque provider state: Phoenix itself stores none of them, so any hit is a leak."""
 
 
 def _unavailable(reason: str) -> None:
@@ -299,4 +301,5 @@ def test_phoenix_stores_the_trees_and_nothing_private(tmp_path: Path) -> None:
         assert leaks == [], f"{where} holds the {leaks} canary"
         assert sim_opaque_tokens(text) == [], f"{where} holds a simulator opaque item"
         assert "double-check the plan" not in text, f"{where} holds the simulator's reasoning"
-    assert "encrypted_content" not in answers
+        markers = [m for m in OPAQUE_MARKERS if m in text]
+        assert markers == [], f"{where} holds opaque-payload markers {markers}"
