@@ -4,6 +4,11 @@ A user's ``on_event`` or ``Run.subscribe`` reaches one run they hold. Tracing (`
 must see runs the user never holds (a comparison's columns, a sweep's jobs), so core keeps this small
 registry: each observer is called with every ``Run`` at construction and may ``run.subscribe(...)``.
 
+An observer may return a *closer*, a function of no argument that the run calls once its loop has
+ended, on every exit, after its closing records. It is the one signal that does not depend on a
+record being delivered: when the event log refuses the closing records (a full disk), no subscriber
+gets them, and the closer is how a trace still ends its spans.
+
 Core imports no integration. Two ways in, both from outside:
 
 - :func:`add_run_observer` registers a function now (``agentlab.telemetry.instrument()`` does);
@@ -29,11 +34,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agentlab.loop.runner import Run
 
-__all__ = ["RunObserver", "add_run_observer", "notify_run_created", "observe_when", "observers_disabled"]
+__all__ = [
+    "Closer",
+    "RunObserver",
+    "add_run_observer",
+    "notify_run_created",
+    "notify_run_ended",
+    "observe_when",
+    "observers_disabled",
+]
 
 log = logging.getLogger(__name__)
 
-RunObserver = Callable[["Run"], Any]
+Closer = Callable[[], Any]
+RunObserver = Callable[["Run"], Closer | None]
 
 _observers: tuple[RunObserver, ...] = ()
 _declared: list[tuple[str, str]] = []
@@ -63,25 +77,38 @@ def observe_when(trigger: str, target: str) -> None:
         _declared.append((trigger, target))
 
 
-def _call(observer: RunObserver, run: Run) -> None:
+def _call(observer: RunObserver, run: Run) -> Closer | None:
     try:
-        observer(run)
+        closer = observer(run)
     except Exception:
         log.warning("run observer %r failed on run %s; the run goes on", observer, run.run_id, exc_info=True)
+        return None
+    return closer if callable(closer) else None
 
 
-def notify_run_created(run: Run) -> None:
-    """Every ``Run`` at construction: hand it to each registered and each triggered observer."""
+def notify_run_created(run: Run) -> tuple[Closer, ...]:
+    """Every ``Run`` at construction: hand it to each registered and each triggered observer.
+
+    Returns the closers they gave back, for :func:`notify_run_ended` when the run's loop ends.
+    """
     if observers_disabled():
-        return
-    for observer in _observers:
-        _call(observer, run)
+        return ()
+    found: list[RunObserver] = list(_observers)
     for trigger, target in _declared:
         if trigger in sys.modules:  # a dict lookup: nothing is imported for a module nobody loaded
             module, _, attr = target.partition(":")
             try:
-                found: RunObserver = getattr(importlib.import_module(module), attr)
+                found.append(getattr(importlib.import_module(module), attr))
             except Exception:
                 log.warning("run observer %s could not be loaded", target, exc_info=True)
-                continue
-            _call(found, run)
+    closers = (_call(observer, run) for observer in found)
+    return tuple(c for c in closers if c is not None)
+
+
+def notify_run_ended(closers: tuple[Closer, ...]) -> None:
+    """A run's loop ended (any exit): call each closer its observers returned; none may raise."""
+    for closer in closers:
+        try:
+            closer()
+        except Exception:
+            log.warning("run observer closer %r failed", closer, exc_info=True)

@@ -57,8 +57,11 @@ def _tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
     return (provider or trace.get_tracer_provider()).get_tracer(TRACER_NAME, __version__)
 
 
-def _attach(run: Run, provider: trace.TracerProvider | None, include_content: bool) -> None:
-    run.subscribe(RunSpans(_tracer(provider), run, include_content=include_content))
+def _attach(run: Run, provider: trace.TracerProvider | None, include_content: bool) -> Callable[[], None]:
+    """Follow ``run``; the closer ends whatever its closing records did not (``RunSpans.close``)."""
+    spans = RunSpans(_tracer(provider), run, include_content=include_content)
+    run.subscribe(spans)
+    return spans.close
 
 
 def instrument(tracer_provider: trace.TracerProvider | None = None, *, include_content: bool = False) -> None:
@@ -72,8 +75,8 @@ def instrument(tracer_provider: trace.TracerProvider | None = None, *, include_c
     global _active
     uninstrument()
 
-    def observe(run: Run) -> None:
-        _attach(run, tracer_provider, include_content)
+    def observe(run: Run) -> Callable[[], None]:
+        return _attach(run, tracer_provider, include_content)
 
     _active = _Instrumented(tracer_provider, include_content, add_run_observer(observe))
 
@@ -96,14 +99,13 @@ def _configured(provider: trace.TracerProvider) -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
-def observe_if_configured(run: Run) -> None:
+def observe_if_configured(run: Run) -> Callable[[], None] | None:
     """The automatic mode: trace ``run`` (content off) when a real global tracer provider is set.
 
     Declared in the facade for when ``opentelemetry.trace`` is loaded (``agentlab.loop.observers``);
     does nothing when :func:`instrument` is in force (it traces the run already).
     """
     if _active is not None:
-        return
+        return None
     provider = trace.get_tracer_provider()
-    if _configured(provider):
-        _attach(run, provider, False)
+    return _attach(run, provider, False) if _configured(provider) else None

@@ -17,7 +17,10 @@ only. Transient events (reasoning and text deltas, the adapter's completed respo
 continuation) have no handler and are never looked at, whatever ``include_content`` says.
 
 A subscriber that raises would end the run (``Run.subscribe``), so every failure here is logged and
-swallowed: tracing never changes a run's outcome.
+swallowed: tracing never changes a run's outcome. :meth:`RunSpans.close` is called when the run's
+loop has ended (the run observer's closer): a run whose closing records never arrived (the event
+log refused them, and with them their delivery) still gets its spans ended, with the outcome taken
+from ``run.result``.
 """
 
 from __future__ import annotations
@@ -170,6 +173,20 @@ class RunSpans:
             _fail(span, {"error.type": "cancelled"}, "the run was cancelled")
         self._run_span = None
         span.end()
+
+    def close(self) -> None:
+        """The run's loop ended: end what its closing records did not (a no-op after them); never raises."""
+        if self._run_span is None:
+            return
+        try:
+            run = self._run_ref()
+            result = run.result if run is not None else None
+            if result is not None and result.status == "failed" and self._error is None:
+                self._error = ErrorEvent(error_type=result.error_type or "_OTHER", message="the run failed")
+            status = result.status if result is not None else "failed"
+            self._run_completed(RunCompletedEvent(status=status, steps=result.steps if result else 0))
+        except Exception:
+            log.warning("run %s: ending its spans failed", self._run_id, exc_info=True)
 
     def _end_call(self) -> None:
         """Close a model call the run left open (it failed or was cancelled mid-call)."""

@@ -66,3 +66,19 @@ def test_a_declared_observer_loads_only_once_its_trigger_is_imported(
     monkeypatch.setenv("AGENTLAB_OTEL", "0")
     _run()
     assert seen == [r.run_id]
+
+
+def test_a_closer_is_called_once_when_the_loop_ends() -> None:
+    ended: list[str] = []
+
+    def observer(run: al.Run) -> observers.Closer:
+        return lambda: ended.append(f"{run.run_id}:{run.result.status if run.result else None}")
+
+    remove = observers.add_run_observer(observer)
+    try:
+        run = _run()
+        assert ended == []
+        run.run_sync()
+    finally:
+        remove()
+    assert ended == [f"{run.run_id}:completed"]

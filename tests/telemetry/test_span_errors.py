@@ -97,3 +97,33 @@ def test_tracing_that_fails_never_changes_the_run(caplog: pytest.LogCaptureFixtu
         telemetry.uninstrument()
     assert result.status == "completed" and result.output == "Rome."
     assert any("tracing a RunStartedEvent failed" in r.getMessage() for r in caplog.records)
+
+
+class _FullDisk(al.EventLog):
+    """An event log that takes ``room`` records, then fails as a full disk does."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def append(self, event: Any) -> None:
+        if len(self._records) >= self.room:
+            raise OSError(28, "No space left on device")
+        super().append(event)
+
+
+def test_spans_end_even_when_the_closing_records_cannot_be_written(spans: Traced) -> None:
+    """A full disk refuses the closing records, so no subscriber gets them; the observer's closer
+    still ends every span, with the outcome from ``run.result``."""
+    adapter = ScriptedAdapter([Step(tool_calls=[("get_weather", {"city": "Paris"})]), Step(text="Rome.")])
+    log = _FullDisk(room=4)  # run start, call start, call completed, tool call; then nothing
+    with pytest.raises(al.StorageError):
+        al.run("openai:sim-reasoner", TASK, tools=[get_weather], adapter=adapter, event_log=log)
+    (root,) = spans.named("invoke_agent")
+    a = attrs(root)
+    assert a["agentlab.status"] == "failed" and a["error.type"] == "StorageError"
+    assert root.status.status_code is StatusCode.ERROR
+    (tool,) = spans.named("execute_tool ")
+    assert attrs(tool)["error.type"] == "abandoned"  # its result was never recorded
+    assert len(spans.named("chat ")) == 1
+    assert all(s.end_time is not None for s in spans.finished())
