@@ -14,6 +14,7 @@ import pytest
 import agentlab
 
 HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx")
+HEAVY += ("opentelemetry",)  # tracing loads only when the user imports OpenTelemetry (agentlab/telemetry)
 
 
 def test_import_loads_no_heavy_module() -> None:

@@ -63,14 +63,6 @@ Attributes = dict[str, AttributeValue]
 AGENT_NAME = "agentlab"
 """``gen_ai.agent.name`` of every run span (the tool loop is agentlab's, whatever the model)."""
 
-_PROVIDERS: Mapping[str, str] = {"google": "gcp.gemini"}
-"""agentlab provider -> ``gen_ai.provider.name`` where the convention names it differently.
-
-``openai``, ``anthropic`` and ``deepseek`` are the convention's own values; Google's Gemini API is
-``gcp.gemini``. Others (``openrouter``, local servers) have no listed value and keep agentlab's name,
-as the convention allows; ``agentlab.provider`` always carries agentlab's name beside it.
-"""
-
 _FINISH: Mapping[StopReason, str] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -82,8 +74,15 @@ _FINISH: Mapping[StopReason, str] = {
 
 
 def provider_name(provider: str) -> str:
-    """``gen_ai.provider.name`` for an agentlab provider name."""
-    return _PROVIDERS.get(provider, provider)
+    """``gen_ai.provider.name`` for an agentlab provider name: its spec's ``otel_name``, else the name.
+
+    A provider fact, so it lives on the ``ProviderSpec``; ``agentlab.provider`` always carries
+    agentlab's own name beside it.
+    """
+    from agentlab.adapters.registry import find_provider
+
+    spec = find_provider(provider)
+    return spec.otel_name if spec is not None and spec.otel_name else provider
 
 
 def finish_reason(stop: StopReason) -> str:

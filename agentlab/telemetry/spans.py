@@ -183,8 +183,12 @@ class RunSpans:
             result = run.result if run is not None else None
             if result is not None and result.status == "failed" and self._error is None:
                 self._error = ErrorEvent(error_type=result.error_type or "_OTHER", message="the run failed")
-            status = result.status if result is not None else "failed"
-            self._run_completed(RunCompletedEvent(status=status, steps=result.steps if result else 0))
+            if result is None:
+                self._run_completed(RunCompletedEvent(status="failed"))
+            else:
+                self._run_completed(
+                    RunCompletedEvent(status=result.status, steps=result.steps, usage=result.usage.tokens)
+                )
         except Exception:
             log.warning("run %s: ending its spans failed", self._run_id, exc_info=True)
 

@@ -113,8 +113,10 @@ class _FullDisk(al.EventLog):
 
 
 def test_spans_end_even_when_the_closing_records_cannot_be_written(spans: Traced) -> None:
-    """A full disk refuses the closing records, so no subscriber gets them; the observer's closer
-    still ends every span, with the outcome from ``run.result``."""
+    """Spans end with the outcome from ``run.result`` when no subscriber gets the closing records.
+
+    A full disk refuses them (and with them their delivery); the observer's closer ends the spans.
+    """
     adapter = ScriptedAdapter([Step(tool_calls=[("get_weather", {"city": "Paris"})]), Step(text="Rome.")])
     log = _FullDisk(room=4)  # run start, call start, call completed, tool call; then nothing
     with pytest.raises(al.StorageError):
@@ -122,6 +124,7 @@ def test_spans_end_even_when_the_closing_records_cannot_be_written(spans: Traced
     (root,) = spans.named("invoke_agent")
     a = attrs(root)
     assert a["agentlab.status"] == "failed" and a["error.type"] == "StorageError"
+    assert a["agentlab.steps"] == 1 and a["gen_ai.usage.output_tokens"] > 0  # from run.result
     assert root.status.status_code is StatusCode.ERROR
     (tool,) = spans.named("execute_tool ")
     assert attrs(tool)["error.type"] == "abandoned"  # its result was never recorded
