@@ -49,7 +49,7 @@ PHOENIX = ROOT / ".venv-phoenix" / "bin" / "phoenix"
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 SHOT = ROOT / "out" / "screenshots" / "phoenix_trace.png"
 PROJECT = "agentlab-e2e"
-OPAQUE_MARKERS = ("encrypted_content", "signature", "redacted_thinking", "thoughtSignature")
+OPAQUE_MARKERS: tuple[str, ...] = ("encrypted_content", "signature", "redacted_thinking", "thoughtSignature")
 OPAQUE_MARKERS += ("reasoning_details",)
 """Field names of opaque provider state: Phoenix itself stores none of them, so any hit is a leak."""
 
