@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab._lazy import lazy_exports
 from agentlab.frontend import install_when as _install_when
+from agentlab.loop.observers import observe_when as _observe_when
 
 # For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
 # typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
@@ -331,6 +332,9 @@ __getattr__, __dir__ = lazy_exports("agentlab", _EXPORTS, globals())
 # The one line that wires the Jupyter edge to core: once IPython is loaded, the first run installs
 # agentlab.notebook.hookup (live views, cell-scope extension); core itself never imports it.
 _install_when("IPython", "agentlab.notebook.hookup:JupyterFrontend")
+# Tracing follows every run once OpenTelemetry is loaded and a real tracer provider is configured
+# (agentlab/telemetry); a script that never imports OpenTelemetry pays one dict lookup per run.
+_observe_when("opentelemetry.trace", "agentlab.telemetry:observe_if_configured")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -13,7 +13,10 @@ import pytest
 
 import agentlab
 
-HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "mlflow")
+HEAVY = (
+    "openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "mlflow",
+    "opentelemetry",  # tracing loads only when the user imports OpenTelemetry (agentlab/telemetry)
+)  # fmt: skip
 
 
 def test_import_loads_no_heavy_module() -> None:
