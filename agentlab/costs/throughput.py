@@ -39,16 +39,20 @@ class CallTimes(Protocol):
     """What a call must expose (``CallRecord``, ``ModelCallCompletedEvent``, a view's call snapshot)."""
 
     @property
-    def usage(self) -> _Usage | None: ...
+    def usage(self) -> _Usage | None:
+        """The call's tokens (None: not known yet)."""
 
     @property
-    def latency_s(self) -> float | None: ...
+    def latency_s(self) -> float | None:
+        """Request start to completed response."""
 
     @property
-    def first_reasoning_s(self) -> float | None: ...
+    def first_reasoning_s(self) -> float | None:
+        """Request start to the first reasoning delta (None: none streamed)."""
 
     @property
-    def first_text_s(self) -> float | None: ...
+    def first_text_s(self) -> float | None:
+        """Request start to the first answer delta (None: none streamed)."""
 
 
 @dataclass(frozen=True, slots=True)

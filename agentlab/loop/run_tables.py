@@ -71,8 +71,9 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "timing": "string",
 }
 """``kind``: ``model`` or ``tool``; ``name``: the model or the tool; ``start_s``/``end_s``: seconds
-from the run's start (see the module docstring); ``timing``: ``recorded`` or ``from durations``; ``first_reasoning_s``/``first_text_s``: for a
-model call, seconds from its start to the first reasoning / answer delta (NaN: none streamed)."""
+from the run's start (see the module docstring); ``timing``: ``recorded`` or ``from durations``;
+``first_reasoning_s``/``first_text_s``: for a model call, seconds from its start to the first
+reasoning / answer delta (NaN: none streamed)."""
 
 
 def labelled_results(obj: Any) -> Iterator[tuple[str, RunResult]]:

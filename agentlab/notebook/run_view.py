@@ -404,7 +404,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             bits.append(html.escape(usage_line(call.usage, call.cost_usd)))
         speed = call_throughput(call).parts()  # unknown figures are left out, never shown as 0
         line = (
-            f'<div style="font-size:11px;opacity:0.75">⏱ {html.escape(" · ".join(speed))}</div>' if speed else ""
+            f'<div style="font-size:11px;opacity:0.75">⏱ {html.escape(" · ".join(speed))}</div>'
+            if speed
+            else ""
         )
         return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}{line}</div>'
 
