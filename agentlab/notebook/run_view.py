@@ -23,7 +23,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import ipywidgets as widgets
 
@@ -329,7 +329,12 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ steps
 
     def _span(
-        self, kind: Any, name: str, started_s: float | None, duration_s: float | None, err: bool = False
+        self,
+        kind: Literal["model", "tool"],
+        name: str,
+        started_s: float | None,
+        duration_s: float | None,
+        err: bool = False,
     ) -> Span:
         """A bar from the run's recorded start stamp, else from the view's clock (now, minus the duration)."""
         dur = duration_s or 0.0
@@ -404,7 +409,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             bits.append(html.escape(usage_line(call.usage, call.cost_usd)))
         speed = call_throughput(call).parts()  # unknown figures are left out, never shown as 0
         line = (
-            f'<div style="font-size:11px;opacity:0.75">⏱ {html.escape(" · ".join(speed))}</div>'
+            f'<div style="font-size:11px;opacity:0.75">throughput: {html.escape(" · ".join(speed))}</div>'
             if speed
             else ""
         )
@@ -475,7 +480,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         if self._t_end is None:
             return ""
         bits = run_throughput(s.call for s in self._steps.values() if s.done).parts(mean=True)
-        return f"⏱ run · {' · '.join(bits)}" if bits else ""
+        return f"Run throughput: {' · '.join(bits)}" if bits else ""
 
     def _timeline_rows(self) -> Rows:
         return [(n, st.spans) for n, st in sorted(self._steps.items())]

@@ -81,7 +81,7 @@ def test_saved_final_state_has_the_timeline_and_rates_but_no_reasoning() -> None
     html, text = final["text/html"], final["text/plain"]
     assert 'class="agentlab-timeline"' in html and "Timeline (recorded" in text
     assert "step 1:" in text and "get_weather" in text
-    assert "tok/s" in html and "⏱ run" in text
+    assert "tok/s" in html and "Run throughput:" in text
     reasoning = result["reasoning"]
     assert len(reasoning) > 40
     for piece in (reasoning[:40], reasoning[-40:]):

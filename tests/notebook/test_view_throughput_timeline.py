@@ -72,9 +72,9 @@ def test_each_step_and_the_run_show_throughput(comm_messages: list[Any]) -> None
         assert f"reasoning {fmt_rate(row['reasoning_tokens_per_s'])}" in line
         assert "1st reasoning" in line
     # step 1 streamed no answer text: no answer figures (unknown, not 0); step 2 has them
-    assert "1st answer" not in step_lines[0] and "answer " not in step_lines[0].split("⏱")[1]
-    assert "1st answer" in step_lines[1] and "answer" in step_lines[1].split("⏱")[1]
-    (run_line,) = [ln for ln in text.splitlines() if ln.startswith("⏱ run")]
+    assert "1st answer" not in step_lines[0] and "answer " not in step_lines[0].split("throughput:")[1]
+    assert "1st answer" in step_lines[1] and "answer" in step_lines[1].split("throughput:")[1]
+    (run_line,) = [ln for ln in text.splitlines() if ln.startswith("Run throughput:")]
     by = al.usage_by(df, "run_id").iloc[0]
     assert "mean 1st reasoning" in run_line
     assert fmt_rate(by["answer_tokens_per_s"]) in run_line
@@ -95,7 +95,7 @@ def test_unknown_throughput_is_left_out_never_zero(comm_messages: list[Any]) -> 
     )
     view.on_event(RunCompletedEvent(run_id=RID, status="completed", output="ok", steps=1, usage=usage))
     text = view.summary_text()
-    assert "⏱" not in text and "tok/s" not in text and "1st " not in text
+    assert "throughput" not in text and "tok/s" not in text and "1st " not in text
     assert "0 tok/s" not in view.summary_html()
 
 
@@ -184,6 +184,6 @@ def test_compare_columns_and_their_saved_state_have_strips_and_rates(comm_messag
     data = cmp._repr_mimebundle_()
     assert data["text/html"].count('class="agentlab-timeline"') == 2
     assert data["text/plain"].count("Timeline (recorded") == 2
-    assert data["text/plain"].count("⏱ run") == 2 and "tok/s" in data["text/html"]
+    assert data["text/plain"].count("Run throughput:") == 2 and "tok/s" in data["text/html"]
     for mime in ("text/plain", "text/html"):
         assert CANARY not in data[mime]
