@@ -6,7 +6,8 @@ flusher (:mod:`agentlab.notebook._coalesce`), which sends the updates of all liv
 budget for the whole frontend (~20 comm messages per second), so a fast stream, or a comparison of
 many columns, costs a bounded number of frontend messages. Reasoning goes to one
 :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
-shown here is portable (tool calls and results, answers, usage) and may be saved with the notebook.
+shown here is portable (tool calls and results, answers, usage, throughput, the timeline strip of
+:mod:`agentlab.notebook.timeline_strip`) and may be saved with the notebook.
 
 A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
 its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
