@@ -48,6 +48,10 @@ class CallRecord(BaseModel):
     provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The provider's own cost figure (OpenRouter ``usage.cost``), kept beside ``cost`` (agentlab's,
     from the price table); None: the provider reports none (left out of dumps then)."""
+    started_s: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """When the call's last attempt was sent, seconds from the run's start (monotonic clock): the
+    timeline's start of this call, so retries and waits before it show as a gap. None in results
+    saved before it was recorded (left out of dumps then)."""
 
 
 def _reported_total(records: tuple[CallRecord, ...] | list[CallRecord]) -> float | None:

@@ -5,12 +5,18 @@ what a result may hold: tool names, arguments and results (the caller's and the 
 timings; never reasoning. Each accepts a ``RunResult``, a ``Comparison`` (adds a ``label`` column, one
 block per model) or an iterable of results.
 
-The timeline is rebuilt from recorded durations, not wall-clock stamps (durable events carry
-none): each step's model call runs from the end of the previous step for its ``latency_s``; that
-step's tool calls start when the call ends and run side by side (the loop gathers them), each for
-its ``duration_s``; the next step starts when the last of them ends. Loop overhead between
-records (history assembly, validation) is therefore left out, which is why ``timing`` says
-``from durations``.
+The timeline uses the times the run recorded (``timing`` is ``recorded``): each model call's
+``started_s`` (``CallRecord``, when its last attempt was sent) and each tool's ``started_s``
+(``ToolResultEvent``), in seconds from the run's start on a monotonic clock, each lasting its
+``latency_s`` / ``duration_s``. Parallel tools therefore overlap as they did, and retries, back-off
+waits and loop overhead show as gaps.
+
+Results recorded before those stamps existed (older saved results and event logs) fall back to a
+reconstruction from durations (``timing`` is ``from durations``): each step's model call runs from
+the end of the previous step; that step's tool calls start when the call ends and run side by side
+(the loop gathers them); the next step starts when the last of them ends. Gaps are lost there. A
+run uses one rule for all its rows: recorded only when every model call and every tool that ran
+has its stamp.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-    from agentlab.loop.result import RunResult
+    from agentlab.loop.result import CallRecord, RunResult
 
 __all__ = [
     "TIMELINE_COLUMNS",
@@ -65,8 +71,9 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "timing": "string",
 }
 """``kind``: ``model`` or ``tool``; ``name``: the model or the tool; ``start_s``/``end_s``: seconds
-from the run's start (see the module docstring); ``first_reasoning_s``/``first_text_s``: for a
-model call, seconds from its start to the first reasoning / answer delta (NaN: none streamed)."""
+from the run's start (see the module docstring); ``timing``: ``recorded`` or ``from durations``;
+``first_reasoning_s``/``first_text_s``: for a model call, seconds from its start to the first
+reasoning / answer delta (NaN: none streamed)."""
 
 
 def labelled_results(obj: Any) -> Iterator[tuple[str, RunResult]]:
@@ -115,6 +122,7 @@ def _tool_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
             "is_error": failed,
             "error": res.result.output if res is not None and failed else None,
             "result_chars": None if res is None else len(res.result.output),
+            "_started_s": None if res is None else res.started_s,
         }
 
 
@@ -124,44 +132,67 @@ def tool_frame(obj: Any) -> pd.DataFrame:
     return _frame(rows, TOOL_COLUMNS)
 
 
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _model_row(c: CallRecord, start: float) -> dict[str, Any]:
+    lat = _nan(c.latency_s)
+    return {
+        "step": c.step,
+        "kind": "model",
+        "name": f"{c.provider}:{c.model}",
+        "start_s": start,
+        "end_s": start + lat,
+        "duration_s": lat,
+        "first_reasoning_s": _nan(c.first_reasoning_s),
+        "first_text_s": _nan(c.first_text_s),
+        "is_error": False,
+    }
+
+
+def _tool_row(tr: dict[str, Any], start: float) -> dict[str, Any]:
+    d = tr["duration_s"]
+    return {
+        "step": tr["step"],
+        "kind": "tool",
+        "name": tr["tool"],
+        "start_s": start,
+        "end_s": start + d,
+        "duration_s": d,
+        "first_reasoning_s": math.nan,
+        "first_text_s": math.nan,
+        "is_error": tr["is_error"],
+    }
+
+
+def _recorded(calls: list[CallRecord], tools: dict[int, list[dict[str, Any]]]) -> bool:
+    """Whether every model call and every tool that ran carries its start stamp."""
+    ran = [t for ts in tools.values() for t in ts if not math.isnan(t["duration_s"])]
+    return all(c.started_s is not None for c in calls) and all(t["_started_s"] is not None for t in ran)
+
+
 def _timeline_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
     tools: dict[int, list[dict[str, Any]]] = {}
     for row in _tool_rows(label, r):
         tools.setdefault(int(row["step"] or 0), []).append(row)
-    base = {"label": label, "run_id": r.run_id, "timing": "from durations"}
+    calls = sorted(r.calls, key=lambda c: c.step)
+    recorded = bool(calls) and _recorded(calls, tools)
+    base = {"label": label, "run_id": r.run_id, "timing": "recorded" if recorded else "from durations"}
     t = 0.0
-    for c in sorted(r.calls, key=lambda c: c.step):
-        lat = c.latency_s if c.latency_s is not None else math.nan
-        end = t + (0.0 if math.isnan(lat) else lat)
-        yield {
-            **base,
-            "step": c.step,
-            "kind": "model",
-            "name": f"{c.provider}:{c.model}",
-            "start_s": t,
-            "end_s": end if not math.isnan(lat) else math.nan,
-            "duration_s": lat,
-            "first_reasoning_s": math.nan if c.first_reasoning_s is None else c.first_reasoning_s,
-            "first_text_s": math.nan if c.first_text_s is None else c.first_text_s,
-            "is_error": False,
-        }
-        step_end = end
+    for c in calls:
+        m = _model_row(c, _nan(c.started_s) if recorded else t)
+        yield {**base, **m}
+        # A call without a latency is drawn as an instant (its tools still need a place to start).
+        call_end = m["start_s"] if math.isnan(m["end_s"]) else m["end_s"]
+        step_end = call_end
         for tr in tools.get(c.step, []):
-            d = tr["duration_s"]
-            tool_end = end + (0.0 if math.isnan(d) else d)
-            step_end = max(step_end, tool_end)
-            yield {
-                **base,
-                "step": c.step,
-                "kind": "tool",
-                "name": tr["tool"],
-                "start_s": end,
-                "end_s": tool_end if not math.isnan(d) else math.nan,
-                "duration_s": d,
-                "first_reasoning_s": math.nan,
-                "first_text_s": math.nan,
-                "is_error": tr["is_error"],
-            }
+            # A tool that never ran has no stamp: it sits at the end of its call, with no duration.
+            start = tr["_started_s"] if recorded and tr["_started_s"] is not None else call_end
+            row = _tool_row(tr, start)
+            if not math.isnan(row["end_s"]):
+                step_end = max(step_end, row["end_s"])
+            yield {**base, **row}
         t = step_end
 
 

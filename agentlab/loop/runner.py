@@ -379,6 +379,7 @@ class Run:
         self._started = False
         self._durable_events: list[Any] = []
         self._calls: list[CallRecord] = []
+        self._t0 = time.perf_counter()  # reset when the run starts (after the adapter is created)
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
         # integrations following every run (tracing), with closers for the loop's end: loop/observers.py
@@ -625,6 +626,7 @@ class Run:
             cp.attach(cont)
             cp.status = "running"
             log.debug("run %s started on %s", rid, ref)
+            self._t0 = time.perf_counter()  # the run's clock: the timeline's zero
             yield self._emit(
                 RunStartedEvent(
                     run_id=rid, step=0, provider=ref.provider, model=ref.model, api=ref.api, task=self.task
@@ -676,7 +678,7 @@ class Run:
                 extra_dropped += cont.released_count  # every drop is counted, a release's too
                 cont = self._renew(adapter)
                 yield self._emit(self._released_notice(step))
-            call = CallTiming(self._request(cont, step), step)
+            call = CallTiming(self._request(cont, step), step, run_t0=self._t0)
             async with _closing(self._call_model(adapter, call, sdk_retries)) as stream:
                 async for ev in stream:
                     yield ev
@@ -816,11 +818,13 @@ class Run:
         for c in calls:
             yield self._emit(ToolCallEvent(run_id=rid, step=step, call=c))
         done, notes = await self._run_tools(calls, step)
-        for res, dur in done:
-            yield self._emit(ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur))
+        for res, started, dur in done:
+            yield self._emit(
+                ToolResultEvent(run_id=rid, step=step, result=res, duration_s=dur, started_s=started)
+            )
         for note in notes:
             yield self._emit(note)
-        results.extend(r for r, _ in done)
+        results.extend(r for r, _, _ in done)
 
     def _output_value(self, resp: ModelResponse) -> Any:
         """The final answer validated into ``output_type`` (None without one, or for a refusal).
@@ -907,36 +911,38 @@ class Run:
 
     async def _run_tools(
         self, calls: list[ToolCallItem], step: int
-    ) -> tuple[list[tuple[ToolResultItem, float | None]], list[DiagnosticEvent]]:
+    ) -> tuple[list[tuple[ToolResultItem, float | None, float | None]], list[DiagnosticEvent]]:
         """Run a response's tool calls concurrently; every call gets exactly one result, in order.
 
         Calls whose id repeats within the response, or reuses an id from earlier history, are not run:
         they get one error result each id (two results with one id would be ambiguous). A call past
         its timeout becomes an error result plus a ``tool_timeout`` diagnostic (returned, emitted
         after the results). A call still running when the run is cancelled is abandoned, not waited
-        for, and recorded at once as a ``tool_abandoned`` diagnostic (the run is ending).
+        for, and recorded at once as a ``tool_abandoned`` diagnostic (the run is ending). Each result
+        comes with when its tool started (seconds from the run's start; None: it never ran) and how
+        long it took.
         """
         earlier = {i.call_id for i in self.checkpoint.history if isinstance(i, ToolCallItem)}
         counts = Counter(c.call_id for c in calls)
         answered: set[str] = set()
         notes: list[DiagnosticEvent] = []
 
-        async def one(c: ToolCallItem) -> tuple[ToolResultItem, float | None] | None:
+        async def one(c: ToolCallItem) -> tuple[ToolResultItem, float | None, float | None] | None:
             if counts[c.call_id] > 1:
                 if c.call_id in answered:
                     return None
                 answered.add(c.call_id)
                 return _err(
                     c, f"duplicate tool call id {c.call_id!r} in one response; none of them were run"
-                ), None
+                ), None, None
             if c.call_id in earlier:
                 return _err(
                     c, f"tool call id {c.call_id!r} was already used earlier in this run; not run"
-                ), None
+                ), None, None
             t = self.tools.get(c.name)
             if t is None:
                 avail = ", ".join(sorted(self.tools)) or "none"
-                return _err(c, f"unknown tool {c.name!r}; available tools: {avail}"), None
+                return _err(c, f"unknown tool {c.name!r}; available tools: {avail}"), None, None
             limit = t.timeout if t.timeout is not None else self.tool_timeout
             t0 = time.perf_counter()
             outcome = await t.run(
@@ -947,7 +953,7 @@ class Run:
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
-            return res, time.perf_counter() - t0
+            return res, t0 - self._t0, time.perf_counter() - t0
 
         if len(calls) == 1:
             out = [await one(calls[0])]

@@ -83,14 +83,23 @@ class CallTiming:
     A plain mutable holder (the streaming step is a generator and cannot return a value). Each
     attempt starts it afresh, so a retried call is timed from its last attempt. Its repr is the
     default (no request or response shown), so it is safe in a traceback's locals.
+
+    ``run_t0`` is the run's start on the same clock (``time.perf_counter``, monotonic), so the call
+    can say when its last attempt began relative to the run (``started_s``, for the timeline).
     """
 
-    __slots__ = ("completed", "elapsed", "request", "step", "t0")
+    __slots__ = ("completed", "elapsed", "request", "run_t0", "step", "t0")
 
-    def __init__(self, request: ModelRequest, step: int) -> None:
+    def __init__(self, request: ModelRequest, step: int, run_t0: float | None = None) -> None:
         self.request = request
         self.step = step
+        self.run_t0 = run_t0
         self.start()
+
+    @property
+    def started_s(self) -> float | None:
+        """Seconds from the run's start to this attempt's start (None without a run clock)."""
+        return None if self.run_t0 is None else self.t0 - self.run_t0
 
     def start(self) -> None:
         """Begin an attempt: the clock restarts, nothing is completed."""
@@ -166,6 +175,7 @@ def apply_response(
         first_text_s=completed.first_text_s,
         reasoning_items_dropped=dropped,
         provider_cost_usd=resp.provider_cost_usd,
+        started_s=timing.started_s,
     )
     event = ModelCallCompletedEvent(
         run_id=run_id,
@@ -183,6 +193,7 @@ def apply_response(
         reasoning_items_dropped=dropped,
         items=resp.items,
         provider_cost_usd=resp.provider_cost_usd,
+        started_s=record.started_s,
     )
     return AppliedResponse(record, diagnostics, event)
 

@@ -268,7 +268,7 @@ class ModelCallCompletedEvent(ShapedRepr, Event):
 
     _repr_shown = _EVENT_IDS | {
         "provider", "model", "response_id", "request_id", "stop_reason", "usage", "cost_usd",
-        "latency_s", "first_reasoning_s", "first_text_s", "reasoning_items_dropped",
+        "latency_s", "first_reasoning_s", "first_text_s", "reasoning_items_dropped", "started_s",
     }  # fmt: skip
     durable: ClassVar[bool] = True
     kind: Literal["model_call_completed"] = "model_call_completed"
@@ -286,6 +286,10 @@ class ModelCallCompletedEvent(ShapedRepr, Event):
     items: tuple[PortableItem, ...] = ()
     provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The provider's own cost figure (OpenRouter ``usage.cost``) beside ``cost_usd``; None: none."""
+    started_s: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """When the call's last attempt was sent, in seconds from the run's start (monotonic clock), so a
+    timeline shows retries and waits as gaps; None in records made before it was kept (left out of
+    dumps then, so older event logs still load and newer ones stay readable by older code)."""
 
 
 class ToolCallEvent(Event):
@@ -303,6 +307,10 @@ class ToolResultEvent(Event):
     kind: Literal["tool_result"] = "tool_result"
     result: ToolResultItem
     duration_s: float | None = None
+    started_s: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """When the tool started, in seconds from the run's start (monotonic clock; it ended at
+    ``started_s + duration_s``): tools of one step run side by side, and this shows how they
+    overlapped. None when the tool never ran (unknown tool, duplicate id) or in older records."""
 
 
 class ErrorEvent(Event):

@@ -6,7 +6,8 @@ flusher (:mod:`agentlab.notebook._coalesce`), which sends the updates of all liv
 budget for the whole frontend (~20 comm messages per second), so a fast stream, or a comparison of
 many columns, costs a bounded number of frontend messages. Reasoning goes to one
 :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
-shown here is portable (tool calls and results, answers, usage) and may be saved with the notebook.
+shown here is portable (tool calls and results, answers, usage, throughput, the timeline strip of
+:mod:`agentlab.notebook.timeline_strip`) and may be saved with the notebook.
 
 A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
 its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
@@ -23,11 +24,12 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import ipywidgets as widgets
 
 from agentlab.assembly.reducer import EMPTY, CallSnapshot, ToolCallState, accumulate
+from agentlab.costs.throughput import call_throughput, run_throughput
 from agentlab.neutral.events import (
     DiagnosticEvent,
     ErrorEvent,
@@ -46,6 +48,7 @@ from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, usage_line
 from agentlab.notebook.panel import ReasoningPanel
+from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
 __all__ = ["CompareView", "RunView", "refresh_displays"]
 
@@ -145,6 +148,15 @@ class _Step:
     box: widgets.VBox
     call: CallSnapshot = field(default_factory=lambda: EMPTY)
     started: float = field(default_factory=time.monotonic)
+    model_span: Span | None = None
+    tool_spans: dict[str, Span] = field(default_factory=dict)
+    """By call id, in the order the results arrived."""
+
+    @property
+    def spans(self) -> list[Span]:
+        """The step's bars for the timeline strip: its model call, then its tools."""
+        head = [self.model_span] if self.model_span is not None else []
+        return head + list(self.tool_spans.values())
 
     @property
     def done(self) -> bool:
@@ -201,19 +213,26 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
         self._header = widgets.HTML(value=self._render_header())
         self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self._timeline = widgets.HTML(value="")
         self._footer = widgets.HTML(value="")
         # A compact view is a compare column: its layout is set at creation (setting it afterwards
         # would cost a frontend message per trait per column).
         column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
         super().__init__(
-            children=[self._header, self._steps_box, self._footer],
+            children=[self._header, self._steps_box, self._timeline, self._footer],
             layout=widgets.Layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
             _dom_classes=["agentlab-view"],
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
         # frontend's message budget; a step's reasoning panel is a view of its own.
         # The step structure comes first in each turn (it is what makes a new step's panel visible).
-        self._synced: list[widgets.Widget] = [gate(self._steps_box), gate(self._header), gate(self._footer)]
+        # The timeline strip changes only when a step's call or a tool ends.
+        self._synced: list[widgets.Widget] = [
+            gate(self._steps_box),
+            gate(self._header),
+            gate(self._timeline),
+            gate(self._footer),
+        ]
 
     # ------------------------------------------------------------------ events (any thread)
 
@@ -230,7 +249,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if t is ReasoningDeltaEvent:
                 return
         elif t in _FOLDED:
-            self._fold(event)
+            st = self._fold(event)
+            if t is ToolResultEvent:
+                self._tool_span(st, event)  # type: ignore[arg-type]
         elif isinstance(event, RunStartedEvent):
             with self._lock:
                 self._run_id = event.run_id
@@ -247,6 +268,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         elif isinstance(event, ModelCallCompletedEvent):
             st = self._fold(event)
             with self._lock:
+                st.model_span = self._span(
+                    "model", f"{event.provider}:{event.model}", event.started_s, event.latency_s
+                )
                 self._calls += 1
                 self._usage = event.usage if self._usage is None else self._usage + event.usage
                 if event.cost_usd is not None:
@@ -305,6 +329,28 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ steps
 
+    def _span(
+        self,
+        kind: Literal["model", "tool"],
+        name: str,
+        started_s: float | None,
+        duration_s: float | None,
+        err: bool = False,
+    ) -> Span:
+        """A bar from the run's recorded start stamp, else from the view's clock (now, minus the duration)."""
+        dur = duration_s or 0.0
+        if started_s is not None:
+            return Span(kind, name, started_s, started_s + dur, err)
+        end = time.monotonic() - self._t0
+        return Span(kind, name, max(0.0, end - dur), end, err, recorded=False)
+
+    def _tool_span(self, st: _Step, event: ToolResultEvent) -> None:
+        r = event.result
+        with self._lock:
+            st.tool_spans[r.call_id] = self._span(
+                "tool", r.name or "?", event.started_s, event.duration_s, r.is_error
+            )
+
     def _fold(self, event: Any) -> _Step:
         """Fold a step's event into that step's call snapshot."""
         n = 0 if event.step is None else event.step
@@ -362,7 +408,13 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         bits = [f"<b>Step {st.number}</b>", html.escape(call.stop_reason or ""), fmt_seconds(call.latency_s)]
         if call.usage is not None:
             bits.append(html.escape(usage_line(call.usage, call.cost_usd)))
-        return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}</div>'
+        speed = call_throughput(call).parts()  # unknown figures are left out, never shown as 0
+        line = (
+            f'<div style="font-size:11px;opacity:0.75">throughput: {html.escape(" · ".join(speed))}</div>'
+            if speed
+            else ""
+        )
+        return f'<div style="font-size:12px">{" · ".join(b for b in bits if b)}{line}</div>'
 
     def _render_tools(self, st: _Step) -> str:
         parts = []
@@ -419,7 +471,20 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         line = self._usage_text()
         if line:
             parts.append(f'<div style="font-size:12px;margin-top:2px">{html.escape(line)}</div>')
+        speed = self._run_speed()
+        if speed:
+            parts.append(f'<div style="font-size:11px;opacity:0.8">{html.escape(speed)}</div>')
         return "".join(parts)
+
+    def _run_speed(self) -> str:
+        """The run's throughput, once it ended: over its completed calls (unknown figures left out)."""
+        if self._t_end is None:
+            return ""
+        bits = run_throughput(s.call for s in self._steps.values() if s.done).parts(mean=True)
+        return f"Run throughput: {' · '.join(bits)}" if bits else ""
+
+    def _timeline_rows(self) -> Rows:
+        return [(n, st.spans) for n, st in sorted(self._steps.items())]
 
     def _usage_text(self) -> str:
         if self._usage is None and self._cost is None:
@@ -435,7 +500,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
-            for w, v in [(self._header, header), (self._footer, footer)] + [
+            timeline = strip_html(self._timeline_rows())
+            for w, v in [(self._header, header), (self._timeline, timeline), (self._footer, footer)] + [
                 pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
             ]:
                 v = _wrap(v)
@@ -467,6 +533,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             for _, st in sorted(self._steps.items()):
                 lines.append("  " + _text(self._render_step_title(st)))
                 lines += ["    " + _text(t) for t in _blocks(self._render_tools(st))]
+            lines += strip_text(self._timeline_rows())
             lines += [_text(b) for b in _blocks(self._render_footer())]
         return "\n".join(ln for ln in lines if ln.strip())
 
@@ -486,7 +553,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
                     else ""
                 )
                 steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
-            body = self._render_header() + "".join(steps) + self._render_footer()
+            timeline = strip_html(self._timeline_rows())
+            body = self._render_header() + "".join(steps) + timeline + self._render_footer()
         width = "flex:1 1 0;min-width:260px" if self._compact else ""
         return (
             f'<div style="{UI_FONT};border:1px solid {PALETTE["grey"]}55;padding:4px;'

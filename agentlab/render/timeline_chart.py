@@ -4,7 +4,8 @@ Draws a ``timeline_frame`` (``agentlab.timeline_frame``): per run (per provider 
 "model" lane with each call as a bar, the part from its first reasoning delta to its first answer
 delta in the reasoning colour, and a "tools" lane below it where tool calls of one step (which run
 side by side) share the lane in thin rows. Failed tools are drawn in vermillion and hatched. The
-times are rebuilt from recorded durations (see ``agentlab.loop.run_tables``), and the x label says so.
+times are the run's recorded start times, or rebuilt from durations for older results (see
+``agentlab.loop.run_tables``); the x label says which.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def _f(v: Any) -> float:
         return float(v)
     except (TypeError, ValueError):
         return math.nan
+
+
+def _timing_note(frame: pd.DataFrame) -> str:
+    """What the x axis is: recorded start times, or a rebuild from durations (for older results)."""
+    kinds = set(frame["timing"].dropna().unique()) if "timing" in frame.columns else set()
+    if kinds == {"recorded"}:
+        return "recorded start times"
+    if "recorded" in kinds:
+        return "recorded start times; older runs rebuilt from durations"
+    return "rebuilt from recorded durations"
 
 
 def _model_bars(ax: Axes, g: pd.DataFrame, y: float) -> None:
@@ -97,7 +108,7 @@ def plot_timeline(frame: pd.DataFrame, *, ax: Axes | None = None, title: str | N
     ax.set_yticks(ticks, names, fontsize=8)
     ax.set_ylim(len(ticks) - 0.5, -0.5)  # first run on top
     ax.set_xlim(left=0)
-    ax.set_xlabel("seconds from run start (rebuilt from recorded durations)")
+    ax.set_xlabel(f"seconds from run start ({_timing_note(frame)})")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     ax.set_title(title or "Run timeline: model calls and tool calls")

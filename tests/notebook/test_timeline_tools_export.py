@@ -98,11 +98,33 @@ def test_timeline_frame_places_tools_after_their_call_and_side_by_side() -> None
     df = al.timeline_frame(_run())
     assert list(df.columns) == list(TIMELINE_COLUMNS)
     assert df["kind"].tolist() == ["model", "tool", "tool", "model", "tool", "model"]
+    assert set(df["timing"]) == {"recorded"}
+    m1, add1, boom1, m2 = (df.iloc[i] for i in range(4))
+    assert m1["start_s"] >= 0 and m1["end_s"] == pytest.approx(m1["start_s"] + m1["duration_s"])
+    assert add1["start_s"] >= m1["end_s"] and boom1["start_s"] >= m1["end_s"]  # after their call
+    assert boom1["start_s"] < add1["end_s"]  # gathered: side by side
+    assert m2["start_s"] >= max(add1["end_s"], boom1["end_s"])
+    assert bool(boom1["is_error"]) and not math.isnan(m1["first_reasoning_s"])
+
+
+def test_timeline_frame_of_a_result_without_stamps_is_rebuilt_from_durations() -> None:
+    r = _run()
+    old = r.model_copy(
+        update={
+            "calls": tuple(c.model_copy(update={"started_s": None}) for c in r.calls),
+            "events": tuple(
+                e.model_copy(update={"started_s": None}) if hasattr(e, "started_s") else e for e in r.events
+            ),
+        }
+    )
+    df = al.timeline_frame(old)
+    assert set(df["timing"]) == {"from durations"}
     m1, add1, boom1, m2 = (df.iloc[i] for i in range(4))
     assert m1["start_s"] == 0 and m1["end_s"] == pytest.approx(m1["duration_s"])
     assert add1["start_s"] == boom1["start_s"] == m1["end_s"]  # gathered: both start at the call's end
     assert m2["start_s"] == pytest.approx(max(add1["end_s"], boom1["end_s"]))
-    assert bool(boom1["is_error"]) and not math.isnan(m1["first_reasoning_s"])
+    assert "rebuilt from recorded durations" in al.plot_timeline(old).get_xlabel()
+    assert "recorded start times" in al.plot_timeline(r).get_xlabel()
 
 
 def test_plot_timeline_draws_lanes_per_model() -> None:
