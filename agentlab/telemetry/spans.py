@@ -26,6 +26,7 @@ from ``run.result``.
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -66,7 +67,8 @@ class RunSpans:
         self._run_span: Span | None = None
         self._run_ctx: otel_context.Context | None = None
         self._call: Span | None = None
-        self._tools: dict[str, Span] = {}
+        self._tools: dict[str, tuple[Span, int]] = {}
+        """call id -> its open span and its start (ns): the end is start + the tool's own duration."""
         self._error: ErrorEvent | None = None
 
     def __call__(self, ev: object) -> None:
@@ -128,22 +130,29 @@ class RunSpans:
 
     def _tool_call(self, ev: ToolCallEvent) -> None:
         call = ev.call
-        self._tools[call.call_id] = self._tracer.start_span(
+        start = time.time_ns()
+        span = self._tracer.start_span(
             f"execute_tool {call.name}",
             context=self._run_ctx,
             kind=SpanKind.INTERNAL,
             attributes=attrs.tool_call_attributes(call, include_content=self._include_content),
+            start_time=start,
         )
+        self._tools[call.call_id] = (span, start)
 
     def _tool_result(self, ev: ToolResultEvent) -> None:
-        span = self._tools.pop(ev.result.call_id, None)
-        if span is None:
+        open_span = self._tools.pop(ev.result.call_id, None)
+        if open_span is None:
             return
+        span, start = open_span
         extra = attrs.tool_result_attributes(ev.result, include_content=self._include_content)
         span.set_attributes(extra)
         if "error.type" in extra:
             span.set_status(Status(StatusCode.ERROR, "the tool failed"))
-        span.end()
+        # A step's results arrive together once every tool of it is done: each span ends when its
+        # own tool did (its recorded duration), so parallel tools do not all end with the slowest.
+        d = ev.duration_s
+        span.end(end_time=start + int(d * 1e9) if d is not None and d >= 0 else None)
 
     def _diagnostic(self, ev: DiagnosticEvent) -> None:
         span = self._call or self._run_span
@@ -155,7 +164,7 @@ class RunSpans:
 
     def _run_completed(self, ev: RunCompletedEvent) -> None:
         self._end_call()
-        for tool in self._tools.values():
+        for tool, _start in self._tools.values():
             _fail(tool, {"error.type": "abandoned"}, "the run ended before the tool returned")
             tool.end()
         self._tools.clear()

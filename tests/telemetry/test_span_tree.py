@@ -107,3 +107,34 @@ def test_content_is_opt_in_and_follows_the_convention(content_spans: Traced) -> 
     tool = content_spans.named("execute_tool ")[0]
     t = attrs(tool)
     assert t["gen_ai.tool.call.result"] == get_weather.fn(**json.loads(t["gen_ai.tool.call.arguments"]))
+
+
+def test_parallel_tool_spans_end_when_their_own_tool_did(spans: Traced) -> None:
+    """A step's results arrive together; each tool span still ends after its own duration."""
+    import asyncio
+
+    from agentlab.testing import ScriptedAdapter, Step
+
+    @al.tool
+    async def fast(x: str) -> str:
+        """Answer at once."""
+        return x
+
+    @al.tool
+    async def slow(x: str) -> str:
+        """Answer after a while."""
+        await asyncio.sleep(0.4)
+        return x
+
+    adapter = ScriptedAdapter(
+        [Step(tool_calls=[("fast", {"x": "a"}, "c1"), ("slow", {"x": "b"}, "c2")]), Step(text="done")],
+        provider="openai",
+        model="sim-reasoner",
+    )
+    result = al.run("openai:sim-reasoner", "go", tools=[fast, slow], adapter=adapter)
+    assert result.status == "completed"
+    by_name = {s.name: s for s in spans.named("execute_tool ")}
+    f, s = by_name["execute_tool fast"], by_name["execute_tool slow"]
+    assert f.start_time is not None and f.end_time is not None and s.start_time is not None
+    assert s.end_time is not None
+    assert (f.end_time - f.start_time) / 1e9 < 0.2 and (s.end_time - s.start_time) / 1e9 > 0.35
