@@ -180,7 +180,7 @@ _remote_run = ray.remote(_run_task)
 
 def _check_picklable(what: str, value: object) -> None:
     try:
-        ray.cloudpickle.dumps(value)
+        ray.cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's vendored cloudpickle
     except Exception as e:
         raise ConfigError(
             f"executor='ray' sends {what} to the worker processes, and it cannot be pickled "
@@ -254,7 +254,7 @@ class RayExecutor:
         """
         if not ray.is_initialized():
             ray.init()
-        actor = _LimiterActor.remote(sched.concurrency)
+        actor: Any = _LimiterActor.remote(sched.concurrency)
         driver = _Driver(sched, actor, self.remote.remote, ray.put(self.shared), display, on_progress)
         finished_ok = False
         try:

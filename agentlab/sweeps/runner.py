@@ -705,9 +705,7 @@ class _RunConfig:
     """Every run's ``output_type`` (checked once, before anything runs)."""
 
 
-async def run_plan(
-    p: _Plan, adapter: Callable[[], Adapter], gate: _Gate, cfg: _RunConfig
-) -> dict[str, Any]:
+async def run_plan(p: _Plan, adapter: Callable[[], Adapter], gate: _Gate, cfg: _RunConfig) -> dict[str, Any]:
     """Run one plan entry to its results row; a failing run becomes a failed row, not an error.
 
     One function for both executors (the asyncio scheduler and a Ray worker), so a row means the
