@@ -95,8 +95,14 @@ def test_bad_ray_options_and_unpicklable_tools_fail_before_anything_runs(
 ) -> None:
     out = tmp_path / "r.jsonl"
     with pytest.raises(ConfigError, match="ray_options"):
-        sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="ray",
-              ray_options={"num_cpu": 1})  # fmt: skip
+        sweep(
+            ["2+2?"],
+            ["openai:sim-reasoner"],
+            results=out,
+            progress=None,
+            executor="ray",
+            ray_options={"num_cpu": 1},
+        )
     lock = threading.Lock()
 
     @tool
@@ -105,7 +111,7 @@ def test_bad_ray_options_and_unpicklable_tools_fail_before_anything_runs(
         with lock:
             return key
 
-    with pytest.raises(ConfigError, match="tool 'locked'.*cannot be pickled"):
+    with pytest.raises(ConfigError, match=r"tool 'locked'.*cannot be pickled"):
         sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="ray", tools=[locked])
     assert not out.exists()
 
@@ -116,15 +122,20 @@ def test_bad_ray_options_and_unpicklable_tools_fail_before_anything_runs(
 def test_ray_rows_equal_the_asyncio_rows_for_the_same_plan(ray_dir: Path, tmp_path: Path) -> None:
     # One repeat: two runs of one prompt could share the simulator's prompt cache on the asyncio
     # executor's shared adapter (a cache read, timing-dependent), never across Ray's per-run adapters.
-    tasks = sim_tasks(["continuity"])[:2] + sim_tasks(["compare"])[:2]
+    tasks = sim_tasks(["continuity"])[:1] + sim_tasks(["compare"])[:2]
     reports, frames = {}, {}
     for executor in ("asyncio", "ray"):
         out = tmp_path / f"{executor}.jsonl"
         reports[executor] = sweep(
-            tasks, MODELS, results=out, tools=sim_tools(), concurrency=2, progress=None,
+            tasks,
+            MODELS,
+            results=out,
+            tools=sim_tools(),
+            concurrency=2,
+            progress=None,
             executor=executor,  # type: ignore[arg-type]
-        )  # fmt: skip
-        assert reports[executor].status == "completed" and reports[executor].ran == 12
+        )
+        assert reports[executor].status == "completed" and reports[executor].ran == 9
         frames[executor] = load_results(out).sort_values(KEY).reset_index(drop=True)
     a, r = frames["asyncio"], frames["ray"]
     assert (a["status"] == "completed").all() and a["success"].all() and (a["tool_calls"] > 0).all()
@@ -151,7 +162,9 @@ def _intervals(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
 
 def _max_overlap(intervals: list[tuple[float, float]]) -> int:
     """Most intervals open at one instant (an end and a start at the same ms do not overlap)."""
-    edges = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
+    edges = sorted(
+        [(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1])
+    )
     n = peak = 0
     for _, d in edges:
         n += d
@@ -164,14 +177,19 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
     import ray
 
     from agentlab.sweeps import ray_executor as rx
-    from agentlab.sweeps.runner import _Plan, _RunConfig, Setting
+    from agentlab.sweeps.runner import Setting, _Plan, _RunConfig
 
     s = Setting("default")
-    ref = parse_model("openai:sim-reasoner+fault=slow:15")
+    ref = parse_model("openai:sim-reasoner+fault=slow:5")
     config = _RunConfig(
-        tools=list(sim_tools()), retries=0, retry_delay=0.0, tool_timeout=None,
-        fingerprints={"default": s.fingerprint()}, adapter_factory=None, max_consecutive_failures=None,
-    )  # fmt: skip
+        tools=list(sim_tools()),
+        retries=0,
+        retry_delay=0.0,
+        tool_timeout=None,
+        fingerprints={"default": s.fingerprint()},
+        adapter_factory=None,
+        max_consecutive_failures=None,
+    )
     task = sim_tasks(["compare"])[0]
     execu = rx.prepare(config, [ref], [task], None)
     actor = rx._LimiterActor.remote({"openai": limit})
@@ -191,9 +209,9 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
 
 
 def test_the_limiter_actor_bounds_runs_in_flight_across_tasks(ray_dir: Path) -> None:
-    # Six tasks at once on two worker processes: only the actor stands between them and two at a time.
-    bounded = _max_overlap(_intervals(_submit_direct(limit=1, n=6)))
-    free = _max_overlap(_intervals(_submit_direct(limit=3, n=6)))
+    # Four tasks at once on two worker processes: only the actor stands between them and two at a time.
+    bounded = _max_overlap(_intervals(_submit_direct(limit=1, n=4)))
+    free = _max_overlap(_intervals(_submit_direct(limit=3, n=4)))
     assert bounded == 1
     assert free == 2  # positive control: without the bound the two workers do overlap
 
@@ -201,7 +219,9 @@ def test_the_limiter_actor_bounds_runs_in_flight_across_tasks(ray_dir: Path) -> 
 # ---------------------------------------------------------------------- resume
 
 
-def test_an_interrupted_ray_sweep_resumes_without_redoing_finished_runs(ray_dir: Path, tmp_path: Path) -> None:
+def test_an_interrupted_ray_sweep_resumes_without_redoing_finished_runs(
+    ray_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "r.jsonl"
     tasks = sim_tasks(["compare"])[:4]
     models = MODELS[:2]
@@ -211,8 +231,16 @@ def test_an_interrupted_ray_sweep_resumes_without_redoing_finished_runs(ray_dir:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        sweep(tasks, models, results=out, tools=sim_tools(), concurrency=2, progress=None, executor="ray",
-              on_progress=stop_after_three)  # fmt: skip
+        sweep(
+            tasks,
+            models,
+            results=out,
+            tools=sim_tools(),
+            concurrency=2,
+            progress=None,
+            executor="ray",
+            on_progress=stop_after_three,
+        )
     first = list(read_rows(out))
     assert 3 <= len(first) < 8
     before = {(r["task_id"], r["model"], r["setting"], r["repeat"]): r["run_id"] for r in first}
@@ -246,16 +274,28 @@ def test_no_canary_in_the_results_file_or_in_anything_ray_wrote(ray_dir: Path, t
                     opaque=[json.dumps({"type": "reasoning", "encrypted_content": canary}), f"sig:{canary}"],
                     tool_calls=[("lookup", {"key": "a"}, "call_1")],
                 ),
-                Step(reasoning=[f"done {canary}"], opaque=[f"x{canary}"], text="The answer is 42.",
-                     expect_continuation_from=[0]),  # fmt: skip
+                Step(
+                    reasoning=[f"done {canary}"],
+                    opaque=[f"x{canary}"],
+                    text="The answer is 42.",
+                    expect_continuation_from=[0],
+                ),
             ],
             provider=ref.provider,
             model=ref.model,
         )
 
     out = tmp_path / "r.jsonl"
-    rep = sweep([Task("What is the answer?", id="q", expected=42)], ["openai:sim-reasoner"], results=out,
-                tools=[lookup], repeats=3, progress=None, adapter_factory=scripted, executor="ray")  # fmt: skip
+    rep = sweep(
+        [Task("What is the answer?", id="q", expected=42)],
+        ["openai:sim-reasoner"],
+        results=out,
+        tools=[lookup],
+        repeats=3,
+        progress=None,
+        adapter_factory=scripted,
+        executor="ray",
+    )
     # Positive control: every run went through both steps, so the opaque items went back verbatim
     # within the loop in its worker (the script refuses any other continuation) and were scored.
     assert rep.status == "completed" and rep.failed == 0
@@ -269,3 +309,24 @@ def test_no_canary_in_the_results_file_or_in_anything_ray_wrote(ray_dir: Path, t
             assert canary.encode() not in path.read_bytes(), path
             scanned += 1
     assert scanned > 5  # Ray's logs were there to scan
+
+
+def test_429s_in_the_workers_reach_the_shared_limiter(ray_dir: Path, tmp_path: Path) -> None:
+    # Every call's first attempt is rate limited (the simulator counts attempts per request body).
+    rep = sweep(
+        sim_tasks(["compare"])[:3],
+        ["openai:sim-reasoner+fault=429x1"],
+        results=tmp_path / "r.jsonl",
+        tools=sim_tools(),
+        concurrency=2,
+        retry_delay=0.01,
+        progress=None,
+        executor="ray",
+    )
+    assert rep.status == "completed" and rep.failed == 0
+    df = load_results(rep.path)
+    assert (df["rate_limited"] == df["steps"]).all() and (df["steps"] >= 2).all()
+    # Every worker's 429 was counted by the one actor, which halved the limit (1 of 2; each success
+    # adds a slot back only after `limit` of them, so it may have recovered by the end).
+    stats = rep.limiters["openai"]
+    assert stats.rate_limited == int(df["rate_limited"].sum()) and stats.max_concurrency == 2
