@@ -70,7 +70,7 @@ def ray_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_an_unknown_executor_is_a_config_error_before_anything_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     with pytest.raises(ConfigError, match="executor must be one of 'asyncio', 'ray', got 'dask'"):
-        sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="dask")  # type: ignore[arg-type]
+        sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="dask")
     with pytest.raises(ConfigError, match="ray_options applies to executor='ray' only"):
         sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, ray_options={"num_cpus": 1})
     assert not out.exists()
@@ -133,7 +133,7 @@ def test_ray_rows_equal_the_asyncio_rows_for_the_same_plan(ray_dir: Path, tmp_pa
             tools=sim_tools(),
             concurrency=2,
             progress=None,
-            executor=executor,  # type: ignore[arg-type]
+            executor=executor,
         )
         assert reports[executor].status == "completed" and reports[executor].ran == 9
         frames[executor] = load_results(out).sort_values(KEY).reset_index(drop=True)
@@ -192,7 +192,7 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
     )
     task = sim_tasks(["compare"])[0]
     execu = rx.prepare(config, [ref], [task], None)
-    actor = rx._LimiterActor.remote({"openai": limit})
+    actor: Any = rx._LimiterActor.remote({"openai": limit})
     shared = ray.put(execu.shared)
     try:
         refs = [
