@@ -7,6 +7,7 @@ why, without ``ray``; under ``CI=true`` it fails instead (the ``dev`` extra inst
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
@@ -21,7 +22,7 @@ import pytest
 
 from agentlab import tool
 from agentlab.adapters.base import ModelRef, parse_model
-from agentlab.errors import ConfigError, MissingExtraError
+from agentlab.errors import ConfigError, MissingExtraError, StorageError
 from agentlab.sweeps import SweepProgress, Task, load_results, read_rows, sim_tasks, sim_tools, sweep
 from agentlab.testing import ScriptedAdapter, Step
 from tests.support.opaque import sim_opaque_tokens
@@ -211,7 +212,7 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
 def test_the_limiter_actor_bounds_runs_in_flight_across_tasks(ray_dir: Path) -> None:
     # Four tasks at once on two worker processes: only the actor stands between them and two at a time.
     bounded = _max_overlap(_intervals(_submit_direct(limit=1, n=4)))
-    free = _max_overlap(_intervals(_submit_direct(limit=3, n=4)))
+    free = _max_overlap(_intervals(_submit_direct(limit=3, n=6)))
     assert bounded == 1
     assert free == 2  # positive control: without the bound the two workers do overlap
 
@@ -253,6 +254,58 @@ def test_an_interrupted_ray_sweep_resumes_without_redoing_finished_runs(
     after = dict(zip(map(tuple, df[KEY].astype(object).to_numpy().tolist()), df["run_id"], strict=True))
     assert all(after[k] == rid for k, rid in before.items())
     assert rep.cost_usd == pytest.approx(float(df["total_cost_usd"].sum()))
+
+
+def test_the_budget_guard_and_a_storage_stop_hold_on_ray(
+    ray_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from itertools import accumulate
+
+    from tests.support.faulty_files import Faults
+
+    tasks, models = sim_tasks()[:8], MODELS[:2]
+    out = tmp_path / "budget.jsonl"
+    rep = sweep(
+        tasks,
+        models,
+        results=out,
+        tools=sim_tools(),
+        concurrency=2,
+        budget_tokens=5000,
+        progress=None,
+        executor="ray",
+    )
+    assert rep.status == "budget_exceeded" and "budget_tokens=5,000" in (rep.message or "")
+    tokens = [r["input_tokens"] + r["output_tokens"] for r in read_rows(out)]
+    crossing = next(i for i, c in enumerate(accumulate(tokens), 1) if c >= 5000)
+    assert len(tokens) <= crossing + 3 and rep.not_started == 16 - len(tokens) > 0  # in flight only
+
+    # The driver writes the file, so a file that stops taking rows stops the Ray sweep the same way.
+    faults = Faults(monkeypatch)
+    out = tmp_path / "storage.jsonl"
+
+    def fail_after_two(prog: SweepProgress) -> None:
+        if prog.done >= 2 and faults.armed is None:
+            faults.fail(after=40, chunk=16, err=errno.EDQUOT)
+
+    with pytest.raises(StorageError) as ei:
+        sweep(
+            tasks,
+            models,
+            results=out,
+            tools=sim_tools(),
+            concurrency=2,
+            progress=None,
+            executor="ray",
+            on_progress=fail_after_two,
+            fsync=False,
+        )
+    assert ei.value.errno == errno.EDQUOT and "resume" in str(ei.value)
+    kept = len(list(read_rows(out)))
+    assert 2 <= kept < 16
+    faults.heal()
+    again = sweep(tasks, models, results=out, tools=sim_tools(), concurrency=2, progress=None, executor="ray")
+    assert again.status == "completed" and again.from_file == kept and again.ran == 16 - kept
 
 
 # ---------------------------------------------------------------------- privacy
