@@ -5,6 +5,11 @@ How a sweep behaves (the contract the tests hold it to):
 * **Every combination is its own ``Run``** on one provider, with the setting's continuation policy,
   reasoning and step limit. Runs of one model share one adapter (one SDK client and connection
   pool); nothing else is shared, and nothing opaque crosses runs.
+* **Two executors, one contract**: ``executor="asyncio"`` (default) runs every run on this
+  process's event loop; ``executor="ray"`` runs each inside one Ray task
+  (:mod:`agentlab.sweeps.ray_executor`: its own adapter per run, the limiters in a shared actor,
+  only the row comes back). Both build rows with :func:`run_plan` and record them here, so
+  resume, budget, outage isolation and storage stops below hold for either.
 * **Results stream to disk** (:mod:`agentlab.sweeps.store`): one row per finished run, written and
   fsynced as it finishes. Cancelled runs (Ctrl-C, kernel interrupt, an exception from
   ``on_progress``) write nothing and are redone on resume; finished rows are never redone.
