@@ -76,11 +76,14 @@ class _Sampler:
         self.workers_peak_total = 0.0
         self.worker_peak = 0.0
         self.worker_count = 0
+        self.driver: list[float] = []
         self._stop = threading.Event()
         self._th = threading.Thread(target=self._loop, daemon=True)
 
     def _sample(self) -> None:
-        self.driver_peak = max(self.driver_peak, _status_kb("self", "VmRSS:") or 0.0)
+        rss = _status_kb("self", "VmRSS:") or 0.0
+        self.driver.append(rss)
+        self.driver_peak = max(self.driver_peak, rss)
         if self.workers:
             ws = _ray_workers_mb()
             self.workers_peak_total = max(self.workers_peak_total, sum(ws))
@@ -90,6 +93,11 @@ class _Sampler:
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
             self._sample()
+
+    def growth_after_first_tenth(self) -> float:
+        """Driver RSS growth over the last 90% of the samples (flat memory: about 0)."""
+        later = self.driver[len(self.driver) // 10 :]
+        return max(later) - min(later) if later else 0.0
 
     def __enter__(self) -> _Sampler:
         self._sample()
@@ -137,6 +145,7 @@ def _one(executor: str, out: Path, plan: dict[str, Any], concurrency: int, num_c
         "wall_s": wall,
         "runs_per_s": rep.ran / wall,
         "driver_peak_rss_mb": s.driver_peak,
+        "driver_rss_growth_last_90pct_mb": s.growth_after_first_tenth(),
         "results_mb": out.stat().st_size / 1e6,
     }
     if executor == "ray":
@@ -163,9 +172,14 @@ def _disagreements(a: Path, b: Path) -> int:
 
 
 def measure(
-    runs: int, *, concurrency: int = 8, num_cpus: float = 1.0, say: Callable[[str], None] = lambda _: None
+    runs: int,
+    *,
+    concurrency: int = 8,
+    num_cpus: float = 1.0,
+    executors: tuple[str, ...] = ("asyncio", "ray"),
+    say: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Both executors over one plan of about ``runs`` runs, in this process; the figures."""
+    """The executors over one plan of about ``runs`` runs, in this process; the figures."""
     import ray
 
     from agentlab.costs.pricing import UnpricedModelWarning
@@ -175,9 +189,11 @@ def measure(
     figs: dict[str, Any] = {"concurrency_per_provider": concurrency, "num_cpus": num_cpus}
     with tempfile.TemporaryDirectory() as tmp:
         files = {e: Path(tmp) / f"{e}.jsonl" for e in ("asyncio", "ray")}
-        say("asyncio executor ...")
-        figs["asyncio"] = _one("asyncio", files["asyncio"], plan, concurrency, num_cpus)
-        figs["planned_runs"] = figs["asyncio"]["runs"]
+        if "asyncio" in executors:
+            say("asyncio executor ...")
+            figs["asyncio"] = _one("asyncio", files["asyncio"], plan, concurrency, num_cpus)
+        if "ray" not in executors:
+            return figs
         say("starting a local Ray cluster ...")
         t0 = time.perf_counter()
         ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
@@ -187,14 +203,16 @@ def measure(
             figs["ray"] = _one("ray", files["ray"], plan, concurrency, num_cpus)
         finally:
             ray.shutdown()
-        figs["disagreeing_runs"] = _disagreements(files["asyncio"], files["ray"])
+        if "asyncio" in executors:
+            figs["disagreeing_runs"] = _disagreements(files["asyncio"], files["ray"])
     return figs
 
 
 def _row(fig: dict[str, Any]) -> str:
     text = (
         f"{fig['runs']:,} runs in {fig['wall_s']:.1f} s ({fig['runs_per_s']:.1f} runs/s); "
-        f"driver peak RSS {fig['driver_peak_rss_mb']:.0f} MB"
+        f"driver peak RSS {fig['driver_peak_rss_mb']:.0f} MB "
+        f"(+{fig['driver_rss_growth_last_90pct_mb']:.1f} MB over the last 90% of the sweep)"
     )
     if fig.get("workers"):
         text += (
@@ -232,14 +250,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--concurrency", type=int, default=8, help="runs in flight per provider (both executors)")
     ap.add_argument("--num-cpus", type=float, default=1.0, help="Ray: CPUs per task")
+    ap.add_argument("--only", choices=("asyncio", "ray"), help="one executor only (no comparison)")
     args = ap.parse_args(argv)
     figs = measure(
-        args.runs, concurrency=args.concurrency, num_cpus=args.num_cpus, say=lambda m: print(m, flush=True)
+        args.runs,
+        concurrency=args.concurrency,
+        num_cpus=args.num_cpus,
+        executors=(args.only,) if args.only else ("asyncio", "ray"),
+        say=lambda m: print(m, flush=True),
     )
-    print(f"plan: {figs['planned_runs']:,} runs per executor, concurrency {args.concurrency}/provider")
-    print(f"asyncio: {_row(figs['asyncio'])}")
-    print(f"ray:     {_row(figs['ray'])}  (cluster start {figs['ray_init_s']:.1f} s)")
-    print(f"runs whose status/steps/tool calls differ: {figs['disagreeing_runs']}")
+    print(f"concurrency {args.concurrency}/provider")
+    if "asyncio" in figs:
+        print(f"asyncio: {_row(figs['asyncio'])}")
+    if "ray" in figs:
+        print(f"ray:     {_row(figs['ray'])}  (cluster start {figs['ray_init_s']:.1f} s)")
+    if "disagreeing_runs" in figs:
+        print(f"runs whose status/steps/tool calls differ: {figs['disagreeing_runs']}")
     print(f"cpu count: {os.cpu_count()}, load average: {os.getloadavg()}")
     print(json.dumps(figs, indent=1))
     return 0

@@ -252,10 +252,14 @@ class RayExecutor:
         Connects with ``ray.init()`` when Ray is not initialized yet (``RAY_ADDRESS`` or a local
         cluster, Ray's own rule); a cluster the caller started is used as is and left running.
         """
-        if not ray.is_initialized():
-            ray.init()
-        actor: Any = _LimiterActor.remote(sched.concurrency)
-        driver = _Driver(sched, actor, self.remote.remote, ray.put(self.shared), display, on_progress)
+        try:
+            if not ray.is_initialized():
+                ray.init()
+            actor: Any = _LimiterActor.remote(sched.concurrency)
+        except BaseException:
+            sched.writer.close()  # as the asyncio executor does whatever happens
+            raise
+        driver = _Driver(sched, actor, self.remote.remote, self.shared, display, on_progress)
         finished_ok = False
         try:
             cancelled = await driver.run()
@@ -278,11 +282,13 @@ class _Driver:
         sched: _Scheduler,
         actor: Any,
         submit: Callable[..., Any],
-        shared_ref: Any,
+        shared: _Shared,
         display: ProgressDisplay | None,
         on_progress: Callable[[SweepProgress], Any] | None,
     ) -> None:
-        self.sched, self.actor, self.submit, self.shared_ref = sched, actor, submit, shared_ref
+        self.sched, self.actor, self.submit = sched, actor, submit
+        self.shared_ref: Any | None = None
+        self.shared = shared
         self.display, self.on_progress = display, on_progress
         self.inflight: dict[asyncio.Future[Any], _InFlight] = {}
         self.per_provider = dict.fromkeys(sched.concurrency, 0)
@@ -296,6 +302,8 @@ class _Driver:
             while q and self.per_provider[prov] < sched.concurrency[prov]:
                 if st.stops(prov) or sched.would_overshoot():
                     break
+                if self.shared_ref is None:  # put once, on the first submission
+                    self.shared_ref = ray.put(self.shared)
                 p = q.popleft()
                 token = next(self.tokens)
                 ref = self.submit(p, self.shared_ref, self.actor, token)
