@@ -24,6 +24,7 @@ from agentlab import tool
 from agentlab.adapters.base import ModelRef, parse_model
 from agentlab.errors import ConfigError, MissingExtraError, StorageError
 from agentlab.sweeps import SweepProgress, Task, load_results, read_rows, sim_tasks, sim_tools, sweep
+from agentlab.sweeps.store import ROW_FIELDS
 from agentlab.testing import ScriptedAdapter, Step
 from tests.support.opaque import sim_opaque_tokens
 
@@ -206,6 +207,10 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
         ray.kill(actor)
     assert stats.max_in_flight <= limit and stats.in_flight == 0
     assert all(r["status"] == "completed" for r in rows)
+    # What came back over the process boundary is the portable row: results fields, scalars only.
+    for r in rows:
+        assert set(r) <= set(ROW_FIELDS), set(r) - set(ROW_FIELDS)
+        assert all(v is None or isinstance(v, str | int | float | bool) for v in r.values())
     return rows
 
 
@@ -383,3 +388,24 @@ def test_429s_in_the_workers_reach_the_shared_limiter(ray_dir: Path, tmp_path: P
     # adds a slot back only after `limit` of them, so it may have recovered by the end).
     stats = rep.limiters["openai"]
     assert stats.rate_limited == int(df["rate_limited"].sum()) and stats.max_concurrency == 2
+
+
+def test_a_worker_that_dies_is_a_failed_row_naming_rays_error(ray_dir: Path, tmp_path: Path) -> None:
+    # Last in the module: it kills a worker process (Ray starts another for later tasks).
+    @tool
+    def get_weather(city: str) -> str:  # the simulated model calls it first; this one kills the worker
+        """Current weather for a city."""
+        os._exit(3)
+
+    rep = sweep(
+        sim_tasks(["compare"])[:1],
+        ["openai:sim-reasoner"],
+        results=tmp_path / "r.jsonl",
+        tools=[get_weather],
+        progress=None,
+        executor="ray",
+    )
+    assert rep.status == "completed" and rep.ran == 1 and rep.failed == 1
+    (row,) = read_rows(rep.path)
+    assert row["status"] == "failed" and row["error_type"] == "WorkerCrashedError"
+    assert "retry_failed=True" in row["error"]
