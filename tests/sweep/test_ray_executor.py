@@ -293,6 +293,7 @@ def test_the_budget_guard_and_a_storage_stop_hold_on_ray(
         if prog.done >= 2 and faults.armed is None:
             faults.fail(after=40, chunk=16, err=errno.EDQUOT)
 
+    tasks = tasks[:4]
     with pytest.raises(StorageError) as ei:
         sweep(
             tasks,
@@ -307,10 +308,10 @@ def test_the_budget_guard_and_a_storage_stop_hold_on_ray(
         )
     assert ei.value.errno == errno.EDQUOT and "resume" in str(ei.value)
     kept = len(list(read_rows(out)))
-    assert 2 <= kept < 16
+    assert 2 <= kept < 8
     faults.heal()
     again = sweep(tasks, models, results=out, tools=sim_tools(), concurrency=2, progress=None, executor="ray")
-    assert again.status == "completed" and again.from_file == kept and again.ran == 16 - kept
+    assert again.status == "completed" and again.from_file == kept and again.ran == 8 - kept
 
 
 # ---------------------------------------------------------------------- privacy
