@@ -13,7 +13,7 @@ import pytest
 
 import agentlab
 
-HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx")
+HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "ray")
 
 
 def test_import_loads_no_heavy_module() -> None:

@@ -78,6 +78,17 @@ def test_an_unknown_executor_is_a_config_error_before_anything_runs(tmp_path: Pa
     assert not out.exists()
 
 
+def test_the_asyncio_executor_never_imports_the_ray_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "agentlab.sweeps.ray_executor", None)  # importing it now fails
+    monkeypatch.setitem(sys.modules, "ray", None)
+    rep = sweep(["2+2?"], ["openai:sim-reasoner"], results=tmp_path / "r.jsonl", progress=None)
+    assert rep.status == "completed" and rep.ran == 1
+
+
 def test_without_ray_the_error_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
 
