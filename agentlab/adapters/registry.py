@@ -112,11 +112,20 @@ class ProviderSpec:
     (``"openai"``, ``"anthropic"``, ``"google"``, ``"deepseek"``, ``"openrouter"``...). ``None``: only
     ``set_price`` / ``prices_override`` price them (a user provider is never matched to a library
     provider by a similar name)."""
+    otel_name: str | None = None
+    """``gen_ai.provider.name`` in the OpenTelemetry GenAI semantic conventions when it differs from
+    ``name`` (Google's Gemini API is ``"gcp.gemini"``); ``None``: ``name`` (the convention's own
+    value for ``openai``, ``anthropic``, ``deepseek``; a provider it does not list keeps its name)."""
     check_options: str | None = None
     """``"module:function"`` of the adapter's own check of a request's knobs: ``(ModelRequest,
     adapter or None)`` -> ``None`` or ``InvalidSettingsError``, the one the adapter's build runs
     too. A run calls it when it is constructed, so a knob the provider refuses fails before anything
     is sent or logged. Its module must not import the SDK."""
+    batch: str | None = None
+    """``"module:Class"`` of the provider's batch API for ``sweep(..., backend="batch")``, built as
+    ``Class(adapter)`` on the model's adapter (``None``: the provider has no batch API here)."""
+    batch_price_factor: float = 0.5
+    """Batch price as a fraction of the standard one (OpenAI, Anthropic and Google all bill 50%)."""
 
     def __post_init__(self) -> None:
         for n in (self.name, *self.aliases):
@@ -143,6 +152,10 @@ class ProviderSpec:
     def adapter_class(self) -> Any:
         """The adapter class (imports its module, and so the SDK, now)."""
         return load(self.adapter)
+
+    def batch_class(self) -> Any:
+        """The batch API class (imports its module, and so the SDK, now), or ``None`` without one."""
+        return load(self.batch) if self.batch else None
 
     def normalize_usage(self, usage: Mapping[str, Any]) -> CallUsage:
         """The provider's wire usage in agentlab's convention (``agentlab.neutral.usage``)."""

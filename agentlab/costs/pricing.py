@@ -305,7 +305,7 @@ def _warn_unpriced(provider: str, model: str) -> None:
         f"no price for {provider}:{model}; its cost is NaN. "
         f"Add one with agentlab.set_price({provider!r}, {model!r}, {{...}}).",
         UnpricedModelWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -313,8 +313,33 @@ def _m(tokens: int | None, per_million: float) -> float:
     return _NAN if tokens is None else tokens * per_million / 1_000_000
 
 
-def price_call(usage: CallUsage, provider: str, model: str) -> Cost:
-    """The cost of one call (see the module docstring for the formula). Unpriced -> NaN + warning."""
+def price_call(usage: CallUsage, provider: str, model: str, *, tier: str = "standard") -> Cost:
+    """The cost of one call (see the module docstring for the formula). Unpriced -> NaN + warning.
+
+    ``tier="batch"``: answered through the provider's batch API, every rate times the provider's
+    ``batch_price_factor`` (50% at OpenAI, Anthropic and Google); ``source`` says so.
+    """
+    cost = _price_call(usage, provider, model)
+    if tier == "standard":
+        return cost
+    if tier != "batch":
+        raise ConfigError(f"pricing tier must be 'standard' or 'batch', got {tier!r}")
+    from agentlab.adapters.registry import get_provider
+
+    f = get_provider(provider).batch_price_factor
+    return Cost(
+        input=cost.input * f,
+        cache_read=cost.cache_read * f,
+        cache_write=cost.cache_write * f,
+        output=cost.output * f,
+        reasoning=cost.reasoning * f,
+        total=cost.total * f,
+        source=None if cost.source is None else f"{cost.source} (batch: {f:.0%})",
+        updated=cost.updated,
+    )
+
+
+def _price_call(usage: CallUsage, provider: str, model: str) -> Cost:
     price = get_price(provider, model)
     if price is None:
         _load()

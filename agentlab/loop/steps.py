@@ -150,7 +150,7 @@ def apply_response(
             ),
         )
     usage = resp.usage
-    cost = price_call(usage, ref.provider, ref.model)
+    cost = price_call(usage, ref.provider, ref.model, tier=resp.pricing_tier)
     record = CallRecord(
         run_id=run_id,
         step=step,

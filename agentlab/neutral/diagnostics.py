@@ -250,6 +250,9 @@ register_code(
 register_code("retry", "a failed model call is tried again on the same provider", Retry)
 register_code("continuation_released", "the loop's opaque items were released; it goes on from portable ones")
 register_code(
+    "batch_resumed", "a batch sweep's restarted driver resumed this run from its portable checkpoint"
+)
+register_code(
     "continuation_not_carried", "a new tool loop starts without the previous loop's opaque items", Count
 )
 register_code("tool_timeout", "a tool call timed out; the model got an error result", ToolTimeout)

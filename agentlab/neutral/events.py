@@ -164,6 +164,10 @@ class ModelResponse(ShapedRepr, BaseModel):
     provider_cost_usd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The provider's own cost figure for this call (OpenRouter ``usage.cost``), kept beside the cost
     agentlab computes from prices; ``None``: the provider reports none (left out of dumps then)."""
+    pricing_tier: Literal["standard", "batch"] = Field(
+        default="standard", exclude_if=lambda v: v == "standard"
+    )
+    """``"batch"``: answered through the provider's batch API, billed at its batch rates."""
 
     @property
     def text(self) -> str:

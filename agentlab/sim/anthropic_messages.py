@@ -53,6 +53,7 @@ from typing import Any
 from agentlab.sim import errors as E
 from agentlab.sim import threads
 from agentlab.sim.access import anthropic_headers
+from agentlab.sim.batch_anthropic import ROUTES as BATCH_ROUTES
 from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
@@ -816,6 +817,7 @@ PROTOCOL = SimProtocol(
         Route("GET", "/v1/models", list_models),
         Route("GET", "/v1/models/{model_id}", retrieve_model),
         Route("POST", "/v1/messages/count_tokens", _count_tokens),
+        *BATCH_ROUTES,
     ),
     real_models=ANTHROPIC_REAL_MODELS,
     check_headers=anthropic_headers,

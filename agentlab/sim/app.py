@@ -89,7 +89,7 @@ def _route(sim: Simulator, match: Match, h: dict[str, str], body: bytes) -> Answ
     assert match.route is not None
     protocol = match.protocol
     multipart = h.get("content-type", "").startswith("multipart/")  # file uploads: the route reads raw
-    parse = match.route.method in ("POST", "PUT", "PATCH") and not multipart
+    parse = match.route.method in ("POST", "PUT", "PATCH") and not multipart and not match.route.raw_body
     req = _parse_body(protocol, body) if parse else {}
     call = RouteCall(sim, protocol, match.params, h, req, body)
     try:

@@ -227,7 +227,7 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 def _job(call: RouteCall) -> Job:
     job = _store(call).jobs.get(call.params["batch_id"])
-    if job is None:
+    if job is None or job.api != "openai":
         raise _not_found("batch", call.params["batch_id"])
     return job
 
@@ -248,7 +248,9 @@ def _cancel(call: RouteCall) -> SimReply:
 
 def _list(call: RouteCall) -> SimReply:
     store = _store(call)
-    data = [_refresh(store, j) for j in reversed(list(store.jobs.values()))]
+    with store.lock:
+        jobs = [j for j in reversed(list(store.jobs.values())) if j.api == "openai"]
+    data = [_refresh(store, j) for j in jobs]
     first = data[0]["id"] if data else None
     last = data[-1]["id"] if data else None
     return json_reply({"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": False})

@@ -49,6 +49,18 @@ class Job:
     results: list[tuple[str, str, dict[str, Any]]]
     cancelled_at: float | None = None
     expire_all: bool = False
+    #: Which provider's API made it (``openai``, ``anthropic``, ``gemini``): the store is shared, and
+    #: each API lists and finds only its own jobs, as a real host only knows its own.
+    api: str = "openai"
+    #: The ended job's results as served, for APIs that serve them from the job itself
+    #: (Anthropic's ``results_url``); OpenAI's output files live in ``BatchStore.files``.
+    output: bytes | None = None
+    #: Scheme and host the creating client called (``http://127.0.0.1:8765``), for the absolute
+    #: URLs a job shows (Anthropic's ``results_url``).
+    base_url: str = ""
+    #: Why the whole job fails when it ends (a Gemini input file with a line it cannot read), or
+    #: ``None``; such a job has no per-request results.
+    failure: str | None = None
 
 
 @dataclass
@@ -60,11 +72,13 @@ class BatchStore:
     expire_all: bool = field(default_factory=lambda: os.environ.get("AGENTLAB_SIM_BATCH_EXPIRE_ALL") == "1")
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
+    #: Gemini resumable upload sessions begun but not finalized: upload id -> the file to create.
+    uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)  # re-entered by _finish -> next_id
     _n: int = 0
 
     def next_id(self, prefix: str) -> str:
-        """A fresh, ordered id (``file-...``, ``batch_...``, ``msgbatch_...``)."""
+        """A fresh, ordered id (``file-...``, ``batch_...``, ``msgbatch_...``, Gemini's ``batches/...``)."""
         with self.lock:
             self._n += 1
             return f"{prefix}{self._n:08d}{os.urandom(6).hex()}"

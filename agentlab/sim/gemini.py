@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.sim import gemini_cache
+from agentlab.sim import batch_gemini, gemini_cache, gemini_files
 from agentlab.sim import gemini_errors as GE
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
 from agentlab.sim.core import GEMINI_MODELS, Ids, SimReply, Simulator, SSEEvent
@@ -97,8 +97,12 @@ def gemini_headers(headers: Mapping[str, str]) -> None:
 
     No credential at all is 403 ``PERMISSION_DENIED`` ("unregistered callers"); an empty key is 400
     ``API_KEY_INVALID``; an OAuth ``Authorization`` header with no token is 401 ``UNAUTHENTICATED``.
-    A non-empty key or token is accepted, never checked or kept.
+    A non-empty key or token is accepted, never checked or kept. A resumable upload's chunks go
+    to the session URL the start request answered with, which the SDK sends without a key: the
+    ``upload_id`` is their credential (the upload route refuses an unknown one).
     """
+    if headers.get(PATH_HEADER, "").startswith("/upload/") and "upload_id" in _query(headers):
+        return
     key = headers.get("x-goog-api-key")
     if key is None:
         key = _query(headers).get("key")
@@ -614,7 +618,12 @@ def _routes() -> tuple[Route, ...]:
             Route("GET", f"/{v}/models/{{model}}", _get_model),
             Route("POST", f"/{v}/models/{{model}}:countTokens", _count_tokens),
         ]
-    return (*out, *gemini_cache.routes(VERSIONS))
+    return (
+        *out,
+        *gemini_cache.routes(VERSIONS),
+        *batch_gemini.routes(VERSIONS),
+        *gemini_files.routes(VERSIONS),
+    )
 
 
 PROTOCOL = SimProtocol(

@@ -66,6 +66,8 @@ class Route:
     method: str
     pattern: str
     handle: RouteHandler
+    #: The handler reads ``call.raw`` itself (file upload chunks): the body is not parsed as JSON.
+    raw_body: bool = False
 
 
 @dataclass(frozen=True)

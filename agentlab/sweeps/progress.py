@@ -17,6 +17,7 @@ from typing import Protocol, TextIO
 
 from agentlab import frontend
 from agentlab.errors import ConfigError
+from agentlab.render.html_tables import fmt_usd
 
 __all__ = ["ProgressDisplay", "SweepProgress", "TextProgress", "make_display"]
 
@@ -71,7 +72,7 @@ class SweepProgress:
         parts = [f"sweep {finished}/{self.total} done"]
         if self.from_file:
             parts[0] += f" ({self.from_file} from file)"
-        parts += [f"{self.running} running", f"{self.failed} failed", f"${self.cost_usd:.4f}"]
+        parts += [f"{self.running} running", f"{self.failed} failed", fmt_usd(self.cost_usd)]
         if self.rate_limited:
             parts.append(f"{self.rate_limited}x rate-limited")
         parts.append(f"{_clock(self.elapsed_s)} elapsed, ETA {_clock(self.eta_s)}")

@@ -1068,6 +1068,8 @@ async def asweep(
     fsync: bool = True,
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     output_type: Any = None,
+    backend: Literal["asyncio", "batch"] = "asyncio",
+    batch: Mapping[str, Any] | Any = None,
     executor: Executor = "asyncio",
     ray_options: Mapping[str, Any] | None = None,
 ) -> SweepReport:
@@ -1081,10 +1083,13 @@ async def asweep(
     the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
     closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``);
     ``output_type`` asks every run for a structured answer (its row holds the validated value as
-    JSON in ``output_value`` and ``output_valid``). ``executor="ray"`` runs each run inside one Ray
-    task (:mod:`agentlab.sweeps.ray_executor`; the ``ray`` extra), with ``ray_options`` (e.g.
-    ``{"num_cpus": 0.25}``) passed to each task; the default ``"asyncio"`` runs them all on this
-    process's event loop. The whole configuration is validated before anything runs.
+    JSON in ``output_value`` and ``output_valid``). ``backend="batch"`` sends every model call
+    through the provider's batch API, all runs advancing one step per round, at batch prices
+    (:mod:`agentlab.sweeps.batch.driver`; ``batch={"runs", "poll_s", "poll_max_s"}`` tunes it).
+    ``executor="ray"`` runs each (live) run inside one Ray task (:mod:`agentlab.sweeps.ray_executor`;
+    the ``ray`` extra), with ``ray_options`` (e.g. ``{"num_cpus": 0.25}``) passed to each task; the
+    default ``"asyncio"`` runs them all on this process's event loop. The whole configuration is
+    validated before anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -1099,6 +1104,17 @@ async def asweep(
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     structured = structured_output(output_type)
     _check_arms(refs, setting_list, budget_usd)
+    if backend not in ("asyncio", "batch"):
+        raise ConfigError(f"backend must be 'asyncio' or 'batch', got {backend!r}")
+    batch_opts = None
+    if backend == "batch":
+        from agentlab.sweeps.batch.driver import batch_options, check_batch_providers
+
+        batch_opts = batch_options(batch)
+        check_batch_providers(refs)
+        concurrency = batch_opts.runs
+    elif batch is not None:
+        raise ConfigError("batch= options need backend='batch'")
     conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint(structured.spec if structured else None) for s in setting_list}
     plan = _build_plan(task_list, refs, setting_list, repeats)
@@ -1116,12 +1132,12 @@ async def asweep(
         max_consecutive_failures=max_consecutive_failures,
         output_type=output_type,
     )
-    ray_exec = _ray_executor(executor, ray_options, config, refs, task_list)
+    ray_exec = _ray_executor(executor, ray_options, backend, config, refs, task_list)
 
     path = Path(results)
     writer, finished = _open_results(path, fsync, fingerprints)
     todo = _pending(plan, finished.last_status, retry_failed)
-    sched = _Scheduler(
+    common: dict[str, Any] = dict(
         plan_size=len(plan),
         from_file=len(plan) - len(todo),
         todo=todo,
@@ -1132,6 +1148,12 @@ async def asweep(
         config=config,
         t_start=t_start,
     )
+    if batch_opts is not None:
+        from agentlab.sweeps.batch.driver import batch_scheduler
+
+        sched: _Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
+    else:
+        sched = _Scheduler(**common)
     if ray_exec is None:
         cancelled = await _execute(sched, display, on_progress)
     else:
@@ -1142,6 +1164,7 @@ async def asweep(
 def _ray_executor(
     executor: object,
     ray_options: Mapping[str, Any] | None,
+    backend: str,
     config: _RunConfig,
     refs: Sequence[ModelRef],
     tasks: Sequence[Task],
@@ -1153,6 +1176,11 @@ def _ray_executor(
         if ray_options is not None:
             raise ConfigError("ray_options applies to executor='ray' only")
         return None
+    if backend == "batch":
+        raise ConfigError(
+            "executor='ray' runs live calls, one run per Ray task; backend='batch' needs every run's "
+            "calls in one driver process: use one or the other"
+        )
     import importlib.util
 
     if importlib.util.find_spec("ray") is None:

@@ -79,6 +79,9 @@ ROW_FIELDS: dict[str, str] = {
     "error_type": "string",
     "error": "string",
     "settings_fingerprint": "string",
+    "backend": "string",
+    "pricing_tier": "string",
+    "resumed_steps": "Int64",
     "v": "Int64",
 }
 

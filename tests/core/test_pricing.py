@@ -358,3 +358,21 @@ def test_unknown_model_warns_once_per_model() -> None:
 def test_user_providers_are_never_matched_to_a_library_provider() -> None:
     assert get_price("toy", "gpt-5") is None  # a provider agentlab does not map is not "openai"
     assert get_price("my-openai-proxy", "gpt-5") is None
+
+
+def test_the_batch_tier_is_the_providers_batch_share_of_every_rate() -> None:
+    from agentlab.costs.pricing import price_call as pc
+    from agentlab.errors import ConfigError as CE
+    from agentlab.neutral.usage import CallUsage as CU
+
+    u = CU(input_tokens=1_000, cache_read_tokens=200, cache_write_tokens=100, output_tokens=500,
+           reasoning_tokens=300, reasoning_source="reported")
+    sims = (("openai", "sim-reasoner"), ("anthropic", "sim-thinker"), ("google", "sim-gemini"))
+    for provider, model in sims:
+        std, batch = pc(u, provider, model), pc(u, provider, model, tier="batch")
+        assert std.total > 0
+        for part in ("input", "cache_read", "cache_write", "output", "reasoning", "total"):
+            assert getattr(batch, part) == pytest.approx(getattr(std, part) * 0.5)
+        assert batch.source == f"{std.source} (batch: 50%)" and batch.updated == std.updated
+    with pytest.raises(CE, match="pricing tier"):
+        pc(u, "openai", "sim-reasoner", tier="flex")

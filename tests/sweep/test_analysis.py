@@ -149,6 +149,9 @@ def test_text_and_widget_progress() -> None:
         and "$0.5000" in line
         and "ETA 0:08" in line
     )
+    # Money in the one format of the tables and charts (fmt_usd), whatever the magnitude.
+    for usd, shown in ((0.005556, "$0.005556"), (12.3456, "$12.35"), (1234.5, "$1,234.50"), (0.0, "$0")):
+        assert f"· {shown} ·" in SweepProgress(total=1, cost_usd=usd).line()
     buf = io.StringIO()
     tp = TextProgress(buf, interval_s=10)
     tp.update(p)

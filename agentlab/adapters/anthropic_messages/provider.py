@@ -30,4 +30,5 @@ SPEC = ProviderSpec(
     check_options="agentlab.adapters.anthropic_messages._request:check_options",
     simulated_models="agentlab.sim:ANTHROPIC_MODELS",
     price_provider="anthropic",
+    batch="agentlab.adapters.anthropic_messages._batch:AnthropicBatchAPI",
 )

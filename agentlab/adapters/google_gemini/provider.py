@@ -29,4 +29,6 @@ SPEC = ProviderSpec(
     check_options="agentlab.adapters.google_gemini._request:check_options",
     simulated_models="agentlab.sim:GEMINI_MODELS",
     price_provider="google",
+    batch="agentlab.adapters.google_gemini._batch:GeminiBatchAPI",
+    otel_name="gcp.gemini",
 )

@@ -24,4 +24,5 @@ SPEC = ProviderSpec(
     check_options="agentlab.adapters.openai_responses._request:check_options",
     simulated_models="agentlab.sim:OPENAI_MODELS",
     price_provider="openai",
+    batch="agentlab.adapters.openai_responses._batch:OpenAIBatchAPI",
 )
