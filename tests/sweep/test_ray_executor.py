@@ -59,7 +59,14 @@ def ray_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     import ray
 
     tmp = tmp_path_factory.mktemp("ray")
-    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(tmp), log_to_driver=False)
+    for attempt in (1, 2):  # Ray gives its raylet 30 s to register; an overloaded machine can miss that
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(tmp), log_to_driver=False)
+            break
+        except Exception as e:
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(e):
+                raise
     try:
         yield tmp
     finally:
@@ -75,6 +82,8 @@ def test_an_unknown_executor_is_a_config_error_before_anything_runs(tmp_path: Pa
         sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="dask")
     with pytest.raises(ConfigError, match="ray_options applies to executor='ray' only"):
         sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, ray_options={"num_cpus": 1})
+    with pytest.raises(ConfigError, match="backend='batch'"):
+        sweep(["2+2?"], ["openai:sim-reasoner"], results=out, progress=None, executor="ray", backend="batch")
     assert not out.exists()
 
 
