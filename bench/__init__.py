@@ -17,6 +17,8 @@ hard-coded. Sections:
 7. ``memory``: 1,000 tool-loop steps: RSS, continuations and reasoning items freed.
 8. ``adapter_chat``: the Chat Completions adapter vs the raw ``openai`` chat stream (loopback).
 9. ``warm_start``: first cell in a fresh kernel, execute to first request, cold vs warmed SDKs.
+10. ``sweep_ray``: one simulated sweep on the asyncio and on the Ray executor (``ray`` extra): runs/s,
+    driver and worker memory, outcomes compared run by run.
 """
 
 SECTIONS = (
@@ -29,4 +31,5 @@ SECTIONS = (
     "memory",
     "adapter_chat",
     "warm_start",
+    "sweep_ray",
 )

@@ -41,6 +41,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "memory",
         "adapter_chat",
         "warm_start",
+        "sweep_ray",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

@@ -16,6 +16,7 @@ import agentlab
 HEAVY = (
     "openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "mlflow",
     "opentelemetry",  # tracing loads only when the user imports OpenTelemetry (agentlab/telemetry)
+    "ray",  # only sweep(..., executor="ray") imports it
 )  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 
 ``sweep``/``asweep`` run and resume (:mod:`.runner`); tasks and the shipped simulator task set live in
 :mod:`.tasks`; the results file in :mod:`.store`; frames and summaries in :mod:`.analysis`; charts in
-:mod:`.charts`. Names load lazily, so ``import agentlab.sweeps`` imports neither pandas nor an SDK.
+:mod:`.charts`; ``executor="ray"`` in :mod:`.ray_executor` (imported only when chosen, as is Ray).
+Names load lazily, so ``import agentlab.sweeps`` imports neither pandas nor an SDK.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ How a sweep behaves (the contract the tests hold it to):
 * **Every combination is its own ``Run``** on one provider, with the setting's continuation policy,
   reasoning and step limit. Runs of one model share one adapter (one SDK client and connection
   pool); nothing else is shared, and nothing opaque crosses runs.
+* **Two executors, one contract**: ``executor="asyncio"`` (default) runs every run on this
+  process's event loop; ``executor="ray"`` runs each inside one Ray task
+  (:mod:`agentlab.sweeps.ray_executor`: its own adapter per run, the limiters in a shared actor,
+  only the row comes back). Both build rows with :func:`run_plan` and record them here, so
+  resume, budget, outage isolation and storage stops below hold for either.
 * **Results stream to disk** (:mod:`agentlab.sweeps.store`): one row per finished run, written and
   fsynced as it finishes. Cancelled runs (Ctrl-C, kernel interrupt, an exception from
   ``on_progress``) write nothing and are redone on resume; finished rows are never redone.
@@ -51,7 +56,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -61,6 +66,7 @@ from agentlab.errors import (
     BudgetExceededError,
     ConfigError,
     InvalidSettingsError,
+    MissingExtraError,
     OutputValidationError,
     OverloadedError,
     RateLimitError,
@@ -85,11 +91,15 @@ from agentlab.sweeps.tasks import Task, load_tasks
 if TYPE_CHECKING:
     import pandas as pd
 
+    from agentlab.sweeps.ray_executor import RayExecutor
+
 __all__ = ["Setting", "SweepReport", "SweepStatus", "asweep", "continuity_settings", "sweep"]
 
 log = get_logger(__name__)
 
 SweepStatus = Literal["completed", "budget_exceeded", "provider_down"]
+Executor = Literal["asyncio", "ray"]
+EXECUTORS: tuple[Executor, ...] = ("asyncio", "ray")
 _ERROR_CHARS = 500
 
 
@@ -270,10 +280,26 @@ def _settings(settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]
 # ---------------------------------------------------------------------- the gate around an adapter
 
 
+class _Gate(Protocol):
+    """What a gated adapter reports to: a local ``AdaptiveLimiter``, or the Ray executor's actor proxy."""
+
+    async def ready(self) -> None:
+        """Wait out the provider's cool-down."""
+        ...
+
+    def on_rate_limited(self, retry_after: float | None) -> None:
+        """A 429/overloaded answer."""
+        ...
+
+    async def on_success(self) -> None:
+        """A completed call."""
+        ...
+
+
 class _GatedAdapter:
     """Every model call waits out the provider's cool-down; 429s/overloads feed the limiter."""
 
-    def __init__(self, inner: Adapter, limiter: AdaptiveLimiter) -> None:
+    def __init__(self, inner: Adapter, limiter: _Gate) -> None:
         self.inner = inner
         self.limiter = limiter
         self.provider = inner.provider
@@ -684,6 +710,42 @@ class _RunConfig:
     """Every run's ``output_type`` (checked once, before anything runs)."""
 
 
+async def run_plan(p: _Plan, adapter: Callable[[], Adapter], gate: _Gate, cfg: _RunConfig) -> dict[str, Any]:
+    """Run one plan entry to its results row; a failing run becomes a failed row, not an error.
+
+    One function for both executors (the asyncio scheduler and a Ray worker), so a row means the
+    same whichever ran it. ``adapter`` is called inside the try: an adapter that cannot be built
+    (a bad option, a missing key) is that run's failed row.
+    """
+    s = p.setting
+    at, t0 = _iso_now(), time.perf_counter()
+    run: Run | None = None
+    err: BaseException | None = None
+    try:
+        gated = _GatedAdapter(adapter(), gate)
+        run = Run(
+            p.ref,
+            p.task.prompt,
+            tools=cfg.tools,
+            system=s.system,
+            reasoning=s.reasoning,
+            max_steps=s.max_steps,
+            max_output_tokens=s.max_output_tokens,
+            options=s.call_options,
+            continuation_policy=s.continuation_policy,
+            adapter=gated,
+            retries=cfg.retries,
+            retry_delay=cfg.retry_delay,
+            tool_timeout=cfg.tool_timeout,
+            output_type=cfg.output_type,
+        )
+        await run.arun()
+    except Exception as e:  # the run's own record says what failed; keep the sweep going
+        err = e
+    result = run.result if run is not None else None
+    return _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+
+
 class _Scheduler:
     """The shared mutable state of one sweep call, as explicit fields, and the steps that change it.
 
@@ -722,15 +784,23 @@ class _Scheduler:
         """``None`` when a run starts, a ``SweepProgress`` when one was recorded, ``_DONE`` per worker."""
         self.st = _State(usd=finished.usd, tokens=finished.tokens, consecutive=dict.fromkeys(concurrency, 0))
         self.st.budget = self.budget.reached(self.st.usd, self.st.tokens)
+        self.remote_stats: dict[str, LimiterStats] | None = None
+        """Set by the Ray executor: its limiters live in a shared actor, not in these objects."""
 
     # -------------------------------------------------------------- progress
 
     def not_started(self) -> int:
         return sum(len(q) for q in self.queues.values())
 
+    def limiter_stats(self) -> dict[str, LimiterStats]:
+        """The limiters' figures: the local ones, or the last the Ray executor's shared actor sent."""
+        if self.remote_stats is not None:
+            return dict(self.remote_stats)
+        return {p: lim.stats() for p, lim in self.limiters.items()}
+
     def snapshot(self, message: str | None = None) -> SweepProgress:
         """The progress figures now (runs still queued count as not started only once stopped)."""
-        st = self.st
+        st, stats = self.st, self.limiter_stats()
         return SweepProgress(
             total=self.plan_size,
             from_file=self.from_file,
@@ -742,9 +812,9 @@ class _Scheduler:
             cost_usd=st.usd,
             tokens=st.tokens,
             elapsed_s=time.monotonic() - self.t_start,
-            rate_limited=sum(lim.rate_limited for lim in self.limiters.values()),
+            rate_limited=sum(lim.rate_limited for lim in stats.values()),
             message=message,
-            limits={p: lim.limit for p, lim in self.limiters.items()},
+            limits={p: lim.limit for p, lim in stats.items()},
         )
 
     # -------------------------------------------------------------- may this run start
@@ -772,34 +842,8 @@ class _Scheduler:
         return a
 
     async def run_one(self, p: _Plan) -> dict[str, Any]:
-        """Run one plan entry to its results row; a failing run becomes a failed row, not an error."""
-        s, cfg = p.setting, self.config
-        at, t0 = _iso_now(), time.perf_counter()
-        run: Run | None = None
-        err: BaseException | None = None
-        try:
-            gated = _GatedAdapter(self.adapter_for(p.ref), self.limiters[p.ref.provider])
-            run = Run(
-                p.ref,
-                p.task.prompt,
-                tools=cfg.tools,
-                system=s.system,
-                reasoning=s.reasoning,
-                max_steps=s.max_steps,
-                max_output_tokens=s.max_output_tokens,
-                options=s.call_options,
-                continuation_policy=s.continuation_policy,
-                adapter=gated,
-                retries=cfg.retries,
-                retry_delay=cfg.retry_delay,
-                tool_timeout=cfg.tool_timeout,
-                output_type=cfg.output_type,
-            )
-            await run.arun()
-        except Exception as e:  # the run's own record says what failed; keep the sweep going
-            err = e
-        result = run.result if run is not None else None
-        return _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+        """Run one plan entry to its results row on the model's shared adapter."""
+        return await run_plan(p, lambda: self.adapter_for(p.ref), self.limiters[p.ref.provider], self.config)
 
     # -------------------------------------------------------------- record a result
 
@@ -941,12 +985,16 @@ async def _execute(
             await asyncio.gather(*workers, return_exceptions=True)
         sched.writer.close()
         await sched.close_adapters()
-        if not finished_ok and display is not None:
-            why = "results file not writable" if sched.st.storage else "interrupted"
-            display.update(
-                sched.snapshot(f"{why}: finished runs are saved; call again to resume"), final=True
-            )
+        if not finished_ok:
+            say_stopped(sched, display)
     return cancelled
+
+
+def say_stopped(sched: _Scheduler, display: ProgressDisplay | None) -> None:
+    """The final progress line of an interrupted or storage-stopped sweep (either executor)."""
+    if display is not None:
+        why = "results file not writable" if sched.st.storage else "interrupted"
+        display.update(sched.snapshot(f"{why}: finished runs are saved; call again to resume"), final=True)
 
 
 def _report(sched: _Scheduler, path: Path, display: ProgressDisplay | None, cancelled: int) -> SweepReport:
@@ -982,7 +1030,7 @@ def _report(sched: _Scheduler, path: Path, display: ProgressDisplay | None, canc
         tokens=st.tokens,
         wall_s=time.monotonic() - sched.t_start,
         message=message,
-        limiters={p: lim.stats() for p, lim in sched.limiters.items()},
+        limiters=sched.limiter_stats(),
     )
 
 
@@ -1022,6 +1070,8 @@ async def asweep(
     output_type: Any = None,
     backend: Literal["asyncio", "batch"] = "asyncio",
     batch: Mapping[str, Any] | Any = None,
+    executor: Executor = "asyncio",
+    ray_options: Mapping[str, Any] | None = None,
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
@@ -1036,7 +1086,10 @@ async def asweep(
     JSON in ``output_value`` and ``output_valid``). ``backend="batch"`` sends every model call
     through the provider's batch API, all runs advancing one step per round, at batch prices
     (:mod:`agentlab.sweeps.batch.driver`; ``batch={"runs", "poll_s", "poll_max_s"}`` tunes it).
-    The whole configuration is validated before anything runs.
+    ``executor="ray"`` runs each (live) run inside one Ray task (:mod:`agentlab.sweeps.ray_executor`;
+    the ``ray`` extra), with ``ray_options`` (e.g. ``{"num_cpus": 0.25}``) passed to each task; the
+    default ``"asyncio"`` runs them all on this process's event loop. The whole configuration is
+    validated before anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -1069,9 +1122,6 @@ async def asweep(
     if not plan:
         raise ConfigError("no (model, setting) combination applies: check each setting's providers=")
 
-    path = Path(results)
-    writer, finished = _open_results(path, fsync, fingerprints)
-    todo = _pending(plan, finished.last_status, retry_failed)
     config = _RunConfig(
         tools=tool_list,
         retries=retries,
@@ -1082,6 +1132,11 @@ async def asweep(
         max_consecutive_failures=max_consecutive_failures,
         output_type=output_type,
     )
+    ray_exec = _ray_executor(executor, ray_options, backend, config, refs, task_list)
+
+    path = Path(results)
+    writer, finished = _open_results(path, fsync, fingerprints)
+    todo = _pending(plan, finished.last_status, retry_failed)
     common: dict[str, Any] = dict(
         plan_size=len(plan),
         from_file=len(plan) - len(todo),
@@ -1099,8 +1154,40 @@ async def asweep(
         sched: _Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
     else:
         sched = _Scheduler(**common)
-    cancelled = await _execute(sched, display, on_progress)
+    if ray_exec is None:
+        cancelled = await _execute(sched, display, on_progress)
+    else:
+        cancelled = await ray_exec.execute(sched, display, on_progress)
     return _report(sched, path, display, cancelled)
+
+
+def _ray_executor(
+    executor: object,
+    ray_options: Mapping[str, Any] | None,
+    backend: str,
+    config: _RunConfig,
+    refs: Sequence[ModelRef],
+    tasks: Sequence[Task],
+) -> RayExecutor | None:
+    """Check the executor choice (``None``: asyncio); Ray's module is imported only when chosen."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, got {executor!r}")
+    if executor == "asyncio":
+        if ray_options is not None:
+            raise ConfigError("ray_options applies to executor='ray' only")
+        return None
+    if backend == "batch":
+        raise ConfigError(
+            "executor='ray' runs live calls, one run per Ray task; backend='batch' needs every run's "
+            "calls in one driver process: use one or the other"
+        )
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise MissingExtraError("The Ray executor (executor='ray')", "ray", "ray")
+    from agentlab.sweeps.ray_executor import prepare
+
+    return prepare(config, refs, tasks, ray_options)
 
 
 def sweep(
