@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import socket
@@ -37,11 +36,14 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.notebook.test_browser import CHROMIUM, ROOT, SHOTS, _unavailable
+
+if TYPE_CHECKING:
+    from tests.support.cdp import Chromium, Page
 
 pytestmark = [pytest.mark.browser, pytest.mark.kernel, pytest.mark.slow]
 
@@ -192,7 +194,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield lab
 
 
-def _browser(lab: Lab, name: str, **kw: int) -> Any:
+def _browser(lab: Lab, name: str, **kw: int) -> Chromium:
     from tests.support.cdp import Chromium
 
     assert CHROMIUM is not None
@@ -201,7 +203,7 @@ def _browser(lab: Lab, name: str, **kw: int) -> Any:
     return Chromium(CHROMIUM, profile, **kw)
 
 
-def _shot(page: Any, name: str) -> Path:
+def _shot(page: Page, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = page.screenshot(SHOTS / name)
     assert shot.stat().st_size > 10_000, f"{name}: screenshot looks empty"
@@ -215,21 +217,22 @@ _PANEL = "[...jupyterapp.shell.widgets('main')].find((w) => w.context?.path === 
 _KERNEL_IDLE = f"{_PANEL}?.sessionContext?.session?.kernel?.status === 'idle'"
 
 
-def _run_cell(page: Any, index: int, *, wait: bool = True, timeout: float = 120) -> None:
+def _run_cell(page: Page, index: int, *, wait: bool = True, timeout: float = 120) -> None:
     """Run cell ``index`` with JupyterLab's own command; with ``wait``, until its execution ends."""
     start = (
-        f"(() => {{ const p = {_PANEL}; jupyterapp.shell.activateById(p.id); p.content.activeCellIndex = {index};"
+        f"(() => {{ const p = {_PANEL}; jupyterapp.shell.activateById(p.id);"
+        f" p.content.activeCellIndex = {index};"
         " return jupyterapp.commands.execute('notebook:run-cell'); })()"
     )
     page.js(f"{start}.then(() => true)" if wait else f"{start}; true", timeout=timeout)
 
 
-def _scroll_to(page: Any, index: int, block: str = "start") -> None:
+def _scroll_to(page: Page, index: int, block: str = "start") -> None:
     page.js(f"{_PANEL}.content.widgets[{index}].node.scrollIntoView({{block: '{block}'}}); true")
     page.pump(0.5)
 
 
-def _open_notebook(page: Any, lab: Lab, path: str) -> None:
+def _open_notebook(page: Page, lab: Lab, path: str) -> None:
     page.send("Page.navigate", url=f"{lab.url}/lab/tree/{path}?token={lab.token}&reset")
     page.wait_for(f"{_PANEL}?.content?.widgets?.length === {len(_CELLS)}", 90, "the notebook to open")
     page.js(f"jupyterapp.shell.activateById({_PANEL}.id); true")
@@ -250,13 +253,21 @@ def _budget_figures(events: list[dict[str, Any]]) -> dict[str, Any]:
     from tests.support.cdp import kernel_messages
 
     msgs = kernel_messages(events)
-    done = next(i for i, (_, m) in enumerate(msgs) if m["msg_type"] == "stream" and "RUN_DONE" in m["content"]["text"])
+    done = next(
+        i for i, (_, m) in enumerate(msgs) if m["msg_type"] == "stream" and "RUN_DONE" in m["content"]["text"]
+    )
     cell_id = msgs[done][1]["parent_header"]["msg_id"]
-    start = next(i for i, (_, m) in enumerate(msgs) if m["msg_type"] == "execute_input" and m["parent_header"]["msg_id"] == cell_id)
+    start = next(
+        i
+        for i, (_, m) in enumerate(msgs)
+        if m["msg_type"] == "execute_input" and m["parent_header"]["msg_id"] == cell_id
+    )
     idle = next(
         i
         for i, (_, m) in enumerate(msgs)
-        if i > done and m["msg_type"] == "status" and m["parent_header"].get("msg_id") == cell_id
+        if i > done
+        and m["msg_type"] == "status"
+        and m["parent_header"].get("msg_id") == cell_id
         and m["content"]["execution_state"] == "idle"
     )
 
@@ -264,7 +275,8 @@ def _budget_figures(events: list[dict[str, Any]]) -> dict[str, Any]:
         return [
             t
             for t, m in msgs[lo:hi]
-            if m["msg_type"] == "comm_msg" and m["content"].get("data", {}).get("method") in ("update", "custom")
+            if m["msg_type"] == "comm_msg"
+            and m["content"].get("data", {}).get("method") in ("update", "custom")
         ]
 
     stream, collapse = counted(start, done), counted(done, idle + 1)
@@ -304,10 +316,10 @@ def executed(lab: Lab) -> Iterator[Lab]:
         page.pump(1.0)  # frames still in flight after the reply
         lab.found["budget"] = _budget_figures(page.events)
         _tail_shot(page, names.index("tail"))
-        for name in ("repeats", "timeline"):
+        for name, block in (("repeats", "end"), ("timeline", "start")):  # repeats: the spread table below
             _run_cell(page, names.index(name))
             page.pump(1.0)
-            _scroll_to(page, names.index(name))
+            _scroll_to(page, names.index(name), block)
             _shot(page, f"jupyterlab_{name}.png")
         lab.found["live_dom"] = page.js(_DOM_PROBE)
         page.js(f"{_PANEL}.context.save().then(() => true)")
@@ -320,7 +332,7 @@ def executed(lab: Lab) -> Iterator[Lab]:
     yield lab
 
 
-def _tail_shot(page: Any, index: int) -> None:
+def _tail_shot(page: Page, index: int) -> None:
     """Start the slowed run, wait until its panel streams a scrolled, overflowing text, shoot it."""
     _run_cell(page, index, wait=False)
     streaming_pre = (
@@ -336,7 +348,9 @@ def _tail_shot(page: Any, index: int) -> None:
         ".some((p) => p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 4)"
     )
     _shot(page, "jupyterlab_panel_follows_tail.png")
-    page.wait_for(_KERNEL_IDLE + f" && {_PANEL}.content.widgets[{index}].model.executionCount !== null", 120, "the run")
+    page.wait_for(
+        _KERNEL_IDLE + f" && {_PANEL}.content.widgets[{index}].model.executionCount !== null", 120, "the run"
+    )
     assert got["top"] > 0 and at_tail, f"the streaming panel does not follow its tail: {got}"
 
 
@@ -371,7 +385,9 @@ def test_message_budget_counted_in_the_jupyterlab_page(executed: Lab) -> None:
     out = ROOT / "out" / "measurements"
     out.mkdir(parents=True, exist_ok=True)
     (out / "jupyterlab_budget.json").write_text(json.dumps(figures))
-    print("JupyterLab page, 3-column compare:", json.dumps({k: v for k, v in figures.items() if k != "_trace"}))
+    print(
+        "JupyterLab page, 3-column compare:", json.dumps({k: v for k, v in figures.items() if k != "_trace"})
+    )
     assert figures["streaming_frames"] >= 5, figures  # the views did update the page before the cell's end
     assert figures["max_in_any_1s_window"] <= BUDGET, figures
 
@@ -390,7 +406,9 @@ def test_reopened_saved_notebook_in_jupyterlab(executed: Lab) -> None:
     try:
         page = browser.page
         _open_notebook(page, executed, "views.ipynb")
-        page.wait_for(f"{_PANEL}.content.node.querySelectorAll('.agentlab-view').length >= 3", 60, "the views")
+        page.wait_for(
+            f"{_PANEL}.content.node.querySelectorAll('.agentlab-view').length >= 3", 60, "the views"
+        )
         page.wait_for(_KERNEL_IDLE, 60, "the new kernel")
         page.pump(1.0)
         dom = page.js(_DOM_PROBE)

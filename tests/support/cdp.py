@@ -84,7 +84,9 @@ class Page:
             "Runtime.evaluate", timeout=timeout, expression=expression, awaitPromise=True, returnByValue=True
         )
         if "exceptionDetails" in got:
-            raise CDPError(f"page script threw: {got['exceptionDetails'].get('exception', {}).get('description')}")
+            raise CDPError(
+                f"page script threw: {got['exceptionDetails'].get('exception', {}).get('description')}"
+            )
         return got.get("result", {}).get("value")
 
     def wait_for(self, expression: str, timeout: float = 60, what: str = "") -> Any:
@@ -112,7 +114,9 @@ class Chromium:
     def __init__(self, binary: str, profile: Path, *, width: int = 1280, height: int = 1000) -> None:
         args = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
         self.size = (width, height)
-        self.proc = subprocess.Popen([*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
@@ -129,7 +133,9 @@ class Chromium:
             raise
 
     def _connect(self) -> None:
-        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10).read())
+        targets = json.loads(
+            urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=10).read()
+        )
         page = next(t for t in targets if t["type"] == "page")
         ws = self._stack.enter_context(connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
         self.page = Page(ws)
@@ -138,7 +144,11 @@ class Chromium:
         self.page.send("Network.enable")
         self.page.send("Emulation.setFocusEmulationEnabled", enabled=True)
         self.page.send(
-            "Emulation.setDeviceMetricsOverride", width=self.size[0], height=self.size[1], deviceScaleFactor=1, mobile=False
+            "Emulation.setDeviceMetricsOverride",
+            width=self.size[0],
+            height=self.size[1],
+            deviceScaleFactor=1,
+            mobile=False,
         )
 
     def close(self) -> None:
@@ -170,7 +180,11 @@ def kernel_messages(events: list[dict[str, Any]]) -> list[tuple[float, dict[str,
         if e["method"] != "Network.webSocketFrameReceived" or e["params"]["requestId"] not in kernel_ws:
             continue
         frame = e["params"]["response"]
-        msg = _v1(base64.b64decode(frame["payloadData"])) if frame["opcode"] == 2 else json.loads(frame["payloadData"])
+        msg = (
+            _v1(base64.b64decode(frame["payloadData"]))
+            if frame["opcode"] == 2
+            else json.loads(frame["payloadData"])
+        )
         out.append((float(e["params"]["timestamp"]), msg))
     return out
 
