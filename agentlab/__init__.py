@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab._lazy import lazy_exports
 from agentlab.frontend import install_when as _install_when
+from agentlab.loop.observers import observe_when as _observe_when
 
 # For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
 # typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
@@ -187,6 +188,10 @@ if TYPE_CHECKING:
         timeline_frame as timeline_frame,
         tool_frame as tool_frame,
     )
+    from agentlab.tracking.mlflow_log import (
+        log_comparison as log_comparison,
+        log_sweep as log_sweep,
+    )
     # isort: on
 
 __version__ = "0.1.0"
@@ -290,6 +295,9 @@ _EXPORTS: dict[str, str] = {
     "load_tasks": "agentlab.sweeps.tasks",
     "summarize_sweep": "agentlab.sweeps.analysis",
     "sweep": "agentlab.sweeps.runner",
+    # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
+    "log_comparison": "agentlab.tracking.mlflow_log",
+    "log_sweep": "agentlab.tracking.mlflow_log",
     # errors
     "AgentlabError": "agentlab.errors",
     "BudgetExceededError": "agentlab.errors",
@@ -324,6 +332,9 @@ __getattr__, __dir__ = lazy_exports("agentlab", _EXPORTS, globals())
 # The one line that wires the Jupyter edge to core: once IPython is loaded, the first run installs
 # agentlab.notebook.hookup (live views, cell-scope extension); core itself never imports it.
 _install_when("IPython", "agentlab.notebook.hookup:JupyterFrontend")
+# Tracing follows every run once OpenTelemetry is loaded and a real tracer provider is configured
+# (agentlab/telemetry); a script that never imports OpenTelemetry pays one dict lookup per run.
+_observe_when("opentelemetry.trace", "agentlab.telemetry:observe_if_configured")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -65,7 +65,7 @@ def _factory(url: str) -> Any:
             c = openai.AsyncOpenAI(base_url=url + "/v1", api_key="sim-key", timeout=600)
         else:
             c = anthropic.AsyncAnthropic(base_url=url, api_key="sim-key", timeout=600)
-        a = create_adapter(ref, client=c)
+        a: Any = create_adapter(ref, client=c)
         a._owns_client = True  # closed by the sweep with its adapter
         return a
 

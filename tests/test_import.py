@@ -13,7 +13,10 @@ import pytest
 
 import agentlab
 
-HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx")
+HEAVY = (
+    "openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "mlflow",
+    "opentelemetry",  # tracing loads only when the user imports OpenTelemetry (agentlab/telemetry)
+)  # fmt: skip
 
 
 def test_import_loads_no_heavy_module() -> None:
@@ -69,6 +72,7 @@ def _type_checking_exports(module: ModuleType) -> dict[str, str]:
         # core may not import the notebook layer, not even for types (tests/test_layers.py)
         ("agentlab.sweeps", "_LAZY", {"WidgetProgress"}),
         ("agentlab.notebook", "_LAZY", set()),
+        ("agentlab.tracking", "_LAZY", set()),
     ],
 )
 def test_type_checkers_see_the_lazy_names(facade: str, table: str, not_typed: set[str]) -> None:

@@ -112,6 +112,10 @@ class ProviderSpec:
     (``"openai"``, ``"anthropic"``, ``"google"``, ``"deepseek"``, ``"openrouter"``...). ``None``: only
     ``set_price`` / ``prices_override`` price them (a user provider is never matched to a library
     provider by a similar name)."""
+    otel_name: str | None = None
+    """``gen_ai.provider.name`` in the OpenTelemetry GenAI semantic conventions when it differs from
+    ``name`` (Google's Gemini API is ``"gcp.gemini"``); ``None``: ``name`` (the convention's own
+    value for ``openai``, ``anthropic``, ``deepseek``; a provider it does not list keeps its name)."""
     check_options: str | None = None
     """``"module:function"`` of the adapter's own check of a request's knobs: ``(ModelRequest,
     adapter or None)`` -> ``None`` or ``InvalidSettingsError``, the one the adapter's build runs

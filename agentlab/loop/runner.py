@@ -56,6 +56,7 @@ from agentlab.errors import (
 )
 from agentlab.loop.checkpoint import Checkpoint, resumes_mid_turn
 from agentlab.loop.continuation import Continuation
+from agentlab.loop.observers import notify_run_created, notify_run_ended
 from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
@@ -380,6 +381,8 @@ class Run:
         self._calls: list[CallRecord] = []
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
+        # integrations following every run (tracing), with closers for the loop's end: loop/observers.py
+        self._observer_closers = notify_run_created(self)
         if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
             fe.run_created(self)
 
@@ -640,6 +643,7 @@ class Run:
             raise
         finally:
             cp.release_continuation()
+            notify_run_ended(self._observer_closers)
             await _end_run(adapter, rid)
             if own_adapter and adapter is not None:
                 try:

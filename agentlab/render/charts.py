@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SEGMENTS",
     "cost_breakdown",
+    "detached_ax",
     "plot_cost_breakdown",
     "plot_cost_per_solved",
     "plot_metric",
@@ -58,6 +59,18 @@ def _new_ax(figsize: tuple[float, float]) -> Axes:
     import matplotlib.pyplot as plt
 
     _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def detached_ax(figsize: tuple[float, float] = (7, 4)) -> Axes:
+    """An Axes on a Figure that pyplot does not know: for charts saved to files (tracker artifacts).
+
+    Why not ``plt.subplots``: a figure pyplot never registered is not kept open by it, so drawing
+    many charts for export leaks no figure and shows nothing in a notebook cell.
+    """
+    from matplotlib.figure import Figure
+
+    ax: Axes = Figure(figsize=figsize, layout="constrained").subplots()
     return ax
 
 

@@ -74,7 +74,7 @@ def test_anthropic_lines() -> None:
         "result": {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
                                                                            "message": "Overloaded"}}},
     }).encode())
-    assert over.error is not None and over.error.retryable
+    assert isinstance(over.error, ProviderError) and over.error.retryable
 
 
 def test_gemini_lines() -> None:

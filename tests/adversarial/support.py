@@ -1010,12 +1010,38 @@ async def _drive_compare(out: Outcome) -> None:
     await a._client.close()
 
 
+@contextlib.contextmanager
+def traced_spans(out: Outcome) -> Iterator[None]:
+    """Every run of the scenario traced (``agentlab.telemetry``, content on) into memory.
+
+    The spans (names, attributes, events, status: the SDK's own JSON) become a sink.
+    """
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentlab import telemetry
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.instrument(provider, include_content=True)
+    try:
+        yield
+    finally:
+        telemetry.uninstrument()
+        provider.shutdown()
+        out.add(
+            "OpenTelemetry spans (content on)", "\n".join(s.to_json() for s in exporter.get_finished_spans())
+        )
+
+
 def run_scenario(provider: str, fault: str, tmp: Path) -> Outcome:
     """Run the loop (and, where it applies, a sweep and a comparison) under ``fault``; collect sinks."""
     out = Outcome(provider, fault, Canaries.fresh())
 
     async def main() -> None:
-        with debug_logging() as logs, offline_comms():
+        with debug_logging() as logs, offline_comms(), traced_spans(out):
             await _drive_run(out, tmp, logs)
             if fault not in ("cancel", "enospc"):
                 await _drive_sweep(out, tmp)
@@ -1057,6 +1083,7 @@ SINKS = (
     "rich.traceback show_locals",
     "object graph: error attributes",
     "object graph: traceback frames",
+    "OpenTelemetry spans (content on)",
 )
 """Every sink a scenario fills (those that do not apply to a fault are simply empty)."""
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.adversarial.support import FAULTS, KEY_BLIND, PROVIDERS, SINKS, Outcome, report, scan
+from tests.adversarial.support import FAULTS, KEY_BLIND, PROVIDERS, SINKS, TASK, Outcome, report, scan
 
 
 def _texts(out: Outcome, sink: str) -> dict[str, str]:
@@ -43,6 +43,10 @@ def test_scenario_really_ran(scenario: Callable[[str, str], Outcome], provider: 
     assert out.sinks.get("event log file", "").strip(), "no event log was written"
     assert out.sinks.get("structured logs at DEBUG (all loggers)", "").count("\n") > 5, "DEBUG logs captured"
     assert "widget state at cell end" in out.sinks
+    spans = out.sinks.get("OpenTelemetry spans (content on)", "")
+    assert spans.count('"name": "invoke_agent agentlab"') >= 1, "the run was traced"
+    if fault == "none":
+        assert TASK in spans, "the spans carry content (a canary-free place for it to leak into)"
     if fault in ("none", "tool_raises"):
         assert out.raised is None, f"{fault}: the run raised {out.raised!r}"
         assert "sweep results file" in out.sinks and out.sinks["sweep results file"].strip()

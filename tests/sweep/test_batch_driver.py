@@ -178,3 +178,41 @@ def test_a_provider_without_a_batch_api_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no batch API for provider\(s\) \['deepseek'\]"):
         sweep(sim_tasks()[:1], ["openai:sim-reasoner", "deepseek:sim-deepseek"],
               results=tmp_path / "r.jsonl", tools=sim_tools(), progress=None, backend="batch")
+
+
+def test_an_interrupted_sweep_cancels_the_batch_it_has_in_flight(tmp_path: Path) -> None:
+    """Ctrl-C (run_sync cancels the sweep's task) while round 2 waits: that batch is cancelled."""
+    import asyncio
+
+    from agentlab.sweeps import asweep
+
+    t = RecordingTransport()
+    make = _factory(t)
+    t.simulator.batches.seconds = 5.0
+    out = tmp_path / "r.jsonl"
+
+    def round_two() -> list[dict[str, Any]]:
+        if not manifest_path(out).exists():
+            return []
+        recs = [json.loads(x) for x in manifest_path(out).read_text().splitlines()]
+        return [r for r in recs if r["event"] == "submitted" and r["round"] == 2]
+
+    async def interrupt() -> None:
+        task = asyncio.ensure_future(asweep(
+            sim_tasks()[:2], ["openai:sim-reasoner"], results=out, tools=sim_tools(), progress=None,
+            adapter_factory=make, backend="batch", batch=FAST))
+        while not round_two():
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupt())
+    (second,) = round_two()
+    recs = [json.loads(x) for x in manifest_path(out).read_text().splitlines()]
+    ended = [r["status"] for r in recs if r["event"] == "ended" and r["batch_id"] == second["batch_id"]]
+    assert ended == ["cancelled by the driver"]
+    assert t.simulator.batches.jobs[second["batch_id"]].cancelled_at is not None
+    assert Manifest.open_batches(manifest_path(out)) == []
+    assert load_results(out).empty  # nothing finished: nothing recorded, all redone on resume

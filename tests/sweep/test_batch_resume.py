@@ -130,7 +130,8 @@ def test_a_killed_driver_resumes_from_portable_checkpoints(
                 assert ac.messages.batches.retrieve(bid).cancel_initiated_at is not None
         else:
             gc = genai.Client(api_key="sim-key", http_options=genai_types.HttpOptions(base_url=url))
-            assert gc.batches.get(name=bid).state.name in ("JOB_STATE_CANCELLED", "JOB_STATE_RUNNING")
+            state = gc.batches.get(name=bid).state
+            assert state is not None and state.name in ("JOB_STATE_CANCELLED", "JOB_STATE_RUNNING")
 
 
     df = load_results(out)

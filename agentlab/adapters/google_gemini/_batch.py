@@ -98,9 +98,9 @@ class GeminiBatchAPI:
 
     async def state(self, batch_id: str) -> BatchState:
         op = await self._call("get", batch_id)
-        meta = op.get("metadata") if isinstance(op.get("metadata"), dict) else {}
+        meta = _dict(op.get("metadata"))
         status = str(meta.get("state", "BATCH_STATE_UNSPECIFIED"))
-        stats = meta.get("batchStats") if isinstance(meta.get("batchStats"), dict) else {}
+        stats = _dict(meta.get("batchStats"))
         return BatchState(
             batch_id=batch_id,
             status=status,
@@ -110,8 +110,7 @@ class GeminiBatchAPI:
 
     async def results(self, batch_id: str) -> list[LineOutcome]:
         op = await self._call("get", batch_id)
-        response = op.get("response") if isinstance(op.get("response"), dict) else {}
-        inlined = (response.get("inlinedResponses") or {}).get("inlinedResponses") or []
+        inlined = _dict(_dict(op.get("response")).get("inlinedResponses")).get("inlinedResponses") or []
         await self._call("delete", batch_id)
         return [_outcome(item) for item in inlined if isinstance(item, dict)]
 
@@ -123,14 +122,17 @@ class GeminiBatchAPI:
                 raise
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _outcome(item: dict[str, Any]) -> LineOutcome:
     """One inlined response -> the live-equivalent ``GenerateContentResponse`` body, or the typed error."""
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-    cid = str(meta.get("key"))
+    cid = str(_dict(item.get("metadata")).get("key"))
     if isinstance(item.get("response"), dict):
         return LineOutcome(cid, body=json.dumps(item["response"], ensure_ascii=False).encode())
-    err = item.get("error") if isinstance(item.get("error"), dict) else {}
-    code = err.get("code") if isinstance(err.get("code"), int) else 2
+    err = _dict(item.get("error"))
+    code = err["code"] if isinstance(err.get("code"), int) else 2
     message = redact_secrets(str(err.get("message") or f"batch request failed (rpc code {code})"))
     if code == 1:  # CANCELLED: the request was fine, the batch was stopped
         return LineOutcome(

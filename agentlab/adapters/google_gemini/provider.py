@@ -30,4 +30,5 @@ SPEC = ProviderSpec(
     simulated_models="agentlab.sim:GEMINI_MODELS",
     price_provider="google",
     batch="agentlab.adapters.google_gemini._batch:GeminiBatchAPI",
+    otel_name="gcp.gemini",
 )

@@ -309,7 +309,9 @@ async def batch_scheduler(
     """The batch scheduler, after a restart's clean-up: open batches cancelled, checkpoints read."""
     manifest = Manifest(manifest_path(path), fsync=fsync)
     journal = Journal(journal_path(path), fsync=fsync)
-    pending = {p.key for p in todo}
+    # Only runs that never got a row resume mid-loop; a failed run redone (retry_failed) starts afresh.
+    recorded = common["finished"].last_status
+    pending = {p.key for p in todo if p.key not in recorded}
     resumed = {k: cp for k, cp in Journal.latest(journal.path).items() if k in pending and cp.step > 0}
     sched = BatchScheduler(
         options=options, manifest=manifest, journal=journal, resumed=resumed, todo=todo, **common

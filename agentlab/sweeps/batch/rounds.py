@@ -135,6 +135,8 @@ class RoundQueue:
         except asyncio.CancelledError:
             if batch_id is not None and batch_id in self._in_flight:
                 await self._cancel_quietly(batch_id)
+                with contextlib.suppress(Exception):  # a restart cancels it again if this is lost
+                    self.on_ended(BatchState(batch_id, "cancelled by the driver", True, {}))
             for w in part:
                 w.future.cancel()
             raise
