@@ -431,11 +431,12 @@ def test_message_budget_counted_in_the_jupyterlab_page(executed: Lab) -> None:
     for cell, got in figures.items():
         shown = {k: v for k, v in got.items() if k != "_trace"}
         print(f"JupyterLab page, 3-column compare ({cell}):", json.dumps(shown))
-        assert got["streaming_frames"] >= 5, (cell, shown)  # the views did update the page before the end
+        assert got["streaming_frames"] >= 1, (cell, shown)  # the views updated the page before the end
         assert got["max_in_any_1s_window_by_kernel_send_time"] <= BUDGET, (cell, shown)
         bunching = math.ceil(20 * got["delivery_jitter_s"])
         assert got["max_in_any_1s_window"] <= BUDGET + bunching, (cell, shown)
-    # the slowed stream is long enough for the bucket to be the limit, not the stream's length
+    # the fast compare is over in a few hundred ms (most of its updates wait for the cell-end collapse);
+    # the slowed one streams long enough for the bucket to be the limit, not the stream's length
     assert figures["slowed"]["streaming_frames"] >= 20, figures["slowed"]
 
 
