@@ -6,15 +6,16 @@ A ``jupyter lab`` server (free loopback port, a token, root dir in tmp, its own 
 notebook and runs its cells through JupyterLab's own commands (``expose_app_in_browser``):
 
 * **Message budget, counted in the page.** The kernel-channel websocket frames the page receives
-  while a fast three-column compare on the simulated providers streams, parsed (``comm_msg`` with
-  ``method`` ``update`` or ``custom``), counted per sliding 1 s window with the browser's timestamps:
-  at most 21 in any window (README "Notebooks and widgets"). The end-of-cell collapse (frames between
-  the cell's last print and its ``idle``) is outside the budget and reported apart. Figures go to
-  ``out/measurements/jupyterlab_budget.json``.
-* **Reopened without a kernel.** The executed notebook is saved by JupyterLab (widget state in its
-  metadata), its kernel shut down, and the notebook reopened in a fresh page with "No Kernel": the
-  views show their final state (status, steps, answer, usage), say the reasoning was not saved, show
-  no "disconnected" or error icon and no *Show reasoning* button.
+  while a three-column compare on the simulated providers streams (a fast one, and one slowed by 5 ms
+  per delta so the stream outlasts the token bucket), parsed (``comm_msg`` with ``method`` ``update``
+  or ``custom``), counted per sliding 1 s window, by the kernel's send time (header date: <= 21) and
+  by arrival in the page (<= 21 plus what the measured delivery bunching allows). The end-of-cell
+  collapse (frames between the cell's last print and its ``idle``) is outside the budget and
+  reported apart. Figures go to ``out/measurements/jupyterlab_budget.json``.
+* **Reopened saved notebook.** The executed notebook is saved by JupyterLab (widget state in its
+  metadata), its kernel shut down, and the notebook reopened in a fresh page (JupyterLab gives it a
+  new kernel that has run nothing): the views show their final state (status, steps, answer, usage),
+  say the reasoning was not saved, show no "disconnected" or error icon and no *Show reasoning*.
 * **Screenshots** (``out/screenshots/`` and ``/work/notes/shots/`` when it exists): a panel following
   its tail while it streams, the reopened notebook, ``compare(..., repeats=3)`` and a timeline chart.
 
