@@ -385,7 +385,14 @@ def _tail_shot(page: Page, index: int) -> None:
         f"[...{_PANEL}.content.widgets[{index}].node.querySelectorAll('pre')]"
         ".some((p) => p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 4)"
     )
+    # The streamed text is the (simulated) model's reasoning: blurred in the PNG, a durable file
+    # ("Continuity": reasoning text is never written anywhere durable); layout and scroll stay visible.
+    style = '<style id="blur">.agentlab-view pre{filter:blur(6px)!important}</style>'
+    blur = f"document.head.insertAdjacentHTML('beforeend', '{style}')"
+    page.js(f"{blur}; true")
+    page.pump(0.2)
     _shot(page, "jupyterlab_panel_follows_tail.png")
+    page.js("document.getElementById('blur').remove(); true")
     page.wait_for(
         _KERNEL_IDLE + f" && {_PANEL}.content.widgets[{index}].model.executionCount !== null", 120, "the run"
     )
