@@ -88,7 +88,10 @@ def _pm(row: Any, metric: str, fmt: Any) -> str:
         return "<NA>"
     if math.isnan(lo) or math.isnan(hi):
         return f"{fmt(mean)} (1 run)"
-    return f"{fmt(mean)} ± {fmt((hi - lo) / 2)}"
+    half = (hi - lo) / 2
+    if abs(half) <= 1e-9 * abs(mean):  # identical runs: float noise of the interval (2.6e-19), not a spread
+        half = 0.0
+    return f"{fmt(mean)} ± {fmt(half)}"
 
 
 def _rate(row: Any) -> str:

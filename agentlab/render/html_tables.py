@@ -33,6 +33,10 @@ PALETTE: dict[str, str] = {
 }
 
 
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+"""Classes MathJax skips (2 and 3): JupyterLab typesets ``$...$`` in HTML outputs, so a cell holding
+two amounts (``$0.003579 ± $0``) would otherwise be set as maths (pandas' Styler does the same)."""
+
 def fmt_int(v: Any) -> str:
     """Thousands separators; ``<NA>`` for unknown (None/NaN/pd.NA)."""
     if v is None:
@@ -98,7 +102,7 @@ def fields_html(
         for k, v in rows
     )
     pre = f"<pre style='white-space:pre-wrap'>{html.escape(body)}</pre>" if body is not None else ""
-    return f"<div class='{html.escape(css_class)}'><table>{cells}</table>{pre}</div>"
+    return f"<div class='{html.escape(css_class)} {NO_MATH}'><table>{cells}</table>{pre}</div>"
 
 
 def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None) -> str:
@@ -117,6 +121,6 @@ def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]], *, caption:
         else ""
     )
     return (
-        f"<table class='agentlab-table' style='border-collapse:collapse;font-size:12px'>{cap}"
+        f"<table class='agentlab-table {NO_MATH}' style='border-collapse:collapse;font-size:12px'>{cap}"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )

@@ -126,3 +126,20 @@ def test_compare_view_escapes_titles_and_task() -> None:
         html.append(col._header.value)
     assert html and all(not _TAG.search(h) for h in html), html
     assert "&lt;script&gt;" in "".join(html)
+
+
+def test_money_tables_are_not_typeset_as_maths_and_identical_runs_have_no_noise() -> None:
+    """JupyterLab's MathJax sets ``$a ± $b`` as maths unless told not to; a 0 spread reads ``± $0``."""
+    import pandas as pd
+
+    from agentlab.loop.comparison_frames import _pm
+    from agentlab.render.html_tables import fields_html, fmt_usd, table_html
+
+    t = table_html(["cost"], [["$0.003579 ± $0"]])
+    assert "tex2jax_ignore" in t and "mathjax_ignore" in t
+    assert "tex2jax_ignore" in fields_html([("cost", "$1 ± $2")])
+    m = 0.006662
+    row = pd.Series({"cost_mean": m, "cost_ci_low": m - 2.6e-19, "cost_ci_high": m + 2.6e-19})
+    assert _pm(row, "cost", fmt_usd) == "$0.006662 ± $0"
+    row = pd.Series({"cost_mean": 0.006, "cost_ci_low": 0.004, "cost_ci_high": 0.008})
+    assert _pm(row, "cost", fmt_usd) == "$0.006000 ± $0.002000"
