@@ -15,6 +15,9 @@ Safety, in order of importance:
   races with at most the one package already being imported. If the cell imports that same
   package, Python's per-module import locks make it wait for the import to finish (and then reuse
   it), which is never slower than importing it itself.
+* **No partial module where an SDK peeks.** ``openai`` reads ``sys.modules["httpx"]`` without
+  importing it; a module being imported by this thread is there half-initialized, so such modules
+  (:data:`_PEEKED`) are imported whole in the foreground, in the cell that starts the warm-up.
 * **No deadlock, no partial module.** The two threads could only deadlock if each held one
   module's import lock while waiting for the other's. The warm thread imports only the SDKs and
   agentlab's adapter modules, and user code runs only between whole packages (see above). A
@@ -132,6 +135,7 @@ def start(ip: Any = None) -> threading.Thread | None:
             return None
         # Called from inside a cell (the one with %load_ext or the import): busy until it ends.
         _idle.clear()
+        _import_peeked_modules()
         events.register("pre_run_cell", _on_pre_run_cell)
         events.register("post_run_cell", _on_post_run_cell)
         _thread = threading.Thread(
@@ -139,6 +143,23 @@ def start(ip: Any = None) -> threading.Thread | None:
         )
         _thread.start()
         return _thread
+
+
+_PEEKED = ("httpx",)
+"""Modules an SDK reads from ``sys.modules`` instead of importing (``openai`` checks for the legacy
+``httpx`` on every client and request). Imported whole, in the foreground, before the thread starts:
+a module the thread is still importing is in ``sys.modules`` half-initialized, and a cell peeking
+at it then fails (``partially initialized module 'httpx' has no attribute 'Timeout'``, seen when
+nbclient ran the next cell while google-genai's import pulled httpx in). About 0.1 s, once."""
+
+
+def _import_peeked_modules() -> None:
+    for mod in _PEEKED:
+        if _installed(mod):
+            try:
+                importlib.import_module(mod)
+            except Exception as e:  # as for any warm-up import: the run that needs it says what is wrong
+                _log.debug("warm-up of %s skipped: %s", mod, type(e).__name__)
 
 
 def wait(timeout: float | None = None) -> bool:

@@ -67,3 +67,26 @@ def test_warmup_off_in_a_kernel_with_agentlab_warmup_0(monkeypatch: pytest.Monke
     monkeypatch.setenv("AGENTLAB_WARMUP", "0")
     monkeypatch.setattr(warmup, "in_kernel", lambda: True)
     assert warmup.start(object()) is None
+
+
+def test_modules_an_sdk_peeks_at_are_imported_whole_before_the_thread_starts() -> None:
+    """The openai SDK reads sys.modules["httpx"]: the warm thread must never leave it half-imported."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("httpx")
+    code = """
+import sys
+import agentlab.notebook.warmup as w
+w.in_kernel = lambda: True
+class Events:
+    def register(self, *a): pass
+class Ip:
+    events = Events()
+assert "httpx" not in sys.modules
+t = w.start(Ip())
+assert t is not None and "httpx" in sys.modules and hasattr(sys.modules["httpx"], "Timeout")
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
