@@ -74,7 +74,7 @@ from agentlab.errors import (
 )
 from agentlab.loop.output import structured_output
 from agentlab.loop.result import RunResult
-from agentlab.loop.runner import ContinuationPolicy, Run
+from agentlab.loop.runner import ContinuationPolicy, Run, SessionLink
 from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
@@ -710,14 +710,31 @@ class _RunConfig:
     """Every run's ``output_type`` (checked once, before anything runs)."""
 
 
-async def run_plan(p: _Plan, adapter: Callable[[], Adapter], gate: _Gate, cfg: _RunConfig) -> dict[str, Any]:
+async def run_plan(
+    p: _Plan,
+    adapter: Callable[[], Adapter],
+    gate: _Gate,
+    cfg: _RunConfig,
+    *,
+    resume: tuple[SessionLink, int] | None = None,
+    on_run: Callable[[Run], None] | None = None,
+) -> dict[str, Any]:
     """Run one plan entry to its results row; a failing run becomes a failed row, not an error.
 
-    One function for both executors (the asyncio scheduler and a Ray worker), so a row means the
-    same whichever ran it. ``adapter`` is called inside the try: an adapter that cannot be built
-    (a bad option, a missing key) is that run's failed row.
+    One function for every executor and backend (the asyncio scheduler, a Ray worker, the batch
+    driver), so a row means the same whichever ran it. ``adapter`` is called inside the try: an
+    adapter that cannot be built (a bad option, a missing key) is that run's failed row.
+    ``resume``: ``(session link, steps already done)`` of a run continued from portable history
+    (the batch driver after a restart): it starts from the link's history, not the task prompt, with
+    the steps left. ``on_run`` sees the ``Run`` before it starts (the batch driver tracks it).
     """
     s = p.setting
+    prompt: str | None = p.task.prompt
+    session: SessionLink | None = None
+    max_steps = s.max_steps
+    if resume is not None:
+        session, done = resume
+        prompt, max_steps = None, max(1, s.max_steps - done)
     at, t0 = _iso_now(), time.perf_counter()
     run: Run | None = None
     err: BaseException | None = None
@@ -725,20 +742,23 @@ async def run_plan(p: _Plan, adapter: Callable[[], Adapter], gate: _Gate, cfg: _
         gated = _GatedAdapter(adapter(), gate)
         run = Run(
             p.ref,
-            p.task.prompt,
+            prompt,
             tools=cfg.tools,
             system=s.system,
             reasoning=s.reasoning,
-            max_steps=s.max_steps,
+            max_steps=max_steps,
             max_output_tokens=s.max_output_tokens,
             options=s.call_options,
             continuation_policy=s.continuation_policy,
             adapter=gated,
+            session=session,
             retries=cfg.retries,
             retry_delay=cfg.retry_delay,
             tool_timeout=cfg.tool_timeout,
             output_type=cfg.output_type,
         )
+        if on_run is not None:
+            on_run(run)
         await run.arun()
     except Exception as e:  # the run's own record says what failed; keep the sweep going
         err = e

@@ -17,9 +17,8 @@ continuation path), and says so with a ``batch_resumed`` diagnostic and the row'
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from agentlab.sweeps.batch.adapter import BatchedAdapter
 from agentlab.sweeps.batch.manifest import Journal, Manifest, journal_path, manifest_path
 from agentlab.sweeps.batch.rounds import Poll, RoundQueue, Submitted
 from agentlab.sweeps.progress import SweepProgress
-from agentlab.sweeps.runner import _DONE, _GatedAdapter, _iso_now, _Plan, _row, _Scheduler
+from agentlab.sweeps.runner import _DONE, _Plan, _Scheduler, run_plan
 from agentlab.sweeps.store import RunKey
 
 __all__ = ["BatchOptions", "BatchScheduler", "batch_api_for", "batch_options"]
@@ -175,48 +174,32 @@ class BatchScheduler(_Scheduler):
     # -------------------------------------------------------------- one run
 
     async def run_one(self, p: _Plan) -> dict[str, Any]:
-        """One run to its row, as live, but resumed from its journaled checkpoint after a restart."""
-        s, cfg = p.setting, self.config
-        at, t0 = _iso_now(), time.perf_counter()
+        """One run to its row through ``run_plan``, resumed from its journaled checkpoint after a restart."""
         cp = self.resumed.get(p.key)
-        prior = cp.step if cp is not None else 0
-        run: Run | None = None
-        err: BaseException | None = None
-        queue: RoundQueue | None = None
-        try:
-            adapter = self.adapter_for(p.ref)
-            queue = self.round_queues[str(p.ref)]
-            run = Run(
-                p.ref,
-                p.task.prompt if cp is None else None,
-                tools=cfg.tools,
-                system=s.system,
-                reasoning=s.reasoning,
-                max_steps=max(1, s.max_steps - prior),
-                max_output_tokens=s.max_output_tokens,
-                options=s.call_options,
-                continuation_policy=s.continuation_policy,
-                adapter=_GatedAdapter(adapter, self.limiters[p.ref.provider]),
-                session=_Resumed(cp, s.system) if cp is not None else None,
-                retries=cfg.retries,
-                retry_delay=0.0,  # the next round is the delay
-                tool_timeout=cfg.tool_timeout,
-                output_type=cfg.output_type,
-            )
+        batched = self.adapter_for(p.ref)  # built by the dispatcher already, before the run entered
+        queue = self.round_queues[str(p.ref)]
+        seen: list[Run] = []
+
+        def track(run: Run) -> None:
+            seen.append(run)
             self.live[run.run_id] = (p.key, run)
-            await run.arun()
-        except Exception as e:  # the run's own record says what failed; keep the sweep going
-            err = e
+
+        try:
+            row = await run_plan(
+                p,
+                lambda: batched,
+                self.limiters[p.ref.provider],
+                replace(self.config, retry_delay=0.0),  # the next round is the delay
+                resume=(_Resumed(cp, p.setting.system), cp.step) if cp is not None else None,
+                on_run=track,
+            )
         finally:
-            if run is not None:
+            for run in seen:
                 self.live.pop(run.run_id, None)
-            if queue is not None:
-                queue.leave()
-        result = run.result if run is not None else None
-        row = _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
-        row.update(backend="batch", pricing_tier="batch", resumed_steps=prior if cp is not None else None)
+            queue.leave()
+        row.update(backend="batch", pricing_tier="batch", resumed_steps=cp.step if cp is not None else None)
         if cp is not None and isinstance(row.get("steps"), int):
-            row["steps"] += prior
+            row["steps"] += cp.step
         return row
 
     # -------------------------------------------------------------- dispatch
