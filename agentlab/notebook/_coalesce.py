@@ -19,7 +19,7 @@ saved notebook balloons. So the budget is per *frontend* (this process), not per
   updates at a step's start does not hold up the text; a view due for a turn renders its *current*
   state (delta + snapshot, not a queue of deltas), so skipped frames lose no text;
 * the first change after a quiet period goes out at once (leading edge): alone, a streaming panel
-  is shown every ``1 / MAX_RATE`` s (p99 latency ~50 ms); with ``n`` busy views latency grows about
+  is shown every ``1 / MAX_RATE`` s (p99 latency ~65 ms); with ``n`` busy views latency grows about
   linearly with ``n`` (still bounded).
 
 :func:`render_now` (a stream's or run's end) renders synchronously, so the kernel-side state is final
@@ -53,8 +53,14 @@ __all__ = [
     "wait_idle",
 ]
 
-MAX_RATE = 20.0
-"""Comm messages per second the frontend receives from all live views together."""
+MAX_RATE = 16.0
+"""Comm messages per second the kernel sends from all live views together.
+
+The budget the page is promised is 21 frames in any 1 s window *as the page receives them*
+(README, "Message budget"). Delivery (kernel -> server -> websocket) bunches frames: measured in
+JupyterLab, a spread of delays of 0.005-0.05 s on a quiet machine, 0.5 s under heavy load. Sent
+at 20/s, one delayed frame already made 22 in the page. At 16/s (at most 17 in a window as sent),
+the page stays within 21 while the spread stays under 0.25 s."""
 
 DEFAULT_INTERVAL = 1.0 / MAX_RATE
 """Minimum seconds between two renders of one view (a view alone gets the whole budget)."""

@@ -8,7 +8,7 @@ Widget State", nbclient's ``store_widget_state``): it reaches the page only as c
 
 * while streaming, the live text shows live counters and the tail of the text; updates are
   coalesced (:mod:`agentlab.notebook._coalesce`) within one budget for the whole frontend: at most
-  ~20 comm messages per second from all live panels and views together, however fast deltas arrive
+  ~16 comm messages per second from all live panels and views together, however fast deltas arrive
   and however many panels stream, and each message carries the current snapshot, so no text is lost
   by skipping frames;
 * when the cell ends (the IPython extension calls :func:`collapse_panels`) the panel collapses to a
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import html
 import os
+import secrets
 import threading
 import time
 import weakref
@@ -59,7 +60,7 @@ class PanelOptions:
     """How much of the tail of the text a streaming panel shows (the rest stays in kernel memory)."""
     flush_interval: float = DEFAULT_INTERVAL
     """Minimum seconds between two renders of one panel. The frontend's total message rate is bounded
-    separately, across all panels and views (``agentlab.notebook._coalesce.MAX_RATE``, 20/s)."""
+    separately, across all panels and views (``agentlab.notebook._coalesce.MAX_RATE``, 16/s)."""
 
 
 options = PanelOptions()
@@ -141,9 +142,11 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self.keep_text = options.keep_reasoning if keep_text is None else keep_text
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
+        self._toggle_class = f"agentlab-t{secrets.token_hex(6)}"
+        self._toggle_shown = False
 
         self._body = widgets.HTML(
-            value=f'<div style="{UI_FONT}">{self._render_header()}</div>',
+            value=f'<div style="{UI_FONT}">{self._hide_toggle()}{self._render_header()}</div>',
             # Stretch, not width 100%: the HTML widget has side margins, and 100% plus margins
             # overflowed the panel (an empty horizontal scrollbar under every panel).
             layout=widgets.Layout(width="auto", align_self="stretch"),
@@ -152,8 +155,12 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value=False,
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
-            layout=widgets.Layout(display="none", width="auto", height="24px"),
-            _dom_classes=["agentlab-toggle"],
+            layout=widgets.Layout(width="auto", height="24px"),
+            # Shown or hidden by a rule in the header (:meth:`_render_body`), not by its own layout:
+            # the cell-end collapse then costs one message less per panel. The class is random, not
+            # a counter: a rule left in an older output (a kernel restarted in the same page) must
+            # never match a new panel's toggle.
+            _dom_classes=["agentlab-toggle", self._toggle_class],
         )
         self._toggle.observe(self._on_toggle, names="value")
         self._live: LiveText | None = LiveText(self._live_snapshot)
@@ -325,17 +332,25 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value, show_toggle = self._render_body()
             # Set the traits while still holding the lock: a flush computed before ``collapse()`` must
             # not land after it.
-            value = f'<div style="{UI_FONT}">{value}</div>'
+            hide = "" if show_toggle else self._hide_toggle()
+            value = f'<div style="{UI_FONT}">{hide}{value}</div>'
             if self._body.value != value:
                 self._body.value = value
-            display = "" if show_toggle else "none"
-            if self._toggle.layout.display != display:
-                self._toggle.layout.display = display
+            self._toggle_shown = show_toggle
             if self._live is not None:
                 snap = self._live_snapshot()
                 if snap != self._pushed:
                     self._live.push(snap)
                     self._pushed = snap
+
+    def _hide_toggle(self) -> str:
+        """The rule that keeps this panel's toggle off screen (the header carries it while it applies)."""
+        return f"<style>.{self._toggle_class}{{display:none !important}}</style>"
+
+    @property
+    def toggle_on_screen(self) -> bool:
+        """Whether the "Show reasoning" toggle is on screen (as of the last render; tests read it)."""
+        return self._toggle_shown
 
     def _render_body(self) -> tuple[str, bool]:
         """The synced header, and whether the "Show reasoning" toggle is on screen.

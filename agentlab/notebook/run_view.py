@@ -3,7 +3,7 @@
 Views consume agentlab events only (never SDK types), from any thread: ``view.on_event`` is a plain
 callable to pass as a run's ``on_event``. State is kept in Python and rendered by the coalescing
 flusher (:mod:`agentlab.notebook._coalesce`), which sends the updates of all live views within one
-budget for the whole frontend (~20 comm messages per second), so a fast stream, or a comparison of
+budget for the whole frontend (~16 comm messages per second), so a fast stream, or a comparison of
 many columns, costs a bounded number of frontend messages. Reasoning goes to one
 :class:`~agentlab.notebook.panel.ReasoningPanel` per step (cleared at cell end); everything else
 shown here is portable (tool calls and results, answers, usage, throughput, the timeline strip of

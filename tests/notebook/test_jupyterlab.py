@@ -8,10 +8,10 @@ notebook and runs its cells through JupyterLab's own commands (``expose_app_in_b
 * **Message budget, counted in the page.** The kernel-channel websocket frames the page receives
   while a three-column compare on the simulated providers streams (a fast one, and one slowed by 5 ms
   per delta so the stream outlasts the token bucket), parsed (``comm_msg`` with ``method`` ``update``
-  or ``custom``), counted per sliding 1 s window, by the kernel's send time (header date: <= 21) and
-  by arrival in the page (<= 21 plus what the measured delivery bunching allows). The end-of-cell
-  collapse (frames between the cell's last print and its ``idle``) is outside the budget and
-  reported apart. Figures go to ``out/measurements/jupyterlab_budget.json``.
+  or ``custom``), counted per sliding 1 s window, by arrival in the page (<= 21 while delivery
+  bunches frames by less than 0.25 s) and by the kernel's send time (header date: <= 17). The
+  end-of-cell collapse (frames between the cell's last print and its ``idle``) is one burst outside
+  the budget, reported apart, in which no widget is updated twice. Figures go to ``out/measurements/jupyterlab_budget.json``.
 * **Reopened saved notebook.** The executed notebook is saved by JupyterLab (widget state in its
   metadata), its kernel shut down, and the notebook reopened in a fresh page (JupyterLab gives it a
   new kernel that has run nothing): the views show their final state (status, steps, answer, usage),
@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agentlab.notebook._coalesce import MAX_RATE
 from tests.notebook.test_browser import CHROMIUM, ROOT, SHOTS, _unavailable
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.browser, pytest.mark.kernel, pytest.mark.slow]
 
 NOTES_SHOTS = Path("/work/notes/shots")
-BUDGET = 21  # README: a token bucket of 20 messages/s with a burst of one, all live views together
+BUDGET = 21  # README: frames in any 1 s window as the page receives them, all live views together
+SENT = int(MAX_RATE) + 1  # the kernel's token bucket: MAX_RATE per second, burst of one
+JITTER_S = 0.25  # the spread of delivery delays the kernel's headroom covers (_coalesce.MAX_RATE)
 LABEXTENSIONS = ("anywidget", "@jupyter-widgets/jupyterlab-manager")
 
 _SETUP = (
@@ -308,6 +311,10 @@ def _budget_figures(events: list[dict[str, Any]], cell: str) -> dict[str, Any]:
         ]
 
     stream, collapse, pairs = counted(start, done), counted(done, idle + 1), sent(start, done)
+    per_model: dict[str, int] = {}
+    for _, m in msgs[done : idle + 1]:
+        if m["msg_type"] == "comm_msg" and _what(m)[0] == "update":
+            per_model[m["content"]["comm_id"]] = per_model.get(m["content"]["comm_id"], 0) + 1
     delays = [arrived - at for at, arrived in pairs]  # clock offset included: only the spread is used
     structure = sum(
         1
@@ -328,6 +335,8 @@ def _budget_figures(events: list[dict[str, Any]], cell: str) -> dict[str, Any]:
         "per_second": [per_second.get(s, 0) for s in range(max(per_second, default=-1) + 1)],
         "end_of_cell_frames": len(collapse),
         "end_of_cell_window_s": round(collapse[-1] - collapse[0], 3) if collapse else 0.0,
+        "end_of_cell_models_updated": len(per_model),
+        "end_of_cell_max_updates_per_model": max(per_model.values(), default=0),
         "max_1s_window_including_end_of_cell": _windows(sorted(stream + collapse)),
         "comm_opens": opens,
         "kernel_ws_frames_total": len(msgs),
@@ -428,9 +437,11 @@ _DOM_PROBE = """(() => {
 def test_message_budget_counted_in_the_jupyterlab_page(executed: Lab) -> None:
     """The frames the page received while streaming: <= 21 in any 1 s window, fast and slowed compare.
 
-    Timed by the kernel's send time (each message's header date) the budget is exact: <= 21. Timed by
-    arrival in the page, delivery (kernel -> server -> websocket) can bunch frames: a token bucket of
-    20/s then allows 21 + 20 x the measured spread of delivery delays in one window, and no more.
+    Timed by arrival in the page: <= 21 while the spread of delivery delays (kernel -> server ->
+    websocket) stays within the 0.25 s the kernel's rate leaves room for; a machine so loaded that
+    the spread is larger gets 17 + 16 x that spread, and no more. Timed by the kernel's send time
+    (each message's header date) the bucket is exact: <= 17. The cell-end collapse is one burst
+    in which no model is updated twice (each widget sends its final state once).
     """
     figures = {cell: executed.found[f"budget_{cell}"] for cell in ("compare", "slowed")}
     out = ROOT / "out" / "measurements"
@@ -440,12 +451,14 @@ def test_message_budget_counted_in_the_jupyterlab_page(executed: Lab) -> None:
         shown = {k: v for k, v in got.items() if k != "_trace"}
         print(f"JupyterLab page, 3-column compare ({cell}):", json.dumps(shown))
         assert got["streaming_frames"] >= 1, (cell, shown)  # the views updated the page before the end
-        assert got["max_in_any_1s_window_by_kernel_send_time"] <= BUDGET, (cell, shown)
-        bunching = math.ceil(20 * got["delivery_jitter_s"])
-        assert got["max_in_any_1s_window"] <= BUDGET + bunching, (cell, shown)
+        assert got["max_in_any_1s_window_by_kernel_send_time"] <= SENT, (cell, shown)
+        jitter = got["delivery_jitter_s"]
+        in_page = BUDGET if jitter <= JITTER_S else SENT + math.ceil(MAX_RATE * jitter)
+        assert got["max_in_any_1s_window"] <= in_page, (cell, shown)
+        assert got["end_of_cell_max_updates_per_model"] <= 1, (cell, shown)
     # the fast compare is over in a few hundred ms (most of its updates wait for the cell-end collapse);
     # the slowed one streams long enough for the bucket to be the limit, not the stream's length
-    assert figures["slowed"]["streaming_frames"] >= 20, figures["slowed"]
+    assert figures["slowed"]["streaming_frames"] >= MAX_RATE, figures["slowed"]
 
 
 def test_reopened_saved_notebook_in_jupyterlab(executed: Lab) -> None:

@@ -149,7 +149,7 @@ def test_six_columns_streaming_at_once_share_one_budget(sent: list[tuple[float, 
             texts[k].append(piece)
             col.on_event(ReasoningDeltaEvent(text=piece, block="0", step=1))
 
-        _paced(2000, 2.0, emit)  # 1,000 deltas/s per column, 6,000/s in all
+        _paced(2000, 3.0, emit)  # ~670 deltas/s per column, 4,000/s in all (3 s: ~48 frames to share)
         fed.append(time.monotonic())
         col.finish("completed")
 

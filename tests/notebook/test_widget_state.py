@@ -82,11 +82,18 @@ def show_controls(root: Any) -> list[Any]:
     return [w for w in descendants(root) if getattr(w, "description", None) == "Show reasoning"]
 
 
+def hidden_by_a_rule(frontend: Frontend, w: Any) -> bool:
+    """Whether a ``<style>`` in a model the page holds hides ``w`` (a panel hides its toggle so)."""
+    rules = [f".{c}{{display:none" for c in w._dom_classes]
+    values = [str(m.get("value", "")) for m in frontend.models().values()]
+    return any(r in v for r in rules for v in values)
+
+
 def click_show(frontend: Frontend, root: Any) -> int:
     """Click every "Show reasoning" control under ``root`` that is on screen, as the frontend does."""
     n = 0
     for w in show_controls(root):
-        if w.layout.display == "none":
+        if w.layout.display == "none" or hidden_by_a_rule(frontend, w):
             continue
         if isinstance(w, ipywidgets.ToggleButton):
             frontend.set(w, value=True)
