@@ -11,7 +11,8 @@ notebook and runs its cells through JupyterLab's own commands (``expose_app_in_b
   or ``custom``), counted per sliding 1 s window, by arrival in the page (<= 21 while delivery
   bunches frames by less than 0.25 s) and by the kernel's send time (header date: <= 17). The
   end-of-cell collapse (frames between the cell's last print and its ``idle``) is one burst outside
-  the budget, reported apart, in which no widget is updated twice. Figures go to ``out/measurements/jupyterlab_budget.json``.
+  the budget, reported apart, in which no widget is updated twice. Figures go to
+  ``out/measurements/jupyterlab_budget.json``.
 * **Reopened saved notebook.** The executed notebook is saved by JupyterLab (widget state in its
   metadata), its kernel shut down, and the notebook reopened in a fresh page (JupyterLab gives it a
   new kernel that has run nothing): the views show their final state (status, steps, answer, usage),
