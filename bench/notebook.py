@@ -16,7 +16,13 @@ import re
 import time
 from typing import Any
 
+from agentlab.notebook._coalesce import MAX_RATE
+
 from ._util import Section, Target, median, percentile
+
+SENT_LIMIT = float(int(MAX_RATE) + 1)
+"""Messages the kernel may send in any 1 s window (the bucket: MAX_RATE/s, burst of one); the page's
+budget, 21 as received, leaves the rest for delivery bunching (README, "Message budget")."""
 
 _MARK = re.compile(r"d(\d{6})")
 _ids = itertools.count()
@@ -91,7 +97,7 @@ def feed(n: int, rate: float | None) -> dict[str, Any]:
         "latency_ms_p99": percentile(lat, 99) * 1000,
         "latency_ms_max": max(lat) * 1000,
         "text_intact": text_ok,
-        "last_delta_shown": bool(sent) and sent[-1][2] == n - 1,
+        "last_delta_shown": any(m[2] == n - 1 for m in sent),  # the text, not the header, shows it
     }
 
 
@@ -239,7 +245,7 @@ def feed_columns(k: int, n: int, rate: float) -> dict[str, Any]:
             t.join()
         wait_idle(30.0)
         t1 = time.perf_counter()
-        bodies = [col.panels[0]._body.comm.comm_id for col in view.columns]
+        bodies = [col.panels[0]._live.comm.comm_id for col in view.columns]  # the text: custom messages
         text_ok = all(col.panels[0].text == "".join(f" d{i:06d}" for i in range(n)) for col in view.columns)
     finally:
         widget.comm.create_comm = original
@@ -294,7 +300,7 @@ def run(quick: bool) -> Section:
             f"p99 {s['latency_ms_p99']:.1f} ms, text intact: {s['text_intact'] and s['last_delta_shown']}",
         )
         sec.targets += [
-            Target(f"{mode}: updates in any 1 s window", s["max_updates_in_1s_window"], 21.0, "/s"),
+            Target(f"{mode}: updates in any 1 s window", s["max_updates_in_1s_window"], SENT_LIMIT, "/s"),
             Target(f"{mode}: p99 delta-to-display latency", s["latency_ms_p99"], 100.0, "ms"),
             Target(
                 f"{mode}: text lost (deltas)",
@@ -314,7 +320,12 @@ def run(quick: bool) -> Section:
         f"text intact: {rv['text_intact'] and rv['last_delta_shown']}",
     )
     sec.targets += [
-        Target("run view: msgs in any 1 s window (all widgets)", rv["max_messages_in_1s_window"], 21.0, "/s"),
+        Target(
+            "run view: msgs in any 1 s window (all widgets)",
+            rv["max_messages_in_1s_window"],
+            SENT_LIMIT,
+            "/s",
+        ),
         Target("run view: p99 delta-to-display latency", rv["latency_ms_p99"], 100.0, "ms"),
         Target(
             "run view: text lost (deltas)", 0.0 if rv["text_intact"] and rv["last_delta_shown"] else 1.0, 0.0
@@ -330,13 +341,16 @@ def run(quick: bool) -> Section:
             f"text intact: {cv['text_intact']}",
         )
         sec.targets += [
-            Target(f"compare {k} cols: msgs in any 1 s window", cv["max_messages_in_1s_window"], 21.0, "/s"),
+            Target(
+                f"compare {k} cols: msgs in any 1 s window", cv["max_messages_in_1s_window"], SENT_LIMIT, "/s"
+            ),
             Target(f"compare {k} cols: p99 delta-to-display latency", cv["latency_ms_p99"], 1000.0, "ms"),
             Target(f"compare {k} cols: text lost (deltas)", 0.0 if cv["text_intact"] else 1.0, 0.0),
         ]
     sec.figures = {"deltas": n, "repetitions": reps, **summary, "samples": results}
     sec.notes.append(
-        "updates/s limit 21: one budget for the whole frontend (all panels, run views and compare "
-        "columns together): a token bucket of 20 comm messages per second with a burst of one"
+        f"updates/s limit {SENT_LIMIT:.0f} as sent: one budget for the whole frontend (all panels, run "
+        f"views and compare columns together): a token bucket of {MAX_RATE:.0f} comm messages per second "
+        "with a burst of one; the page's budget is 21 as received (headroom for delivery bunching)"
     )
     return sec

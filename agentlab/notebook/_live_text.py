@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anywidget
+from ipywidgets import HTML  # at import: a close() from __del__ at interpreter exit cannot import
 
 __all__ = ["LiveText", "Snapshot"]
 
@@ -112,8 +113,6 @@ class LiveText(anywidget.AnyWidget):
     def close(self) -> None:
         """Close, leaving behind (in stored widget state) an empty standard ``HTML`` model."""
         if self.comm is not None:
-            from ipywidgets import HTML
-
             traits = HTML.class_traits()
             keys = ["_model_module", "_model_module_version", "_model_name", "_view_module"]
             keys += ["_view_module_version", "_view_name"]

@@ -166,7 +166,9 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._live: LiveText | None = LiveText(self._live_snapshot)
         self._pushed: Snapshot | None = None
         # Syncs (and snapshots) of these are sent by the flusher only, within the frontend's budget.
-        self._synced: list[Any] = [gate(self._body), gate(self._toggle.layout), self._live]
+        # The live text first: when a stream starts, the first frame the budget allows is the text
+        # (with its counters), and the header's "streaming…" takes the next one.
+        self._synced: list[Any] = [self._live, gate(self._body), gate(self._toggle.layout)]
         super().__init__(
             children=[self._body, self._toggle, self._live],
             layout=widgets.Layout(width="100%", align_items="flex-start"),
