@@ -245,7 +245,9 @@ def feed_columns(k: int, n: int, rate: float) -> dict[str, Any]:
             t.join()
         wait_idle(30.0)
         t1 = time.perf_counter()
-        bodies = [col.panels[0]._live.comm.comm_id for col in view.columns]  # the text: custom messages
+        lives = [col.panels[0]._live for col in view.columns]  # the text goes out as their custom messages
+        bodies = [live.comm.comm_id for live in lives if live is not None]
+        assert len(bodies) == k, "a column's live text closed before the cell ended"
         text_ok = all(col.panels[0].text == "".join(f" d{i:06d}" for i in range(n)) for col in view.columns)
     finally:
         widget.comm.create_comm = original
