@@ -143,7 +143,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._flush_interval = options.flush_interval if flush_interval is None else flush_interval
         self._live_chars = options.live_chars if live_chars is None else live_chars
         self._toggle_class = f"agentlab-t{secrets.token_hex(6)}"
-        self._toggle_shown = False
 
         self._body = widgets.HTML(
             value=f'<div style="{UI_FONT}">{self._hide_toggle()}{self._render_header()}</div>',
@@ -338,7 +337,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value = f'<div style="{UI_FONT}">{hide}{value}</div>'
             if self._body.value != value:
                 self._body.value = value
-            self._toggle_shown = show_toggle
             if self._live is not None:
                 snap = self._live_snapshot()
                 if snap != self._pushed:
@@ -348,11 +346,6 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
     def _hide_toggle(self) -> str:
         """The rule that keeps this panel's toggle off screen (the header carries it while it applies)."""
         return f"<style>.{self._toggle_class}{{display:none !important}}</style>"
-
-    @property
-    def toggle_on_screen(self) -> bool:
-        """Whether the "Show reasoning" toggle is on screen (as of the last render; tests read it)."""
-        return self._toggle_shown
 
     def _render_body(self) -> tuple[str, bool]:
         """The synced header, and whether the "Show reasoning" toggle is on screen.
