@@ -425,6 +425,7 @@ _DOM_PROBE = """(() => {
     offline_notes: vis('.agentlab-offline').length,
     online_notes: vis('.agentlab-online').length,
     toggles: vis('.agentlab-toggle').length,
+    panels: vis('.agentlab-panel').length,
     disconnected_icons: disconnected,
     error_outputs: vis('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]').length
       + vis('.jp-OutputArea-output .jp-mod-error').length,
@@ -460,6 +461,18 @@ def test_message_budget_counted_in_the_jupyterlab_page(executed: Lab) -> None:
     # the fast compare is over in a few hundred ms (most of its updates wait for the cell-end collapse);
     # the slowed one streams long enough for the bucket to be the limit, not the stream's length
     assert figures["slowed"]["streaming_frames"] >= MAX_RATE, figures["slowed"]
+
+
+def test_live_collapsed_panels_show_their_toggle(executed: Lab) -> None:
+    """After the cells ended, while the kernel lives: every collapsed panel shows *Show reasoning*.
+
+    The toggle is hidden by a rule its panel's header carries while streaming; the collapsed header
+    drops the rule (the simulated models always reason, so every panel has text to show).
+    """
+    dom = executed.found["live_dom"]
+    assert dom["panels"] >= 12, dom  # two 3-column compares of 2 steps each, at least
+    assert dom["toggles"] == dom["panels"], {k: v for k, v in dom.items() if k != "text"}
+    assert dom["disconnected_icons"] == 0 and dom["widget_placeholders"] == 0, dom
 
 
 def test_reopened_saved_notebook_in_jupyterlab(executed: Lab) -> None:
