@@ -241,7 +241,9 @@ def _cancel(call: RouteCall) -> SimReply:
     obj = _refresh(store, job)
     if obj["status"] in ("completed", "expired", "cancelled", "failed"):
         raise SimError(409, "invalid_request_error", f"Cannot cancel a batch with status '{obj['status']}'.")
-    job.cancelled_at = time.time()
+    with store.lock:  # as the Anthropic and Gemini routes: a second cancel does not restart it
+        if job.cancelled_at is None:
+            job.cancelled_at = time.time()
     obj["status"], obj["cancelling_at"] = "cancelling", int(job.cancelled_at)
     return json_reply(obj)
 

@@ -78,6 +78,10 @@ def test_cancel_and_expiry() -> None:
     f = client.files.create(file=("in.jsonl", _jsonl([_line("a"), _line("b")])), purpose="batch")
     batch = client.batches.create(input_file_id=f.id, endpoint="/v1/responses", completion_window="24h")
     assert client.batches.cancel(batch.id).status == "cancelling"
+    started = t.simulator.batches.jobs[batch.id].cancelled_at
+    time.sleep(0.05)  # a second cancel keeps the first one's time (the progress frozen at it)
+    assert client.batches.cancel(batch.id).status == "cancelling"
+    assert t.simulator.batches.jobs[batch.id].cancelled_at == started
     t.simulator.batches.seconds = 0.2
     done, _ = _wait(client, batch.id)
     assert done.status == "cancelled" and done.request_counts.completed == 0
