@@ -49,8 +49,8 @@ class BatchOptions:
 
     runs: int = 10_000
     """Runs in flight per provider (each holds its continuation in this process's memory)."""
-    poll_s: float = 1.0
-    poll_max_s: float = 60.0
+    poll_s: float = Poll.poll_s  # the polling defaults live with the poller
+    poll_max_s: float = Poll.poll_max_s
 
 
 def batch_options(value: BatchOptions | Mapping[str, Any] | None) -> BatchOptions:
