@@ -84,6 +84,24 @@ async def cpu_rounds(
     return samples
 
 
+def proc_mb(pid: int | str = "self", field: str = "VmRSS:") -> float | None:
+    """A ``/proc/<pid>/status`` memory field in MB (None where the process or field is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def rss_mb() -> float:
+    """This process's resident MB (NaN where ``/proc`` is not there)."""
+    mb = proc_mb()
+    return math.nan if mb is None else mb
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else math.nan
 

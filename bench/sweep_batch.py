@@ -28,15 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._util import rss_mb  # noqa: E402  (after the path insert: run as a script)
+
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return math.nan
 
 
 def _serve(batch_seconds: float) -> tuple[subprocess.Popen[str], str]:

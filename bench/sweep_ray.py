@@ -34,21 +34,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._util import Section, Target
+from bench._util import Section, Target, proc_mb
 from bench.sweep_scale import MODELS
 
 COMPARED = ("status", "steps", "tool_calls")
-
-
-def _status_kb(pid: int | str, field: str) -> float | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(field):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def _ray_workers_mb() -> list[float]:
@@ -61,7 +50,7 @@ def _ray_workers_mb() -> list[float]:
                     continue
         except OSError:
             continue
-        mb = _status_kb(pid, "VmRSS:")
+        mb = proc_mb(pid)
         if mb is not None:
             out.append(mb)
     return out
@@ -81,7 +70,7 @@ class _Sampler:
         self._th = threading.Thread(target=self._loop, daemon=True)
 
     def _sample(self) -> None:
-        rss = _status_kb("self", "VmRSS:") or 0.0
+        rss = proc_mb() or 0.0
         self.driver.append(rss)
         self.driver_peak = max(self.driver_peak, rss)
         if self.workers:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._util import rss_mb
+
 MODELS = [
     "openai:sim-reasoner",
     "openai:sim-reasoner-mini",
@@ -33,14 +35,6 @@ MODELS = [
 
 class TimeUp(Exception):
     """Raised from the progress callback to stop the sweep at the time limit."""
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return math.nan
 
 
 def main(argv: list[str] | None = None) -> int:
