@@ -59,7 +59,7 @@ class Kernel:
                 cell.error = content
             elif t == "comm_msg":
                 cell.comm_msgs.append(content)
-            elif t == "display_data":
+            elif t in ("display_data", "update_display_data"):  # in order: the last is what is saved
                 cell.displays.append(content)
             if on_iopub is not None and not interrupted and on_iopub(msg):
                 self.km.interrupt_kernel()

@@ -9,16 +9,13 @@ prints the reasoning it streamed, which must be in no saved output.
 from __future__ import annotations
 
 import json
-import queue
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.kernel
+from tests.notebook.test_kernel import Kernel
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.kernel
 
 CELL = """
 %load_ext agentlab
@@ -42,32 +39,13 @@ print("RESULT", json.dumps({"status": r.status, "steps": r.steps, "reasoning": "
 
 
 def _execute(code: str, timeout: float = 90) -> tuple[str, list[dict[str, Any]]]:
-    from jupyter_client.manager import start_new_kernel
-
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    """Run ``code`` in a fresh kernel: its stdout, and its display and display-update contents in order."""
+    kernel = Kernel()
     try:
-        msg_id = kc.execute(code)
-        stdout, outputs = "", []
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"cell timed out; stdout so far:\n{stdout}") from None
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            t, content = msg["msg_type"], msg["content"]
-            if t == "stream" and content["name"] == "stdout":
-                stdout += content["text"]
-            elif t == "error":
-                raise AssertionError("\n".join(content["traceback"]))
-            elif t in ("display_data", "update_display_data"):
-                outputs.append(content)
-            elif t == "status" and content["execution_state"] == "idle":
-                return stdout, outputs
+        cell = kernel.ok(code, timeout=timeout)
+        return cell.stdout, cell.displays
     finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        kernel.close()
 
 
 def test_saved_final_state_has_the_timeline_and_rates_but_no_reasoning() -> None:
