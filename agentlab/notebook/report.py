@@ -26,6 +26,8 @@ send it to the page as custom messages only, which nbclient does not store (it s
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import html
 import os
 import re
@@ -54,7 +56,23 @@ __all__ = [
 
 NOTEBOOKS = ("01_quickstart", "02_compare_providers", "03_reasoning_costs")
 """The tutorial notebooks; the report runs every ``*.ipynb`` of the directory (these and any others)."""
-_NPM_PACKAGES = {"html-manager": "@jupyter-widgets/html-manager@^1.0", "requirejs": "requirejs@^2.3"}
+# Exact versions with the registry's integrity hashes (what a package-lock.json would hold): the fetch
+# resolves nothing, and a tarball that is not the one pinned is refused.
+_NPM_PACKAGES = {
+    "html-manager": (
+        "@jupyter-widgets/html-manager@1.0.15",
+        "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
+    ),
+    "requirejs": (
+        "requirejs@2.3.7",
+        "sha512-DouTG8T1WanGok6Qjg2SXuCMzszOo0eHeH9hDZ5Y4x8Je+9JB38HdTLT4/VA8OaUhBa0JPVHJ0pyBkM1z+pDsw==",
+    ),
+}
+
+
+def npm_integrity(tarball: Path) -> str:
+    """The npm registry's ``dist.integrity`` form of a tarball: ``sha512-`` and the base64 digest."""
+    return "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
 
 
 @dataclass
@@ -102,7 +120,7 @@ def install_widget_assets() -> Path:
     when npm is missing or fails.
     """
     cache = widget_assets_cache()
-    for name, spec in _NPM_PACKAGES.items():
+    for name, (spec, integrity) in _NPM_PACKAGES.items():
         wanted = _asset_files()[name]
         if wanted.exists():
             continue
@@ -124,6 +142,8 @@ def install_widget_assets() -> Path:
             except (subprocess.SubprocessError, OSError) as exc:
                 raise RuntimeError(f"npm pack {spec} failed: {exc}") from exc
             tgz = Path(tmp) / out.stdout.strip().splitlines()[-1]
+            if npm_integrity(tgz) != integrity:
+                raise RuntimeError(f"npm pack {spec}: the tarball is not the pinned one (integrity differs)")
             unpacked = Path(tmp) / "unpacked"
             with tarfile.open(tgz) as tar:
                 tar.extractall(unpacked, filter="data")

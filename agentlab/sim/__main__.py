@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(real_models=True)
     b = sub.add_parser("bench", help="measure in-process throughput (events per second)")
     b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
+    s = sub.add_parser("schemas", help="compare (or rewrite) the request schemas with the installed SDKs")
+    s.add_argument("--write", action="store_true", help="rewrite the snapshot from the installed SDKs")
     args = parser.parse_args(argv)
+    if args.command == "schemas":
+        return _schemas(write=args.write)
     if args.command == "bench":
         from agentlab.sim.bench import run_bench
 
@@ -90,6 +94,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print("agentlab.sim stopped", flush=True)
     return 0
+
+
+
+def _schemas(*, write: bool) -> int:
+    """``schemas``: 0 when the snapshot is the installed SDKs' request types, else 1 and the drift.
+
+    Importing both SDKs takes seconds, so it is a command of its own, never done while serving.
+    """
+    from agentlab.sim import request_schema_dialects as schemas
+
+    if write:
+        print(f"wrote {schemas.write_snapshot()} from {schemas.sdk_versions()}")
+        return 0
+    drift = schemas.snapshot_drift()
+    print("\n".join(drift) if drift else f"request schemas unchanged ({schemas.sdk_versions()})")
+    if drift:
+        print(f"regenerate: {schemas.REGENERATE}")
+    return 1 if drift else 0
 
 
 if __name__ == "__main__":

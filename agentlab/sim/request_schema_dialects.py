@@ -34,9 +34,11 @@ rewrites it (and the diff shows what the new API version changed).
 
 from __future__ import annotations
 
+import difflib
 import json
 import threading
 from collections.abc import Mapping
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +97,7 @@ def compile_from_sdks() -> dict[str, Node]:
     for beta in (False, True):
         shared = Compiler()
         for legacy in (False, True):
-            roots[_anthropic_name(beta, legacy)] = _build_anthropic(shared, beta, legacy)
+            roots[anthropic_schema_name(beta, legacy)] = _build_anthropic(shared, beta, legacy)
     return roots
 
 
@@ -118,6 +120,68 @@ def write_snapshot() -> Path:
     """Recompile from the installed SDKs and rewrite :data:`SNAPSHOT` (after an SDK upgrade)."""
     SNAPSHOT.write_text(snapshot_text(compile_from_sdks()), encoding="utf-8")
     return SNAPSHOT
+
+
+#: The command that regenerates :data:`SNAPSHOT` from the installed SDKs (named in drift reports).
+REGENERATE = "python -m agentlab.sim schemas --write"
+
+
+def snapshot_sdk_versions(text: str | None = None) -> dict[str, str]:
+    """The SDK versions the shipped snapshot (or ``text``) was compiled from: its header's ``sdk``."""
+    head = (SNAPSHOT.read_text(encoding="utf-8") if text is None else text).split("\n", 1)[0]
+    versions: dict[str, str] = json.loads(head.rstrip(",") + "}")["sdk"]
+    return versions
+
+
+def comparable_lines(text: str) -> list[str]:
+    """Snapshot lines with the SDK versions dropped and each literal's values sorted.
+
+    A release that leaves the request types as they were (most patch releases) is no schema change,
+    so the header's versions are not compared. ``typing`` caches ``Literal`` objects by equality, so
+    which of two equal literals (same values, other order) an annotation gets depends on import
+    order; the order shipped is the one served, and the comparison ignores it.
+    """
+    out = []
+    for line in text.splitlines():
+        if line.startswith('{"roots":'):
+            head = json.loads(line.rstrip(",") + "}")
+            head.pop("sdk", None)
+            line = json.dumps(head, sort_keys=True)
+        elif line.startswith('["literal",'):
+            node = json.loads(line.rstrip(","))
+            line = json.dumps(["literal", sorted(node[1], key=repr)])
+        out.append(line)
+    return out
+
+
+def snapshot_drift(fresh_text: str | None = None) -> list[str]:
+    """How the installed SDKs' request types differ from the shipped snapshot; empty when they do not.
+
+    Why a function and not only a test: on the locked SDKs a difference is a bug (the suite fails);
+    on newer releases (``make test-latest``) it is drift to report with :data:`REGENERATE`.
+    """
+    shipped_text = SNAPSHOT.read_text(encoding="utf-8")
+    fresh_text = snapshot_text(compile_from_sdks()) if fresh_text is None else fresh_text
+    shipped, fresh = comparable_lines(shipped_text), comparable_lines(fresh_text)
+    if shipped == fresh:
+        return []
+    old, new = snapshot_sdk_versions(shipped_text), snapshot_sdk_versions(fresh_text)
+    moved = ", ".join(f"{k} {old.get(k)} -> {v}" for k, v in sorted(new.items()) if old.get(k) != v)
+    changes: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, shipped, fresh, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changes += [_line_change(a, b) for a, b in zip_longest(shipped[i1:i2], fresh[j1:j2])]
+    head = f"request schemas changed ({moved or 'same SDK versions'}): {len(changes)} of {len(shipped)} lines"
+    return [head, *(f"  {c[:200]}" for c in changes[:8])]
+
+
+def _line_change(old: str | None, new: str | None) -> str:
+    """One changed snapshot line, as the values a literal gained or lost where it is one."""
+    if old and new and old.startswith('["literal",') and new.startswith('["literal",'):
+        a, b = set(json.loads(old)[1]), set(json.loads(new)[1])
+        gained, lost = sorted(b - a, key=repr), sorted(a - b, key=repr)
+        return "literal " + ", ".join([*(f"+{v}" for v in gained), *(f"-{v}" for v in lost)])
+    return f"- {old}" if new is None else f"+ {new}" if old is None else f"~ {new}"
 
 
 # --- OpenAI Responses --------------------------------------------------------------------------
@@ -281,7 +345,8 @@ def _build_anthropic(compiler: Compiler, beta: bool, legacy: bool) -> ObjectNode
     return root
 
 
-def _anthropic_name(beta: bool, legacy: bool) -> str:
+def anthropic_schema_name(beta: bool, legacy: bool) -> str:
+    """The snapshot root of a Messages request: beta headers and API version pick the schema."""
     return f"anthropic{'-beta' if beta else ''}{'-legacy' if legacy else ''}"
 
 
@@ -289,7 +354,7 @@ def anthropic_schema(headers: Mapping[str, str]) -> ObjectNode:
     """The compiled ``POST /v1/messages`` body schema for this request's version and beta headers."""
     beta = bool(headers.get("anthropic-beta", "").strip())
     legacy = headers.get("anthropic-version", LEGACY_ANTHROPIC_VERSION) == LEGACY_ANTHROPIC_VERSION
-    return _cached(_anthropic_name(beta, legacy))
+    return _cached(anthropic_schema_name(beta, legacy))
 
 
 def check_anthropic_request(req: Mapping[str, Any], headers: Mapping[str, str]) -> None:

@@ -133,4 +133,21 @@ def test_price_source_and_date_columns() -> None:
     assert df["price_source"].tolist()[:2] == ["agentlab simulated", source]
     assert df["price_source"].iloc[2] is pd.NA and df["price_updated"].iloc[2] is pd.NA
     assert df["price_source"].iloc[3] == "user override" and df["price_updated"].iloc[3] is pd.NA
-    assert df["price_updated"].tolist()[:2] == ["2026-11-30", updated]
+    # A release date agentlab does not know is unknown: None from library_source, <NA> in the frame.
+    assert df["price_updated"].iloc[0] == "2026-11-30"
+    library_date = df["price_updated"].iloc[1]
+    assert library_date == updated if updated is not None else library_date is pd.NA
+
+
+def test_an_unknown_release_date_is_unknown_in_the_frame_and_a_known_one_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentlab.costs import library
+
+    for version, want in (("0.0.0-unknown", None), ("0.2.3", "2026-11-10")):
+        monkeypatch.setattr(library, "_version", lambda v=version: v)
+        assert library.library_source() == (f"genai-prices {version}", want)
+        library._cached.cache_clear()
+        run = al.run("openai:gpt-5.5", "x", adapter=ScriptedAdapter([Step(text="a")], model="gpt-5.5"))
+        cell = al.usage_frame([run])["price_updated"].iloc[0]
+        assert cell == want if want is not None else cell is pd.NA

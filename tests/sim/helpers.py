@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anthropic
+import httpx2
+import openai
+
 # Plain wire JSON (the simulator's raw-body tests post them as they are). `strict` is left out of the
 # OpenAI tool, as the API allows; the SDK's FunctionToolParam marks it required, so SDK calls taking
 # these ignore the mismatch.
@@ -75,3 +79,17 @@ def load_error_fixture(name: str) -> Any:
     from tests.support.cassettes import fixtures_dir
 
     return json.loads((fixtures_dir() / "errors" / name).read_text(encoding="utf-8"))
+
+
+def assert_dropped_body(exc: BaseException) -> None:
+    """A body read that failed, in either documented SDK shape.
+
+    Up to anthropic 2.16 (and older openai releases) the transport's ``httpx2.ReadError`` reached the
+    caller bare; from anthropic 2.17 the SDKs wrap it in their ``APIConnectionError`` with the read
+    error as its cause. Either is a dropped body; a timeout or any other cause is not.
+    """
+    wrappers = (anthropic.APIConnectionError, openai.APIConnectionError)
+    timeouts = (anthropic.APITimeoutError, openai.APITimeoutError)
+    if isinstance(exc, wrappers) and not isinstance(exc, timeouts):
+        exc = exc.__cause__ if exc.__cause__ is not None else exc
+    assert isinstance(exc, httpx2.ReadError), f"not a dropped body: {type(exc).__name__}"

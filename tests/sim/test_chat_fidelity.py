@@ -42,6 +42,17 @@ def _chunks(text: str) -> Stream:
     return [json.loads(b[5:]) for b in _data(text) if b.startswith("data:") and b[5:].strip() != "[DONE]"]
 
 
+def _dialect_of(url: str) -> str:
+    """The dialect whose rules a recorded host follows.
+
+    Another host (xAI, Kimi through Avian, Z.AI) is checked against the rules every Chat Completions
+    stream obeys, not one dialect's own.
+    """
+    if "openrouter.ai" in url:
+        return "openrouter"
+    return "local" if "localhost:8080" in url else "hosted"
+
+
 def recorded() -> dict[str, list[tuple[str, str | None, Stream]]]:
     """Every recorded 200 stream per dialect: (name, raw text or None, chunks)."""
     root = fixtures_dir()
@@ -49,10 +60,10 @@ def recorded() -> dict[str, list[tuple[str, str | None, Stream]]]:
     files = sorted((root / "chat_completions").glob("*.yaml"))
     files.append(root / "errors" / "pydantic-ai__openrouter_in_stream_error_chunk_reasoning_details.yaml")
     for path in files:
-        dialect = "openrouter" if "openrouter" in path.name else "local"
         for n, ex in enumerate(load_cassette(path)):
             if ex.response_kind == "sse" and ex.status == 200:
-                out[dialect].append((f"{path.name}#{n}", ex.response_text, _chunks(ex.response_text or "")))
+                stream = (f"{path.name}#{n}", ex.response_text, _chunks(ex.response_text or ""))
+                out.setdefault(_dialect_of(ex.url), []).append(stream)
     for path in sorted((root / "chat_completions").glob("*deepseek*.chunks.txt")):
         for n, group in enumerate(load_chunks(path)):
             out["deepseek"].append((f"{path.name}#{n}", None, group))

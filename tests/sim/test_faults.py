@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from agentlab import sim
-from tests.sim.helpers import raw_post
+from tests.sim.helpers import assert_dropped_body, raw_post
 
 Q = "What is 2 + 3?"
 ANT: dict[str, Any] = {
@@ -100,9 +100,10 @@ async def test_malformed_event_raises_a_decode_error() -> None:
 async def test_reset_raises_a_transport_error() -> None:
     client = sim.anthropic_client(max_retries=0)
     stream = await client.messages.create(**ANT, stream=True, extra_headers={"x-sim-fault": "reset"})
-    with pytest.raises(httpx2.ReadError):
+    with pytest.raises((httpx2.ReadError, anthropic.APIConnectionError)) as info:
         async for _ in stream:
             pass
+    assert_dropped_body(info.value)
 
 
 async def test_unknown_events_are_tolerated_by_both_sdks() -> None:

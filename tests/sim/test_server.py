@@ -13,7 +13,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, TEMPS
+from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, TEMPS, assert_dropped_body
 from tests.support.loopback import serving, start
 
 TASK = "Is it warmer in Paris or Rome?"
@@ -149,6 +149,7 @@ def test_reset_over_the_socket_is_a_connection_reset(server: str) -> None:
         messages=[{"role": "user", "content": "What is 2 + 3?"}],
         extra_headers={"x-sim-fault": "reset"},
     )
-    with pytest.raises(httpx2.ReadError):
+    with pytest.raises((httpx2.ReadError, anthropic.APIConnectionError)) as info:
         for _ in stream:
             pass
+    assert_dropped_body(info.value)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+import httpx2
 
 from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
@@ -68,6 +69,9 @@ def translate(exc: BaseException) -> AgentlabError:
         )
     if isinstance(exc, anthropic.APIConnectionError):  # APITimeoutError included
         return connection_error(PROVIDER, exc, timed_out=isinstance(exc, anthropic.APITimeoutError))
+    if isinstance(exc, httpx2.TransportError):
+        # What anthropic < 2.17 let through bare when a body read failed (2.17 wraps it, above).
+        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, httpx2.TimeoutException))
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ProviderAPIError(
             "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code
