@@ -29,7 +29,7 @@ NO_KEYS := env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AGENTLAB_OPENAI_MODEL -
 	-u AGENTLAB_DEEPSEEK_MODEL -u OPENROUTER_API_KEY -u AGENTLAB_OPENROUTER_MODEL
 NBVAL := --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
-.PHONY: demo test lint bench lock test-latest phoenix clean
+.PHONY: demo test lint bench lock test-latest phoenix docs docs-serve clean
 
 # venv DIR from LOCK: uv itself comes from the lock too (pip checks its hashes), then uv makes the venv
 # exactly the lock (sync removes anything else) and adds agentlab, editable, without build isolation.
@@ -66,11 +66,19 @@ lint: $(STAMP)
 test: $(STAMP) $(MLFLOW_STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy
+	# the whole suite; tests/docs builds the documentation site strictly and runs every example
 	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS))
 	# sweeps and comparisons logged to a real MLflow store and server (docs: tracking)
-	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS)
+	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS) tests/docs/test_examples.py -k export
 	# the notebooks, re-executed; only cells marked NBVAL_CHECK_OUTPUT must match their saved output
 	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL)
+
+# The documentation site (mkdocs.yml) into out/site, strictly; docs-serve serves it on loopback.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict -a 127.0.0.1:8000
 
 bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python -m bench

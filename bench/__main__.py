@@ -152,17 +152,12 @@ def profile(name: str, quick: bool) -> int:
     return 0
 
 
-BEGIN, END = "<!-- bench:table -->", "<!-- /bench:table -->"
+def stamped_table(results: dict[str, Any]) -> str:
+    """The table with when, where and on what it was measured (the docs' Performance page shows it).
 
-
-def write_readme(results: dict[str, Any]) -> None:
-    """Put the table (and when/where it was measured) between the markers in README.md."""
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    head, sep, rest = text.partition(BEGIN)
-    _, sep2, tail = rest.partition(END)
-    if not (sep and sep2):
-        raise SystemExit(f"README.md has no {BEGIN} ... {END} markers")
+    The docs build calls this on ``bench/results.json`` (``docs/_hooks.py``), so the published figures
+    are always the stored measurement, never typed in.
+    """
     m = results["machine"]
     targets = [t for sec in results["sections"] for t in sec["targets"]]
     met = sum(1 for t in targets if t["met"])
@@ -173,7 +168,7 @@ def write_readme(results: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
         + "."
     )
-    readme.write_text(f"{head}{BEGIN}\n{stamp}\n\n{table(results)}\n{END}{tail}")
+    return f"{stamp}\n\n{table(results)}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,11 +182,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     p.add_argument(
         "--table", type=Path, metavar="JSON", help="print the table of a stored results file and exit"
-    )
-    p.add_argument(
-        "--readme",
-        action="store_true",
-        help="with --table: also write that table into README.md's Performance section (between its markers)",
     )
     p.add_argument(
         "--profile",
@@ -209,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         return profile(a.profile, a.quick)
     if a.table:
         results = json.loads(a.table.read_text())
-        print(table(results))
-        if a.readme:
-            write_readme(results)
+        print(stamped_table(results))
         return 0
     out = a.out or DEFAULT_OUT
     started = dt.datetime.now(dt.UTC)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentlab.adapters._simulated import is_simulated, simulated_base
 from agentlab.adapters.registry import find_provider, get_provider, provider_names
-from agentlab.errors import UnknownModelError
+from agentlab.errors import InvalidSettingsError, UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
@@ -87,6 +87,7 @@ def check_simulated(ref: ModelRef) -> None:
     if known is None:
         return
     base = simulated_base(ref.model)  # "sim-reasoner+fault=429x1": options after "+"
+    _check_simulator_options(ref)
     if base not in known:
         names = [f"{ref.provider}:{m}" for m in known]
         asked = f"{ref.provider}:{base}"
@@ -94,6 +95,19 @@ def check_simulated(ref: ModelRef) -> None:
             f"the simulator has no model {asked!r}{did_you_mean(asked, names)}; "
             f"simulated {ref.provider} models: {', '.join(names)}"
         )
+
+
+def _check_simulator_options(ref: ModelRef) -> None:
+    """The options after ``+`` (fault, tps, ttft), checked by the simulator's own parsers, here."""
+    from agentlab.sim.faults import FaultSpecError
+    from agentlab.sim.faults import parse as parse_faults
+    from agentlab.sim.pacing import PaceError, parse_options
+
+    try:
+        _, fault, _ = parse_options(ref.model)
+        parse_faults(fault or "")
+    except (PaceError, FaultSpecError) as exc:
+        raise InvalidSettingsError(f"{ref.provider}:{ref.model}: {exc}") from None
 
 
 @runtime_checkable

@@ -18,6 +18,7 @@ from agentlab.sim import errors as E
 from agentlab.sim import faults
 from agentlab.sim.core import Simulator
 from agentlab.sim.faults import Chunk, Fault
+from agentlab.sim.pacing import PaceError, parse_options
 from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, route_for, served_model
 from agentlab.sim.real_models import HEADER, label
 
@@ -35,13 +36,8 @@ _FAULT_ERRORS: dict[str, Callable[[E.ErrorDialect, Simulator], E.SimError]] = {
 
 
 def split_model(raw: str) -> tuple[str, str | None]:
-    """``sim-reasoner+fault=429x1`` -> (``sim-reasoner``, ``429x1``)."""
-    base, _, opts = raw.partition("+")
-    fault = None
-    for opt in opts.split("+") if opts else []:
-        key, _, value = opt.partition("=")
-        if key == "fault":
-            fault = value
+    """``sim-reasoner+fault=429x1`` -> (``sim-reasoner``, ``429x1``); raises ``PaceError`` on a bad option."""
+    base, fault, _ = parse_options(raw)
     return base, fault
 
 
@@ -112,7 +108,10 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
     protocol = match.protocol
     req = _parse_body(protocol, body)
     raw_model = str(req.get("model") or match.params.get("model") or "")
-    model, model_fault = split_model(raw_model)
+    try:
+        model, model_fault, pace = parse_options(raw_model)
+    except PaceError as err:
+        raise _Refused(_render(protocol, protocol.errors.bad_request(str(err), "model"), body)) from None
     spec = h.get("x-sim-fault") or model_fault or sim.default_fault or ""
     active = _active_faults(sim, protocol, spec, method, path, body)
     served = served_model(protocol, model, sim.real_models)
@@ -129,9 +128,9 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
         raise _Refused(_render(protocol, err, body)) from None
     headers = {**reply.headers, HEADER: served}
     if reply.events is not None:
-        return reply.status, headers, faults.stream_plan(reply.events, active, protocol.unknown_event)
+        return reply.status, headers, faults.stream_plan(reply.events, active, protocol.unknown_event, pace)
     assert reply.body is not None
-    return reply.status, headers, faults.body_plan(reply.body, active)
+    return reply.status, headers, faults.body_plan(reply.body, active, pace)
 
 
 def _parse_body(protocol: SimProtocol, body: bytes) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from agentlab.sim.core import Simulator, SSEEvent
+from agentlab.sim.pacing import Pace
 
 _FAULT = re.compile(r"^(429|500|529|cut|malformed|reset|unknown_event|error_chunk|slow:(\d+))(?:x(\d+))?$")
 ERROR_FAULTS = ("429", "500", "529")
@@ -99,11 +100,13 @@ class Reset:
 Chunk = bytes | Sleep | Reset
 
 
-def stream_plan(events: list[SSEEvent], faults: list[Fault], unknown_event: SSEEvent) -> list[Chunk]:
-    """The byte chunks (and pauses, and resets) a faulty stream delivers.
+def stream_plan(
+    events: list[SSEEvent], faults: list[Fault], unknown_event: SSEEvent, pace: Pace | None = None
+) -> list[Chunk]:
+    """The byte chunks (and pauses, and resets) a faulty, or paced, stream delivers.
 
     ``unknown_event`` is the protocol's event of a type no SDK knows, injected after the first event
-    by the ``unknown_event`` fault.
+    by the ``unknown_event`` fault. ``pace`` (the ``tps``/``ttft`` model options) adds its pauses.
     """
     kinds = {f.kind for f in faults}
     delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0)
@@ -111,7 +114,7 @@ def stream_plan(events: list[SSEEvent], faults: list[Fault], unknown_event: SSEE
     if "unknown_event" in kinds and evs:
         evs.insert(1, unknown_event)
     mid = len(evs) // 2
-    out: list[Chunk] = []
+    out: list[Chunk] = [Sleep(pace.first())] if pace is not None and pace.ttft_ms else []
     for i, ev in enumerate(evs):
         if i == mid and "reset" in kinds:
             out.append(Reset())
@@ -126,17 +129,19 @@ def stream_plan(events: list[SSEEvent], faults: list[Fault], unknown_event: SSEE
         if i == mid and "malformed" in kinds:
             head = raw.split(b"\n", 1)[0]
             raw = head + b'\ndata: {"type": "truncated", "oops\n\n'
-        if ev.delta and delay:
-            out.append(Sleep(delay / 1000))
+        wait = delay / 1000 + (pace.before(raw) if ev.delta and pace is not None else 0.0)
+        if ev.delta and wait:
+            out.append(Sleep(wait))
         out.append(raw)
     return out
 
 
-def body_plan(body: bytes, faults: list[Fault]) -> list[Chunk]:
-    """The chunks a faulty non-streaming JSON reply delivers."""
+def body_plan(body: bytes, faults: list[Fault], pace: Pace | None = None) -> list[Chunk]:
+    """The chunks a faulty (or paced: ``ttft`` only) non-streaming JSON reply delivers."""
     kinds = {f.kind for f in faults}
-    delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0)
-    out: list[Chunk] = [Sleep(delay / 1000)] if delay else []
+    delay = max((f.delay_ms for f in faults if f.kind == "slow"), default=0) / 1000
+    delay += pace.first() if pace is not None else 0.0
+    out: list[Chunk] = [Sleep(delay)] if delay else []
     if "reset" in kinds:
         return [*out, body[: len(body) // 2], Reset()]
     if "cut" in kinds:
