@@ -6,7 +6,8 @@ tool-call message. A loop whose continuation was released (a cell's end, a resto
 no details for the steps before the release, and the strict simulator answers that the way
 OpenRouter does (400). The adapter takes the recovery the shared decision names
 (``agentlab.neutral.recovery``): those exchanges as plain text, the steps made after the release
-with their own details. A live loop that loses its details by a bug still gets Gemini's 400.
+with their own details. A live loop that loses its details by a bug still gets Gemini's 400, on
+one line (OpenRouter relays the upstream's pretty-printed JSON).
 """
 
 from __future__ import annotations
@@ -126,11 +127,12 @@ class LosesDetails(OpenRouterAdapter):
             yield ev
 
 
-async def test_a_live_gemini_route_loop_missing_its_details_by_bug_still_answers_400() -> None:
+async def test_a_live_gemini_route_loop_missing_its_details_by_bug_still_answers_400_on_one_line() -> None:
     adapter, far = sim_adapter("sim-router-gemini", LosesDetails)
     run = al.Run("openrouter:sim-router-gemini", TASK, tools=[get_weather], adapter=adapter, retries=0)
     with pytest.raises(ProviderAPIError) as info:
         await run.arun()
     text = str(info.value)
     assert info.value.status == 400 and "Gemini models require OpenRouter reasoning details" in text
+    assert len(text.splitlines()) == 1 and '{ "error": { "code": 400,' in text  # the upstream JSON, folded
     assert assistant_messages(far.bodies[1])[0]["tool_calls"]  # never papered over with text
