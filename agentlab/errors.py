@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno as errno_codes
 import os
+import re
 
 __all__ = [
     "AgentlabError",
@@ -65,6 +66,20 @@ __all__ = [
     "UnknownModelError",
     "UserError",
 ]
+
+
+_LINE_BREAKS = re.compile(r"\s*(?:\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029])\s*")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break (and the indentation around it) folded into one space.
+
+    Why: an error's text travels as one line (a log line, ``RunResult.error``, an event-log record, a
+    results-file cell, a span status), and providers answer with multi-line texts (OpenRouter relays
+    an upstream's pretty-printed JSON in ``metadata.raw``): folded where the error is built, every
+    provider's error is one line whatever its adapter kept.
+    """
+    return _LINE_BREAKS.sub(" ", text).strip()
 
 
 class AgentlabError(Exception):
@@ -150,8 +165,9 @@ class ProviderError(AgentlabError):
         self.error_type = error_type
         self.request_id = request_id
         self.retryable = retryable
-        self.message = message
-        super().__init__(self._format())
+        self.message = one_line(message)
+        """The provider's text as kept (one line: see :func:`one_line`)."""
+        super().__init__(one_line(self._format()))
 
     def _format(self) -> str:
         bits = [self.provider]

@@ -81,14 +81,17 @@ class StatusTransport(RecordingTransport):
     The envelope is ``{"error": {"type", "message"}}``, which both providers' bodies follow.
     """
 
-    def __init__(self, status: int, error_type: str = "some_error", **kw: Any) -> None:
+    def __init__(
+        self, status: int, error_type: str = "some_error", message: str | None = None, **kw: Any
+    ) -> None:
         super().__init__(**kw)
         self.status = status
         self.error_type = error_type
+        self.message = message or f"status {status}"
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         self.bodies.append(await request.aread())
-        body = {"type": "error", "error": {"type": self.error_type, "message": f"status {self.status}"}}
+        body = {"type": "error", "error": {"type": self.error_type, "message": self.message}}
         return httpx2.Response(
             self.status,
             json=body,
@@ -139,11 +142,11 @@ class AdapterCase:
     notes: dict[str, Any] = field(default_factory=dict)
     serve: Callable[..., Recorder] = RecordingTransport
     provider: str | None = None
-    answer: Callable[[int, str], Recorder] = StatusTransport
+    answer: Callable[[int, str, str | None], Recorder] = StatusTransport
     unknown_event_type: str = "sim_unknown_event"
     """(Part of) the wire type name the far side's ``unknown_event`` fault injects."""
     """The far side answering every request with one error status (retry-after 2 s, request id
-    ``req_c``); a provider without HTTP transports supplies its own."""
+    ``req_c``) and message (default ``"status N"``); a provider without HTTP transports supplies its own."""
     assembler: Callable[[], Assembler] | None = None
     """A fresh assembler of this adapter (``model=self.model``), for the wire-level policy cases."""
     tool_call_wire: Callable[[str], list[str]] | None = None
@@ -163,9 +166,11 @@ class AdapterCase:
         far_side = self.serve(**transport_options)
         return self.build(far_side, max_retries, model or self.model), far_side
 
-    def answering(self, status: int, error_type: str = "some_error") -> tuple[Adapter, Recorder]:
-        """An adapter (no SDK retries) whose every request is answered with ``status``."""
-        far_side = self.answer(status, error_type)
+    def answering(
+        self, status: int, error_type: str = "some_error", message: str | None = None
+    ) -> tuple[Adapter, Recorder]:
+        """An adapter (no SDK retries) whose every request is answered with ``status`` (and ``message``)."""
+        far_side = self.answer(status, error_type, message)
         return self.build(far_side, 0, self.model), far_side
 
 
@@ -329,11 +334,11 @@ def _google_serve(**options: Any) -> Recorder:
     return GeminiScripted(**options)
 
 
-def _google_answer(status: int, error_type: str) -> Recorder:
+def _google_answer(status: int, error_type: str, message: str | None = None) -> Recorder:
     # Google's error envelope ({"error": {"code", "message", "status"}}), not the neutral one.
     from tests.adapters.gemini_scripted import GeminiStatus
 
-    return GeminiStatus(status, error_type)
+    return GeminiStatus(status, error_type, message)
 
 
 register(

@@ -214,9 +214,10 @@ class GeminiStatus:
     (``overloaded_error`` is ``UNAVAILABLE``).
     """
 
-    def __init__(self, status: int, error_type: str = "some_error") -> None:
+    def __init__(self, status: int, error_type: str = "some_error", message: str | None = None) -> None:
         self.bodies: list[bytes] = []
         self.status = status
+        self.message = message or f"status {status}"
         self.error_type = "UNAVAILABLE" if error_type == "overloaded_error" else error_type
 
     @property
@@ -225,5 +226,5 @@ class GeminiStatus:
 
     async def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.bodies.append(await request.aread())
-        body = {"error": {"code": self.status, "message": f"status {self.status}", "status": self.error_type}}
+        body = {"error": {"code": self.status, "message": self.message, "status": self.error_type}}
         return httpx2.Response(self.status, json=body, headers={"retry-after": "2", "x-request-id": "req_c"})

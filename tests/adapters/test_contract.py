@@ -232,6 +232,23 @@ async def test_same_status_same_error_type_on_every_adapter(case: AdapterCase, s
     assert err.retry_after == 2.0 and err.request_id == "req_c" and len(transport.bodies) == 1
 
 
+async def test_a_multi_line_provider_message_is_one_line(case: AdapterCase) -> None:
+    """Errors are one line (a log line, ``RunResult.error``, an event-log record), whatever the API sent.
+
+    OpenRouter relays an upstream's pretty-printed JSON error; folded once where every provider error
+    is built (``agentlab.errors.one_line``), not by each adapter.
+    """
+    message = 'Upstream error: {\n  "error": {\r\n    "code": 400\n  }\n}\u2028done'
+    adapter, _ = case.answering(400, message=message)
+    with pytest.raises(ProviderError) as info:
+        await collect(adapter, ask(case, "hi"))
+    err = info.value
+    assert err.status == 400
+    for text in (str(err), err.message):
+        assert len(text.splitlines()) == 1, (case.name, text)
+        assert 'Upstream error: { "error": { "code": 400 } } done' in text, (case.name, text)
+
+
 async def test_an_overloaded_error_type_is_overloaded_whatever_the_status(case: AdapterCase) -> None:
     adapter, _ = case.answering(400, "overloaded_error")
     with pytest.raises(OverloadedError):

@@ -11,7 +11,8 @@ them, at their original block ``index`` among that turn's portable text/tool_use
 (matched by ``turn_id``). Items from another provider/API/model/endpoint, and items whose turn is
 not in the history, are dropped and counted, never sent.
 
-Documented recovery (no continuation while thinking is on): when the latest assistant turn holds
+Documented recovery (no continuation while thinking is on; the decision is
+:func:`agentlab.neutral.recovery.plan_recovery`'s under :data:`RULE`): when the latest assistant turn holds
 ``tool_use`` but has no thinking block to send (the loop was abandoned in an earlier cell, the
 checkpoint was restored from disk, or the session switched provider), the API would reject the
 request ("a final assistant message must start with a thinking block"). agentlab then rewrites that
@@ -44,6 +45,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
+from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
 
 __all__ = [
@@ -380,6 +382,7 @@ class _Interleaver:
         self.current_turn: str | None = None
         self.trailing = 0
         self.sent = 0
+        self.carried: set[str] = set()  # turns whose thinking went back
 
     def __repr__(self) -> str:
         return shaped_repr(
@@ -404,6 +407,7 @@ class _Interleaver:
             r = pending.pop(0)
             m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
             self.sent += 1
+            self.carried.add(r.turn_id)
         block: dict[str, Any] | None = None
         if isinstance(item, AssistantTextItem):
             if item.text:
@@ -450,8 +454,11 @@ def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int,
 
 def _messages(
     req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(system blocks, messages) with this loop's reasoning blocks re-interleaved by (turn_id, index)."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
+    """(system blocks, messages, carried turns), this loop's reasoning re-interleaved by (turn_id, index).
+
+    The carried turns are those whose thinking blocks went back (the recovery decision needs them).
+    """
     by_turn, other = _by_turn(req, base_url)
     history_turns = {
         i.turn_id
@@ -474,47 +481,50 @@ def _messages(
 
     out.reasoning_sent = walk.sent
     _report_dropped(out, other, orphans, walk.trailing)
-    return walk.system, walk.m.messages
+    return walk.system, walk.m.messages, walk.carried
 
 
-def _recover_dangling(messages: list[dict[str, Any]], out: BuiltRequest[dict[str, Any]]) -> None:
-    """The documented recovery (module docstring) for a final tool_use turn without its thinking."""
+RULE = ContinuityRule(
+    requires="last_turn",
+    source="Anthropic: 'a final assistant message must start with a thinking block'",
+)
+"""Thinking on: the last assistant turn, when it holds tool calls, must start with its thinking."""
+
+
+def _recover_dangling(
+    req: ModelRequest, messages: list[dict[str, Any]], carried: set[str], out: BuiltRequest[dict[str, Any]]
+) -> None:
+    """The documented recovery (module docstring) for the turns :func:`plan_recovery` names."""
     last_a = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
-    if last_a is None:
-        return
+    if last_a is None or last_a + 1 >= len(messages):
+        return  # no assistant turn, or no results yet: _check_results raises
     turn = messages[last_a]["content"]
     calls = {b["id"]: b for b in turn if b.get("type") == "tool_use"}
-    if not calls or turn[0].get("type") in _THINKING_TYPES:
+    plan = plan_recovery(req, RULE, carried)
+    if not plan.covers(calls):
         return
-    if last_a + 1 >= len(messages):
-        return  # no results yet: _check_results raises
-    answer = messages[last_a + 1]["content"]
     new_turn: list[dict[str, Any]] = []
     for b in turn:
         if b.get("type") == "tool_use":
-            args = json.dumps(b.get("input", {}), ensure_ascii=False)
-            new_turn.append({"type": "text", "text": f"[called tool {b['name']} with {args}]"})
+            new_turn.append(
+                {"type": "text", "text": called_text(b["name"], arguments_text(b.get("input", {})))}
+            )
         else:
             new_turn.append(b)
     new_answer: list[dict[str, Any]] = []
-    for b in answer:
+    for b in messages[last_a + 1]["content"]:
         if b.get("type") == "tool_result" and b.get("tool_use_id") in calls:
             name = calls[b["tool_use_id"]]["name"]
-            status = "error from" if b.get("is_error") else "result of"
-            new_answer.append({"type": "text", "text": f"[{status} tool {name}: {b.get('content', '')}]"})
+            new_answer.append(
+                {"type": "text", "text": result_text(name, b.get("content", ""), bool(b.get("is_error")))}
+            )
         else:
             new_answer.append(b)
     messages[last_a]["content"] = new_turn
     messages[last_a + 1]["content"] = new_answer
-    out.diagnostics.append(
-        diagnostic(
-            "dangling_tool_use",
-            "the last tool-use turn has no thinking block to send back (its tool loop's continuation "
-            "is gone: abandoned loop, restored checkpoint or provider switch); its tool calls and "
-            "results were sent as plain text so thinking can stay on",
-            tool_calls=sorted(calls),
-        )
-    )
+    notice = plan.text_notice("Anthropic")
+    if notice is not None:
+        out.diagnostics.append(notice)
 
 
 def _check_results(messages: list[dict[str, Any]]) -> None:
@@ -747,11 +757,11 @@ def build_request(
     _check_sampling_version(req, opts, out.headers.get("anthropic-version", API_VERSION))
     out.reasoning_mode = thinking["type"] if thinking else None
 
-    system, messages = _messages(req, base_url, out)
+    system, messages, carried = _messages(req, base_url, out)
     if not messages:
         raise InvalidSettingsError("anthropic: the request has no user or assistant messages")
     if thinking is not None:
-        _recover_dangling(messages, out)
+        _recover_dangling(req, messages, carried, out)
     _check_results(messages)
 
     body: dict[str, Any] = {"model": req.model, "max_tokens": max_tokens, "messages": messages}

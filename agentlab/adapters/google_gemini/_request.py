@@ -30,7 +30,7 @@ from typing import Any
 
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.adapters.google_gemini import _models
-from agentlab.adapters.google_gemini._stand_in import fill_stand_ins, withheld
+from agentlab.adapters.google_gemini._stand_in import STAND_IN_RULE, fill_stand_ins
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.diagnostics import add_dropped
@@ -43,6 +43,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
+from agentlab.neutral.recovery import NOTHING_REQUIRED, plan_recovery
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
 
 __all__ = ["EFFORT_BUDGETS", "PROVIDER", "build_request", "check_options", "thinking_config"]
@@ -200,6 +201,7 @@ class _Contents:
         self.api_ids: set[str] = set()
         self.sent = 0
         self.moved = 0
+        self.signed_turns: set[str] = set()  # turns whose functionCall part got its signature back
 
     def __repr__(self) -> str:
         return f"<_Contents contents={len(self.contents)} sent={self.sent} moved={self.moved}>"
@@ -240,6 +242,8 @@ class _Contents:
             sig = sigs.get(index)
             if sig is not None:
                 part["thoughtSignature"] = json.loads(sig.unseal(provider=PROVIDER, api=API))
+                if "functionCall" in part and self.turn is not None:
+                    self.signed_turns.add(self.turn)
             out.append(part)
         if out:
             self.contents.append({"role": "model", "parts": out})
@@ -412,9 +416,10 @@ def build_request(req: ModelRequest, *, base_url: str | None) -> BuiltRequest[by
     walk = _contents(req, base_url, out)
     if not walk.contents:
         raise InvalidSettingsError("google: the request has no user or model contents")
-    why = withheld(req)
-    if why is not None and _models.capabilities(req.model).signatures_required:
-        fill_stand_ins(walk.contents, out.diagnostics, why)  # known to be missing: see _stand_in
+    rule = STAND_IN_RULE if _models.capabilities(req.model).signatures_required else NOTHING_REQUIRED
+    plan = plan_recovery(req, rule, carried=walk.signed_turns)
+    if plan.gaps:  # known to be missing: see _stand_in
+        fill_stand_ins(walk.contents, out.diagnostics, plan.gaps[0].cause)
     body: dict[str, Any] = {"contents": walk.contents}
     if walk.system:
         body["systemInstruction"] = {"parts": walk.system}

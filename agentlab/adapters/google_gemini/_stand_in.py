@@ -17,22 +17,23 @@ while the loop was paused; ``ModelRequest.continuation_released``, the run's ``c
 diagnostic): the signatures of the steps before the release are gone for good, and without the dummy
 the resumed loop would be a 400. Steps made after the release keep their own signatures.
 
-Only in those two cases (:func:`withheld`): in any other verbatim request a missing signature is a
-bug (a continuation lost by the code, a history edited by hand) and must reach the API as the 400 it
-is, never be papered over. Only on models whose row in :mod:`._models` says signatures are required
-(Gemini 3): Gemini 2.5 accepts missing ones, so nothing is sent there. Only on the current turn (the
-contents after the last user text): earlier turns are not validated.
+Only in those two cases (:data:`STAND_IN_RULE`, decided by ``agentlab.neutral.recovery``): in any
+other verbatim request a missing signature is a bug (a continuation lost by the code, a history
+edited by hand) and must reach the API as the 400 it is, never be papered over. Only on models whose
+row in :mod:`._models` says signatures are required (Gemini 3): Gemini 2.5 accepts missing ones, so
+nothing is sent there. Only on the current turn (the contents after the last user text): earlier
+turns are not validated.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from agentlab.neutral.diagnostics import Count, diagnostic, register_code
 from agentlab.neutral.events import DiagnosticEvent
-from agentlab.neutral.request import ModelRequest
+from agentlab.neutral.recovery import ContinuityRule, GapCause
 
-__all__ = ["STAND_IN", "STAND_IN_VALUES", "Withheld", "fill_stand_ins", "withheld"]
+__all__ = ["STAND_IN", "STAND_IN_RULE", "STAND_IN_VALUES", "fill_stand_ins"]
 
 STAND_IN = "skip_thought_signature_validator"
 """The dummy sent (documented for the Gemini API and for Vertex AI)."""
@@ -46,20 +47,21 @@ register_code(
     Count,
 )
 
-Withheld = Literal["policy_drop", "released"]
-"""Why a request's current-turn signatures are known to be missing (the dummy may stand in)."""
+STAND_IN_RULE = ContinuityRule(
+    requires="current_turn",
+    remedy="stand_in",
+    unexplained="send",
+    source="Gemini 3: 'Function call is missing a thought_signature in functionCall parts'",
+)
+"""Gemini 3's rule: every step of the current turn, its first functionCall signed; the dummy stands
+in only where the signature is known to be gone (a gap with no known cause reaches the API)."""
 
-_WHY: dict[Withheld, str] = {
+_WHY: dict[GapCause, str] = {
     "policy_drop": "continuation_policy='drop' withheld the real ones",
     "released": "the loop's continuation was released before it finished (continuation_released)",
+    "earlier_loop": "they belong to an earlier tool loop",
+    "unexplained": "they are missing",
 }
-
-
-def withheld(req: ModelRequest) -> Withheld | None:
-    """Why signatures are known to be missing from ``req``, or None: then a missing one is a bug."""
-    if req.continuation_policy == "drop":
-        return "policy_drop"
-    return "released" if req.continuation_released else None
 
 
 def _current_turn(contents: list[dict[str, Any]]) -> int:
@@ -72,7 +74,7 @@ def _current_turn(contents: list[dict[str, Any]]) -> int:
 
 
 def fill_stand_ins(
-    contents: list[dict[str, Any]], diagnostics: list[DiagnosticEvent], why: Withheld = "policy_drop"
+    contents: list[dict[str, Any]], diagnostics: list[DiagnosticEvent], why: GapCause = "policy_drop"
 ) -> int:
     """Put the stand-in on each current-turn step's first unsigned ``functionCall`` part; say so once.
 

@@ -4,7 +4,7 @@ Its rule: in thinking mode every assistant message that made tool calls must car
 ``reasoning_content`` back, in every later request of the conversation, or the API answers 400 ("The
 `reasoning_content` in the thinking mode must be passed back to the API."). agentlab keeps reasoning
 for one tool loop only, so within the loop it goes back verbatim, and an earlier run's tool exchange
-(portable items only) is sent as plain text (``recover_tool_turns``; README "DeepSeek").
+(portable items only) is sent as plain text (:data:`RULE`, every tool-call turn; README "DeepSeek").
 
 Settings (DeepSeek's thinking-mode guide): ``thinking: {type: enabled|disabled}`` toggles it (on by
 default), ``reasoning_effort`` is ``low``/``high``/``max`` (the API maps minimal->low,
@@ -19,10 +19,11 @@ from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.errors import InvalidSettingsError
+from agentlab.neutral.recovery import ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
 
-__all__ = ["DEEPSEEK", "usage_from_deepseek"]
+__all__ = ["DEEPSEEK", "RULE", "continuity", "usage_from_deepseek"]
 
 _EFFORT = {"minimal": "low", "low": "low", "medium": "high", "high": "high", "xhigh": "high", "max": "max"}
 
@@ -86,12 +87,23 @@ def error_fix(message: str) -> str | None:
     return None
 
 
+RULE = ContinuityRule(
+    requires="every_turn",
+    source="DeepSeek's thinking-mode guide: reasoning_content back in all subsequent requests",
+)
+
+
+def continuity(model: str) -> ContinuityRule:
+    """Thinking mode requires every tool-call turn's ``reasoning_content``, in every later request."""
+    return RULE
+
+
 DEEPSEEK = Dialect(
     name="deepseek",
     label="DeepSeek",
     carry="content",
     send_back=True,
-    recover_tool_turns=True,
+    continuity=continuity,
     reasoning_body=reasoning_body,
     usage=usage_from_deepseek,
     default_base_url="https://api.deepseek.com",

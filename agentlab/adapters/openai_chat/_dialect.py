@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage
 
@@ -24,6 +25,10 @@ DETAILS = "reasoning_details"
 CONTENT_FIELDS = ("reasoning_content", "reasoning")
 """The text fields a server may put reasoning in (DeepSeek/llama.cpp ``reasoning_content``; vLLM and
 Ollama also ``reasoning``); the item's ``block_type`` names the one it came in, and it goes back there."""
+
+
+def _nothing_required(model: str) -> ContinuityRule:
+    return NOTHING_REQUIRED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,9 +44,11 @@ class Dialect:
     send_back: bool
     """Default of the adapter's ``send_reasoning``: put this loop's reasoning back on its assistant
     messages (DeepSeek requires it on tool-call turns; local servers: the documented default)."""
-    recover_tool_turns: bool = False
-    """With reasoning on, a tool-call assistant message that has no reasoning to send (an earlier
-    run's, whose continuation was released) is sent as plain text instead (DeepSeek's 400 rule)."""
+    continuity: Callable[[str], ContinuityRule] = _nothing_required
+    """``(model) -> ContinuityRule``: which tool-call turns the server (or the model behind it)
+    requires back with their reasoning while reasoning is on, and the remedy when a turn has none
+    (:mod:`agentlab.neutral.recovery` decides which turns; the request builder renders the remedy).
+    DeepSeek: every tool-call turn; OpenRouter: per backing model; local servers: nothing."""
     reasoning_body: Callable[[str, ReasoningSettings | None], dict[str, Any]]
     """``(model, settings)`` -> the body fields for the neutral reasoning settings, or
     ``InvalidSettingsError`` for one the dialect has no field for."""
@@ -60,4 +67,8 @@ class Dialect:
 
     def thinking_on(self, model: str, settings: ReasoningSettings | None) -> bool:
         """Whether this request runs with reasoning on (the continuity rules apply then)."""
-        return settings is None or settings.enabled
+        return settings is None or (settings.enabled and settings.effort != "none")
+
+    def rule(self, model: str, settings: ReasoningSettings | None) -> ContinuityRule:
+        """The continuity rule of this request: the dialect's for ``model``, none with reasoning off."""
+        return self.continuity(model) if self.thinking_on(model, settings) else NOTHING_REQUIRED

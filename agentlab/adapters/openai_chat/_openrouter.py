@@ -7,6 +7,10 @@ OpenRouter reasoning details to be preserved in each request"), Anthropic (its t
 OpenAI reasoning models (quality only). Streams carry them in pieces, merged by ``index``
 (:mod:`._details`). Their text is display only.
 
+A loop resumed from portable items (a restored checkpoint, a released continuation, a session that
+moves here mid-loop) has tool-call turns whose details are gone: :func:`continuity` states the
+backing model's rule, and the turns it requires go as plain text (``agentlab.neutral.recovery``).
+
 Settings: ``reasoning: {effort | max_tokens, exclude, enabled}``. Usage: ``prompt_tokens`` includes
 ``prompt_tokens_details.cached_tokens`` (read) and ``cache_write_tokens`` (write);
 ``completion_tokens`` includes ``completion_tokens_details.reasoning_tokens``; ``cost`` is
@@ -20,10 +24,11 @@ from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.errors import InvalidSettingsError
+from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
 
-__all__ = ["OPENROUTER", "drop_rule", "usage_from_openrouter"]
+__all__ = ["CLAUDE_RULE", "GEMINI_RULE", "OPENROUTER", "continuity", "drop_rule", "usage_from_openrouter"]
 
 _GEMINI = (
     "OpenRouter's Gemini models require each assistant message's reasoning_details back, unchanged, "
@@ -35,18 +40,50 @@ _CLAUDE = (
 )
 
 
+def _backing(model: str) -> str | None:
+    """``gemini`` or ``claude`` for the backing models whose reasoning_details are required, else None."""
+    name = model.lower()
+    if name.startswith(("google/", "sim-router-gemini")) or "/gemini" in name:
+        return "gemini"
+    if name.startswith(("anthropic/", "sim-router-claude")) or "/claude" in name:
+        return "claude"
+    return None
+
+
+GEMINI_RULE = ContinuityRule(
+    requires="current_turn",
+    unexplained="send",
+    source="OpenRouter: 'Gemini models require OpenRouter reasoning details to be preserved in each request'",
+)
+"""Gemini validates the signature of every function call of the current turn. The remedy is the
+exchange as text, not Google's dummy signature: OpenRouter documents no way to send that dummy (a
+``reasoning.encrypted`` detail is its own item), while plain text leaves no call to validate. A
+live loop missing a signature for no known reason is sent as it is: the 400 shows the bug."""
+CLAUDE_RULE = ContinuityRule(
+    requires="last_turn",
+    source="Anthropic: 'a final assistant message must start with a thinking block'",
+)
+"""Anthropic's rule on the last assistant turn holding tool calls, and its documented recovery."""
+
+
+def continuity(model: str) -> ContinuityRule:
+    """The backing model's rule (``Dialect.continuity``): Gemini's, Claude's, or nothing required."""
+    backing = _backing(model)
+    if backing == "gemini":
+        return GEMINI_RULE
+    return CLAUDE_RULE if backing == "claude" else NOTHING_REQUIRED
+
+
 def drop_rule(model: str) -> str | None:
     """Whether ``drop`` can run with reasoning on for this backing model (``ProviderSpec.drop_rule``).
 
     Gemini- and Claude-backed models refuse it (their items are required); the others (OpenAI
     reasoning models, open models) accept a loop without them, so ``drop`` is a real ablation there.
     """
-    name = model.lower()
-    if name.startswith(("google/", "sim-router-gemini")) or "/gemini" in name:
+    backing = _backing(model)
+    if backing == "gemini":
         return _GEMINI
-    if name.startswith(("anthropic/", "sim-router-claude")) or "/claude" in name:
-        return _CLAUDE
-    return None
+    return _CLAUDE if backing == "claude" else None
 
 
 def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
@@ -101,4 +138,5 @@ OPENROUTER = Dialect(
     key_required=True,
     sim_dialect="openrouter",
     reports_cost=True,
+    continuity=continuity,
 )

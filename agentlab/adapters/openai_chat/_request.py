@@ -11,13 +11,16 @@ were. Items made by another provider, API, model or endpoint, or whose turn is n
 are dropped and counted (``reasoning_item_dropped``); with ``send_reasoning=False`` (a local server
 that takes none) they are dropped as ``policy_drop``.
 
-DeepSeek's recovery (``Dialect.recover_tool_turns``, reasoning on): a tool-call assistant message
-with no reasoning to send (an earlier run's exchange: its loop's continuation was released, a
-restored checkpoint, a provider switch) would get the 400 "reasoning_content ... must be passed
-back". It is sent as plain text instead: the calls become assistant text ``[called tool NAME with
-ARGS]``, their results user text ``[result of tool NAME: OUTPUT]``, and a ``dangling_tool_use``
-diagnostic names the calls (the same documented recovery as the Anthropic adapter's). Reasoning
-stays on; what the model loses is the structure of that exchange and the thinking behind it.
+Recovery (reasoning on): a tool-call assistant message with no reasoning to send (an earlier run's
+exchange, a restored checkpoint, a released continuation, a provider switch) gets the 400 of a server
+that requires it (DeepSeek: "reasoning_content ... must be passed back", every turn; OpenRouter:
+what its backing model requires, e.g. Gemini's current turn). Which messages the dialect's rule
+(``Dialect.continuity``) requires and lack their reasoning is decided by
+:func:`agentlab.neutral.recovery.plan_recovery`; those exchanges are sent as plain text: the calls
+become assistant text ``[called tool NAME with ARGS]``, their results user text ``[result of tool
+NAME: OUTPUT]``, and a ``dangling_tool_use`` diagnostic names the calls (the same documented
+recovery as the Anthropic adapter's). Reasoning stays on; what the model loses is the structure of
+that exchange and the thinking behind it.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral.diagnostics import add_dropped, diagnostic
+from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
@@ -39,6 +42,7 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
+from agentlab.neutral.recovery import RecoveryPlan, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest, ToolSpec, named_tool, strict_schema_problem
 
 __all__ = ["build_request", "check_knobs"]
@@ -83,11 +87,11 @@ class _Messages:
     _shaped_repr = True
 
     def __init__(
-        self, dialect: Dialect, reasoning: dict[str, list[ProviderReasoningItem]], recover: bool
+        self, dialect: Dialect, reasoning: dict[str, list[ProviderReasoningItem]], plan: RecoveryPlan
     ) -> None:
         self.dialect = dialect
         self.reasoning = reasoning
-        self.recover = recover
+        self.plan = plan
         self.messages: list[dict[str, Any]] = []
         self.turn: str | None = None
         self.open: dict[str, Any] | None = None
@@ -106,7 +110,7 @@ class _Messages:
         self.turn = None
         if items:
             self._attach(msg, items)
-        elif self.recover and msg.get("tool_calls"):
+        elif msg.get("tool_calls") and self.plan.covers([c["id"] for c in msg["tool_calls"]]):
             self._as_text(msg)
         self.messages.append(msg)
 
@@ -123,7 +127,7 @@ class _Messages:
         for call in msg.pop("tool_calls"):
             fn = call["function"]
             self.recovered[call["id"]] = fn["name"]
-            lines.append(f"[called tool {fn['name']} with {fn['arguments']}]")
+            lines.append(called_text(fn["name"], fn["arguments"]))
         msg["content"] = "\n".join(lines)
 
     def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
@@ -147,8 +151,7 @@ class _Messages:
             self.messages.append({"role": "user", "content": item.text})
         elif item.call_id in self.recovered:
             name = self.recovered[item.call_id]
-            status = "error from" if item.is_error else "result of"
-            line = f"[{status} tool {name}: {item.output}]"
+            line = result_text(name, item.output, item.is_error)
             last = self.messages[-1] if self.messages else None
             if last is not None and last.get("role") == "user" and last.get("_recovered"):
                 last["content"] += "\n" + line
@@ -186,8 +189,8 @@ def _messages(
         by_turn = {}
     turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
     orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
-    recover = dialect.recover_tool_turns and dialect.thinking_on(req.model, req.reasoning)
-    walk = _Messages(dialect, by_turn, recover)
+    plan = plan_recovery(req, dialect.rule(req.model, req.reasoning), carried=by_turn.keys())
+    walk = _Messages(dialect, by_turn, plan)
     for item in req.items:
         if isinstance(item, AssistantTextItem | ToolCallItem):
             walk.assistant(item)
@@ -202,16 +205,9 @@ def _messages(
         ("policy_drop", policy, "this adapter sends no reasoning back (send_reasoning=False)"),
     ):
         add_dropped(out.diagnostics, reason=reason, provider=dialect.name, detail=why, count=n)
-    if walk.recovered:
-        out.diagnostics.append(
-            diagnostic(
-                "dangling_tool_use",
-                f"{len(walk.recovered)} earlier tool call(s) have no {dialect.label} reasoning to send back "
-                "(their tool loop's continuation is gone: an earlier run, a restored checkpoint or a "
-                "provider switch); those exchanges were sent as plain text so reasoning can stay on",
-                tool_calls=sorted(walk.recovered),
-            )
-        )
+    notice = plan.text_notice(dialect.label) if walk.recovered else None
+    if notice is not None:
+        out.diagnostics.append(notice)
     for m in walk.messages:
         m.pop("_recovered", None)
     return walk.messages

@@ -49,10 +49,10 @@ class ToyServer:
         self._always: ToyStatus | None = None
 
     @classmethod
-    def answering(cls, status: int, error_type: str) -> ToyServer:
+    def answering(cls, status: int, error_type: str, message: str | None = None) -> ToyServer:
         """A service answering every request with one error (retry hint 2 s, request id ``req_c``)."""
         server = cls()
-        server._always = ToyStatus(status, f"status {status}", 2.0, "req_c", error_type)
+        server._always = ToyStatus(status, message or f"status {status}", 2.0, "req_c", error_type)
         return server
 
     @property
