@@ -17,7 +17,12 @@ restored checkpoint, a provider switch) would get the 400 "reasoning_content ...
 back". It is sent as plain text instead: the calls become assistant text ``[called tool NAME with
 ARGS]``, their results user text ``[result of tool NAME: OUTPUT]``, and a ``dangling_tool_use``
 diagnostic names the calls (the same documented recovery as the Anthropic adapter's). Reasoning
-stays on; what the model loses is the structure of that exchange and the thinking behind it.
+stays on; what the model loses is the structure of that exchange and the thinking behind it. The
+recovery is for reasoning that is *gone*, never for reasoning withheld on purpose: with
+``send_reasoning=False`` this loop's tool-call turns go as tool calls without it, so DeepSeek answers
+its 400 at the loop's second step (README "DeepSeek"). Rewriting them as text instead would hide
+every tool result of the loop from the model on every step, and the loop would spend its whole
+step budget calling the same tools again.
 """
 
 from __future__ import annotations
@@ -83,11 +88,16 @@ class _Messages:
     _shaped_repr = True
 
     def __init__(
-        self, dialect: Dialect, reasoning: dict[str, list[ProviderReasoningItem]], recover: bool
+        self,
+        dialect: Dialect,
+        reasoning: dict[str, list[ProviderReasoningItem]],
+        recover: bool,
+        withheld: frozenset[str] = frozenset(),
     ) -> None:
         self.dialect = dialect
         self.reasoning = reasoning
         self.recover = recover
+        self.withheld = withheld  # turns whose reasoning exists but send_reasoning=False keeps back
         self.messages: list[dict[str, Any]] = []
         self.turn: str | None = None
         self.open: dict[str, Any] | None = None
@@ -102,11 +112,11 @@ class _Messages:
         self.open = None
         if msg is None:
             return
-        items = self.reasoning.pop(self.turn or "", []) if self.turn is not None else []
-        self.turn = None
+        turn, self.turn = self.turn, None
+        items = self.reasoning.pop(turn, []) if turn is not None else []
         if items:
             self._attach(msg, items)
-        elif self.recover and msg.get("tool_calls"):
+        elif self.recover and msg.get("tool_calls") and turn not in self.withheld:
             self._as_text(msg)
         self.messages.append(msg)
 
@@ -181,13 +191,14 @@ def _messages(
     for items in by_turn.values():
         items.sort(key=lambda i: i.index)
     policy = 0
+    withheld: frozenset[str] = frozenset()
     if not send:
         policy = sum(len(v) for v in by_turn.values())
-        by_turn = {}
+        withheld, by_turn = frozenset(by_turn), {}
     turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
     orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
     recover = dialect.recover_tool_turns and dialect.thinking_on(req.model, req.reasoning)
-    walk = _Messages(dialect, by_turn, recover)
+    walk = _Messages(dialect, by_turn, recover, withheld)
     for item in req.items:
         if isinstance(item, AssistantTextItem | ToolCallItem):
             walk.assistant(item)
