@@ -70,6 +70,27 @@ BOTH_THINKING = "You can only set only one of thinking budget and thinking level
 ONLY_THINKING = "Budget 0 is invalid. This model only works in thinking mode."
 GENERIC_INVALID = "Request contains an invalid argument."
 NO_CONTENTS = "* GenerateContentRequest.contents: contents is not specified\n"
+# The part and content refusals, as the API words them (quoted in public reports: vercel/ai#3775
+# and egoist/chatwise-releases#250 for empty parts, router-for-me/CLIProxyAPI#1292 and
+# songquanpeng/one-api#2243 for a part with no data). An *empty* text part is data and is accepted:
+# pydantic/pydantic-ai's recorded test_google_model_empty_user_prompt.yaml (gemini-2.5-flash, 200).
+NO_PARTS = "* GenerateContentRequest.{where}.parts: contents.parts must not be empty.\n"
+NO_DATA = (
+    "* GenerateContentRequest.{where}.parts[{k}].data: required oneof field 'data' must have one "
+    "initialized field\n"
+)
+#: The members of ``Part``'s ``data`` oneof (``thought`` and ``thoughtSignature`` are metadata).
+PART_DATA = frozenset(
+    {
+        "text",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+    }
+)
 _LEVELS = {"MINIMAL": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 4, "THINKING_LEVEL_UNSPECIFIED": 4}
 LEGACY_MAX_BUDGET = 24576
 _ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -170,6 +191,20 @@ def call_digest(call: Mapping[str, Any]) -> str:
     return (
         "call:" + str(call.get("name")) + "|" + json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
     )
+
+
+def check_parts(body: Mapping[str, Any]) -> None:
+    """Every content holds parts and every part one ``data`` member (an empty ``text`` counts)."""
+    where = [(f"contents[{i}]", c) for i, c in enumerate(body.get("contents") or [])]
+    if isinstance(body.get("systemInstruction"), dict):
+        where.append(("system_instruction", body["systemInstruction"]))
+    for name, content in where:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not parts:
+            raise _bad(NO_PARTS.format(where=name))
+        for k, part in enumerate(parts):
+            if not isinstance(part, dict) or not PART_DATA & part.keys():
+                raise _bad(NO_DATA.format(where=name, k=k))
 
 
 def check_pairs(contents: list[Any]) -> None:
@@ -475,6 +510,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise _bad(NO_CONTENTS)
+    check_parts(body)
     body, explicit = gemini_cache.resolve(sim, body, headers, label)  # cachedContent: its prefix in front
     contents = body["contents"]
     config = body.get("generationConfig") or {}
