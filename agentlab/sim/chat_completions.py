@@ -27,7 +27,7 @@ midway with a chunk holding a top-level ``error`` (OpenRouter's in-stream error)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.sim import chat_errors as CE
@@ -48,6 +48,7 @@ from agentlab.sim.protocols import Route, SimProtocol
 from agentlab.sim.reasoner import Step, plan_step
 from agentlab.sim.routes import list_models, retrieve_model
 from agentlab.sim.signing import FIXED_TIMESTAMP
+from agentlab.sim.structured import json_answer
 from agentlab.sim.tokenizer import count_tokens, tokenize, truncate_tokens
 
 PLAN_HEADER = "x-sim-plan"
@@ -129,6 +130,32 @@ def prompt_tokens(req: dict[str, Any], messages: list[dict[str, Any]]) -> list[s
     return tokenize("\n".join(text))
 
 
+#: DeepSeek's refusal of ``response_format: {type: json_schema}`` (it has JSON mode, ``json_object``,
+#: only: api-docs.deepseek.com/guides/json_mode); the body as quoted in llm-exe/llm-exe#662 and
+#: UKGovernmentBEIS/inspect_ai#4916 (deepseek-v4-pro / -flash, 2026).
+DS_NO_JSON_SCHEMA = "This response_format type is unavailable now"
+
+
+def response_format(p: Profile, req: dict[str, Any]) -> dict[str, Any] | bool:
+    """What ``response_format`` asks the answer to be: a JSON schema, ``True`` (JSON mode), ``False`` (text).
+
+    OpenRouter and local servers (vLLM, llama.cpp, Ollama) take OpenAI's ``json_schema`` form;
+    DeepSeek refuses it with its real 400 and takes ``json_object`` only.
+    """
+    fmt = req.get("response_format")
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind == "json_object":
+        return True
+    if kind != "json_schema":
+        return False
+    if p.dialect == "deepseek":
+        raise CE.deepseek_error(400, DS_NO_JSON_SCHEMA)
+    assert isinstance(fmt, dict)
+    spec = fmt.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    return schema if isinstance(schema, dict) else True
+
+
 def _router_details(
     sim: Simulator, p: Profile, ids: Ids, out: Out, step: Step, pos: int
 ) -> list[dict[str, Any]]:
@@ -171,6 +198,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     known = R.check(sim, p, messages, level >= 0)
     ids = Ids(sim.seed, json.dumps([model, req], sort_keys=True, separators=(",", ":")).encode())
     step = plan_step(situation(p, req, messages, level, known))
+    wanted = response_format(p, req)
+    if wanted is not False and step.answer is not None:
+        step = replace(step, answer=json_answer(wanted if isinstance(wanted, dict) else None, step.answer))
     out = produce(sim, p, ids, step, level, req)
     if p.dialect == "openrouter":
         out.details = _router_details(sim, p, ids, out, step, R.gemini_position(messages, len(messages)))

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.sim import batch_gemini, gemini_cache, gemini_files
@@ -45,6 +45,7 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.gemini_schema import normalize
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.structured import gemini_schema, json_answer
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 GEMINI3 = "sim-gemini"
@@ -521,6 +522,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     ids = Ids(sim.seed, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
     known = plan_known(sim, contents, think.on)
     step = plan_step(situation(body, contents, think.level, known))
+    wanted = gemini_schema(config)
+    if wanted is not False and step.answer is not None:
+        step = replace(step, answer=json_answer(wanted if isinstance(wanted, dict) else None, step.answer))
     max_out = config.get("maxOutputTokens")
     r = build(sim, ids, model, step, think, len(contents), int(max_out) if max_out is not None else None)
     prompt = prompt_tokens(body, contents)

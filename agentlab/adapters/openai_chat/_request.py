@@ -63,6 +63,10 @@ def check_knobs(dialect: Dialect, req: ModelRequest) -> None:
             f"{name}: service_tier {req.service_tier!r} is not offered by {dialect.label}; remove it"
         )
     dialect.reasoning_body(req.model, req.reasoning)
+    if req.output is not None and dialect.no_json_schema is not None:
+        raise InvalidSettingsError(
+            f"{name}: output_type {req.output.name!r} cannot be sent: {dialect.no_json_schema}"
+        )
     for t in req.tools:
         if t.strict is True and (problem := strict_schema_problem(t.parameters)) is not None:
             raise InvalidSettingsError(f"{name}: tool {t.name!r} is strict but its schema is not: {problem}")
