@@ -67,6 +67,9 @@ CALL_TURN_ORDER = (
     "Please ensure that function call turn comes immediately after a user turn or after a function "
     "response turn."
 )
+#: Gemini 2.5 and earlier: function declarations and a JSON answer in one request (quoted in
+#: googleapis/python-genai#867 and symfony/ai#803); Gemini 3 takes both.
+JSON_WITH_TOOLS = "Function calling with a response mime type: 'application/json' is unsupported"
 BOTH_THINKING = "You can only set only one of thinking budget and thinking level."
 ONLY_THINKING = "Budget 0 is invalid. This model only works in thinking mode."
 GENERIC_INVALID = "Request contains an invalid argument."
@@ -523,6 +526,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     known = plan_known(sim, contents, think.on)
     step = plan_step(situation(body, contents, think.level, known))
     wanted = gemini_schema(config)
+    if wanted is not False and model != GEMINI3 and tools(body):
+        raise _bad(JSON_WITH_TOOLS)
     if wanted is not False and step.answer is not None:
         step = replace(step, answer=json_answer(wanted if isinstance(wanted, dict) else None, step.answer))
     max_out = config.get("maxOutputTokens")

@@ -442,3 +442,18 @@ def test_the_content_rules_still_refused_name_their_source() -> None:
     nothing = ModelRequest(model=MODEL, items=(SystemItem(text="only a system prompt"),))
     with pytest.raises(InvalidSettingsError, match="contents is not specified"):
         adapter.build(nothing)
+
+
+@pytest.mark.parametrize(
+    ("model", "refused"), [("gemini-2.5-flash", True), ("gemini-3-flash-preview", False)]
+)
+def test_tools_beside_output_type_are_refused_before_gemini_3_only(model: str, refused: bool) -> None:
+    spec = OutputSpec(name="w", json_schema={"type": "object", "properties": {"a": {"type": "string"}}})
+    request = ModelRequest(model=model, items=(UserItem(text="q"),), tools=TOOLS, output=spec)
+    adapter = adapter_on(Replay([]), model)
+    if refused:
+        with pytest.raises(InvalidSettingsError, match="Function calling with a response mime type"):
+            agentlab.get_provider("google").check_request_options(request)
+        return
+    body = json.loads(adapter.build(request).body)
+    assert body["tools"] and body["generationConfig"]["responseMimeType"] == "application/json"

@@ -286,3 +286,26 @@ async def test_deepseek_refuses_json_schema_with_its_real_400_and_takes_json_obj
         model="sim-deepseek", messages=messages, response_format={"type": "json_object"}
     )
     assert isinstance(json.loads(r.choices[0].message.content or ""), dict)
+
+
+def test_gemini_25_refuses_tools_beside_a_json_answer_and_gemini_3_takes_both() -> None:
+    """The real 400 (quoted in googleapis/python-genai#867); Gemini 3 combines them."""
+    from google.genai import errors, types
+
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json",
+        response_json_schema=Weather.model_json_schema(),
+        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(name="get_weather")])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    client = sim.gemini_client()
+    with pytest.raises(errors.ClientError) as info:
+        client.models.generate_content(model="sim-gemini-legacy", contents="Paris or Rome?", config=config)
+    assert info.value.code == 400
+    assert (
+        info.value.message == "Function calling with a response mime type: 'application/json' is unsupported"
+    )
+    r = client.models.generate_content(
+        model="sim-gemini", contents="Is it warmer in Paris or Rome?", config=config
+    )
+    assert r.function_calls or Weather.model_validate_json(r.text or "")

@@ -85,6 +85,12 @@ def _check_knobs(req: ModelRequest) -> None:
         raise InvalidSettingsError(
             f"google: service_tier {req.service_tier!r} is not offered by the Gemini API adapter; remove it"
         )
+    if req.output is not None and req.tools and _models.capabilities(req.model).json_with_tools is False:
+        raise InvalidSettingsError(
+            f"google: {req.model} cannot take tools and output_type in one request (the API answers 400 "
+            "\"Function calling with a response mime type: 'application/json' is unsupported\" before "
+            "Gemini 3); drop output_type or the tools, or use a Gemini 3 model"
+        )
     if len(req.stop_sequences) > MAX_STOP_SEQUENCES:
         raise InvalidSettingsError(
             f"google: Gemini takes at most {MAX_STOP_SEQUENCES} stop_sequences; got {len(req.stop_sequences)}"
