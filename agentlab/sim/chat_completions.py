@@ -20,8 +20,11 @@ finish chunk, which carries usage when ``stream_options.include_usage`` is set; 
 the calls), ``native_finish_reason``, and repeats the finish chunk with usage (``cost``,
 ``cost_details``, cached and reasoning tokens) always; local servers (llama.cpp's layout) end with a
 ``choices: []`` usage chunk when asked, without ``reasoning_tokens`` (llama.cpp's ``timings`` are
-measurements and are not invented). Fault ``error_chunk``: a 200 stream whose generation fails
-midway with a chunk holding a top-level ``error`` (OpenRouter's in-stream error), then ``[DONE]``.
+measurements and are not invented). Structured output (:func:`response_format`): OpenRouter and
+local servers answer ``json_schema`` with an instance of the schema; DeepSeek refuses it with its real
+400 and takes JSON mode (``json_object``, the word "json" required in the prompt). Fault
+``error_chunk``: a 200 stream whose generation fails midway with a chunk holding a top-level
+``error`` (OpenRouter's in-stream error), then ``[DONE]``.
 """
 
 from __future__ import annotations
@@ -134,6 +137,11 @@ def prompt_tokens(req: dict[str, Any], messages: list[dict[str, Any]]) -> list[s
 #: only: api-docs.deepseek.com/guides/json_mode); the body as quoted in llm-exe/llm-exe#662 and
 #: UKGovernmentBEIS/inspect_ai#4916 (deepseek-v4-pro / -flash, 2026).
 DS_NO_JSON_SCHEMA = "This response_format type is unavailable now"
+#: DeepSeek's JSON mode needs the word in the prompt (the JSON Output guide); the 400's text as
+#: quoted in vercel/ai#7913 (deepseek-chat) and yubing744/trading-gpt#77 (deepseek-v4-pro).
+DS_JSON_WORD = (
+    "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'."
+)
 
 
 def response_format(p: Profile, req: dict[str, Any]) -> dict[str, Any] | bool:
@@ -145,6 +153,8 @@ def response_format(p: Profile, req: dict[str, Any]) -> dict[str, Any] | bool:
     fmt = req.get("response_format")
     kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind == "json_object":
+        if p.dialect == "deepseek" and not _mentions_json(req.get("messages")):
+            raise CE.deepseek_error(400, DS_JSON_WORD)
         return True
     if kind != "json_schema":
         return False
@@ -154,6 +164,18 @@ def response_format(p: Profile, req: dict[str, Any]) -> dict[str, Any] | bool:
     spec = fmt.get("json_schema")
     schema = spec.get("schema") if isinstance(spec, dict) else None
     return schema if isinstance(schema, dict) else True
+
+
+def _mentions_json(messages: Any) -> bool:
+    """Whether a system or user message's text says "json" (any case)."""
+    for m in messages if isinstance(messages, list) else []:
+        if (
+            isinstance(m, dict)
+            and m.get("role") in ("system", "user")
+            and "json" in str(m.get("content")).lower()
+        ):
+            return True
+    return False
 
 
 def _router_details(

@@ -27,7 +27,9 @@ whose first call came back without its own signature (a dummy; on 2.5 none) has 
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``. Explicit caches (``cachedContents``, ``cachedContent`` in a request) are
-:mod:`agentlab.sim.gemini_cache`.
+:mod:`agentlab.sim.gemini_cache`. Under ``responseMimeType: application/json`` the answer is an
+instance of ``responseJsonSchema`` / ``responseSchema`` (:mod:`agentlab.sim.structured`); the 2.5
+model refuses that beside function declarations, as the API does.
 """
 
 from __future__ import annotations

@@ -309,3 +309,30 @@ def test_gemini_25_refuses_tools_beside_a_json_answer_and_gemini_3_takes_both() 
         model="sim-gemini", contents="Is it warmer in Paris or Rome?", config=config
     )
     assert r.function_calls or Weather.model_validate_json(r.text or "")
+
+
+async def test_deepseek_json_mode_needs_the_word_json_in_the_prompt() -> None:
+    """The JSON Output guide's rule, with the 400 text quoted in vercel/ai#7913."""
+    client = sim.chat_client("deepseek")
+    with pytest.raises(openai.BadRequestError) as info:
+        await client.chat.completions.create(
+            model="sim-deepseek",
+            messages=[{"role": "user", "content": "Is it warmer in Paris or Rome?"}],
+            response_format={"type": "json_object"},
+        )
+    assert info.value.body == {
+        "message": "Prompt must contain the word 'json' in some form to use 'response_format' of type "
+        "'json_object'.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_request_error",
+    }
+    r = await client.chat.completions.create(
+        model="sim-deepseek",
+        messages=[
+            {"role": "system", "content": "Reply in JSON."},
+            {"role": "user", "content": "Paris or Rome?"},
+        ],
+        response_format={"type": "json_object"},
+    )
+    assert isinstance(json.loads(r.choices[0].message.content or ""), dict)
