@@ -20,14 +20,17 @@ finish chunk, which carries usage when ``stream_options.include_usage`` is set; 
 the calls), ``native_finish_reason``, and repeats the finish chunk with usage (``cost``,
 ``cost_details``, cached and reasoning tokens) always; local servers (llama.cpp's layout) end with a
 ``choices: []`` usage chunk when asked, without ``reasoning_tokens`` (llama.cpp's ``timings`` are
-measurements and are not invented). Fault ``error_chunk``: a 200 stream whose generation fails
-midway with a chunk holding a top-level ``error`` (OpenRouter's in-stream error), then ``[DONE]``.
+measurements and are not invented). Structured output (:func:`response_format`): OpenRouter and
+local servers answer ``json_schema`` with an instance of the schema; DeepSeek refuses it with its real
+400 and takes JSON mode (``json_object``, the word "json" required in the prompt). Fault
+``error_chunk``: a 200 stream whose generation fails midway with a chunk holding a top-level
+``error`` (OpenRouter's in-stream error), then ``[DONE]``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.sim import chat_errors as CE
@@ -48,6 +51,7 @@ from agentlab.sim.protocols import Route, SimProtocol
 from agentlab.sim.reasoner import Step, plan_step
 from agentlab.sim.routes import list_models, retrieve_model
 from agentlab.sim.signing import FIXED_TIMESTAMP
+from agentlab.sim.structured import json_answer
 from agentlab.sim.tokenizer import count_tokens, tokenize, truncate_tokens
 
 PLAN_HEADER = "x-sim-plan"
@@ -129,6 +133,51 @@ def prompt_tokens(req: dict[str, Any], messages: list[dict[str, Any]]) -> list[s
     return tokenize("\n".join(text))
 
 
+#: DeepSeek's refusal of ``response_format: {type: json_schema}`` (it has JSON mode, ``json_object``,
+#: only: api-docs.deepseek.com/guides/json_mode); the body as quoted in llm-exe/llm-exe#662 and
+#: UKGovernmentBEIS/inspect_ai#4916 (deepseek-v4-pro / -flash, 2026).
+DS_NO_JSON_SCHEMA = "This response_format type is unavailable now"
+#: DeepSeek's JSON mode needs the word in the prompt (the JSON Output guide); the 400's text as
+#: quoted in vercel/ai#7913 (deepseek-chat) and yubing744/trading-gpt#77 (deepseek-v4-pro).
+DS_JSON_WORD = (
+    "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'."
+)
+
+
+def response_format(p: Profile, req: dict[str, Any]) -> dict[str, Any] | bool:
+    """What ``response_format`` asks the answer to be: a JSON schema, ``True`` (JSON mode), ``False`` (text).
+
+    OpenRouter and local servers (vLLM, llama.cpp, Ollama) take OpenAI's ``json_schema`` form;
+    DeepSeek refuses it with its real 400 and takes ``json_object`` only.
+    """
+    fmt = req.get("response_format")
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind == "json_object":
+        if p.dialect == "deepseek" and not _mentions_json(req.get("messages")):
+            raise CE.deepseek_error(400, DS_JSON_WORD)
+        return True
+    if kind != "json_schema":
+        return False
+    if p.dialect == "deepseek":
+        raise CE.deepseek_error(400, DS_NO_JSON_SCHEMA)
+    assert isinstance(fmt, dict)
+    spec = fmt.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    return schema if isinstance(schema, dict) else True
+
+
+def _mentions_json(messages: Any) -> bool:
+    """Whether a system or user message's text says "json" (any case)."""
+    for m in messages if isinstance(messages, list) else []:
+        if (
+            isinstance(m, dict)
+            and m.get("role") in ("system", "user")
+            and "json" in str(m.get("content")).lower()
+        ):
+            return True
+    return False
+
+
 def _router_details(
     sim: Simulator, p: Profile, ids: Ids, out: Out, step: Step, pos: int
 ) -> list[dict[str, Any]]:
@@ -171,6 +220,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     known = R.check(sim, p, messages, level >= 0)
     ids = Ids(sim.seed, json.dumps([model, req], sort_keys=True, separators=(",", ":")).encode())
     step = plan_step(situation(p, req, messages, level, known))
+    wanted = response_format(p, req)
+    if wanted is not False and step.answer is not None:
+        step = replace(step, answer=json_answer(wanted if isinstance(wanted, dict) else None, step.answer))
     out = produce(sim, p, ids, step, level, req)
     if p.dialect == "openrouter":
         out.details = _router_details(sim, p, ids, out, step, R.gemini_position(messages, len(messages)))

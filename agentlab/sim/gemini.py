@@ -27,14 +27,16 @@ whose first call came back without its own signature (a dummy; on 2.5 none) has 
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``. Explicit caches (``cachedContents``, ``cachedContent`` in a request) are
-:mod:`agentlab.sim.gemini_cache`.
+:mod:`agentlab.sim.gemini_cache`. Under ``responseMimeType: application/json`` the answer is an
+instance of ``responseJsonSchema`` / ``responseSchema`` (:mod:`agentlab.sim.structured`); the 2.5
+model refuses that beside function declarations, as the API does.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.sim import batch_gemini, gemini_cache, gemini_files
@@ -45,6 +47,7 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.gemini_schema import normalize
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
+from agentlab.sim.structured import gemini_schema, json_answer
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 GEMINI3 = "sim-gemini"
@@ -66,10 +69,34 @@ CALL_TURN_ORDER = (
     "Please ensure that function call turn comes immediately after a user turn or after a function "
     "response turn."
 )
+#: Gemini 2.5 and earlier: function declarations and a JSON answer in one request (quoted in
+#: googleapis/python-genai#867 and symfony/ai#803); Gemini 3 takes both.
+JSON_WITH_TOOLS = "Function calling with a response mime type: 'application/json' is unsupported"
 BOTH_THINKING = "You can only set only one of thinking budget and thinking level."
 ONLY_THINKING = "Budget 0 is invalid. This model only works in thinking mode."
 GENERIC_INVALID = "Request contains an invalid argument."
 NO_CONTENTS = "* GenerateContentRequest.contents: contents is not specified\n"
+# The part and content refusals, as the API words them (quoted in public reports: vercel/ai#3775
+# and egoist/chatwise-releases#250 for empty parts, router-for-me/CLIProxyAPI#1292 and
+# songquanpeng/one-api#2243 for a part with no data). An *empty* text part is data and is accepted:
+# pydantic/pydantic-ai's recorded test_google_model_empty_user_prompt.yaml (gemini-2.5-flash, 200).
+NO_PARTS = "* GenerateContentRequest.{where}.parts: contents.parts must not be empty.\n"
+NO_DATA = (
+    "* GenerateContentRequest.{where}.parts[{k}].data: required oneof field 'data' must have one "
+    "initialized field\n"
+)
+#: The members of ``Part``'s ``data`` oneof (``thought`` and ``thoughtSignature`` are metadata).
+PART_DATA = frozenset(
+    {
+        "text",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+    }
+)
 _LEVELS = {"MINIMAL": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 4, "THINKING_LEVEL_UNSPECIFIED": 4}
 LEGACY_MAX_BUDGET = 24576
 _ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -170,6 +197,20 @@ def call_digest(call: Mapping[str, Any]) -> str:
     return (
         "call:" + str(call.get("name")) + "|" + json.dumps(args or {}, sort_keys=True, separators=(",", ":"))
     )
+
+
+def check_parts(body: Mapping[str, Any]) -> None:
+    """Every content holds parts and every part one ``data`` member (an empty ``text`` counts)."""
+    where = [(f"contents[{i}]", c) for i, c in enumerate(body.get("contents") or [])]
+    if isinstance(body.get("systemInstruction"), dict):
+        where.append(("system_instruction", body["systemInstruction"]))
+    for name, content in where:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not parts:
+            raise _bad(NO_PARTS.format(where=name))
+        for k, part in enumerate(parts):
+            if not isinstance(part, dict) or not PART_DATA & part.keys():
+                raise _bad(NO_DATA.format(where=name, k=k))
 
 
 def check_pairs(contents: list[Any]) -> None:
@@ -475,6 +516,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise _bad(NO_CONTENTS)
+    check_parts(body)
     body, explicit = gemini_cache.resolve(sim, body, headers, label)  # cachedContent: its prefix in front
     contents = body["contents"]
     config = body.get("generationConfig") or {}
@@ -485,6 +527,11 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     ids = Ids(sim.seed, json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
     known = plan_known(sim, contents, think.on)
     step = plan_step(situation(body, contents, think.level, known))
+    wanted = gemini_schema(config)
+    if wanted is not False and model != GEMINI3 and tools(body):
+        raise _bad(JSON_WITH_TOOLS)
+    if wanted is not False and step.answer is not None:
+        step = replace(step, answer=json_answer(wanted if isinstance(wanted, dict) else None, step.answer))
     max_out = config.get("maxOutputTokens")
     r = build(sim, ids, model, step, think, len(contents), int(max_out) if max_out is not None else None)
     prompt = prompt_tokens(body, contents)

@@ -25,13 +25,22 @@ This module is part of the simulator leaf: it imports nothing from agentlab outs
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
 
 from agentlab.sim import errors as E
 
-__all__ = ["NO_STRUCTURED_OUTPUTS", "anthropic_format", "instance", "openai_format", "openai_text_echo"]
+__all__ = [
+    "NO_STRUCTURED_OUTPUTS",
+    "anthropic_format",
+    "gemini_schema",
+    "instance",
+    "json_answer",
+    "openai_format",
+    "openai_text_echo",
+]
 
 NO_STRUCTURED_OUTPUTS = frozenset({"sim-thinker-legacy"})
 """Simulated models without structured outputs (the real API refuses the format for such models)."""
@@ -113,6 +122,45 @@ def openai_text_echo(req: dict[str, Any]) -> dict[str, Any]:
             "strict": fmt.get("strict"),
         }
     return {"format": fmt, "verbosity": text.get("verbosity") or "medium"}
+
+
+def json_answer(schema: dict[str, Any] | None, answer: str) -> str:
+    """The final answer as JSON: an instance of ``schema``, or JSON mode's ``{"answer": ...}`` without one."""
+    if schema is None:
+        return json.dumps({"answer": answer}, ensure_ascii=False)
+    return json.dumps(instance(schema, answer), ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- Gemini: generationConfig
+
+
+def gemini_schema(config: dict[str, Any]) -> dict[str, Any] | bool:
+    """What ``generationConfig`` asks the answer to be: a JSON schema, ``True`` (JSON mode), or ``False``.
+
+    Gemini answers in JSON only under ``responseMimeType: application/json`` (the structured-output
+    guide); the schema is ``responseJsonSchema`` (JSON Schema) or ``responseSchema`` (the OpenAPI
+    subset, type names in capitals, lowered here so :func:`instance` reads them).
+    """
+    if str(config.get("responseMimeType") or "").lower() != "application/json":
+        return False
+    schema = config.get("responseJsonSchema")
+    if isinstance(schema, dict):
+        return schema
+    openapi = config.get("responseSchema")
+    return _lower_types(openapi) if isinstance(openapi, dict) else True
+
+
+def _lower_types(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_lower_types(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _lower_types(v) for k, v in node.items()}
+    if isinstance(out.get("type"), str):
+        out["type"] = out["type"].lower()
+    if out.pop("nullable", False) is True and "type" in out:
+        out = {"anyOf": [out, {"type": "null"}]}
+    return out
 
 
 def _context(path: tuple[str, ...]) -> str:
@@ -343,10 +391,9 @@ def _within(n: float, node: dict[str, Any]) -> bool:
         b = node.get(key)
         return float(b) if isinstance(b, int | float) and not isinstance(b, bool) else default
 
-    return (
-        bound("minimum", -math.inf) <= n <= bound("maximum", math.inf)
-        and bound("exclusiveMinimum", -math.inf) < n < bound("exclusiveMaximum", math.inf)
-    )
+    return bound("minimum", -math.inf) <= n <= bound("maximum", math.inf) and bound(
+        "exclusiveMinimum", -math.inf
+    ) < n < bound("exclusiveMaximum", math.inf)
 
 
 def _without(node: dict[str, Any], key: str) -> dict[str, Any]:

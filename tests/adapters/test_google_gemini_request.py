@@ -409,3 +409,51 @@ def test_snake_case_spellings_are_read_too() -> None:
     assert isinstance(call, ToolCallItem) and call.name == "add"
     sent = _next(adapter, resp)
     assert sent["contents"][1]["parts"][0]["thoughtSignature"] == "U0s="
+
+
+def test_an_empty_user_text_is_sent_as_the_real_api_accepts_it() -> None:
+    """Not refused: a recorded 200 shows the API answering ``{"text": ""}`` beside a system instruction.
+
+    The recording (``_request.EMPTY_TEXT_ACCEPTED``) is pydantic-ai's
+    ``test_google_model_empty_user_prompt.yaml``; agentlab used to refuse this before sending.
+    """
+    from agentlab.adapters.google_gemini._request import EMPTY_TEXT_ACCEPTED
+    from agentlab.neutral.items import SystemItem
+
+    assert "test_google_model_empty_user_prompt" in EMPTY_TEXT_ACCEPTED
+    adapter = adapter_on(Replay([]), MODEL)
+    request = ModelRequest(
+        model=MODEL, items=(SystemItem(text="You are a helpful assistant."), UserItem(text=""))
+    )
+    body = json.loads(adapter.build(request).body)
+    assert body["contents"] == [{"role": "user", "parts": [{"text": ""}]}]
+    assert body["systemInstruction"] == {"parts": [{"text": "You are a helpful assistant."}]}
+    result = agentlab.run("google:sim-gemini", "", system="You are a helpful assistant.")
+    assert result.status == "completed" and result.output
+
+
+def test_the_content_rules_still_refused_name_their_source() -> None:
+    adapter = adapter_on(Replay([]), MODEL)
+    orphan = ModelRequest(model=MODEL, items=(UserItem(text="q"), ToolResultItem(call_id="c1", output="3")))
+    with pytest.raises(InvalidSettingsError, match=r"FunctionResponse\.name is REQUIRED in the Gemini API"):
+        adapter.build(orphan)
+    from agentlab.neutral.items import SystemItem
+
+    nothing = ModelRequest(model=MODEL, items=(SystemItem(text="only a system prompt"),))
+    with pytest.raises(InvalidSettingsError, match="contents is not specified"):
+        adapter.build(nothing)
+
+
+@pytest.mark.parametrize(
+    ("model", "refused"), [("gemini-2.5-flash", True), ("gemini-3-flash-preview", False)]
+)
+def test_tools_beside_output_type_are_refused_before_gemini_3_only(model: str, refused: bool) -> None:
+    spec = OutputSpec(name="w", json_schema={"type": "object", "properties": {"a": {"type": "string"}}})
+    request = ModelRequest(model=model, items=(UserItem(text="q"),), tools=TOOLS, output=spec)
+    adapter = adapter_on(Replay([]), model)
+    if refused:
+        with pytest.raises(InvalidSettingsError, match="Function calling with a response mime type"):
+            agentlab.get_provider("google").check_request_options(request)
+        return
+    body = json.loads(adapter.build(request).body)
+    assert body["tools"] and body["generationConfig"]["responseMimeType"] == "application/json"

@@ -162,3 +162,25 @@ def test_openrouter_session_across_runs_is_accepted_without_the_earlier_loops_de
     calls = [e for e in r1.events if isinstance(e, ModelCallCompletedEvent)]
     assert calls and all(e.provider_cost_usd and e.provider_cost_usd > 0 for e in calls)
     assert all(e.cost_usd is not None for e in calls)
+
+
+def test_deepseek_send_reasoning_false_gets_deepseeks_400_at_step_two_not_a_step_limit() -> None:
+    """Withheld reasoning is not lost reasoning: the loop's own tool calls stay tool calls.
+
+    Rewriting them as text (the recovery for an earlier run's exchange) hid every tool result from
+    the model, and the run spent all its steps calling the tool again (issue 29, item 11).
+    """
+    far = RecordingTransport()
+    adapter = DeepSeekAdapter(
+        "sim-deepseek", client=chat_client("deepseek", transport=far), max_retries=0, send_reasoning=False
+    )
+    with pytest.raises(ProviderAPIError) as info:
+        al.run("deepseek:sim-deepseek", "What's the weather in Florence, Italy?", tools=[get_weather],
+               adapter=adapter, max_steps=5)  # fmt: skip
+    message = str(info.value)
+    assert "The `reasoning_content` in the thinking mode must be passed back to the API." in message
+    assert "send_reasoning" in message and "\n" not in message
+    assert len(far.bodies) == 2
+    sent = json.loads(far.bodies[1])["messages"]
+    assert any(m.get("tool_calls") and "reasoning_content" not in m for m in sent)
+    assert not any("[called tool" in (m.get("content") or "") for m in sent)

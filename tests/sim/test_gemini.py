@@ -296,3 +296,60 @@ def post(transport: Any, path: str, body: dict[str, Any], headers: dict[str, str
 
     with httpx2.Client(transport=transport, base_url=sim.GEMINI_BASE_URL) as c:
         return c.post(path, json=body, headers={"x-goog-api-key": "k", **(headers or {})})
+
+
+EMPTY_USER_PROMPT = {  # pydantic/pydantic-ai test_google_model_empty_user_prompt.yaml: the API answered 200
+    "contents": [{"parts": [{"text": ""}], "role": "user"}],
+    "generationConfig": {"responseModalities": ["TEXT"]},
+    "systemInstruction": {"parts": [{"text": "You are a helpful assistant."}], "role": "user"},
+}
+EMPTY_MODEL_TEXT = {  # pydantic/pydantic-ai test_google_model_empty_assistant_response.yaml: 200
+    "contents": [
+        {"parts": [{"text": "Hi"}], "role": "user"},
+        {"parts": [{"text": ""}], "role": "model"},
+        {"parts": [{"text": "Was your previous response empty?"}], "role": "user"},
+    ],
+    "generationConfig": {"responseModalities": ["TEXT"]},
+}
+
+
+@pytest.mark.parametrize("body", [EMPTY_USER_PROMPT, EMPTY_MODEL_TEXT], ids=["user", "model"])
+def test_empty_text_parts_the_real_api_answered_are_answered(body: dict[str, Any]) -> None:
+    r = post(sim.SimTransport(), "/v1beta/models/sim-gemini-legacy:generateContent", body)
+    assert r.status_code == 200, r.text
+    assert r.json()["candidates"][0]["content"]["parts"]
+
+
+ONEOF = "required oneof field 'data' must have one initialized field\n"
+
+
+@pytest.mark.parametrize(
+    ("contents", "system", "message"),
+    [
+        (
+            [{"role": "user", "parts": []}],
+            None,
+            "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.\n",
+        ),
+        (
+            [{"role": "user", "parts": [{"text": "q"}]}, {"role": "model", "parts": [{"thought": True}]}],
+            None,
+            "* GenerateContentRequest.contents[1].parts[0].data: " + ONEOF,
+        ),
+        (
+            [{"role": "user", "parts": [{"text": "q"}]}],
+            {"parts": [{}]},
+            "* GenerateContentRequest.system_instruction.parts[0].data: " + ONEOF,
+        ),
+    ],
+    ids=["no-parts", "part-without-data", "system-part-without-data"],
+)
+def test_contents_without_parts_or_parts_without_data_get_the_real_400(
+    contents: list[Any], system: Any, message: str
+) -> None:
+    body: dict[str, Any] = {"contents": contents}
+    if system is not None:
+        body["systemInstruction"] = system
+    r = post(sim.SimTransport(), "/v1beta/models/sim-gemini:generateContent", body)
+    assert r.status_code == 400
+    assert r.json()["error"] == {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}

@@ -8,6 +8,7 @@ API's status, type, ``param`` and text what the real API refuses.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import anthropic
@@ -206,3 +207,132 @@ def test_instances_are_valid_and_deterministic(schema: dict[str, Any], answer: s
     value = instance(schema, answer)
     jsonschema.validate(value, schema)
     assert instance(schema, answer) == value
+
+
+# -- Gemini, DeepSeek, OpenRouter, local servers (issue 29, item 10) ----------------------------------
+
+
+class Weather(BaseModel):
+    city: Literal["Paris", "Rome"]
+    temp_c: float
+
+
+@pytest.mark.parametrize("model", ["sim-gemini", "sim-gemini-legacy"])
+@pytest.mark.parametrize("field", ["response_schema", "response_json_schema"])
+def test_gemini_answers_a_schema_instance_under_application_json(model: str, field: str) -> None:
+    """``responseSchema`` (OpenAPI types) or ``responseJsonSchema``, with ``responseMimeType``."""
+    from google.genai import types
+
+    schema: Any = Weather if field == "response_schema" else Weather.model_json_schema()
+    config = types.GenerateContentConfig(response_mime_type="application/json", **{field: schema})
+    r = sim.gemini_client().models.generate_content(
+        model=model, contents="Is it warmer in Paris or Rome?", config=config
+    )
+    assert Weather.model_validate_json(r.text or "")
+
+
+def test_gemini_json_mode_without_a_schema_and_text_without_the_mime_type() -> None:
+    from google.genai import types
+
+    client = sim.gemini_client()
+    as_json = client.models.generate_content(
+        model="sim-gemini",
+        contents="Is it warmer in Paris or Rome?",
+        config=types.GenerateContentConfig(response_mime_type="application/json"),
+    )
+    assert isinstance(json.loads(as_json.text or ""), dict)
+    as_text = client.models.generate_content(model="sim-gemini", contents="Is it warmer in Paris or Rome?")
+    with pytest.raises(ValueError):
+        json.loads(as_text.text or "")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "model"),
+    [
+        ("openrouter", "sim-router-gemini"),
+        ("openrouter", "sim-router-claude"),
+        ("openrouter", "sim-router-openai"),
+        ("local", "sim-local"),
+        ("local", "sim-local-reasoning"),
+    ],
+)
+async def test_chat_dialects_with_json_schema_answer_a_valid_instance(dialect: str, model: str) -> None:
+    client = sim.chat_client(dialect)
+    r = await client.chat.completions.parse(
+        model=model,
+        messages=[{"role": "user", "content": "Is it warmer in Paris or Rome?"}],
+        response_format=Weather,
+    )
+    assert isinstance(r.choices[0].message.parsed, Weather)
+
+
+async def test_deepseek_refuses_json_schema_with_its_real_400_and_takes_json_object() -> None:
+    """DeepSeek has JSON mode only (api-docs.deepseek.com/guides/json_mode).
+
+    The 400 body as quoted in llm-exe/llm-exe#662 and UKGovernmentBEIS/inspect_ai#4916.
+    """
+    client = sim.chat_client("deepseek")
+    messages: Any = [{"role": "user", "content": "Is it warmer in Paris or Rome? Answer in json."}]
+    with pytest.raises(openai.BadRequestError) as info:
+        await client.chat.completions.parse(model="sim-deepseek", messages=messages, response_format=Weather)
+    assert info.value.status_code == 400
+    assert info.value.body == {
+        "message": "This response_format type is unavailable now",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_request_error",
+    }
+    r = await client.chat.completions.create(
+        model="sim-deepseek", messages=messages, response_format={"type": "json_object"}
+    )
+    assert isinstance(json.loads(r.choices[0].message.content or ""), dict)
+
+
+def test_gemini_25_refuses_tools_beside_a_json_answer_and_gemini_3_takes_both() -> None:
+    """The real 400 (quoted in googleapis/python-genai#867); Gemini 3 combines them."""
+    from google.genai import errors, types
+
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json",
+        response_json_schema=Weather.model_json_schema(),
+        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(name="get_weather")])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    client = sim.gemini_client()
+    with pytest.raises(errors.ClientError) as info:
+        client.models.generate_content(model="sim-gemini-legacy", contents="Paris or Rome?", config=config)
+    assert info.value.code == 400
+    assert (
+        info.value.message == "Function calling with a response mime type: 'application/json' is unsupported"
+    )
+    r = client.models.generate_content(
+        model="sim-gemini", contents="Is it warmer in Paris or Rome?", config=config
+    )
+    assert r.function_calls or Weather.model_validate_json(r.text or "")
+
+
+async def test_deepseek_json_mode_needs_the_word_json_in_the_prompt() -> None:
+    """The JSON Output guide's rule, with the 400 text quoted in vercel/ai#7913."""
+    client = sim.chat_client("deepseek")
+    with pytest.raises(openai.BadRequestError) as info:
+        await client.chat.completions.create(
+            model="sim-deepseek",
+            messages=[{"role": "user", "content": "Is it warmer in Paris or Rome?"}],
+            response_format={"type": "json_object"},
+        )
+    assert info.value.body == {
+        "message": "Prompt must contain the word 'json' in some form to use 'response_format' of type "
+        "'json_object'.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_request_error",
+    }
+    r = await client.chat.completions.create(
+        model="sim-deepseek",
+        messages=[
+            {"role": "system", "content": "Reply in JSON."},
+            {"role": "user", "content": "Paris or Rome?"},
+        ],
+        response_format={"type": "json_object"},
+    )
+    assert isinstance(json.loads(r.choices[0].message.content or ""), dict)

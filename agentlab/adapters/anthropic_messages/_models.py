@@ -65,6 +65,10 @@ class AnthropicModel:
     efforts: frozenset[str] | None
     interleaved_beta: bool
     known: bool = True
+    structured: bool | None = None
+    """Structured outputs (``output_config.format``): False where the API refuses the format (the
+    structured-outputs guide lists Claude 4.1+ families; Claude 3.x and 2 are not among them), None
+    where not known (not refused before sending)."""
 
 
 _D = r"(?:-\d{8}|-latest|-v\d+(?::\d+)?)?$"
@@ -88,13 +92,25 @@ _ROWS: tuple[tuple[re.Pattern[str], AnthropicModel], ...] = tuple(
             r"^claude-(?:(?:sonnet|haiku)-4-5|opus-4-1|(?:opus|sonnet)-4(?:-0)?)" + _D,
             AnthropicModel("claude 4 (budgeted)", True, True, False, False, _NONE, True),
         ),
-        (r"^claude-3-7-sonnet" + _D, AnthropicModel("sonnet 3.7", True, True, False, False, _NONE, False)),
-        (r"^claude-(?:3-5|3)-", AnthropicModel("claude 3 / 3.5", False, False, False, False, _NONE, False)),
-        (r"^claude-(?:2|instant)", AnthropicModel("claude 2", False, False, False, False, _NONE, False)),
+        (
+            r"^claude-3-7-sonnet" + _D,
+            AnthropicModel("sonnet 3.7", True, True, False, False, _NONE, False, structured=False),
+        ),
+        (
+            r"^claude-(?:3-5|3)-",
+            AnthropicModel("claude 3 / 3.5", False, False, False, False, _NONE, False, structured=False),
+        ),
+        (
+            r"^claude-(?:2|instant)",
+            AnthropicModel("claude 2", False, False, False, False, _NONE, False, structured=False),
+        ),
     )
 )
 
 _SIM_ROW = AnthropicModel("simulated", True, True, True, False, _E46, True)
+#: The simulated stand-in for the older Claude models: no structured outputs (``agentlab.sim.structured``).
+_SIM_LEGACY_ROW = AnthropicModel("simulated legacy", True, True, True, False, _E46, True, structured=False)
+_SIM_LEGACY = "sim-thinker-legacy"
 _UNKNOWN = AnthropicModel("unknown", True, None, None, False, None, True, known=False)
 
 
@@ -102,7 +118,7 @@ def capabilities(model: str) -> AnthropicModel:
     """The rules for ``model`` (a row of the table, or the documented default)."""
     m = simulated_base(model).lower()
     if is_simulated(m):
-        return _SIM_ROW
+        return _SIM_LEGACY_ROW if m == _SIM_LEGACY else _SIM_ROW
     for pattern, row in _ROWS:
         if pattern.match(m):
             return row

@@ -189,6 +189,11 @@ _ANTHROPIC_TIERS = frozenset({"auto", "standard_only"})
 
 def _check_knobs(req: ModelRequest) -> None:
     """Ranges and the fields Messages has in another form (metadata takes only ``user_id``)."""
+    if req.output is not None and _models.capabilities(req.model).structured is False:
+        raise InvalidSettingsError(
+            f"anthropic: {req.model} has no structured outputs (the API refuses output_config.format "
+            f"there); drop output_type {req.output.name!r} or use a model that has them"
+        )
     if req.temperature is not None and not (0 <= req.temperature <= 1):
         raise InvalidSettingsError(f"anthropic: temperature must be between 0 and 1; got {req.temperature}")
     if req.top_p is not None and not (0 <= req.top_p <= 1):

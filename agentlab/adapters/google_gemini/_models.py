@@ -51,6 +51,11 @@ class GeminiModel:
     can_off: bool = False
     signatures_required: bool = False
     """Whether a tool loop without its functionCall signatures is a 400 (Gemini 3)."""
+    json_with_tools: bool | None = None
+    """Whether function declarations and a JSON answer (``responseMimeType: application/json``) go in
+    one request. False on Gemini 2.5 and earlier: the API answers 400 "Function calling with a response
+    mime type: 'application/json' is unsupported" (quoted in googleapis/python-genai#867); Gemini 3
+    combines structured outputs with tools (the Gemini 3 developer guide). None: not checked."""
 
 
 _PRO3 = frozenset({"low", "high"})
@@ -58,15 +63,17 @@ _PRO31 = frozenset({"low", "medium", "high"})
 _FLASH3 = frozenset(ALL_LEVELS)
 
 _TABLE: tuple[GeminiModel, ...] = (
-    GeminiModel(r"sim-gemini-legacy", "budget", budget=(0, 24576), can_off=True),
-    GeminiModel(r"sim-gemini", "level", levels=_FLASH3, signatures_required=True),
+    GeminiModel(r"sim-gemini-legacy", "budget", budget=(0, 24576), can_off=True, json_with_tools=False),
+    GeminiModel(r"sim-gemini", "level", levels=_FLASH3, signatures_required=True, json_with_tools=True),
     GeminiModel(r"gemini-3\.[1-9]\d*-pro", "level", levels=_PRO31, signatures_required=True),
     GeminiModel(r"gemini-3(\.0)?-pro", "level", levels=_PRO3, signatures_required=True),
     GeminiModel(r"gemini-3(\.\d+)?-flash", "level", levels=_FLASH3, signatures_required=True),
-    GeminiModel(r"gemini-2\.5-pro", "budget", budget=(128, 32768)),
-    GeminiModel(r"gemini-2\.5-flash-lite", "budget", budget=(512, 24576), can_off=True),
-    GeminiModel(r"gemini-2\.5-flash", "budget", budget=(0, 24576), can_off=True),
-    GeminiModel(r"gemini-(1|2\.0)", "none"),
+    GeminiModel(r"gemini-2\.5-pro", "budget", budget=(128, 32768), json_with_tools=False),
+    GeminiModel(
+        r"gemini-2\.5-flash-lite", "budget", budget=(512, 24576), can_off=True, json_with_tools=False
+    ),
+    GeminiModel(r"gemini-2\.5-flash", "budget", budget=(0, 24576), can_off=True, json_with_tools=False),
+    GeminiModel(r"gemini-(1|2\.0)", "none", json_with_tools=False),
     GeminiModel(r"gemini-([3-9]|\d\d)", "level", signatures_required=True),  # the default for later ones
 )
 _UNKNOWN = GeminiModel(r".*", "budget")

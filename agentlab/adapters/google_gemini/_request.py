@@ -54,6 +54,15 @@ PROVIDER = "google"
 MAX_STOP_SEQUENCES = 5
 EFFORT_BUDGETS: dict[str, int] = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
 """``thinkingBudget`` chosen from ``effort`` on a budget (Gemini 2.5) model; clipped to its range."""
+#: Where the real API accepts an empty user text part (so agentlab sends it): a recorded 200 for
+#: ``contents: [{role: user, parts: [{text: ""}]}]`` beside a system instruction.
+EMPTY_TEXT_ACCEPTED = (
+    "pydantic/pydantic-ai tests/models/cassettes/test_google/test_google_model_empty_user_prompt.yaml "
+    "@267486352b738e598be3b47e533245cfdd41f6f9, gemini-2.5-flash"
+)
+#: The sources of the content rules this module refuses before sending.
+FUNCTION_RESPONSE_NAME = "FunctionResponse.name is REQUIRED in the Gemini API reference, ai.google.dev/api"
+NO_CONTENTS = 'the API\'s 400 "* GenerateContentRequest.contents: contents is not specified"'
 # Keys agentlab must own; provider_options may not replace them.
 _OWNED = frozenset({"contents", "systemInstruction", "tools", "toolConfig", "cachedContent"})
 _GENERATION_OWNED = frozenset({"thinkingConfig", "responseJsonSchema", "responseMimeType"})
@@ -76,6 +85,12 @@ def _check_knobs(req: ModelRequest) -> None:
     if req.service_tier is not None:
         raise InvalidSettingsError(
             f"google: service_tier {req.service_tier!r} is not offered by the Gemini API adapter; remove it"
+        )
+    if req.output is not None and req.tools and _models.capabilities(req.model).json_with_tools is False:
+        raise InvalidSettingsError(
+            f"google: {req.model} cannot take tools and output_type in one request (the API answers 400 "
+            "\"Function calling with a response mime type: 'application/json' is unsupported\" before "
+            "Gemini 3); drop output_type or the tools, or use a Gemini 3 model"
         )
     if len(req.stop_sequences) > MAX_STOP_SEQUENCES:
         raise InvalidSettingsError(
@@ -283,15 +298,15 @@ class _Contents:
         if isinstance(item, SystemItem):
             self.system.append({"text": item.text})
         elif isinstance(item, UserItem | SummaryItem):
-            if not item.text:
-                raise InvalidSettingsError(f"google: empty {item.kind} text; Gemini rejects empty user parts")
+            # Empty text is sent, not refused: EMPTY_TEXT_ACCEPTED is the recording that shows the API
+            # answering it. A part with *no* data, or a content with no parts, is what the API refuses.
             self._push("user", {"text": item.text})
         else:
             name = item.name or self.call_names.get(item.call_id)
             if name is None:
                 raise InvalidSettingsError(
                     f"google: tool result {item.call_id!r} answers no tool call of this history "
-                    "(a functionResponse must name its function)"
+                    f"(a functionResponse must name its function: {FUNCTION_RESPONSE_NAME})"
                 )
             key = "error" if item.is_error else "result"
             response: dict[str, Any] = {"name": name, "response": {key: item.output}}
@@ -415,7 +430,7 @@ def build_request(req: ModelRequest, *, base_url: str | None) -> BuiltRequest[by
     )
     walk = _contents(req, base_url, out)
     if not walk.contents:
-        raise InvalidSettingsError("google: the request has no user or model contents")
+        raise InvalidSettingsError(f"google: the request has no user or model contents ({NO_CONTENTS})")
     rule = STAND_IN_RULE if _models.capabilities(req.model).signatures_required else NOTHING_REQUIRED
     plan = plan_recovery(req, rule, carried=walk.signed_turns)
     if plan.gaps:  # known to be missing: see _stand_in

@@ -10,6 +10,10 @@ Settings (DeepSeek's thinking-mode guide): ``thinking: {type: enabled|disabled}`
 default), ``reasoning_effort`` is ``low``/``high``/``max`` (the API maps minimal->low,
 medium/xhigh->high); a token budget has no field. Usage: ``prompt_cache_hit_tokens`` is the cache
 read part of ``prompt_tokens``; ``completion_tokens`` includes ``reasoning_tokens``.
+
+Structured output: DeepSeek has JSON mode only (``response_format: {type: json_object}``, the JSON
+Output guide) and answers ``json_schema`` with 400 "This response_format type is unavailable now", so
+``output_type`` (a schema the answer must hold to) is refused when the run is built (``NO_JSON_SCHEMA``).
 """
 
 from __future__ import annotations
@@ -98,6 +102,13 @@ def continuity(model: str) -> ContinuityRule:
     return RULE
 
 
+NO_JSON_SCHEMA = (
+    "DeepSeek has no schema-constrained output: it answers response_format json_schema with 400 "
+    "'This response_format type is unavailable now' and takes only JSON mode (json_object, "
+    "api-docs.deepseek.com/guides/json_mode); drop output_type, or ask for JSON in the prompt with "
+    "provider_options={'deepseek_response_format': {'type': 'json_object'}} and validate it yourself"
+)
+
 DEEPSEEK = Dialect(
     name="deepseek",
     label="DeepSeek",
@@ -111,4 +122,5 @@ DEEPSEEK = Dialect(
     key_required=True,
     sim_dialect="deepseek",
     error_fix=error_fix,
+    no_json_schema=NO_JSON_SCHEMA,
 )

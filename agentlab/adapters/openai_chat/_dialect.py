@@ -61,6 +61,9 @@ class Dialect:
     """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``)."""
     reports_cost: bool = False
     """The usage carries the provider's own ``cost`` (OpenRouter), kept beside agentlab's."""
+    no_json_schema: str | None = None
+    """Why ``output_type`` is refused before sending (``None``: the dialect takes ``response_format``
+    of type ``json_schema``): a server with JSON mode only cannot hold the answer to a schema."""
     error_fix: Callable[[str], str | None] | None = None
     """``(API error message) -> clause | None``: what to do about an error the API words as its own
     rule only (DeepSeek's reasoning_content 400), appended to the typed error's message."""

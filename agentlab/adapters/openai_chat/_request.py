@@ -21,6 +21,11 @@ become assistant text ``[called tool NAME with ARGS]``, their results user text 
 NAME: OUTPUT]``, and a ``dangling_tool_use`` diagnostic names the calls (the same documented
 recovery as the Anthropic adapter's). Reasoning stays on; what the model loses is the structure of
 that exchange and the thinking behind it.
+The recovery is for reasoning that is *gone*, never for reasoning withheld on purpose: with
+``send_reasoning=False`` this loop's tool-call turns go as tool calls without it (they count as
+carried for the plan), so DeepSeek answers its 400 at the loop's second step. Rewriting them as text
+instead would hide every tool result of the loop from the model on every step, and the loop would
+spend its whole step budget calling the same tools again.
 """
 
 from __future__ import annotations
@@ -62,6 +67,10 @@ def check_knobs(dialect: Dialect, req: ModelRequest) -> None:
             f"{name}: service_tier {req.service_tier!r} is not offered by {dialect.label}; remove it"
         )
     dialect.reasoning_body(req.model, req.reasoning)
+    if req.output is not None and dialect.no_json_schema is not None:
+        raise InvalidSettingsError(
+            f"{name}: output_type {req.output.name!r} cannot be sent: {dialect.no_json_schema}"
+        )
     for t in req.tools:
         if t.strict is True and (problem := strict_schema_problem(t.parameters)) is not None:
             raise InvalidSettingsError(f"{name}: tool {t.name!r} is strict but its schema is not: {problem}")
@@ -106,8 +115,8 @@ class _Messages:
         self.open = None
         if msg is None:
             return
-        items = self.reasoning.pop(self.turn or "", []) if self.turn is not None else []
-        self.turn = None
+        turn, self.turn = self.turn, None
+        items = self.reasoning.pop(turn, []) if turn is not None else []
         if items:
             self._attach(msg, items)
         elif msg.get("tool_calls") and self.plan.covers([c["id"] for c in msg["tool_calls"]]):
@@ -184,12 +193,13 @@ def _messages(
     for items in by_turn.values():
         items.sort(key=lambda i: i.index)
     policy = 0
+    withheld: frozenset[str] = frozenset()
     if not send:
         policy = sum(len(v) for v in by_turn.values())
-        by_turn = {}
+        withheld, by_turn = frozenset(by_turn), {}
     turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
     orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
-    plan = plan_recovery(req, dialect.rule(req.model, req.reasoning), carried=by_turn.keys())
+    plan = plan_recovery(req, dialect.rule(req.model, req.reasoning), carried=by_turn.keys() | withheld)
     walk = _Messages(dialect, by_turn, plan)
     for item in req.items:
         if isinstance(item, AssistantTextItem | ToolCallItem):
