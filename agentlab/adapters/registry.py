@@ -3,9 +3,9 @@
 A provider is one package (``agentlab/adapters/<name>/`` for the built-ins, any importable package
 for others). Its ``provider.py`` declares a :class:`ProviderSpec`; everything provider-specific that
 code outside the package needs (the model-string prefix, how to build the adapter, how to normalize
-its usage, its SDK and the loggers to redact, its continuity policy, which simulated models it has)
-is a field of that spec, and the rest of agentlab asks :func:`get_provider` instead of branching on
-a provider's name.
+its usage, its SDK and the loggers to redact, its continuity policy, which simulated models it has,
+the rules of its ``provider_options``) is a field of that spec, and the rest of agentlab asks
+:func:`get_provider` instead of branching on a provider's name.
 
 Built-ins are one line each in ``_BUILTIN`` (name -> ``"module:SPEC"``), resolved on first use, so
 ``import agentlab`` loads no provider module; others join with :func:`register_provider`. A spec and
