@@ -145,7 +145,7 @@ def test_bad_provider_options_fail_when_the_compare_is_built(
     assert sent == [], "nothing sent"
 
 
-def test_the_adapters_build_refuses_what_construction_refuses() -> None:
+async def test_the_adapters_build_refuses_what_construction_refuses() -> None:
     """One declaration for both: a request built by hand meets the same rule in ``adapter.build``."""
     from agentlab.adapters.base import create_adapter
     from agentlab.neutral.items import UserItem
@@ -156,8 +156,11 @@ def test_the_adapters_build_refuses_what_construction_refuses() -> None:
         req = ModelRequest(
             model=model.partition(":")[2], items=(UserItem(text="hi"),), provider_options={key: 1}
         )
-        with pytest.raises(InvalidSettingsError, match="agentlab builds"):
-            cast(Any, adapter).build(req)
+        try:
+            with pytest.raises(InvalidSettingsError, match="agentlab builds"):
+                cast(Any, adapter).build(req)
+        finally:
+            await adapter.aclose()
 
 
 def test_a_generation_config_that_sets_max_output_tokens_alone_is_sent() -> None:
