@@ -1,6 +1,7 @@
 """The one rule for simulated model names: a provider model name starting with ``sim-``.
 
-Such a name routes to the in-process simulator (``agentlab.sim``) behind the real SDK, is priced by
+Such a name routes to the in-process simulator (``agentlab.sim``) behind the real SDK (or, given an
+explicit ``base_url``, to the simulator served there over HTTP: :func:`in_process`), is priced by
 the simulator's own price rows, and counts as a reasoning model; a real name never does. Options
 after a ``+`` (``sim-thinker+fault=429x1``) configure the simulator and are not part of the model.
 Every module outside ``agentlab.sim`` asks here (the simulator is a leaf that imports nothing from
@@ -9,7 +10,7 @@ agentlab, so it keeps its own copy of the rule).
 
 from __future__ import annotations
 
-__all__ = ["SIM_PREFIX", "is_simulated", "simulated_base"]
+__all__ = ["SIM_PREFIX", "in_process", "is_simulated", "simulated_base", "simulator_key"]
 
 SIM_PREFIX = "sim-"
 
@@ -17,6 +18,27 @@ SIM_PREFIX = "sim-"
 def is_simulated(model: str) -> bool:
     """Whether a provider's model name (``sim-reasoner``, not ``openai:sim-reasoner``) is simulated."""
     return model.startswith(SIM_PREFIX)
+
+
+def in_process(model: str, base_url: object) -> bool:
+    """Whether an adapter serves ``model`` from the in-process simulator: a ``sim-`` name, no ``base_url``.
+
+    A ``sim-`` name with an explicit ``base_url`` is the simulator served on that URL (``python -m
+    agentlab.sim serve``): the adapter talks to it over HTTP like to any host, with the ``api_key``
+    given. Ignoring the URL would run a different simulator than the one the caller pointed at.
+    """
+    return is_simulated(model) and base_url is None
+
+
+def simulator_key(api_key: str | None) -> str:
+    """The key sent to a simulator over HTTP: the caller's, else the simulator's placeholder.
+
+    Never a key from the environment: a real provider key has no business going to a simulator
+    (which checks only that some key is present, as the real APIs do).
+    """
+    from agentlab.sim import SIM_API_KEY
+
+    return api_key or SIM_API_KEY
 
 
 def simulated_base(model: str) -> str:

@@ -21,7 +21,7 @@ from agentlab.neutral._shapes import ShapedDataclass
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["BuiltRequest", "check_adapter_args", "check_foreign_options", "check_request"]
+__all__ = ["BuiltRequest", "check_adapter_args", "check_provider_options", "check_request"]
 
 BodyT = TypeVar("BodyT", bytes, dict[str, Any])
 
@@ -94,18 +94,13 @@ def check_adapter_args(
         raise InvalidSettingsError(f"{provider}: pass api_key/base_url to your client, not beside it")
 
 
-def check_foreign_options(provider: str, request: ModelRequest) -> None:
-    """Another provider's ``provider_options`` keys are refused.
+def check_provider_options(provider: str, request: ModelRequest) -> None:
+    """The request's ``provider_options`` against the provider's declared rules (its spec's ``options``).
 
-    A run is pinned to one provider, and a knob meant for another one would silently do nothing here.
+    The same check a run makes when it is built, so the build refuses exactly what construction
+    refuses (another provider's keys, keys agentlab builds, wrong types, clashes with neutral knobs).
     """
-    prefix = get_provider(provider).option_prefix
-    foreign = sorted(k for k in request.provider_options if not k.startswith(prefix))
-    if foreign:
-        raise InvalidSettingsError(
-            f"provider_options {foreign} are for another provider; this run is pinned to {provider} "
-            f"(use '{prefix}*' keys here)"
-        )
+    get_provider(provider).check_provider_options(request)
 
 
 def check_request(provider: str, model: str, request: object) -> ModelRequest:

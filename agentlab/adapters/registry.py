@@ -3,9 +3,9 @@
 A provider is one package (``agentlab/adapters/<name>/`` for the built-ins, any importable package
 for others). Its ``provider.py`` declares a :class:`ProviderSpec`; everything provider-specific that
 code outside the package needs (the model-string prefix, how to build the adapter, how to normalize
-its usage, its SDK and the loggers to redact, its continuity policy, which simulated models it has)
-is a field of that spec, and the rest of agentlab asks :func:`get_provider` instead of branching on
-a provider's name.
+its usage, its SDK and the loggers to redact, its continuity policy, which simulated models it has,
+the rules of its ``provider_options``) is a field of that spec, and the rest of agentlab asks
+:func:`get_provider` instead of branching on a provider's name.
 
 Built-ins are one line each in ``_BUILTIN`` (name -> ``"module:SPEC"``), resolved on first use, so
 ``import agentlab`` loads no provider module; others join with :func:`register_provider`. A spec and
@@ -19,9 +19,10 @@ import importlib
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentlab.adapters.option_rules import OptionRules, check_provider_options
 from agentlab.errors import ConfigError, UnknownModelError
 
 if TYPE_CHECKING:
@@ -116,11 +117,15 @@ class ProviderSpec:
     """``gen_ai.provider.name`` in the OpenTelemetry GenAI semantic conventions when it differs from
     ``name`` (Google's Gemini API is ``"gcp.gemini"``); ``None``: ``name`` (the convention's own
     value for ``openai``, ``anthropic``, ``deepseek``; a provider it does not list keeps its name)."""
+    options: OptionRules = field(default_factory=OptionRules)
+    """The provider's ``provider_options`` rules (keys agentlab builds, types, keys that set what a
+    neutral knob sets), applied generically by ``agentlab.adapters.option_rules`` when a run is built
+    and again in the adapter's build, so a bad key fails before anything is sent or logged."""
     check_options: str | None = None
     """``"module:function"`` of the adapter's own check of a request's knobs: ``(ModelRequest,
     adapter or None)`` -> ``None`` or ``InvalidSettingsError``, the one the adapter's build runs
-    too. A run calls it when it is constructed, so a knob the provider refuses fails before anything
-    is sent or logged. Its module must not import the SDK."""
+    too. A run calls it when it is constructed (after ``options``), so a knob the provider refuses
+    fails before anything is sent or logged. Its module must not import the SDK."""
     batch: str | None = None
     """``"module:Class"`` of the provider's batch API for ``sweep(..., backend="batch")``, built as
     ``Class(adapter)`` on the model's adapter (``None``: the provider has no batch API here)."""
@@ -162,11 +167,16 @@ class ProviderSpec:
         result: CallUsage = load(self.usage)(usage)
         return result
 
+    def check_provider_options(self, request: ModelRequest) -> None:
+        """The request's ``provider_options`` against this provider's declared ``options`` rules."""
+        check_provider_options(self.name, self.option_prefix, self.options, request)
+
     def check_request_options(self, request: ModelRequest, adapter: object | None = None) -> None:
-        """The provider's rules for the request's knobs (see ``check_options``); no-op when it has none.
+        """The provider's rules for the request: its ``options`` declaration, then ``check_options``.
 
         ``adapter``: the run's own adapter, when given (its settings may change a rule).
         """
+        self.check_provider_options(request)
         if self.check_options is not None:
             load(self.check_options)(request, adapter)
 

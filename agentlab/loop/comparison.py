@@ -21,7 +21,7 @@ import asyncio
 import html
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -340,6 +340,35 @@ def _labels(models: Sequence[str | ModelRef]) -> list[str]:
     return out
 
 
+def _options_per_model(value: object, models: Sequence[str]) -> list[object]:
+    """Each model's share of a compare's ``provider_options``: the keys with its provider's prefix.
+
+    A compare across providers carries every provider's escape-hatch keys in one dict; each run is
+    pinned to one provider and refuses another's keys, so each gets its own. A key of a provider
+    that is not in the compare would do nothing anywhere: refused, like a misspelt keyword. Anything
+    else (not a dict, a key without a provider's prefix) goes to every run, for ``Run`` to refuse.
+    """
+    from agentlab.adapters.registry import get_provider, option_prefixes
+    from agentlab.errors import InvalidSettingsError
+
+    if not isinstance(value, Mapping):
+        return [value] * len(models)
+    mine = {m: get_provider(parse_model(m).provider).option_prefix for m in models}
+    compared = tuple(dict.fromkeys(mine.values()))
+    others = tuple(p for p in option_prefixes() if p not in compared)
+    keys = [k for k in value if isinstance(k, str)]
+    stray = sorted(k for k in keys if k.startswith(others) and not k.startswith(compared))
+    if stray:
+        raise InvalidSettingsError(
+            f"provider_options {stray} are for no model of this compare (its providers take "
+            f"{', '.join(p + '*' for p in compared)})"
+        )
+    shared = {k: v for k, v in value.items() if not (isinstance(k, str) and k.startswith(compared))}
+    return [
+        {**shared, **{k: v for k, v in value.items() if k in keys and k.startswith(mine[m])}} for m in models
+    ]
+
+
 def _prepare(
     task: str,
     models: Iterable[str | ModelRef],
@@ -392,9 +421,18 @@ def _prepare(
     else:
         per_run = [a for a in adapters for _ in range(repeats)]
     models_x = [m for m in model_list for _ in range(repeats)]
-    runs = [
-        Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(models_x, per_run, strict=True)
-    ]
+    if "provider_options" in run_kw:  # each run gets its own provider's keys
+        kw = dict(run_kw)
+        shares = _options_per_model(kw.pop("provider_options"), models_x)
+        runs = [
+            Run(m, task, tools=tool_list, adapter=a, provider_options=o, **kw)  # type: ignore[arg-type]
+            for m, a, o in zip(models_x, per_run, shares, strict=True)
+        ]
+    else:
+        runs = [
+            Run(m, task, tools=tool_list, adapter=a, **run_kw)
+            for m, a in zip(models_x, per_run, strict=True)
+        ]
     keys = [lb if repeats == 1 else f"{lb} r{k + 1}" for lb in labels for k in range(repeats)]
 
     fe = frontend.current(force=live is True)  # live=True builds the view even outside a kernel
@@ -480,6 +518,9 @@ async def acompare(
 
     ``repeats=N`` runs each model N times (see :meth:`Comparison.spread`); ``concurrency`` bounds
     the runs in flight (default: all at once), e.g. to stay under a provider's rate limit.
+    ``provider_options`` may hold the keys of every compared provider: each run gets its own
+    provider's (a key for no compared provider is refused). Every run is built, and so every option
+    checked, before any of them starts.
     """
     _limit(concurrency, 1)  # a bad value fails before anything is built or sent
     labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check, repeats)

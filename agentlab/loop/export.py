@@ -16,7 +16,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentlab.errors import MissingExtraError
+from agentlab.errors import ConfigError, MissingExtraError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,7 @@ def export_frames(obj: Any, directory: str | Path, *, format: ExportFormat = "pa
     ``obj``: a ``RunResult``, a ``Comparison`` or several results. Returns ``{name: path}``.
     """
     if format not in ("parquet", "csv"):
-        raise ValueError(f"format: 'parquet' or 'csv', got {format!r}")
+        raise ConfigError(f"export_frames format must be 'parquet' or 'csv', got {format!r}")
     if format == "parquet":
         _require_pyarrow()
     frames = _frames(obj)

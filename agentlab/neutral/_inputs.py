@@ -238,8 +238,10 @@ def non_negative_number(value: object, name: str) -> float:
 def provider_options(value: object, provider: str) -> dict[str, Any]:
     """The escape hatch: a dict whose keys carry a provider's prefix (``openai_*``, ``anthropic_*``).
 
-    A key without one can only be a typo or a generic knob in the wrong place. Keys for *another*
-    provider are left to the adapter, which knows whether it tolerates them (a shared ``compare``).
+    A key without one can only be a typo or a generic knob in the wrong place. The provider's own
+    rules (another provider's keys, owned keys, types, clashes with generic knobs) are its spec's
+    declaration, run by ``Run`` right after (``ProviderSpec.options``); ``compare`` hands each run
+    only its provider's keys.
     """
     from agentlab.adapters.registry import option_prefixes
 

@@ -45,6 +45,12 @@ def named_tool(tool_choice: str) -> str | None:
 
 
 class _Value(BaseModel):
+    """A frozen settings value, whose switches and counts are strict (``Field(strict=True)``).
+
+    ``True`` is not a budget of 1 nor a temperature of 1.0, and ``"no"`` is not ``True``: pydantic's
+    lax mode would take each silently.
+    """
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -59,13 +65,13 @@ class ReasoningSettings(_Value):
     calls where the model supports it. ``enabled=False`` turns reasoning off (never done silently).
     """
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, strict=True)
     effort: Effort | None = None
-    budget_tokens: int | None = Field(default=None, ge=0)
-    adaptive: bool = False
+    budget_tokens: int | None = Field(default=None, ge=0, strict=True)
+    adaptive: bool = Field(default=False, strict=True)
     summary: Literal["auto", "concise", "detailed"] | None = "auto"
     display: Literal["summarized", "omitted"] | None = None
-    interleaved: bool = False
+    interleaved: bool = Field(default=False, strict=True)
 
 
 class CacheHints(_Value):
@@ -85,11 +91,11 @@ class CacheHints(_Value):
     already are explicit marks in each request), so there ``"explicit"`` does what ``"auto"`` does.
     """
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, strict=True)
     key: str | None = None
-    system: bool = True
-    tools: bool = True
-    history: bool = True
+    system: bool = Field(default=True, strict=True)
+    tools: bool = Field(default=True, strict=True)
+    history: bool = Field(default=True, strict=True)
     ttl: Literal["5m", "1h", "24h"] = "5m"
     mode: Literal["auto", "explicit"] = "auto"
 
@@ -178,12 +184,12 @@ class CallOptions(_Value):
       auto/standard_only.
     """
 
-    temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)
-    top_p: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False, strict=True)
+    top_p: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False, strict=True)
     tool_choice: str = "auto"
-    reset_tool_choice: bool = True
-    parallel_tool_calls: bool = True
-    stream: bool = True
+    reset_tool_choice: bool = Field(default=True, strict=True)
+    parallel_tool_calls: bool = Field(default=True, strict=True)
+    stream: bool = Field(default=True, strict=True)
     stop_sequences: tuple[str, ...] = ()
     metadata: dict[str, str] | None = None
     user_id: str | None = Field(default=None, min_length=1, max_length=256)

@@ -555,12 +555,18 @@ def _check_limits(
         or budget_usd < 0
     ):
         raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
-    if budget_tokens is not None and (not isinstance(budget_tokens, int) or budget_tokens < 0):
+    if budget_tokens is not None and (
+        isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 0
+    ):
         raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
     if max_consecutive_failures is not None and (
-        not isinstance(max_consecutive_failures, int) or max_consecutive_failures < 1
+        isinstance(max_consecutive_failures, bool)
+        or not isinstance(max_consecutive_failures, int)
+        or max_consecutive_failures < 1
     ):
-        raise ConfigError("max_consecutive_failures must be an int >= 1 or None")
+        raise ConfigError(
+            f"max_consecutive_failures must be an int >= 1 or None, got {max_consecutive_failures!r}"
+        )
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
 

@@ -171,6 +171,13 @@ def test_export_csv_and_the_parquet_extra(tmp_path: Path, monkeypatch: pytest.Mo
     assert not (tmp_path / "pq").exists()  # nothing written before the error
 
 
+def test_an_unknown_export_format_is_a_one_line_config_error(tmp_path: Path) -> None:
+    with pytest.raises(al.ConfigError, match=r"format must be 'parquet' or 'csv', got 'xlsx'") as info:
+        al.export_frames(_run(), tmp_path / "x", format="xlsx")  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "x").exists()
+
+
 def test_parquet_round_trip(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow", reason="pyarrow is the optional `parquet` extra; not installed here")
     paths = al.export_frames(_compare(), tmp_path)

@@ -498,18 +498,16 @@ BAD_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
 async def test_invalid_settings_fail_typed_before_anything_is_sent(
     provider: str, kw: dict[str, Any], needle: str, tmp_path: Path
 ) -> None:
+    """Refused where the run is built: nothing sent, and no event log (not even ``run_started``)."""
     rec = RecordingTransport()
     adapter = make_adapter(provider, rec)
     log = tmp_path / "events.jsonl"
-    run = al.Run(
-        f"{provider}:{MODELS[provider]}", TASK, tools=[get_weather], adapter=adapter, event_log=log, **kw
-    )
     try:
-        with pytest.raises(InvalidSettingsError, match=needle):
-            await run.arun()
+        with pytest.raises(InvalidSettingsError, match=needle) as info:
+            model = f"{provider}:{MODELS[provider]}"
+            al.Run(model, TASK, tools=[get_weather], adapter=adapter, event_log=log, **kw)
     finally:
         await close_adapter(adapter)
     assert rec.exchanges == [], "nothing was sent"
-    assert run.checkpoint.step == 0 and run.checkpoint.history[-1] == UserItem(text=TASK)
-    recs = check_log_ends_with_error(log, run.run_id)
-    assert not any(isinstance(r, DiagnosticEvent) and r.code == "retry" for r in recs), "not retried"
+    assert not log.exists(), "nothing was logged"
+    assert "\n" not in str(info.value)

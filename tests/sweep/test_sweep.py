@@ -177,6 +177,10 @@ def test_changed_setting_under_the_same_name_is_refused(tmp_path: Path) -> None:
         ({"settings": {"a": {"continuation_policy": "keep"}}}, "continuation_policy"),
         ({"settings": {"a": {"nope": 1}}}, "setting 'a'"),
         ({"budget_usd": -1}, "budget_usd"),
+        ({"budget_usd": True}, "budget_usd"),
+        ({"budget_tokens": True}, "budget_tokens"),
+        ({"repeats": True}, "repeats"),
+        ({"max_consecutive_failures": True}, "max_consecutive_failures"),
         ({"results": "r.parquet"}, "JSONL"),
         ({"retries": -1}, "retries"),
         (

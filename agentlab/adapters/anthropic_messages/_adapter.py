@@ -27,7 +27,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
 from agentlab.adapters.anthropic_messages._request import API_VERSION, build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
@@ -91,7 +91,7 @@ class AnthropicMessagesAdapter:
         self.model = model
         self._extra_headers = dict(extra_headers or {})
         self._owns_client = client is None
-        if client is None and is_simulated(model):
+        if client is None and in_process(model, base_url):
             try:
                 from agentlab.sim import anthropic_client
             except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
@@ -99,8 +99,12 @@ class AnthropicMessagesAdapter:
             kw: dict[str, Any] = {"max_retries": max_retries}
             if timeout is not None:
                 kw["timeout"] = timeout
+            if api_key:
+                kw["api_key"] = api_key
             client = anthropic_client(**kw)
         elif client is None:
+            if is_simulated(model):  # the simulator served at base_url: never an environment key
+                api_key = simulator_key(api_key)
             if not (api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
                 raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
             ckw: dict[str, Any] = {"max_retries": max_retries}

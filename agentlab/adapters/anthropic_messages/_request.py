@@ -32,7 +32,7 @@ from typing import Any
 
 from agentlab.adapters.anthropic_messages import _models
 from agentlab.adapters.anthropic_messages._output import output_config
-from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.diagnostics import add_dropped, diagnostic
@@ -87,10 +87,6 @@ EFFORT_BUDGETS: dict[str, int] = {
 }
 """``budget_tokens`` chosen from ``effort`` when budgeted thinking gets no explicit budget."""
 _OUTPUT_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
-# Keys agentlab must own; provider_options may not replace them. ``thread`` too: agentlab is stateless
-# (full history every call, the loop's thinking kept locally), and a message thread would hold the
-# conversation on Anthropic's servers (not ZDR-eligible) and hand back thinking a loop dropped.
-_OWNED = frozenset({"messages", "model", "stream", "thread"})
 _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 _TTL_RANK = {"5m": 0, "1h": 1}
 
@@ -223,13 +219,14 @@ def check_options(req: ModelRequest, adapter: object | None = None) -> None:
     A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
     API would refuse fails before anything is sent or logged. ``adapter``: the run's own adapter,
     when given; its ``api_version`` (an ``anthropic-version`` it pins) decides the sampling rule.
+
+    It is the build itself, on the request as it stands (no opaque items yet): every rule the build
+    applies (thinking budget, sampling, cache breakpoints, tool results) fails here, with the same
+    words, and none is left for step 1. Building is pure and costs one pass over the history.
     """
-    _check_knobs(req)
-    opts = req.options_for(PROVIDER)
-    if thinking_on(req):
-        _check_sampling_with_thinking(req, opts)
     version = getattr(adapter, "api_version", None)
-    _check_sampling_version(req, opts, version if isinstance(version, str) else API_VERSION)
+    pinned = {"anthropic-version": version} if isinstance(version, str) and version != API_VERSION else None
+    build_request(req, base_url=getattr(adapter, "base_url", None), extra_headers=pinned)
 
 
 def _user_id(req: ModelRequest) -> str | None:
@@ -748,14 +745,8 @@ def build_request(
     req: ModelRequest, *, base_url: str | None, extra_headers: dict[str, str] | None = None
 ) -> BuiltRequest[dict[str, Any]]:
     """The Messages API body for ``req`` (everything but ``stream``), or ``InvalidSettingsError``."""
+    check_provider_options(PROVIDER, req)  # the spec's declared rules (provider.py)
     opts = req.options_for(PROVIDER)
-    owned = sorted(k for k in opts if k in _OWNED)
-    if owned:
-        raise InvalidSettingsError(
-            f"anthropic: provider_options cannot set {owned}; agentlab builds them (the full history "
-            "on every call, no server-held message thread)"
-        )
-    check_foreign_options(PROVIDER, req)
     out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
     _check_knobs(req)
     thinking, max_tokens = _thinking(req, opts, out.headers)

@@ -5,9 +5,48 @@ Imports no SDK (the registry reads this module to route ``anthropic:*`` model st
 
 from __future__ import annotations
 
+from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
 __all__ = ["SPEC"]
+
+_HISTORY = "the full history on every call"
+
+OPTIONS = OptionRules(
+    # ``thread`` too: agentlab is stateless (the loop's thinking kept locally), and a message thread
+    # would hold the conversation on Anthropic's servers (not ZDR-eligible) and hand back thinking a
+    # loop dropped.
+    owned={
+        "messages": _HISTORY,
+        "model": "the run's model",
+        "stream": "the run's stream knob",
+        "thread": "agentlab is stateless: no server-held message thread",
+    },
+    types={
+        "metadata": dict,
+        "thinking": dict,
+        "tool_choice": dict,
+        "output_config": dict,
+        "cache_control": dict,
+        "system": (str, list),
+        "stop_sequences": list,
+        "max_tokens": int,
+        "top_k": int,
+        "temperature": float,
+        "top_p": float,
+        "service_tier": str,
+    },
+    neutral={
+        "max_tokens": "max_output_tokens",
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "stop_sequences": "stop_sequences",
+        "metadata": ("user_id", "metadata"),
+        "thinking": "reasoning",
+        "tool_choice": ("tool_choice", "parallel_tool_calls"),
+        "service_tier": "service_tier",
+    },
+)
 
 SPEC = ProviderSpec(
     name="anthropic",
@@ -27,6 +66,7 @@ SPEC = ProviderSpec(
         "with thinking on, Anthropic requires the current tool loop's thinking blocks to go back "
         "unmodified (the API answers 400 otherwise)"
     ),
+    options=OPTIONS,
     check_options="agentlab.adapters.anthropic_messages._request:check_options",
     simulated_models="agentlab.sim:ANTHROPIC_MODELS",
     price_provider="anthropic",

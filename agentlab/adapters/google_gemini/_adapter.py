@@ -38,7 +38,7 @@ from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.adapters.google_gemini._cache import ExplicitCaches, wants_explicit
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
@@ -103,15 +103,17 @@ def _client(
     options: types.HttpOptions,
 ) -> genai.Client:
     """The SDK client an adapter without an injected one uses (simulator, Vertex AI or Gemini API)."""
-    if is_simulated(model):
+    if in_process(model, base_url):
         try:
             from agentlab.sim import gemini_client
         except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
             raise ConfigError(f"google: the simulator is not available ({exc})") from None
-        client: genai.Client = gemini_client()
+        client: genai.Client = gemini_client(**({"api_key": api_key} if api_key else {}))
         return client
     if vertexai:
         return _vertex_client(api_key=api_key, project=project, location=location, options=options)
+    if is_simulated(model):  # the simulator served at base_url: never an environment key
+        return genai.Client(api_key=simulator_key(api_key), http_options=options)
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
         raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")

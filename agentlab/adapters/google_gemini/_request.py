@@ -28,7 +28,7 @@ import json
 import logging
 from typing import Any
 
-from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.adapters.google_gemini import _models
 from agentlab.adapters.google_gemini._stand_in import STAND_IN_RULE, fill_stand_ins
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
@@ -63,9 +63,6 @@ EMPTY_TEXT_ACCEPTED = (
 #: The sources of the content rules this module refuses before sending.
 FUNCTION_RESPONSE_NAME = "FunctionResponse.name is REQUIRED in the Gemini API reference, ai.google.dev/api"
 NO_CONTENTS = 'the API\'s 400 "* GenerateContentRequest.contents: contents is not specified"'
-# Keys agentlab must own; provider_options may not replace them.
-_OWNED = frozenset({"contents", "systemInstruction", "tools", "toolConfig", "cachedContent"})
-_GENERATION_OWNED = frozenset({"thinkingConfig", "responseJsonSchema", "responseMimeType"})
 
 
 # ---------------------------------------------------------------------- checks
@@ -395,32 +392,14 @@ def _generation_config(req: ModelRequest, opts: dict[str, Any]) -> dict[str, Any
     if req.output is not None:
         config["responseMimeType"] = "application/json"
         config["responseJsonSchema"] = req.output.json_schema
-    extra = opts.get("generation_config") or {}
-    if not isinstance(extra, dict):
-        raise InvalidSettingsError("google: provider_options google_generation_config must be a dict")
-    owned = sorted(k for k in extra if k in _GENERATION_OWNED)
-    if owned:
-        raise InvalidSettingsError(
-            f"google: google_generation_config cannot set {owned}; agentlab builds them"
-        )
-    config.update(extra)
+    config.update(opts.get("generation_config") or {})  # checked against the spec's rules first
     return config
-
-
-def _check_owned(opts: dict[str, Any]) -> None:
-    owned = sorted(k for k in opts if k in _OWNED)
-    if owned:
-        raise InvalidSettingsError(
-            f"google: provider_options cannot set {owned}; agentlab builds them (the full history on "
-            "every call)"
-        )
 
 
 def build_request(req: ModelRequest, *, base_url: str | None) -> BuiltRequest[bytes]:
     """The ``generateContent`` body for ``req`` as JSON bytes, or ``InvalidSettingsError``."""
+    check_provider_options(PROVIDER, req)  # the spec's declared rules (provider.py)
     opts = req.options_for(PROVIDER)
-    _check_owned(opts)
-    check_foreign_options(PROVIDER, req)
     _check_knobs(req)
     out: BuiltRequest[bytes] = BuiltRequest(body=b"")
     generation = _generation_config(req, opts)

@@ -5,9 +5,31 @@ Imports no SDK (the registry reads this module to route ``google:*`` model strin
 
 from __future__ import annotations
 
+from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
 __all__ = ["SPEC"]
+
+_HISTORY = "the full history on every call"
+
+OPTIONS = OptionRules(
+    owned={
+        **dict.fromkeys(("contents", "systemInstruction", "tools", "toolConfig"), _HISTORY),
+        "cachedContent": "an explicit cache is CacheHints(mode='explicit')",
+        "generationConfig": "add to it with google_generation_config",
+    },
+    types={"generation_config": dict, "safetySettings": list, "labels": dict},
+    nested_owned={
+        "generation_config": frozenset({"thinkingConfig", "responseJsonSchema", "responseMimeType"})
+    },
+    neutral={
+        "generation_config.maxOutputTokens": "max_output_tokens",
+        "generation_config.temperature": "temperature",
+        "generation_config.topP": "top_p",
+        "generation_config.stopSequences": "stop_sequences",
+        "generation_config.responseSchema": "output",
+    },
+)
 
 SPEC = ProviderSpec(
     name="google",
@@ -26,6 +48,7 @@ SPEC = ProviderSpec(
     # under "drop" the adapter sends it (Gemini 3 only; 2.5 accepts missing ones), so every Gemini
     # model can run the ablation with thinking on (see _stand_in).
     drop_with_reasoning=True,
+    options=OPTIONS,
     check_options="agentlab.adapters.google_gemini._request:check_options",
     simulated_models="agentlab.sim:GEMINI_MODELS",
     price_provider="google",

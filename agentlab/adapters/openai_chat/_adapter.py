@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import httpx2
 import openai
 
-from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
 from agentlab.adapters.openai_chat._dialect import API, Dialect
@@ -63,13 +63,18 @@ _NO_KEY = "no-key"
 
 
 def _client(dialect: Dialect, model: str, api_key: str | None, base_url: str | None, retries: int) -> Any:
-    if is_simulated(model):
+    if in_process(model, base_url):
         import agentlab.sim as sim
 
         make = getattr(sim, "chat_client", None)
         if make is None:  # pragma: no cover - the simulator ships with agentlab
             raise ConfigError(f"{dialect.name}: the simulator has no Chat Completions client")
-        return make(dialect.sim_dialect)
+        return make(dialect.sim_dialect, **({"api_key": api_key} if api_key else {}))
+    if is_simulated(model):  # the simulator served at base_url: its dialect header, never an env key
+        return openai.AsyncOpenAI(
+            api_key=simulator_key(api_key), base_url=base_url, max_retries=retries,
+            default_headers={"x-agentlab-chat-dialect": dialect.sim_dialect},
+        )  # fmt: skip
     url = base_url or dialect.default_base_url
     if url is None:
         raise InvalidSettingsError(

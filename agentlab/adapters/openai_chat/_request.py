@@ -34,7 +34,7 @@ import json
 import logging
 from typing import Any
 
-from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.diagnostics import add_dropped
@@ -53,9 +53,6 @@ from agentlab.neutral.request import ModelRequest, ToolSpec, named_tool, strict_
 __all__ = ["build_request", "check_knobs"]
 
 log = logging.getLogger("agentlab.adapters.openai_chat")
-
-_OWNED = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
-
 
 def check_knobs(dialect: Dialect, req: ModelRequest) -> None:
     """The neutral knobs Chat Completions has no field for here (refused, never silently dropped)."""
@@ -251,14 +248,8 @@ def build_request(
     req: ModelRequest, *, dialect: Dialect, base_url: str | None, send_reasoning: bool
 ) -> BuiltRequest[bytes]:
     """The ``/chat/completions`` body for ``req`` as JSON bytes, or ``InvalidSettingsError``."""
+    check_provider_options(dialect.name, req)  # the spec's declared rules (provider.py)
     opts = req.options_for(dialect.name)
-    owned = sorted(k for k in opts if k in _OWNED)
-    if owned:
-        raise InvalidSettingsError(
-            f"{dialect.name}: provider_options cannot set {owned}; agentlab builds them (the full "
-            "history on every call)"
-        )
-    check_foreign_options(dialect.name, req)
     check_knobs(dialect, req)
     out: BuiltRequest[bytes] = BuiltRequest(body=b"")
     messages = _messages(req, dialect, base_url, send_reasoning, out)

@@ -7,12 +7,50 @@ class and usage mapping. Imports no SDK (the registry reads this module to route
 
 from __future__ import annotations
 
+from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
 __all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "OLLAMA", "OPENROUTER", "VLLM"]
 
 _PKG = "agentlab.adapters.openai_chat"
 _LOCAL_USAGE = f"{_PKG}._local:usage_from_local"
+_HISTORY = "the full history on every call"
+
+
+def _options(reasoning_keys: tuple[str, ...]) -> OptionRules:
+    """One dialect's ``provider_options`` rules; ``reasoning_keys``: the fields its reasoning knob sets."""
+    return OptionRules(
+        owned={
+            **dict.fromkeys(("model", "messages", "tools", "tool_choice"), _HISTORY),
+            **dict.fromkeys(("stream", "stream_options"), "the run's stream knob"),
+        },
+        types={
+            "response_format": dict,
+            "logit_bias": dict,
+            "stop": (str, list),
+            "max_tokens": int,
+            "max_completion_tokens": int,
+            "top_logprobs": int,
+            "seed": int,
+            "logprobs": bool,
+            "parallel_tool_calls": bool,
+            "temperature": float,
+            "top_p": float,
+            "user": str,
+        },
+        neutral={
+            "max_tokens": "max_output_tokens",
+            "max_completion_tokens": "max_output_tokens",
+            "temperature": "temperature",
+            "top_p": "top_p",
+            "stop": "stop_sequences",
+            "user": "user_id",
+            "parallel_tool_calls": "parallel_tool_calls",
+            "response_format": "output",
+            **dict.fromkeys(reasoning_keys, "reasoning"),
+        },
+    )
+
 
 DEEPSEEK = ProviderSpec(
     name="deepseek",
@@ -31,6 +69,7 @@ DEEPSEEK = ProviderSpec(
         "DeepSeek's thinking mode requires each tool-call assistant message's reasoning_content back "
         "(the API answers 400 'The reasoning_content in the thinking mode must be passed back')"
     ),
+    options=_options(("thinking", "reasoning_effort")),
     check_options=f"{_PKG}._checks:check_deepseek",
     simulated_models="agentlab.adapters.openai_chat._simnames:DEEPSEEK",
     price_provider="deepseek",
@@ -50,6 +89,7 @@ OPENROUTER = ProviderSpec(
     drop_with_reasoning=False,
     drop_refusal="some models behind OpenRouter (Gemini, Claude) require their reasoning_details back",
     drop_rule=f"{_PKG}._openrouter:drop_rule",
+    options=_options(("reasoning",)),
     check_options=f"{_PKG}._checks:check_openrouter",
     simulated_models="agentlab.adapters.openai_chat._simnames:OPENROUTER",
     price_provider="openrouter",
@@ -68,6 +108,7 @@ def _local(name: str, label: str) -> ProviderSpec:
         reasoning_block_type="reasoning_content",
         # Local servers take a tool loop without reasoning back: "drop" is a real ablation.
         drop_with_reasoning=True,
+        options=_options(("reasoning_effort", "chat_template_kwargs")),
         check_options=f"{_PKG}._checks:check_{name}",
         simulated_models="agentlab.adapters.openai_chat._simnames:LOCAL",
     )

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 import openai
 
-from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.adapters.openai_responses._errors import translate
 from agentlab.adapters.openai_responses._request import (
@@ -92,12 +92,14 @@ class OpenAIResponsesAdapter:
         self.timeout = timeout
         self._headers = dict(extra_headers or {})
         self._owns_client = client is None
-        if client is None and is_simulated(model):
+        if client is None and in_process(model, base_url):
             from agentlab.sim import openai_client
 
-            client = openai_client()
+            client = openai_client(**({"api_key": api_key} if api_key else {}))
         elif client is None:
-            key = api_key or os.environ.get("OPENAI_API_KEY")
+            env = os.environ.get("OPENAI_API_KEY")
+            # A sim name here is the simulator served at base_url: never an environment key.
+            key = simulator_key(api_key) if is_simulated(model) else api_key or env
             if not key:
                 raise MissingApiKeyError("openai", "OPENAI_API_KEY")
             client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)

@@ -29,7 +29,7 @@ import json
 import logging
 from typing import Any
 
-from agentlab.adapters.built_request import BuiltRequest, check_foreign_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._output import text_param
 from agentlab.errors import InvalidSettingsError
@@ -74,11 +74,6 @@ API = "responses"
 
 SUMMARY_MARKER = "Summary of the earlier conversation:\n"
 
-# Keys agentlab owns: an ``openai_*`` escape-hatch option may not override them, because each one
-# would silently break statelessness or the adapter's own mapping.
-_OWNED = frozenset(
-    {"model", "input", "stream", "store", "previous_response_id", "conversation", "instructions", "tools"}
-)
 
 def is_reasoning_model(model: str) -> bool:
     """Whether ``model`` takes ``reasoning`` / returns reasoning items (and rejects ``temperature``).
@@ -388,16 +383,11 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
 def _checked_options(request: ModelRequest, model: str) -> dict[str, Any]:
     """The request's ``openai_*`` escape-hatch options, checked.
 
-    Refused when they would break what the adapter owns or are meant for another provider.
+    Refused when they break the provider's declared rules (``provider.py``: what the adapter owns,
+    another provider's keys, types, clashes with neutral knobs) or the sampling rule.
     """
-    check_foreign_options(PROVIDER, request)
+    check_provider_options(PROVIDER, request)
     options = request.options_for("openai")
-    owned = sorted(k for k in options if k in _OWNED)
-    if owned:
-        raise InvalidSettingsError(
-            f"provider_options {['openai_' + k for k in owned]} would override what the adapter owns "
-            "(agentlab is stateless: store=false, full input every call, no previous_response_id)"
-        )
     _check_sampling(request, options, model)
     _check_knobs(request)
     return options
@@ -437,10 +427,11 @@ def check_options(request: ModelRequest, adapter: object | None = None) -> None:
     API would refuse fails before anything is sent or logged. ``adapter`` (the run's own, when
     given) changes nothing here.
     """
-    # The knobs' rules only: the escape hatch's ownership and another provider's keys stay the
-    # build's (a shared compare may carry both providers' options to every run).
+    # The knobs' rules: the escape hatch's own rules (owned keys, another provider's keys, types)
+    # are the spec's declaration, which the registry runs before this.
     _check_sampling(request, request.options_for(PROVIDER), request.model)
     _check_knobs(request)
+    _add_reasoning({}, request, request.model, is_reasoning_model(request.model), [])  # effort rules
     for spec in request.tools:
         _tool(spec)
 
