@@ -95,9 +95,9 @@ lock: $(STAMP)
 test-latest: $(STAMP)
 	rm -rf $(LATEST_VENV) && $(UV) venv -q --python $(BIN)/python $(LATEST_VENV)
 	$(UV) pip install -q --python $(LATEST_VENV)/bin/python --upgrade -r locks/tools.in -e '.[dev]'
-	-$(LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(addprefix --ignore=,$(MLFLOW_TESTS)) \
+	-$(LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -o junit_family=xunit1 $(addprefix --ignore=,$(MLFLOW_TESTS)) \
 		--junitxml=$(LATEST_VENV)/suite.xml > $(LATEST_VENV)/suite.log 2>&1
-	-$(NO_KEYS) $(LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(NBVAL) \
+	-$(NO_KEYS) $(LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -o junit_family=xunit1 $(NBVAL) \
 		--junitxml=$(LATEST_VENV)/notebooks.xml > $(LATEST_VENV)/notebooks.log 2>&1
 	$(BIN)/python locks/drift.py --lock locks/dev.txt --python $(LATEST_VENV)/bin/python \
 		$(LATEST_VENV)/suite.xml $(LATEST_VENV)/notebooks.xml
