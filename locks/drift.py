@@ -68,7 +68,8 @@ def junit(paths: list[Path]) -> tuple[dict[str, int], list[str], list[str]]:
                     counts[key] += 1
                     if kind != "skipped":
                         broke.append(f"  {case.get('classname', '')}::{case.get('name', '')} ({kind})")
-            drift += [p.get("value", "") for p in case.iter("property") if p.get("name") == "schema_drift"]
+            props = case.iter("property")
+            drift += [p.get("value", "") for p in props if p.get("name") == "schema_drift" and p.get("value")]
     return counts, broke, drift
 
 
