@@ -19,8 +19,6 @@ from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
 from agentlab.errors import (
     AgentlabError,
-    InvalidSettingsError,
-    MissingApiKeyError,
     ProviderAPIError,
     ProviderError,
     StreamInterruptedError,
@@ -76,14 +74,6 @@ def translate(exc: BaseException) -> AgentlabError:
         return ProviderAPIError(
             "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code
         )
-    if isinstance(exc, ValueError) and "Streaming is required" in str(exc):
-        # The SDK refuses non-streaming calls it expects to run over 10 minutes.
-        return InvalidSettingsError(
-            "anthropic: this max_output_tokens is too large for a non-streaming call "
-            "(the SDK estimates it could exceed 10 minutes); use stream=True or lower max_output_tokens"
-        )
-    if isinstance(exc, TypeError) and "Could not resolve authentication method" in str(exc):
-        return MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
     if isinstance(exc, anthropic.AnthropicError):
         return ProviderError(f"{type(exc).__name__}: {redact_secrets(str(exc))}", provider=PROVIDER)
     # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentlab.adapters.batch_api import BatchState, LineOutcome, PendingLine
+from agentlab.adapters.google_gemini import _api_client
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._stream import GeminiAssembler
 from agentlab.adapters.http_errors import status_error
@@ -70,10 +71,7 @@ class GeminiBatchAPI:
     async def _call(self, method: str, path: str, data: bytes | None = None) -> dict[str, Any]:
         failure: AgentlabError | None = None
         try:
-            req = self._api._build_request(method, path, {}, self._options)
-            if data is not None:
-                req.data = data
-            resp = await self._api._async_request(req, self._options, stream=False)
+            resp = await _api_client.send(self._api, method, path, self._options, data, stream=False)
             text = resp.response_stream[0] if resp.response_stream else ""
         except Exception as e:  # translated outside: no chain to the SDK request (key, body)
             failure = translate(e)
