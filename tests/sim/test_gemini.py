@@ -296,3 +296,32 @@ def post(transport: Any, path: str, body: dict[str, Any], headers: dict[str, str
 
     with httpx2.Client(transport=transport, base_url=sim.GEMINI_BASE_URL) as c:
         return c.post(path, json=body, headers={"x-goog-api-key": "k", **(headers or {})})
+
+
+def test_a_signature_that_is_not_base64_is_refused_quoting_it_as_the_api_does() -> None:
+    """Google's JSON parser refuses a non-base64 ``thoughtSignature`` before any rule, and quotes it.
+
+    The wording is the one reported against the live API (one line per refused value, with a
+    ``google.rpc.BadRequest`` violation naming the field), so a client's error handling meets the
+    quoted value here as it does in production.
+    """
+    client = gclient()
+    contents = first_step(client)
+    body = {
+        "contents": [c.model_dump(mode="json", exclude_none=True) for c in contents],
+        "tools": [{"functionDeclarations": [WEATHER.model_dump(mode="json", exclude_none=True)]}],
+    }
+    body["contents"][1]["parts"][0]["thought_signature"] = "not base64: cnyGEMsig!"
+    body["contents"][0]["parts"][0]["thoughtSignature"] = "A" * 5  # 5 characters: no base64 length
+    resp = post(sim.SimTransport(), "/v1beta/models/sim-gemini:generateContent", body)
+    assert resp.status_code == 400
+    err = resp.json()["error"]
+    assert err["status"] == "INVALID_ARGUMENT"
+    assert err["message"].split("\n") == [
+        "Invalid value at 'contents[0].parts[0].thought_signature' (TYPE_BYTES), "
+        'Base64 decoding failed for "AAAAA"',
+        "Invalid value at 'contents[1].parts[0].thought_signature' (TYPE_BYTES), "
+        'Base64 decoding failed for "not base64: cnyGEMsig!"',
+    ]
+    fields = [v["field"] for v in err["details"][0]["fieldViolations"]]
+    assert fields == ["contents[0].parts[0].thought_signature", "contents[1].parts[0].thought_signature"]
