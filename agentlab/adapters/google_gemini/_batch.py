@@ -21,8 +21,8 @@ from agentlab.adapters.google_gemini._stream import GeminiAssembler
 from agentlab.adapters.http_errors import status_error
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ConfigError, ProviderError
+from agentlab.neutral.error_text import provider_text
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.google_gemini._adapter import GoogleGeminiAdapter
@@ -131,7 +131,7 @@ def _outcome(item: dict[str, Any]) -> LineOutcome:
         return LineOutcome(cid, body=json.dumps(item["response"], ensure_ascii=False).encode())
     err = _dict(item.get("error"))
     code = err["code"] if isinstance(err.get("code"), int) else 2
-    message = redact_secrets(str(err.get("message") or f"batch request failed (rpc code {code})"))
+    message = provider_text(str(err.get("message") or f"batch request failed (rpc code {code})"))
     if code == 1:  # CANCELLED: the request was fine, the batch was stopped
         return LineOutcome(
             cid, error=ProviderError(message, provider=PROVIDER, error_type="CANCELLED", retryable=True)
