@@ -141,8 +141,13 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/_\-]*={0,2}")
 
 
 def _decodes(value: str) -> bool:
-    """Whether the API's JSON parser takes ``value`` as bytes: either base64 alphabet, padding optional."""
-    return bool(_BASE64.fullmatch(value)) and len(value.rstrip("=")) % 4 != 1
+    """Whether the API's JSON parser takes ``value`` as bytes: either base64 alphabet, padding optional.
+
+    Whitespace is skipped, as protobuf's base64 decoder skips it (a near miss of the skip sentinel with a
+    trailing space decodes, and is then an invalid signature).
+    """
+    text = "".join(value.split())
+    return bool(_BASE64.fullmatch(text)) and len(text.rstrip("=")) % 4 != 1
 
 
 def check_bytes(contents: list[Any]) -> None:
