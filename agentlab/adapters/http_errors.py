@@ -30,6 +30,7 @@ from agentlab.errors import (
     ProviderServerError,
     RateLimitError,
 )
+from agentlab.neutral.error_text import provider_text
 
 __all__ = ["OVERLOADED_STATUSES", "connection_error", "retry_after_seconds", "status_error"]
 
@@ -67,6 +68,9 @@ def status_error(
 ) -> ProviderAPIError:
     """The typed error for an HTTP error answer (the ladder in the module docstring).
 
+    ``message`` passes through :func:`~agentlab.neutral.error_text.provider_text` (again: it is
+    idempotent), so no adapter's status error can carry a value the provider quoted back.
+
     ``overloaded_types``: the provider's error type names that mean "overloaded" whatever the status
     (Anthropic ``overloaded_error``; OpenAI ``server_is_overloaded``).
     """
@@ -78,6 +82,7 @@ def status_error(
         "retry_after": retry_after_seconds(headers),
         "code": code,
     }
+    message = provider_text(message)
     if status == 429:
         return RateLimitError(message, **kw)
     if status in OVERLOADED_STATUSES or (error_type is not None and error_type in overloaded_types):

@@ -20,6 +20,12 @@ protocol names only**, never a value that came from the wire or from a model. Co
 * Anything else (``TypeError``, ``ValueError``, ``AttributeError``, ...): the class name only, since
   builtin messages such as ``invalid literal for int() with base 10: '...'`` quote their input.
 
+A provider's own error message is kept (it names the rule broken and the fix), but through
+:func:`provider_text`, the one scrubber every adapter's error translation uses: providers quote the
+value they rejected (Google's protobuf parser: ``Base64 decoding failed for "<the signature>"``;
+OpenAI: ``The encrypted content gAAA... could not be verified``; vLLM: pydantic's ``'input': ...``),
+and that value can be a signature, ``encrypted_content``, reasoning text or a tool argument.
+
 Callers must also raise the agentlab error *outside* the ``except`` block that caught the original
 (or with ``from None`` and a cleared ``__context__``): the original, which holds the value, must not
 stay reachable through ``__cause__``/``__context__``.
@@ -32,8 +38,37 @@ import re
 from typing import Any
 
 from agentlab.errors import AgentlabError
+from agentlab.records.logs import redact_secrets
 
-__all__ = ["WireFieldError", "durable_error_text", "safe_name", "type_name", "wire_error_text"]
+__all__ = [
+    "WireFieldError",
+    "durable_error_text",
+    "provider_text",
+    "safe_name",
+    "type_name",
+    "wire_error_text",
+]
+
+# A quoted run: "..." (JSON escapes inside), '...' (not an apostrophe: no word character outside the
+# quotes), `...`. One line at most: a quote left open is not allowed to swallow the rest.
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|(?<!\w)\'([^\'\n]*)\'(?!\w)|`([^`\n]*)`')
+# A parameter path, field, enum value or model name: words and numbers joined by . - : / [ ] @
+# (``reasoning.effort``, ``contents[1].parts[0].thought_signature``, ``TYPE_BYTES``, ``gpt-5.1``,
+# ``default_api:read_files``). A word may end in a short number (``Qwen3``), a number in a short unit
+# (``8B``); a run mixing letters and digits otherwise (``rs_0de71...``, ``EsYBCt...``) is data.
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-:/\[\]@]{1,64}")
+_NAME_SEP = re.compile(r"[.\-:/\[\]@]+")
+_NAME_PART = re.compile(r"[A-Za-z_]+\d{0,3}|\d{1,8}[A-Za-z]{0,2}")
+# Outside quotes: a base64-ish run of 20+ characters mixing upper case, lower case and digits (a
+# signature, an encrypted_content token, a key) is data; words, URLs and hex ids are not.
+_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
+_REMOVED = re.compile(r"<\d+ chars>")
+# An object id the provider made (a response, item, call, batch, file): it names what was refused,
+# carries nothing of the request's content, and is what a user looks up.
+_PROVIDER_ID = re.compile(
+    r"(?:(?:rs|msg|fc|call|resp|toolu|srvtoolu|req|batch|msgbatch|file)_|cachedContents/|batches/|files/)"
+    r"[A-Za-z0-9]{6,64}"
+)
 
 # Protocol names (event types, block types, field keys) are lowercase snake/dotted tokens. A value
 # that does not look like one is described by its type and length instead.
@@ -61,6 +96,41 @@ def safe_name(value: object) -> str:
             return value
         return f"<string of {len(value)} chars>"
     return f"<{type_name(value)}>"
+
+
+def _is_name(text: str) -> bool:
+    if not _NAME_CHARS.fullmatch(text):
+        return False
+    return all(_NAME_PART.fullmatch(part) for part in _NAME_SEP.split(text) if part)
+
+
+def _quoted(m: re.Match[str]) -> str:
+    whole = m.group(0)
+    inner = whole[1:-1]
+    if not inner or _is_name(inner) or _REMOVED.fullmatch(inner) or _PROVIDER_ID.fullmatch(inner):
+        return whole
+    return f"{whole[0]}<{len(inner)} chars>{whole[-1]}"
+
+
+def _run(m: re.Match[str]) -> str:
+    run = m.group(0)
+    mixed = any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)
+    return f"<{len(run)} chars>" if mixed else run
+
+
+def provider_text(text: str) -> str:
+    """A provider's error message with the values it quotes removed, and key-looking strings redacted.
+
+    What stays is the provider's own words: parameter paths, field and enum names, model names
+    (``Invalid value at 'contents[1].parts[0].thought_signature' (TYPE_BYTES)``) and the ids of the
+    provider's own objects (``'rs_0de7...'``: they name what was refused). What goes, replaced
+    by its length (``"<412 chars>"``): any quoted string that is not such a name (a sentence, JSON, a
+    signature, an id), and any unquoted base64-ish run. Idempotent, so a message may pass twice.
+    """
+    if not text:
+        return text
+    text = _QUOTED.sub(_quoted, redact_secrets(text))
+    return _RUN.sub(_run, text)
 
 
 class WireFieldError(TypeError):

@@ -66,6 +66,8 @@ _SENSITIVE_KEYS = frozenset(
         "provider_continuation",
     }
 )
+_HOPS = ("_client", "_transport", "_pool")
+"""The private attributes from an SDK client down to its connection pool (see ``stack_loggers``)."""
 _OPAQUE_TYPES = (
     "ReasoningDeltaEvent",
     "ProviderReasoningItem",
@@ -210,21 +212,34 @@ def get_logger(name: str) -> logging.Logger:
     return _ensure(logging.getLogger(name))
 
 
+def _next_hop(obj: object, start: int) -> tuple[object | None, int]:
+    """The object one level down (the first of ``_HOPS[start:]`` that ``obj`` has), and where to go on."""
+    for i in range(start, len(_HOPS)):
+        found = getattr(obj, _HOPS[i], None)
+        if found is not None:
+            return found, i + 1
+    return None, len(_HOPS)
+
+
 def stack_loggers(client: object) -> tuple[str, ...]:
     """The logger names (top-level packages) of an SDK client and the HTTP objects under it.
 
     Follows the SDK client to its HTTP client (``_client``), that client's transport (``_transport``)
-    and the transport's connection pool (``_pool``), whatever libraries those are: a request sent
-    through this client can only be logged by them. Adapters pass the result to
-    ``install_redaction``, so a renamed or swapped HTTP library is covered without a list to update.
+    and the transport's connection pool (``_pool``), whatever libraries those are, starting from any
+    of them (the Gemini adapter passes the ``httpx2`` client itself): a request sent through this
+    client can only be logged by them. Adapters pass the result to ``install_redaction``, so a
+    renamed or swapped HTTP library is covered without a list to update.
+
+    Those three attributes are private (the SDKs and httpx2 have no public accessor for the objects
+    under a client); ``tests/core/test_stack_loggers.py`` walks real clients of the installed SDKs, so
+    a release that renames one fails there. Whatever the walk misses, ``SDK_LOGGERS`` still covers.
     """
     names: list[str] = []
     obj: object | None = client
-    for attr in ("_client", "_transport", "_pool", None):
-        if obj is None:
-            break
+    start = 0
+    while obj is not None:
         top = type(obj).__module__.partition(".")[0]
         if top and top != "builtins":
             names.append(top)
-        obj = getattr(obj, attr, None) if attr else None
+        obj, start = _next_hop(obj, start)
     return tuple(dict.fromkeys(names))

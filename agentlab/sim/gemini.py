@@ -35,6 +35,7 @@ model refuses that beside function declarations, as the API does.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -161,6 +162,39 @@ def read_request(req: dict[str, Any], message: str = "GenerateContentRequest") -
         raise GE.invalid_argument("\n".join(v.description for v in bad), violations)
     assert isinstance(body, dict)
     return body
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_\-]*={0,2}")
+
+
+def _decodes(value: str) -> bool:
+    """Whether the API's JSON parser takes ``value`` as bytes: either base64 alphabet, padding optional.
+
+    Whitespace is skipped, as protobuf's base64 decoder skips it (a near miss of the skip sentinel with a
+    trailing space decodes, and is then an invalid signature).
+    """
+    text = "".join(value.split())
+    return bool(_BASE64.fullmatch(text)) and len(text.rstrip("=")) % 4 != 1
+
+
+def check_bytes(contents: list[Any]) -> None:
+    """A ``thoughtSignature`` that is not base64 is refused by the JSON parser, before any rule.
+
+    The real text (one line per value, as reported against the live API): ``Invalid value at
+    'contents[2].parts[0].thought_signature' (TYPE_BYTES), Base64 decoding failed for "<the value>"``
+    -- it quotes the value it refused, so clients must not pass that text on verbatim.
+    """
+    bad: list[tuple[str, str]] = []
+    for ci, content in enumerate(contents):
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for pi, part in enumerate(parts if isinstance(parts, list) else ()):
+            sig = part.get("thoughtSignature") if isinstance(part, dict) else None
+            if isinstance(sig, str) and not _decodes(sig):
+                bad.append((f"contents[{ci}].parts[{pi}].thought_signature", sig))
+    if bad:
+        lines = [f"Invalid value at '{f}' (TYPE_BYTES), Base64 decoding failed for \"{v}\"" for f, v in bad]
+        violations = [{"field": f, "description": line} for (f, _), line in zip(bad, lines, strict=True)]
+        raise GE.invalid_argument("\n".join(lines), violations)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -516,6 +550,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise _bad(NO_CONTENTS)
+    check_bytes(contents)
     check_parts(body)
     body, explicit = gemini_cache.resolve(sim, body, headers, label)  # cachedContent: its prefix in front
     contents = body["contents"]

@@ -97,11 +97,13 @@ def test_anthropic_sampling_does_not_exist_on_the_sdks_api_version() -> None:
 
 
 def test_the_sampling_version_is_the_sdks() -> None:
-    from anthropic._constants import ANTHROPIC_API_VERSION
+    """What the SDK sends, read from a client's public ``default_headers`` (not its private constants)."""
+    import anthropic
 
     from agentlab.adapters.anthropic_messages._request import API_VERSION, takes_sampling
 
-    assert API_VERSION == ANTHROPIC_API_VERSION
+    sent = anthropic.AsyncAnthropic(api_key="k").default_headers["anthropic-version"]
+    assert sent == API_VERSION
     assert not takes_sampling() and takes_sampling("2023-06-01")
 
 

@@ -58,6 +58,10 @@ def _token() -> str:
     return secrets.token_hex(6)
 
 
+def _letters() -> str:
+    return "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12))
+
+
 @dataclass(frozen=True)
 class Canaries:
     """One random string per place. Only reasoning, opaque and key canaries are ever looked for."""
@@ -65,8 +69,12 @@ class Canaries:
     reasoning: dict[str, str]
     opaque: dict[str, str]
     keys: dict[str, str]
-    html: str = field(default_factory=lambda: f"<img src=x onerror=cnyHTML{_token()}>")
-    """Markup a provider error may echo (a model name, say): must reach HTML outputs escaped."""
+    html: str = field(default_factory=lambda: f"<img src=x onerror=cnyHTML{_letters()}>")
+    """Markup a provider error may echo (a model name, say): must reach HTML outputs escaped. Its tail
+    is letters only, as a model name is: a provider error keeps names (only quoted values and
+    base64-ish runs are removed from it)."""
+    echoed: list[str] = field(default_factory=list)
+    """Control of the ``http400echo`` fault: the request values the hostile provider quoted back."""
 
     @classmethod
     def fresh(cls) -> Canaries:
@@ -445,7 +453,69 @@ def adapter_on(provider: str, transport: HostileTransport, key: str, *, max_retr
 
 # ---------------------------------------------------------------------------------------- faults
 
-FAULTS = ("none", "cut", "malformed", "http500", "http401", "tool_raises", "cancel", "enospc")
+FAULTS = ("none", "cut", "malformed", "http500", "http401", "http400echo", "tool_raises", "cancel", "enospc")
+"""``http400echo``: step 2 gets a 400 whose text quotes back the request values it refused -- the
+reasoning and opaque payloads the loop sent back -- in each provider's own way (issue 29 item 5)."""
+
+
+def _quoted_back(body: bytes, c: Canaries) -> list[str]:
+    """Every JSON string of the request holding a reasoning or opaque canary (what a provider may quote)."""
+    found: list[str] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str) and any(m in v for m in c.payload.values()):
+            found.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(json.loads(body or b"{}"))
+    return found
+
+
+def echo_400(provider: str, values: list[str]) -> dict[str, Any]:
+    """A 400 quoting ``values`` back as each provider does (wordings from real reports and recordings)."""
+    first = values[0] if values else '{"city":"Paris"}'
+    if provider == "openai":  # the real text quotes the token unquoted (``../shared/fixtures/errors``)
+        rest = "".join(f" Invalid value: '{v}'." for v in values[1:])
+        message = f"The encrypted content {first} could not be verified.{rest}"
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "code": "invalid_encrypted_content",
+            }
+        }
+    if provider == "anthropic":
+        lines = [
+            f'messages.1.content.{i}: Invalid `signature` in `thinking` block: "{v}"'
+            for i, v in enumerate(values)
+        ]
+        return {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "; ".join(lines or [first])},
+        }
+    if provider == "openrouter":  # the upstream (Google) quotes the bytes it could not decode
+        upstream = "\n".join(
+            f"Invalid value at 'contents[1].parts[{i}].thought_signature' (TYPE_BYTES), "
+            f'Base64 decoding failed for "{v}"'
+            for i, v in enumerate(values or [first])
+        )
+        raw = json.dumps(
+            {"error": {"code": 400, "message": upstream, "status": "INVALID_ARGUMENT"}}, indent=2
+        )
+        return {"error": {"message": "Provider returned error", "code": 400,
+                          "metadata": {"raw": raw, "provider_name": "Google"}}}  # fmt: skip
+    # DeepSeek, vLLM: a pydantic validation error, whose text holds the input it refused
+    errors = [
+        {"type": "string_type", "loc": ("body", "messages", 2, "reasoning_content"), "input": v}
+        for v in values or [first]
+    ]
+    return {"error": {"message": f"{len(errors)} validation error: {errors!r}", "type": "BadRequestError",
+                      "param": None, "code": 400}}  # fmt: skip
 
 
 def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
@@ -482,6 +552,14 @@ def responder_for(provider: str, fault: str, c: Canaries) -> Responder:
             else:
                 err = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
             return 500, hdr, [json.dumps(err).encode()]
+        if fault == "http400echo":
+            values = _quoted_back(body, c)
+            c.echoed.extend(values)
+            return (
+                400,
+                {"content-type": "application/json"},
+                [json.dumps(echo_400(provider, values)).encode()],
+            )
         if fault == "http401":
             hdr = {"content-type": "application/json"}
             if provider in chat_wire.CHAT:

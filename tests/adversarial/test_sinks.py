@@ -47,6 +47,8 @@ def test_scenario_really_ran(scenario: Callable[[str, str], Outcome], provider: 
     assert spans.count('"name": "invoke_agent agentlab"') >= 1, "the run was traced"
     if fault == "none":
         assert TASK in spans, "the spans carry content (a canary-free place for it to leak into)"
+    if fault == "http400echo":
+        assert out.canaries.echoed, "the 400 quoted back a reasoning or opaque value of the request"
     if fault in ("none", "tool_raises"):
         assert out.raised is None, f"{fault}: the run raised {out.raised!r}"
         assert "sweep results file" in out.sinks and out.sinks["sweep results file"].strip()

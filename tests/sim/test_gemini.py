@@ -353,3 +353,32 @@ def test_contents_without_parts_or_parts_without_data_get_the_real_400(
     r = post(sim.SimTransport(), "/v1beta/models/sim-gemini:generateContent", body)
     assert r.status_code == 400
     assert r.json()["error"] == {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+
+
+def test_a_signature_that_is_not_base64_is_refused_quoting_it_as_the_api_does() -> None:
+    """Google's JSON parser refuses a non-base64 ``thoughtSignature`` before any rule, and quotes it.
+
+    The wording is the one reported against the live API (one line per refused value, with a
+    ``google.rpc.BadRequest`` violation naming the field), so a client's error handling meets the
+    quoted value here as it does in production.
+    """
+    client = gclient()
+    contents = first_step(client)
+    body = {
+        "contents": [c.model_dump(mode="json", exclude_none=True) for c in contents],
+        "tools": [{"functionDeclarations": [WEATHER.model_dump(mode="json", exclude_none=True)]}],
+    }
+    body["contents"][1]["parts"][0]["thought_signature"] = "not base64: cnyGEMsig!"
+    body["contents"][0]["parts"][0]["thoughtSignature"] = "A" * 5  # 5 characters: no base64 length
+    resp = post(sim.SimTransport(), "/v1beta/models/sim-gemini:generateContent", body)
+    assert resp.status_code == 400
+    err = resp.json()["error"]
+    assert err["status"] == "INVALID_ARGUMENT"
+    assert err["message"].split("\n") == [
+        "Invalid value at 'contents[0].parts[0].thought_signature' (TYPE_BYTES), "
+        'Base64 decoding failed for "AAAAA"',
+        "Invalid value at 'contents[1].parts[0].thought_signature' (TYPE_BYTES), "
+        'Base64 decoding failed for "not base64: cnyGEMsig!"',
+    ]
+    fields = [v["field"] for v in err["details"][0]["fieldViolations"]]
+    assert fields == ["contents[0].parts[0].thought_signature", "contents[1].parts[0].thought_signature"]

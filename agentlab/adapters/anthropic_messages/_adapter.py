@@ -29,11 +29,18 @@ import httpx2
 
 from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
+from agentlab.adapters.anthropic_messages._models import nonstreaming_limit
 from agentlab.adapters.anthropic_messages._request import API_VERSION, build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
 from agentlab.assembly.assembler import WireCall, assemble, assembler_for
-from agentlab.errors import AgentlabError, ConfigError, MissingApiKeyError, StreamInterruptedError
+from agentlab.errors import (
+    AgentlabError,
+    ConfigError,
+    InvalidSettingsError,
+    MissingApiKeyError,
+    StreamInterruptedError,
+)
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
@@ -52,6 +59,22 @@ def _create_params() -> frozenset[str]:
 
 
 _CREATE_PARAMS = _create_params()
+_AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
+
+
+def _require_auth(client: anthropic.AsyncAnthropic) -> None:
+    """``MissingApiKeyError`` now for a client that has no way to authenticate.
+
+    The SDK finds out only when a request is built, and says so in the text of a ``TypeError``; the
+    same rule is read here from the client's documented attributes: a key or token, a credentials
+    provider (``custom_auth``), or an ``Authorization``/``X-Api-Key`` default header (an explicitly
+    omitted one counts: the caller authenticates some other way).
+    """
+    if client.api_key or client.auth_token or client.auth_headers or client.custom_auth is not None:
+        return
+    if any(k.lower() in _AUTH_HEADERS for k in client.default_headers):
+        return
+    raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
 
 
 class AnthropicMessagesAdapter:
@@ -115,6 +138,7 @@ class AnthropicMessagesAdapter:
             if timeout is not None:
                 ckw["timeout"] = timeout
             client = anthropic.AsyncAnthropic(**ckw)
+        _require_auth(client)
         self._client: anthropic.AsyncAnthropic = client
         install_redaction(*stack_loggers(client))  # the loggers this client can really reach
         self.base_url: str | None = str(client.base_url).rstrip("/")
@@ -142,6 +166,25 @@ class AnthropicMessagesAdapter:
         """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
         check_request(PROVIDER, self.model, request)
         return build_request(request, base_url=self.base_url, extra_headers=self._extra_headers)
+
+    def _check_nonstreaming(self, max_tokens: int) -> None:
+        """Refuse a non-streaming call the SDK would refuse, before it is called.
+
+        At the SDK's default timeout the SDK refuses a non-streaming call it expects to run over 10
+        minutes (:func:`._models.nonstreaming_limit`) and says so only in a ``ValueError``'s text;
+        ``_open`` passes the client's timeout explicitly, so that decision is made here alone. A
+        client with a timeout of its own takes any size, as with the SDK; so does a batch line (the
+        batch path builds with this adapter but never opens a call here).
+        """
+        if self._client.timeout != anthropic.DEFAULT_TIMEOUT:
+            return
+        limit = nonstreaming_limit(self.model)
+        if max_tokens > limit:
+            raise InvalidSettingsError(
+                f"anthropic: max_output_tokens={max_tokens} is too large for a non-streaming call on "
+                f"{self.model} (at most {limit}: the SDK estimates it could exceed its 10-minute "
+                "timeout); use stream=True, lower max_output_tokens, or give the client a timeout"
+            )
 
     def _call_kwargs(self, built: BuiltRequest[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -176,6 +219,8 @@ class AnthropicMessagesAdapter:
         then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
         holds the x-api-key header and the body (thinking blocks included), nor to its frames.
         """
+        if not request.stream:
+            self._check_nonstreaming(int(built.body["max_tokens"]))
         failure: AgentlabError | None = None
         try:
             if request.stream:
@@ -192,7 +237,7 @@ class AnthropicMessagesAdapter:
                     translate=_broken,
                 )
             raw = await self._client.messages.with_raw_response.create(
-                **self._call_kwargs(built, stream=False)
+                **self._call_kwargs(built, stream=False), timeout=self._client.timeout
             )
             return WireCall(
                 request_id=raw.request_id,

@@ -20,8 +20,8 @@ from agentlab.adapters.batch_api import BatchState, LineOutcome, PendingLine
 from agentlab.adapters.http_errors import status_error
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ProviderAPIError, ProviderError
+from agentlab.neutral.error_text import provider_text
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.anthropic_messages._adapter import AnthropicMessagesAdapter
@@ -139,7 +139,7 @@ def _outcome(raw: bytes) -> LineOutcome:
         envelope = _dict(result.get("error"))
         inner = _dict(envelope.get("error")) or envelope
         etype = str(inner.get("type") or "api_error")
-        msg = redact_secrets(str(inner.get("message") or f"batch request {etype}"))
+        msg = provider_text(str(inner.get("message") or f"batch request {etype}"))
         return LineOutcome(
             cid,
             error=status_error(

@@ -4,7 +4,8 @@ Why one place: user code catches ``agentlab.errors`` types only and never import
 decided by the SDK (``max_retries``, honouring ``retry-after``/``retry-after-ms``) *before* anything
 reaches here, so what arrives is final. Messages carry the provider's own error text, status, error
 type and request id, never request headers (which hold the key). The provider's own message is kept
-(it is the API speaking, not the model) with key-looking substrings redacted; an exception that is
+(it is the API speaking, not the model) with key-looking substrings redacted and quoted values
+removed (:func:`~agentlab.neutral.error_text.provider_text`); an exception that is
 not the SDK's is described by type and position only (:mod:`agentlab.neutral.error_text`).
 """
 
@@ -19,14 +20,11 @@ from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
 from agentlab.errors import (
     AgentlabError,
-    InvalidSettingsError,
-    MissingApiKeyError,
     ProviderAPIError,
     ProviderError,
     StreamInterruptedError,
 )
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.records.logs import redact_secrets
+from agentlab.neutral.error_text import provider_text, wire_error_text
 
 __all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
 
@@ -60,7 +58,7 @@ def translate(exc: BaseException) -> AgentlabError:
         status = exc.status_code
         return status_error(
             status,
-            redact_secrets(msg or exc.api_message or f"HTTP {status}"),
+            provider_text(msg or exc.api_message or f"HTTP {status}"),
             provider=PROVIDER,
             error_type=etype or exc.type,
             request_id=exc.request_id or body_rid,
@@ -76,16 +74,8 @@ def translate(exc: BaseException) -> AgentlabError:
         return ProviderAPIError(
             "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code
         )
-    if isinstance(exc, ValueError) and "Streaming is required" in str(exc):
-        # The SDK refuses non-streaming calls it expects to run over 10 minutes.
-        return InvalidSettingsError(
-            "anthropic: this max_output_tokens is too large for a non-streaming call "
-            "(the SDK estimates it could exceed 10 minutes); use stream=True or lower max_output_tokens"
-        )
-    if isinstance(exc, TypeError) and "Could not resolve authentication method" in str(exc):
-        return MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
     if isinstance(exc, anthropic.AnthropicError):
-        return ProviderError(f"{type(exc).__name__}: {redact_secrets(str(exc))}", provider=PROVIDER)
+        return ProviderError(f"{type(exc).__name__}: {provider_text(str(exc))}", provider=PROVIDER)
     # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
     # body it touched: described by type and position only.
     return ProviderError(f"unexpected {type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
@@ -95,7 +85,7 @@ def in_stream_error(obj: dict[str, Any], *, request_id: str | None) -> StreamInt
     """An SSE ``error`` event (HTTP status was 200): typed by its ``error.type``, never retried here."""
     etype, msg, body_rid = _body_error(obj)
     return StreamInterruptedError(
-        f"the stream reported an error: {redact_secrets(msg) if msg else 'no message'}",
+        f"the stream reported an error: {provider_text(msg) if msg else 'no message'}",
         provider=PROVIDER,
         error_type=etype,
         request_id=request_id or body_rid,

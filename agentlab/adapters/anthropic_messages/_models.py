@@ -7,18 +7,20 @@ here.
 
 Sources: the installed SDK (``anthropic/types/model_param.py`` lists the model ids;
 ``output_config_param.py`` the effort values ``low`` ... ``xhigh``, ``max``; ``thinking_config_param``
-says the accepted types "depend on the model"; ``anthropic/_data`` lists the models the SDK steers
-from ``enabled`` to ``adaptive``), Anthropic's adaptive-thinking and effort docs (adaptive on Opus
-4.6 / Sonnet 4.6 and later, where ``enabled`` + ``budget_tokens`` is deprecated; Opus 4.7, Mythos
-Preview and the Fable / Mythos 5 families take adaptive only; Sonnet 4.5, Opus 4.5 and older take
+says the accepted types "depend on the model"; the SDK warns when a model it steers from
+``enabled`` to ``adaptive`` gets ``enabled``: a test sends every ``ModelParam`` through the real SDK
+and checks that each model it warns for defaults to adaptive here), Anthropic's adaptive-thinking
+and effort docs (adaptive on Opus 4.6 / Sonnet 4.6 and later, where ``enabled`` +
+``budget_tokens`` is deprecated; Opus 4.7, Mythos Preview and the Fable / Mythos 5 families take
+adaptive only; Sonnet 4.5, Opus 4.5 and older take
 budgeted thinking only; ``max`` from Opus 4.6, ``xhigh`` from Opus 4.7; Sonnet 4.5 and Haiku 4.5
 take no effort), and a recorded 400 for ``xhigh`` on claude-opus-4-6 ("This model does not support
 effort level 'xhigh'. Supported levels: high, low, max, medium.", ``../shared/fixtures/errors``).
 
 Default for a name no row knows (documented choice): nothing is refused before sending (thinking,
-both types and any effort allowed; budgeted unless adaptive is asked for or the SDK steers the
-model to adaptive). Refusing on a guess would block a new model the API accepts; sending a setting
-the new model does not take gets the API's own 400, which names the fix.
+both types and any effort allowed; budgeted unless adaptive is asked for). Refusing on a guess
+would block a new model the API accepts; sending a setting the new model does not take gets the
+API's own 400, which names the fix.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "accepts_effort",
     "adaptive_preferred",
     "capabilities",
+    "nonstreaming_limit",
 ]
 
 ALL_EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
@@ -125,18 +128,38 @@ def capabilities(model: str) -> AnthropicModel:
     return _UNKNOWN
 
 
-def _sdk_steers_to_adaptive(model: str) -> bool:
-    """Models the installed SDK itself steers from budgeted to adaptive thinking (it warns)."""
-    try:
-        from anthropic._data import MODELS_TO_WARN_WITH_THINKING_ENABLED
-    except ImportError:  # pragma: no cover - older SDKs have no such list
-        return False
-    return model in MODELS_TO_WARN_WITH_THINKING_ENABLED
-
-
 def adaptive_preferred(model: str) -> bool:
     """Whether a request naming no budget and no effort gets adaptive thinking on ``model``."""
-    return capabilities(model).adaptive_default or _sdk_steers_to_adaptive(model)
+    return capabilities(model).adaptive_default
+
+
+NONSTREAMING_MAX_TOKENS = 21_333
+"""The largest ``max_tokens`` of a non-streaming call at the SDK's default 10-minute timeout.
+
+The SDK estimates an hour per 128,000 output tokens and refuses, before sending, a non-streaming
+call it expects to outlast its default timeout ("long requests" in the SDK's README). agentlab makes
+that decision itself, before the SDK is called (``_adapter``): the SDK says it only in the text of a
+``ValueError``, a form no release promises to keep."""
+
+_NONSTREAMING_CAPS: dict[str, int] = dict.fromkeys(
+    (
+        "claude-opus-4-20250514",
+        "claude-opus-4-0",
+        "claude-4-opus-20250514",
+        "anthropic.claude-opus-4-20250514-v1:0",
+        "claude-opus-4@20250514",
+        "anthropic.claude-opus-4-1-20250805-v1:0",
+        "claude-opus-4-1@20250805",
+    ),
+    8192,
+)
+"""Models with a lower non-streaming ceiling (the SDK's per-model table for Claude Opus 4 and 4.1);
+a test checks the real SDK refuses exactly where this module does."""
+
+
+def nonstreaming_limit(model: str) -> int:
+    """The largest ``max_tokens`` a non-streaming call to ``model`` may ask for (default timeout)."""
+    return min(NONSTREAMING_MAX_TOKENS, _NONSTREAMING_CAPS.get(model, NONSTREAMING_MAX_TOKENS))
 
 
 def accepts_effort(model: str, effort: str) -> bool:

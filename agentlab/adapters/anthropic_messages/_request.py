@@ -66,8 +66,8 @@ PROVIDER = "anthropic"
 API = "messages"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 API_VERSION = "2026-10-21"
-"""The ``anthropic-version`` the installed SDK sends (``anthropic._constants.ANTHROPIC_API_VERSION``;
-a test keeps the two equal). An adapter's ``extra_headers`` may pin another one."""
+"""The ``anthropic-version`` the installed SDK sends (its clients' ``default_headers``; a test keeps
+the two equal). An adapter's ``extra_headers`` may pin another one."""
 SAMPLING_REMOVED_IN = "2026-10-21"
 """From this API version, ``temperature``/``top_p``/``top_k`` are not request fields at all: any
 value, even the default, is a 400 "temperature: Extra inputs are not permitted"."""

@@ -9,11 +9,11 @@ reads the raw SSE text itself (``_stream``).
 Why the SDK's API client and not ``client.aio.models.generate_content``: the typed path converts the
 body through ``types.Content`` (it decodes ``thoughtSignature`` to bytes and re-encodes it as URL-safe
 base64: not verbatim) and parses every chunk into pydantic models (costly per event), and
-``async_request_streamed`` re-serializes each chunk. ``BaseApiClient._build_request`` +
-``_async_request`` is the layer under both: it adds auth, the versioned URL (``v1beta/models/...``;
-on Vertex ``projects/P/locations/L/publishers/google/models/...``), timeouts and retries, posts the
-bytes given (``HttpRequest.data`` may be bytes) and, streaming, hands back the unread
-``httpx2.Response``.
+``async_request_streamed`` re-serializes each chunk. The SDK's API client is the layer under both:
+it adds auth, the versioned URL (``v1beta/models/...``; on Vertex
+``projects/P/locations/L/publishers/google/models/...``), timeouts and retries, posts the bytes
+given and, streaming, hands back the unread ``httpx2.Response``. google-genai does not make it
+public: :mod:`._api_client` is the one module that touches it, and says why.
 
 Transport injection: ``client`` is a ``google.genai.Client`` to use as is (tests and the simulator
 build one with ``types.HttpOptions(base_url=..., httpx_async_client=httpx2.AsyncClient(transport=...))``,
@@ -40,6 +40,7 @@ from google.genai import types
 
 from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.adapters.google_gemini import _api_client
 from agentlab.adapters.google_gemini._cache import ExplicitCaches, wants_explicit
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._request import build_request
@@ -120,27 +121,6 @@ def _client(
     return genai.Client(api_key=key, http_options=options)
 
 
-def _stream_through_httpx2(api: Any, *, owned: bool) -> None:
-    """Make (or require) the SDK's async path be httpx2: the adapter reads the raw ``httpx2.Response``.
-
-    With ``aiohttp`` installed, google-genai streams through it unless an httpx2 client or transport
-    was given. A client this adapter built keeps the httpx2 client the SDK made for it (the SDK's TLS
-    settings and environment proxies) by naming it as the async client; a caller's client is not
-    changed behind their back: refused, before anything is sent, with what to pass instead.
-    """
-    if not api._use_aiohttp() and api._async_httpx_client is not None:
-        return
-    if not owned:
-        raise ConfigError(
-            "google: this google.genai.Client streams through aiohttp; agentlab reads the SDK's httpx2 "
-            "stream: build it with types.HttpOptions(httpx_async_client=httpx2.AsyncClient()) (or "
-            "async_client_args={'transport': ...}), or let the adapter build its client"
-        )
-    if api._async_httpx_client is None:
-        api._async_httpx_client = httpx2.AsyncClient(**api._async_httpx_client_args)
-    api._http_options.httpx_async_client = api._async_httpx_client
-
-
 def _vertex_client(
     *, api_key: str | None, project: str | None, location: str | None, options: types.HttpOptions
 ) -> genai.Client:
@@ -206,8 +186,8 @@ class GoogleGeminiAdapter:
                 location=location, options=_http_options(base_url, timeout, {}, max_retries),
             )  # fmt: skip
         self._client = client
-        self._api: Any = client.aio._api_client
-        _stream_through_httpx2(self._api, owned=self._owns_client)
+        self._api: Any = _api_client.api_client(client)
+        _api_client.use_httpx2(self._api, owned=self._owns_client)
         self.vertexai: bool = bool(self._api.vertexai)
         if not self.vertexai:
             # The SDK's default for the Gemini API is v1; thought signatures, thinkingConfig and
@@ -216,13 +196,13 @@ class GoogleGeminiAdapter:
         self._options = options
         self._caches = ExplicitCaches(client, model, options)
         # The SDK's loggers, and those of the HTTP stack this client really sends through.
-        http = getattr(self._api, "_async_httpx_client", None)
+        http = _api_client.httpx2_client(self._api)
         install_redaction("google_genai", *(stack_loggers(http) if http is not None else ()))
         self.base_url: str | None = self._endpoint()
 
     def _endpoint(self) -> str:
         """The endpoint signatures are tagged with: base URL, plus project/location on Vertex AI."""
-        base = str(self._api._http_options.base_url or "").rstrip("/")
+        base = _api_client.base_url(self._api)
         if self.vertexai and (self._api.project or self._api.location):
             return f"{base}/projects/{self._api.project}/locations/{self._api.location}"
         return base
@@ -298,9 +278,14 @@ class GoogleGeminiAdapter:
         """
         failure: AgentlabError | None = None
         try:
-            http_request = self._api._build_request("post", self._path(request.stream), {}, self._options)
-            http_request.data = built.body
-            resp = await self._api._async_request(http_request, self._options, stream=request.stream)
+            resp = await _api_client.send(
+                self._api,
+                "post",
+                self._path(request.stream),
+                self._options,
+                built.body,
+                stream=request.stream,
+            )
         except _OPEN_ERRORS as exc:
             failure = translate(exc)
         if failure is not None:

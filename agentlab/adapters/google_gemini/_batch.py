@@ -15,13 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentlab.adapters.batch_api import BatchState, LineOutcome, PendingLine
+from agentlab.adapters.google_gemini import _api_client
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._stream import GeminiAssembler
 from agentlab.adapters.http_errors import status_error
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ConfigError, ProviderError
+from agentlab.neutral.error_text import provider_text
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.google_gemini._adapter import GoogleGeminiAdapter
@@ -70,10 +71,7 @@ class GeminiBatchAPI:
     async def _call(self, method: str, path: str, data: bytes | None = None) -> dict[str, Any]:
         failure: AgentlabError | None = None
         try:
-            req = self._api._build_request(method, path, {}, self._options)
-            if data is not None:
-                req.data = data
-            resp = await self._api._async_request(req, self._options, stream=False)
+            resp = await _api_client.send(self._api, method, path, self._options, data, stream=False)
             text = resp.response_stream[0] if resp.response_stream else ""
         except Exception as e:  # translated outside: no chain to the SDK request (key, body)
             failure = translate(e)
@@ -133,7 +131,7 @@ def _outcome(item: dict[str, Any]) -> LineOutcome:
         return LineOutcome(cid, body=json.dumps(item["response"], ensure_ascii=False).encode())
     err = _dict(item.get("error"))
     code = err["code"] if isinstance(err.get("code"), int) else 2
-    message = redact_secrets(str(err.get("message") or f"batch request failed (rpc code {code})"))
+    message = provider_text(str(err.get("message") or f"batch request failed (rpc code {code})"))
     if code == 1:  # CANCELLED: the request was fine, the batch was stopped
         return LineOutcome(
             cid, error=ProviderError(message, provider=PROVIDER, error_type="CANCELLED", retryable=True)

@@ -10,8 +10,10 @@ arrives here. Gemini's error body is ``{"error": {"code", "message", "status", "
 API refused), else a ``google.rpc.ErrorInfo`` detail's ``reason`` (``API_KEY_INVALID``,
 ``ACCESS_TOKEN_TYPE_UNSUPPORTED``: what an auth refusal is about, as OpenAI's ``invalid_api_key``).
 The API's own message is kept (it is the API speaking, not the model) with key-looking substrings
-redacted; nothing else of the SDK exception (which holds the response and, through it,
-the request with the key header) is kept, and the agentlab error is raised without chaining it.
+redacted and the values it quotes removed (its protobuf parser quotes a rejected signature:
+:func:`~agentlab.neutral.error_text.provider_text`); nothing else of the SDK exception (which holds
+the response and, through it, the request with the key header) is kept, and the agentlab error is
+raised without chaining it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from google.genai import errors as genai_errors
 
 from agentlab.adapters.http_errors import connection_error, retry_after_seconds, status_error
 from agentlab.errors import AgentlabError, ConfigError, ProviderError, StreamInterruptedError
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.records.logs import redact_secrets
+from agentlab.neutral.error_text import provider_text, wire_error_text
 
 __all__ = ["PROVIDER", "error_fields", "in_stream_error", "translate"]
 
@@ -79,7 +80,7 @@ def _status_error(code: int, body: object, headers: Any) -> ProviderError:
     hdrs = {"retry-after": str(hint if hint is not None else delay)} if (hint or delay) is not None else None
     return status_error(
         code,
-        redact_secrets(message or f"HTTP {code}"),
+        provider_text(message or f"HTTP {code}"),
         provider=PROVIDER,
         error_type=status,
         code=field,
@@ -133,7 +134,7 @@ def in_stream_error(obj: Mapping[str, Any], *, request_id: str | None) -> Stream
     """An ``{"error": ...}`` chunk inside a 200 stream: typed by its status, never retried here."""
     status, message, _delay, _field = error_fields(obj)
     return StreamInterruptedError(
-        f"the stream reported an error: {redact_secrets(message) if message else 'no message'}",
+        f"the stream reported an error: {provider_text(message) if message else 'no message'}",
         provider=PROVIDER,
         error_type=status,
         request_id=request_id,

@@ -5,13 +5,16 @@ Chat Completions servers answer errors as ``{"error": {"message", "type", "code"
 "metadata": {"raw", "provider_name"}}}``, where ``message`` is often just "Provider returned error"
 and ``metadata.raw`` holds what the upstream said (the part that names the rule broken, e.g. "Gemini
 models require OpenRouter reasoning details..."). The message kept is the API's (never model output),
-key-looking substrings redacted, the upstream text cut to a bounded length. OpenRouter also reports
-failures inside a 200 stream as a chunk with a top-level ``error``: a ``StreamInterruptedError``.
-The SDK exception (it holds the request, with the key header and body) is never chained.
+key-looking substrings redacted and quoted values removed
+(:func:`~agentlab.neutral.error_text.provider_text`), an upstream's JSON error body reduced to its
+message, the upstream text cut to a bounded length. OpenRouter also reports failures inside a 200
+stream as a chunk with a top-level ``error``: a ``StreamInterruptedError``. The SDK exception (it
+holds the request, with the key header and body) is never chained.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,8 +23,7 @@ import openai
 
 from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.records.logs import redact_secrets
+from agentlab.neutral.error_text import provider_text, wire_error_text
 
 __all__ = ["error_text", "in_stream_error", "translate"]
 
@@ -49,9 +51,30 @@ def error_text(err: Mapping[str, Any], default: str) -> str:
     if upstream:
         text = f"{text} (upstream {upstream})"
     if raw:
+        raw = _upstream(raw)
         cut = raw if len(raw) <= _RAW_LIMIT else raw[:_RAW_LIMIT] + "..."
         text = f"{text}: {cut}"
-    return redact_secrets(text)
+    return provider_text(text)
+
+
+def _upstream(raw: str) -> str:
+    """OpenRouter's ``metadata.raw`` with an upstream's JSON error body replaced by its message.
+
+    The upstream's words are what name the rule broken; the JSON around them would only be scrubbed
+    away (its strings are quoted) and spread the message over many lines.
+    """
+    i = raw.find("{")
+    if i < 0:
+        return raw
+    try:
+        found = json.loads(raw[i:])
+    except ValueError:
+        return raw
+    message = _error_object(found).get("message")
+    if not isinstance(message, str):
+        return raw
+    head = raw[:i].strip()
+    return f"{head} {message}" if head else message
 
 
 def _code(err: Mapping[str, Any]) -> str | None:
@@ -119,7 +142,7 @@ def translate(
             retryable=not isinstance(exc, httpx2.StreamError),
         )
     if isinstance(exc, openai.OpenAIError):
-        return ProviderError(redact_secrets(str(exc)), provider=provider)
+        return ProviderError(provider_text(str(exc)), provider=provider)
     return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=provider)
 
 

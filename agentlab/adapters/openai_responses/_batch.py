@@ -22,8 +22,8 @@ from agentlab.adapters.openai_responses._errors import translate as translate_sd
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
 from agentlab.assembly.assembler import Assembler, WireCall, assembler_for
 from agentlab.errors import AgentlabError, ProviderAPIError, ProviderError
+from agentlab.neutral.error_text import provider_text
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import redact_secrets
 
 if TYPE_CHECKING:
     from agentlab.adapters.openai_responses._adapter import OpenAIResponsesAdapter
@@ -152,7 +152,7 @@ def _outcome(raw: bytes) -> LineOutcome:
             request_id=resp.get("request_id"),
             error=status_error(
                 resp["status_code"],
-                redact_secrets(str(info.get("message") or f"HTTP {resp['status_code']}")),
+                provider_text(str(info.get("message") or f"HTTP {resp['status_code']}")),
                 provider=PROVIDER,
                 error_type=str(info["type"]) if info.get("type") else None,
                 code=str(info["code"]) if info.get("code") else None,

@@ -3,7 +3,8 @@
 Every translated error carries the provider, HTTP status, the provider's error ``type`` (as
 ``error_type``) and ``code`` (as the extra attribute ``code``), the message and the ``x-request-id``.
 Keys never appear: the SDK's messages quote only what the API returned, and the API masks keys (and
-key-looking substrings are redacted here too). An exception that is not the SDK's is described by type
+key-looking substrings are redacted here too; values the API quotes are removed,
+:func:`~agentlab.neutral.error_text.provider_text`). An exception that is not the SDK's is described by type
 and position only (:mod:`agentlab.neutral.error_text`): its text may quote a body.
 """
 
@@ -17,8 +18,7 @@ import openai
 from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
 from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
-from agentlab.neutral.error_text import wire_error_text
-from agentlab.records.logs import redact_secrets
+from agentlab.neutral.error_text import provider_text, wire_error_text
 
 __all__ = ["in_stream_error", "retry_after", "translate"]
 
@@ -48,7 +48,7 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
         # ``code`` (e.g. ``model_not_found``, ``invalid_api_key``) is finer than ``type``; keep both.
         return status_error(
             exc.status_code,
-            redact_secrets(str(info.get("message") or exc.message)),
+            provider_text(str(info.get("message") or exc.message)),
             provider=PROVIDER,
             error_type=exc.type or (str(info["type"]) if info.get("type") else None),
             code=exc.code,
@@ -71,17 +71,19 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
         )
     if isinstance(exc, httpx2.TransportError):
         return StreamInterruptedError(
-            f"stream broke ({type(exc).__name__}: {exc})",
+            f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
             provider=PROVIDER,
             request_id=request_id,
             retryable=True,
         )
     if isinstance(exc, httpx2.StreamError):
         return StreamInterruptedError(
-            f"stream broke ({type(exc).__name__}: {exc})", provider=PROVIDER, request_id=request_id
+            f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
+            provider=PROVIDER,
+            request_id=request_id,
         )
     if isinstance(exc, openai.OpenAIError):
-        return ProviderError(redact_secrets(str(exc)), provider=PROVIDER)
+        return ProviderError(provider_text(str(exc)), provider=PROVIDER)
     # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
     # body it touched: described by type and position only.
     return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
@@ -99,7 +101,7 @@ def in_stream_error(
     etype = _str(error.get("type")) or _str(error.get("code"))
     code = _str(error.get("code"))
     text = _str(error.get("message"))
-    message = redact_secrets(text) if text else ("response.failed" if failed else "error event in stream")
+    message = provider_text(text) if text else ("response.failed" if failed else "error event in stream")
     err = StreamInterruptedError(
         message,
         provider=PROVIDER,
