@@ -45,6 +45,26 @@ def providers_table() -> str:
     return "\n".join(rows)
 
 
+def options_table() -> str:
+    """Every provider's declared ``provider_options`` rules: owned keys, typed keys, neutral twins."""
+    from agentlab.adapters.registry import get_provider, provider_names
+
+    def names(keys: Any, prefix: str) -> str:
+        return ", ".join(f"`{prefix}{k}`" for k in sorted(keys)) or "none"
+
+    rows = ["| provider | keys agentlab builds (refused) | typed keys | keys that set a neutral knob |"]
+    rows.append("|---|---|---|---|")
+    for name in provider_names():
+        spec = get_provider(name)
+        rules, prefix = spec.options, spec.option_prefix
+        twins = ", ".join(
+            f"`{prefix}{k}` = {' or '.join(f'`{n}`' for n in ((v,) if isinstance(v, str) else v))}"
+            for k, v in sorted(rules.neutral.items())
+        ) or "none"
+        rows.append(f"| `{name}` | {names(rules.owned, prefix)} | {names(rules.types, prefix)} | {twins} |")
+    return "\n".join(rows)
+
+
 def diagnostics_table() -> str:
     """Every registered diagnostic code, its meaning and its payload fields."""
     import agentlab.loop.runner  # noqa: F401  (imports the adapters, which register their codes)
@@ -114,6 +134,7 @@ def bench_table() -> str:
 _GENERATORS = {
     "providers_table": providers_table,
     "diagnostics_table": diagnostics_table,
+    "options_table": options_table,
     "error_tree": error_tree,
     "api_table": api_table,
     "bench_table": bench_table,
