@@ -235,3 +235,64 @@ def test_tiny_disk_really_fills(tiny_disk: Path) -> None:
     assert info.value.errno == errno.ENOSPC
     filler.unlink()
     (tiny_disk / "more").write_bytes(b"z" * 8192)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (a report with its charts is over 100 KB), as ``tiny_disk``."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@al.tool
+def _weather(city: str) -> str:
+    """Weather for a city."""
+    return "sunny"
+
+
+def _run_result() -> Any:
+    return al.Run("openai:sim-reasoner", "Weather in Paris? Use the tool.", tools=[_weather]).run_sync()
+
+
+def test_report_and_exported_frames_on_a_full_disk(small_disk: Path) -> None:
+    """Each whole-file writer on a full disk: typed error, the earlier files intact, nothing partial."""
+    import importlib.util
+
+    formats = ["csv"] + (["parquet"] if importlib.util.find_spec("pyarrow") else [])
+    writers: dict[str, Any] = {"save_report": lambda r: [al.save_report(r, small_disk / "report.html")]}
+    for fmt in formats:
+        writers[f"export_frames {fmt}"] = lambda r, fmt=fmt: list(
+            al.export_frames(r, small_disk / fmt, format=fmt).values()
+        )
+    first = {name: write(_run_result()) for name, write in writers.items()}
+    before = {p: p.read_bytes() for paths in first.values() for p in paths}
+    files_before = sorted(small_disk.rglob("*"))
+    filler = fill(small_disk)
+    problems: list[str] = []
+    for name, write in writers.items():
+        try:
+            write(_run_result())
+            problems.append(f"{name}: wrote on a full disk without an error (the disk never filled?)")
+        except BaseException as e:
+            if not isinstance(e, al.StorageError) or "\n" in str(e):
+                what = f"{type(e).__name__}: {str(e)[:150]}"
+                problems.append(f"{name}: raised {what}; want a one-line StorageError")
+    for p, data in before.items():
+        if p.read_bytes() != data:
+            problems.append(f"{p.name}: {len(data)} bytes before, {p.stat().st_size} after the failed write")
+    extra = sorted(set(small_disk.rglob("*")) - set(files_before) - {filler})
+    if extra:
+        problems.append(f"left behind: {[str(p.relative_to(small_disk)) for p in extra]}")
+    filler.unlink()
+    for name, write in writers.items():
+        _soft(problems, f"{name} once space is back", lambda write=write: write(_run_result()))
+    assert not problems, "\n".join(problems)
