@@ -296,3 +296,61 @@ def test_report_and_exported_frames_on_a_full_disk(small_disk: Path) -> None:
     for name, write in writers.items():
         _soft(problems, f"{name} once space is back", lambda write=write: write(_run_result()))
     assert not problems, "\n".join(problems)
+
+
+def test_a_batch_sweep_on_a_nearly_full_disk_leaves_nothing_at_the_providers(tiny_disk: Path) -> None:
+    """One page free: the manifest or journal fails mid-round, every batch made is deleted.
+
+    The batches of that round exist at the providers (their requests hold the loop's opaque items);
+    once the driver cannot record them, it must not leave them there unrecorded and billed. Once
+    space is back, the same call resumes and finishes, leaving nothing at the providers either.
+    """
+    from agentlab.sim import anthropic_client, gemini_client, openai_client
+    from agentlab.sweeps import sim_tasks, sim_tools
+    from tests.support.opaque import RecordingTransport
+    from tests.support.provider_copies import left_at_provider
+
+    t = RecordingTransport()
+    store = t.simulator.batches
+    store.seconds = 0.05
+
+    def make(ref: Any) -> Any:
+        from agentlab.adapters.base import create_adapter
+
+        if ref.provider == "openai":
+            return create_adapter(ref, client=openai_client(transport=t))
+        if ref.provider == "google":
+            return create_adapter(ref, client=gemini_client(transport=t))
+        return create_adapter(ref, client=anthropic_client(transport=t))
+
+    def left() -> list[str]:
+        return left_at_provider(store)
+
+    out = tiny_disk / "batch.jsonl"
+    models = ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"]
+
+    def sweep() -> Any:
+        fast = {"poll_s": 0.02, "poll_max_s": 0.1}
+        return al.sweep(sim_tasks()[:2], models, results=out, tools=sim_tools(), progress=None,
+                        adapter_factory=make, backend="batch", batch=fast)  # fmt: skip
+
+    filler = fill(tiny_disk)
+    os.truncate(filler, filler.stat().st_size - 4096)  # one page free, about what the report saw
+    problems: list[str] = []
+    try:
+        sweep()
+        problems.append("the sweep finished on a full disk (the disk never filled?)")
+    except BaseException as e:
+        if not isinstance(e, al.StorageError) or "\n" in str(e):
+            problems.append(f"raised {type(e).__name__}: {str(e)[:200]}; want a one-line StorageError")
+    if not store._n:  # the store's id counter: files and batches ever created (deleted ones too)
+        problems.append("nothing was created at a provider: the fault came first (the test needs one)")
+    if left():
+        problems.append(f"left at the providers after the storage stop: {left()}")
+    filler.unlink()
+    rep = _soft(problems, "resume once space is back", sweep)
+    if rep is not None and (rep.status != "completed" or rep.failed):
+        problems.append(f"after resume: {rep.status}, {rep.failed} failed")
+    if left():
+        problems.append(f"left at the providers after the resumed sweep: {left()}")
+    assert not problems, "\n".join(problems)

@@ -23,13 +23,13 @@ import pytest
 from agentlab.adapters.base import Adapter, ModelRef, create_adapter, parse_model
 from agentlab.errors import ProviderError, StorageError
 from agentlab.sim import anthropic_client, gemini_client, openai_client
-from agentlab.sim.batch_store import BatchStore
 from agentlab.sweeps import asweep, load_results, sim_tasks, sim_tools, sweep
 from agentlab.sweeps.batch import rounds
 from agentlab.sweeps.batch.driver import batch_api_for
 from agentlab.sweeps.batch.manifest import Manifest, manifest_path
 from tests.support.faulty_files import Faults
 from tests.support.opaque import RecordingTransport
+from tests.support.provider_copies import left_at_provider
 
 FAST = {"poll_s": 0.02, "poll_max_s": 0.1}
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"]
@@ -46,19 +46,6 @@ def _factory(transport: RecordingTransport, seconds: float = 0.05) -> Callable[[
         return create_adapter(ref, client=anthropic_client(transport=transport))
 
     return make
-
-
-def left_at_provider(store: BatchStore) -> list[str]:
-    """What the provider still holds of the loop: files, and batches other than OpenAI's."""
-    with store.lock:
-        files = [f"file {fid}" for fid in store.files]
-        jobs = [f"{j.api} batch {j.id}" for j in store.jobs.values() if j.api != "openai"]
-        running = [
-            f"openai batch {j.id} ({j.obj['status']})"
-            for j in store.jobs.values()
-            if j.api == "openai" and j.cancelled_at is None and j.obj["status"] != "completed"
-        ]
-    return files + jobs + running
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
@@ -243,3 +230,39 @@ def test_a_batch_created_but_never_recorded_is_found_and_deleted(
         assert any(r["event"] == "submitted" and r.get("recovered") and r["batch_id"] == made for r in recs)
         assert left_at_provider(store) == []
     assert Manifest.unresolved(manifest_path(out)) == []
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_sweep_cancelled_while_a_batch_is_being_created_deletes_it(
+    tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C lands after the provider created the batch but before its id came back to the driver."""
+    t = RecordingTransport()
+    make = _factory(t, seconds=5.0)
+    out = tmp_path / "r.jsonl"
+    store = t.simulator.batches
+    cls = type(batch_api_for(make(parse_model(model))))
+    real = cls.submit
+
+    async def slow_answer(self: Any, lines: Any, *, metadata: Any) -> str:
+        batch_id = await real(self, lines, metadata=metadata)
+        await asyncio.sleep(0.5)  # the answer is still on its way when the sweep is cancelled
+        return batch_id
+
+    monkeypatch.setattr(cls, "submit", slow_answer)
+
+    async def cancel_mid_create() -> None:
+        task = asyncio.ensure_future(asweep(
+            sim_tasks()[:2], [model], results=out, tools=sim_tools(), progress=None, adapter_factory=make,
+            backend="batch", batch=FAST))  # fmt: skip
+        while not store.jobs:
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_mid_create())
+    assert store._n  # positive control: the batch was created (it may be deleted since)
+    assert left_at_provider(store) == []
+    assert Manifest.undeleted(manifest_path(out)) == []

@@ -22,8 +22,9 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from agentlab.adapters.batch_api import BatchAPI, BatchState, LineOutcome, PendingLine
 from agentlab.errors import AgentlabError, ProviderError
@@ -32,6 +33,7 @@ from agentlab.records.logs import get_logger
 __all__ = ["Intent", "Poll", "RoundQueue", "Submitted", "discard"]
 
 log = get_logger(__name__)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,9 @@ class RoundQueue:
         batch_id: str | None = None
         try:
             self.on_intent(intent)  # write-ahead: if it cannot be recorded, nothing is created
-            batch_id = await self._create(intent, part)
+            batch_id, interrupted = await self._create(intent, part)
+            if interrupted:  # cancelled while the create call was out: the batch exists, remove it
+                raise asyncio.CancelledError
             self.on_submitted(Submitted(n, batch_id, intent.provider, self.model, intent.custom_ids,
                                         intent.intent))  # fmt: skip
             state = await self._wait(batch_id)
@@ -190,10 +194,10 @@ class RoundQueue:
             self._in_flight.discard(batch_id)
             self.on_ended(state)
         except asyncio.CancelledError:
-            if batch_id is not None:
-                await self._remove(batch_id, "cancelled by the driver")
             for w in part:
                 w.future.cancel()
+            if batch_id is not None:
+                await self._remove(batch_id, "cancelled by the driver")
             raise
         except AgentlabError as e:  # the whole batch failed: every call of it fails the same way
             if batch_id is not None:
@@ -211,19 +215,24 @@ class RoundQueue:
                 got = _missing(self.api.provider, w.line.custom_id, state)
             w.future.set_result(got)
 
-    async def _create(self, intent: Intent, part: Sequence[_Waiting]) -> str:
-        """The batch, created at the provider; a create that failed is marked void in the manifest."""
+    async def _create(self, intent: Intent, part: Sequence[_Waiting]) -> tuple[str, bool]:
+        """The batch's id, and whether the round was cancelled while the create call was out.
+
+        The call is never cut short: a batch the provider created while the answer was on its way
+        would exist with no id known here. A create that failed is marked void in the manifest.
+        """
         meta = {"agentlab_round": str(intent.round), "agentlab_model": self.model,
                 "agentlab_intent": intent.intent}  # fmt: skip
-        try:
-            batch_id = await self.api.submit([w.line for w in part], metadata=meta)
-        except AgentlabError:
+        task, interrupted = await _to_the_end(self.api.submit([w.line for w in part], metadata=meta))
+        failure = asyncio.CancelledError() if task.cancelled() else task.exception()
+        if failure is not None:
             with contextlib.suppress(AgentlabError):  # unrecorded, a restart looks for it
                 self.on_void(intent.intent, "the create call failed")
-            raise
+            raise failure
+        batch_id = task.result()
         self.batches += 1
         self._in_flight.add(batch_id)
-        return batch_id
+        return batch_id, interrupted
 
     async def _remove(self, batch_id: str, why: str | None) -> None:
         """Every copy of the batch deleted at the provider (best effort, never masking the exit).
@@ -233,9 +242,8 @@ class RoundQueue:
         """
         running = why is not None and batch_id in self._in_flight
         self._in_flight.discard(batch_id)
-        gone = False
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            gone = await asyncio.shield(discard(self.api, batch_id, self.poll, ended=not running))
+        task, interrupted = await _to_the_end(discard(self.api, batch_id, self.poll, ended=not running))
+        gone = not task.cancelled() and task.exception() is None and task.result()
         if not gone:
             log.warning("batch %s is not deleted at %s yet; the next sweep call deletes it", batch_id,
                         self.api.provider)  # fmt: skip
@@ -244,6 +252,8 @@ class RoundQueue:
                 self.on_ended(BatchState(batch_id, str(why), True, {}))
             if gone:
                 self.on_deleted(batch_id)
+        if interrupted:
+            raise asyncio.CancelledError  # the sweep was interrupted meanwhile: now it may stop
 
     async def _wait(self, batch_id: str) -> BatchState:
         delay = self.poll.poll_s
@@ -260,6 +270,23 @@ class RoundQueue:
             t.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _to_the_end(aw: Coroutine[Any, Any, _T]) -> tuple[asyncio.Task[_T], bool]:
+    """Run ``aw`` to its end even if this task is cancelled meanwhile (each such call is bounded).
+
+    A sweep that stops (a storage stop, an error, Ctrl-C) cancels its rounds, some of them creating
+    or deleting a batch: cut short, a batch would stay at the provider with nobody to delete it.
+    Returns the finished task (result or exception) and whether a cancellation came meanwhile, for
+    the caller to raise once the batch is dealt with.
+    """
+    task = asyncio.ensure_future(aw)
+    interrupted = False
+    while not task.done():
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.shield(task)
+        interrupted = interrupted or not task.done()
+    return task, interrupted
 
 
 def _missing(provider: str, cid: str, state: BatchState) -> LineOutcome:
