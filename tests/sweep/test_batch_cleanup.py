@@ -266,3 +266,4 @@ def test_a_sweep_cancelled_while_a_batch_is_being_created_deletes_it(
     assert store._n  # positive control: the batch was created (it may be deleted since)
     assert left_at_provider(store) == []
     assert Manifest.undeleted(manifest_path(out)) == []
+    assert Manifest.unresolved(manifest_path(out)) == []  # recorded, then deleted: nothing to search for

@@ -185,10 +185,10 @@ class RoundQueue:
         try:
             self.on_intent(intent)  # write-ahead: if it cannot be recorded, nothing is created
             batch_id, interrupted = await self._create(intent, part)
-            if interrupted:  # cancelled while the create call was out: the batch exists, remove it
-                raise asyncio.CancelledError
             self.on_submitted(Submitted(n, batch_id, intent.provider, self.model, intent.custom_ids,
                                         intent.intent))  # fmt: skip
+            if interrupted:  # cancelled while the create call was out: the batch exists, remove it
+                raise asyncio.CancelledError
             state = await self._wait(batch_id)
             outcomes = {o.custom_id: o for o in await self.api.results(batch_id)}
             self._in_flight.discard(batch_id)
@@ -228,7 +228,7 @@ class RoundQueue:
         if failure is not None:
             with contextlib.suppress(AgentlabError):  # unrecorded, a restart looks for it
                 self.on_void(intent.intent, "the create call failed")
-            raise failure
+            raise asyncio.CancelledError if interrupted else failure
         batch_id = task.result()
         self.batches += 1
         self._in_flight.add(batch_id)
