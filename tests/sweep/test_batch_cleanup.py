@@ -267,3 +267,18 @@ def test_a_sweep_cancelled_while_a_batch_is_being_created_deletes_it(
     assert left_at_provider(store) == []
     assert Manifest.undeleted(manifest_path(out)) == []
     assert Manifest.unresolved(manifest_path(out)) == []  # recorded, then deleted: nothing to search for
+
+
+@pytest.mark.parametrize(
+    ("model", "batch_id"),
+    [
+        ("openai:sim-reasoner", "batch_gone"),
+        ("anthropic:sim-thinker", "msgbatch_gone"),
+        ("google:sim-gemini", "batches/gone"),
+    ],
+)
+def test_a_batch_already_gone_counts_as_deleted(model: str, batch_id: str) -> None:
+    """A manifest older than its deletion records (or a delete whose answer was lost) is not an error."""
+    api = batch_api_for(_factory(RecordingTransport())(parse_model(model)))
+    for ended in (False, True):
+        assert asyncio.run(rounds.discard(api, batch_id, rounds.Poll(0.01, 0.05), ended=ended)) is True
