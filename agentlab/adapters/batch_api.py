@@ -1,10 +1,16 @@
-"""What the batch driver asks of a provider's batch API: submit, poll, read results, cancel.
+"""What the batch driver asks of a provider's batch API: submit, poll, read results, cancel, delete.
 
 Each provider package implements :class:`BatchAPI` in its own ``_batch`` module (named by
 ``ProviderSpec.batch``), through its official SDK; the driver never sees a wire format. Why the
 line outcome carries the *body* a live non-streaming call would have returned: the adapter's own
 assembler then turns it into the same neutral response, usage and opaque items as a live call, so
 a batch run and a live run differ only in when their answers arrive and what they cost.
+
+Why ``delete`` is separate from ``results``: a batch's input and output at the provider hold the
+loop's prompts and its opaque reasoning items (OpenAI's ``encrypted_content``, Anthropic's signed
+thinking blocks, Gemini's thought signatures). They must go on every exit of a round, not only after
+a successful read: a cancelled, failed or abandoned batch is deleted too (the driver cancels it and
+waits for it to end first, where the provider refuses to delete a running batch).
 """
 
 from __future__ import annotations
@@ -70,6 +76,8 @@ class BatchAPI(Protocol):
     """The provider's limit of requests per batch (a round larger than this is split)."""
     max_bytes: int
     """The provider's limit of one batch's input size in bytes."""
+    searchable: bool
+    """Whether :meth:`find` can find a batch by the intent tag it was created with."""
 
     def line_size(self, line: PendingLine) -> int:
         """The bytes ``line`` adds to a batch input (for splitting by ``max_bytes``)."""
@@ -80,6 +88,13 @@ class BatchAPI(Protocol):
     async def submit(self, lines: Sequence[PendingLine], *, metadata: Mapping[str, str]) -> str:
         """Create one batch of ``lines``; returns its id. Input the provider needs is never logged."""
 
+    async def find(self, intent: str) -> list[str]:
+        """Ids of the batches created with ``metadata["agentlab_intent"] == intent`` (newest first).
+
+        For a driver that died between creating a batch and recording its id. Empty where the
+        provider keeps nothing to search by (``searchable`` False).
+        """
+
     async def state(self, batch_id: str) -> BatchState:
         """The batch's status now."""
 
@@ -88,3 +103,12 @@ class BatchAPI(Protocol):
 
     async def cancel(self, batch_id: str) -> None:
         """Ask the provider to cancel the batch (requests already answered are still billed)."""
+
+    async def delete(self, batch_id: str, *, ended: bool) -> bool:
+        """Delete every copy the provider keeps of the batch (input, output, the batch itself).
+
+        ``ended``: the batch has ended (a running one is cancelled first by the caller). Deletes
+        what the provider lets go now; True when nothing is left there, False when something can
+        only go once the batch has ended (the driver then tries again, on resume at the latest). A
+        copy already gone (404) counts as deleted.
+        """

@@ -8,6 +8,9 @@ Parquet needs ``pyarrow``, the ``parquet`` extra (``pip install 'agentlab[parque
 ``export_frames(..., format="parquet")`` raises ``MissingExtraError`` naming the extra, before any
 file is written. The HTML report is self-contained (styles inline, charts as inline SVG, no script),
 so a colleague can open it in a browser without a kernel.
+
+Every file is written whole or not at all (:func:`agentlab.records.atomic_file.write_atomic`): on
+a full disk the earlier file, if any, is left as it was and a ``StorageError`` names the path.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import ConfigError, MissingExtraError
+from agentlab.records.atomic_file import ensure_dir, write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,17 +70,25 @@ def export_frames(obj: Any, directory: str | Path, *, format: ExportFormat = "pa
     if format == "parquet":
         _require_pyarrow()
     frames = _frames(obj)
-    out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = ensure_dir(directory)
     paths: dict[str, Path] = {}
     for name, df in frames.items():
         path = out_dir / f"{name}.{format}"
-        if format == "parquet":
-            df.to_parquet(path, index=False)
-        else:
-            df.to_csv(path, index=False)
+        write_atomic(path, _encoded(df, format))
         paths[name] = path
     return paths
+
+
+def _encoded(df: pd.DataFrame, format: ExportFormat) -> bytes:
+    """The file's bytes, built in memory: a full disk then costs the new file, never the old one."""
+    if format == "csv":
+        text: str = df.to_csv(index=False)
+        return text.encode("utf-8")
+    import io
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
 
 
 _CSS = (
@@ -138,6 +150,7 @@ def report_html(obj: Any, *, title: str | None = None) -> str:
 def save_report(obj: Any, path: str | Path, *, title: str | None = None) -> Path:
     """Write a self-contained HTML report of a comparison (or a run) that opens without a kernel."""
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report_html(obj, title=title), encoding="utf-8")
+    page = report_html(obj, title=title)  # built before the file is touched
+    ensure_dir(out.parent)
+    write_atomic(out, page)
     return out

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlab.records.atomic_file import write_atomic
+from agentlab.records.atomic_file import copy_atomic, ensure_dir, write_atomic
 
 __all__ = [
     "NOTEBOOKS",
@@ -145,14 +145,29 @@ def install_widget_assets() -> Path:
             if npm_integrity(tgz) != integrity:
                 raise RuntimeError(f"npm pack {spec}: the tarball is not the pinned one (integrity differs)")
             unpacked = Path(tmp) / "unpacked"
-            with tarfile.open(tgz) as tar:
-                tar.extractall(unpacked, filter="data")
+            _unpack(tgz, unpacked)
             dest = cache / name
             shutil.rmtree(dest, ignore_errors=True)
             unpacked.rename(dest)  # whole or not at all: an interrupted fetch leaves no half package
         if not wanted.exists():
             raise RuntimeError(f"{spec} has no {wanted.relative_to(cache / name)}")
     return cache
+
+
+def _unpack(tgz: Path, into: Path) -> None:
+    """The package's regular files, each through the atomic writer (tar's ``data`` filter rules)."""
+    with tarfile.open(tgz) as tar:
+        for member in tar.getmembers():
+            safe = tarfile.data_filter(member, str(into))  # refuses absolute paths, "..", devices
+            if not safe.isfile():
+                continue  # directories are made as files need them; links are not needed
+            got = tar.extractfile(member)
+            if got is None:
+                continue
+            with got:
+                data = got.read()
+            dest = into / safe.name
+            write_atomic(ensure_dir(dest.parent) / dest.name, data, mode=(safe.mode or 0o644) & 0o755)
 
 
 def fetch_widget_assets(static_dir: Path, *, fetch: bool = False) -> tuple[str, str] | None:
@@ -173,8 +188,11 @@ def fetch_widget_assets(static_dir: Path, *, fetch: bool = False) -> tuple[str, 
     files = _asset_files()
     target = static_dir / "html-manager"
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(files["html-manager"].parent, target, ignore=shutil.ignore_patterns("*.map"))
-    shutil.copy2(files["requirejs"], static_dir / "require.js")
+    source = files["html-manager"].parent
+    for f in sorted(source.rglob("*")):
+        if f.is_file() and not f.name.endswith(".map"):
+            copy_atomic(f, ensure_dir(target / f.relative_to(source).parent) / f.name)
+    copy_atomic(files["requirejs"], static_dir / "require.js")
     return "_static/require.js", "_static/html-manager/embed-amd.js"
 
 

@@ -117,8 +117,15 @@ def snapshot_text(roots: dict[str, Node]) -> str:
 
 
 def write_snapshot() -> Path:
-    """Recompile from the installed SDKs and rewrite :data:`SNAPSHOT` (after an SDK upgrade)."""
-    SNAPSHOT.write_text(snapshot_text(compile_from_sdks()), encoding="utf-8")
+    """Recompile from the installed SDKs and rewrite :data:`SNAPSHOT` (after an SDK upgrade).
+
+    A developer's tool, never run by the simulator: the one place in ``agentlab.sim`` that imports
+    from agentlab outside it (lazily), so that the snapshot is replaced whole or not at all by the
+    package's atomic writer, as every file agentlab writes.
+    """
+    from agentlab.records.atomic_file import write_atomic
+
+    write_atomic(SNAPSHOT, snapshot_text(compile_from_sdks()))
     return SNAPSHOT
 
 

@@ -529,10 +529,10 @@ class _State:
 def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started: int) -> StorageError:
     """The error a sweep raises when its results file could not take a row, with what happened."""
     return StorageError(
-        f"{e}\nsweep stopped: {st.done} run(s) recorded in this call; {st.unwritten} finished run(s) "
-        f"could not be recorded, {cancelled} in flight were cancelled and {not_started} not started. "
-        "Call sweep again with the same results file to resume once it can be written: finished rows "
-        "are kept, the rest is run then.",
+        f"{e}; sweep stopped: {st.done} run(s) recorded in this call, {st.unwritten} finished run(s) "
+        f"could not be recorded, {cancelled} in flight were cancelled and {not_started} not started; "
+        "call sweep again with the same results file to resume once it can be written (finished rows "
+        "are kept, the rest is run then)",
         path=e.path,
         errno=e.errno,
     )

@@ -235,3 +235,122 @@ def test_tiny_disk_really_fills(tiny_disk: Path) -> None:
     assert info.value.errno == errno.ENOSPC
     filler.unlink()
     (tiny_disk / "more").write_bytes(b"z" * 8192)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (a report with its charts is over 100 KB), as ``tiny_disk``."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@al.tool
+def _weather(city: str) -> str:
+    """Weather for a city."""
+    return "sunny"
+
+
+def _run_result() -> Any:
+    return al.Run("openai:sim-reasoner", "Weather in Paris? Use the tool.", tools=[_weather]).run_sync()
+
+
+def test_report_and_exported_frames_on_a_full_disk(small_disk: Path) -> None:
+    """Each whole-file writer on a full disk: typed error, the earlier files intact, nothing partial."""
+    import importlib.util
+
+    formats = ["csv"] + (["parquet"] if importlib.util.find_spec("pyarrow") else [])
+    writers: dict[str, Any] = {"save_report": lambda r: [al.save_report(r, small_disk / "report.html")]}
+    for fmt in formats:
+        writers[f"export_frames {fmt}"] = lambda r, fmt=fmt: list(
+            al.export_frames(r, small_disk / fmt, format=fmt).values()
+        )
+    first = {name: write(_run_result()) for name, write in writers.items()}
+    before = {p: p.read_bytes() for paths in first.values() for p in paths}
+    files_before = sorted(small_disk.rglob("*"))
+    filler = fill(small_disk)
+    problems: list[str] = []
+    for name, write in writers.items():
+        try:
+            write(_run_result())
+            problems.append(f"{name}: wrote on a full disk without an error (the disk never filled?)")
+        except BaseException as e:
+            if not isinstance(e, al.StorageError) or "\n" in str(e):
+                what = f"{type(e).__name__}: {str(e)[:150]}"
+                problems.append(f"{name}: raised {what}; want a one-line StorageError")
+    for p, data in before.items():
+        if p.read_bytes() != data:
+            problems.append(f"{p.name}: {len(data)} bytes before, {p.stat().st_size} after the failed write")
+    extra = sorted(set(small_disk.rglob("*")) - set(files_before) - {filler})
+    if extra:
+        problems.append(f"left behind: {[str(p.relative_to(small_disk)) for p in extra]}")
+    filler.unlink()
+    for name, write in writers.items():
+        _soft(problems, f"{name} once space is back", lambda write=write: write(_run_result()))
+    assert not problems, "\n".join(problems)
+
+
+def test_a_batch_sweep_on_a_nearly_full_disk_leaves_nothing_at_the_providers(tiny_disk: Path) -> None:
+    """One page free: the manifest or journal fails mid-round, every batch made is deleted.
+
+    The batches of that round exist at the providers (their requests hold the loop's opaque items);
+    once the driver cannot record them, it must not leave them there unrecorded and billed. Once
+    space is back, the same call resumes and finishes, leaving nothing at the providers either.
+    """
+    from agentlab.sim import anthropic_client, gemini_client, openai_client
+    from agentlab.sweeps import sim_tasks, sim_tools
+    from tests.support.opaque import RecordingTransport
+    from tests.support.provider_copies import left_at_provider
+
+    t = RecordingTransport()
+    store = t.simulator.batches
+    store.seconds = 0.05
+
+    def make(ref: Any) -> Any:
+        from agentlab.adapters.base import create_adapter
+
+        if ref.provider == "openai":
+            return create_adapter(ref, client=openai_client(transport=t))
+        if ref.provider == "google":
+            return create_adapter(ref, client=gemini_client(transport=t))
+        return create_adapter(ref, client=anthropic_client(transport=t))
+
+    def left() -> list[str]:
+        return left_at_provider(store)
+
+    out = tiny_disk / "batch.jsonl"
+    models = ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"]
+
+    def sweep() -> Any:
+        fast = {"poll_s": 0.02, "poll_max_s": 0.1}
+        return al.sweep(sim_tasks()[:2], models, results=out, tools=sim_tools(), progress=None,
+                        adapter_factory=make, backend="batch", batch=fast)  # fmt: skip
+
+    filler = fill(tiny_disk)
+    os.truncate(filler, filler.stat().st_size - 4096)  # one page free, about what the report saw
+    problems: list[str] = []
+    try:
+        sweep()
+        problems.append("the sweep finished on a full disk (the disk never filled?)")
+    except BaseException as e:
+        if not isinstance(e, al.StorageError) or "\n" in str(e):
+            problems.append(f"raised {type(e).__name__}: {str(e)[:200]}; want a one-line StorageError")
+    if not store._n:  # the store's id counter: files and batches ever created (deleted ones too)
+        problems.append("nothing was created at a provider: the fault came first (the test needs one)")
+    if left():
+        problems.append(f"left at the providers after the storage stop: {left()}")
+    filler.unlink()
+    rep = _soft(problems, "resume once space is back", sweep)
+    if rep is not None and (rep.status != "completed" or rep.failed):
+        problems.append(f"after resume: {rep.status}, {rep.failed} failed")
+    if left():
+        problems.append(f"left at the providers after the resumed sweep: {left()}")
+    assert not problems, "\n".join(problems)

@@ -1,7 +1,8 @@
-"""A file whose writes fail after N bytes, installed as the opener of agentlab's JSONL writer.
+"""Files whose writes fail after N bytes, under agentlab's two writers (append-only and atomic).
 
 Fast and mount-free: the same faults a full disk gives (a short write, then ``ENOSPC``), or an
-``EIO`` from ``flush``, at a byte position the test chooses.
+``EIO`` from ``flush``, at a byte position the test chooses. ``Faults`` is installed as the opener
+of the JSONL writer; ``AtomicFaults`` under ``write_atomic`` (every whole file agentlab writes).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentlab.records import jsonl
+from agentlab.records import atomic_file, jsonl
 from agentlab.records.jsonl import AppendOnlyJsonl
 
 
@@ -67,3 +68,33 @@ class Faults:
 
     def heal(self) -> None:
         self.armed = None
+
+
+class _FailingOs:
+    """``os`` as the atomic writer sees it, whose ``write`` runs out of space after a byte budget."""
+
+    def __init__(self, budget: int, err: int) -> None:
+        self.budget, self.err = budget, err
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: Any) -> int:
+        if self.budget <= 0:
+            raise OSError(self.err, os.strerror(self.err))
+        n = os.write(fd, bytes(data[: self.budget]))  # a short write first, as a filling disk gives
+        self.budget -= n
+        return n
+
+
+class AtomicFaults:
+    """Makes every ``write_atomic`` (whole files) fail after N bytes, as on a disk that fills."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._monkeypatch = monkeypatch
+
+    def fail(self, *, after: int = 0, err: int = errno.ENOSPC) -> None:
+        self._monkeypatch.setattr(atomic_file, "os", _FailingOs(after, err))
+
+    def heal(self) -> None:
+        self._monkeypatch.setattr(atomic_file, "os", os)

@@ -100,7 +100,9 @@ def test_a_killed_driver_resumes_from_portable_checkpoints(
         )
         deadline = time.monotonic() + 60
         try:
-            while not any(r.get("round") == 2 for r in _records(manifest_path(out))):
+            while not any(
+                r.get("round") == 2 and r["event"] == "submitted" for r in _records(manifest_path(out))
+            ):
                 assert child.poll() is None, f"driver exited early: {child.stderr.read()[-2000:]!r}"  # type: ignore[union-attr]
                 assert time.monotonic() < deadline, "round 2 was never submitted"
                 time.sleep(0.02)
@@ -109,7 +111,8 @@ def test_a_killed_driver_resumes_from_portable_checkpoints(
             child.wait(timeout=10)
             child.stderr.close()  # type: ignore[union-attr]
         assert load_results(out).empty  # every run was mid-loop: nothing recorded yet
-        left = [r for r in _records(manifest_path(out)) if r.get("round") == 2]
+        recs = _records(manifest_path(out))
+        left = [r for r in recs if r.get("round") == 2 and r["event"] == "submitted"]
         assert len(left) == 1 and left[0]["requests"] == N_TASKS
 
         rep = sweep(sim_tasks()[:N_TASKS], [model], results=out, tools=sim_tools(), progress=None,
@@ -117,21 +120,33 @@ def test_a_killed_driver_resumes_from_portable_checkpoints(
 
         assert rep.status == "completed" and rep.failed == 0 and rep.ran == N_TASKS
 
-        # The batch the dead driver left is cancelled at the provider, and the manifest says so.
+        # The batch the dead driver left is cancelled, then deleted at the provider (it holds the
+        # loop's opaque items), and the manifest says so.
         recs = _records(manifest_path(out))
         abandoned = [r for r in recs if r["event"] == "abandoned"]
         assert [r["batch_id"] for r in abandoned] == [left[0]["batch_id"]]
         bid = left[0]["batch_id"]
-        if model.startswith("openai"):
+        assert any(r["event"] == "deleted" and r["batch_id"] == bid for r in recs)
+        if model.startswith("openai"):  # a batch object cannot be deleted at OpenAI; its files can
             with openai.OpenAI(base_url=url + "/v1", api_key="sim-key") as oc:
-                assert oc.batches.retrieve(bid).status in ("cancelling", "cancelled")
+                b = oc.batches.retrieve(bid)
+                assert b.status == "cancelled"
+                for fid in (b.input_file_id, b.output_file_id, b.error_file_id):
+                    if fid:
+                        with pytest.raises(openai.NotFoundError):
+                            oc.files.retrieve(fid)
         elif model.startswith("anthropic"):
-            with anthropic.Anthropic(base_url=url, api_key="sim-key") as ac:
-                assert ac.messages.batches.retrieve(bid).cancel_initiated_at is not None
+            with anthropic.Anthropic(base_url=url, api_key="sim-key") as ac, pytest.raises(
+                anthropic.NotFoundError
+            ):
+                ac.messages.batches.retrieve(bid)
         else:
+            from google.genai import errors as genai_errors
+
             gc = genai.Client(api_key="sim-key", http_options=genai_types.HttpOptions(base_url=url))
-            state = gc.batches.get(name=bid).state
-            assert state is not None and state.name in ("JOB_STATE_CANCELLED", "JOB_STATE_RUNNING")
+            with pytest.raises(genai_errors.ClientError) as gone:
+                gc.batches.get(name=bid)
+            assert gone.value.code == 404
 
 
     df = load_results(out)

@@ -53,6 +53,7 @@ def test_sweep_stops_starting_runs_when_a_row_cannot_be_written(
     kept = list(read_rows(out))  # a row or two may land between the progress report and the fault
     assert 3 <= len(kept) < planned
     assert f"{len(kept)} run(s) recorded" in str(e) and "resume" in str(e)
+    assert "\n" not in str(e), str(e)  # one line, as every agentlab error
     # Besides the 3 kept: the one whose row failed and at most 3 others then in flight.
     assert len(started) <= len(kept) + 4, (len(started), len(kept))
 

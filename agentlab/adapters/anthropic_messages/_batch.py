@@ -2,8 +2,10 @@
 
 Each request is the adapter's own body as ``params`` (thinking blocks with their signatures, exactly
 as built, so the last assistant turn reaches Anthropic unmodified). Requests go in the JSON body of
-the create call (no file on disk); the results JSONL is read from ``results_url`` into memory. An
-ended batch is deleted at Anthropic once its results are read (they hold the thinking blocks).
+the create call (no file on disk); the results JSONL is read from ``results_url`` into memory. The
+batch is deleted at Anthropic on every exit of a round (``DELETE /v1/messages/batches/{id}``: its
+requests and results hold the thinking blocks with their signatures). Anthropic deletes only an
+ended batch, so a running one is cancelled first and deleted once it has ended.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class AnthropicBatchAPI:
     provider = PROVIDER
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
+    searchable = False  # a Message Batch has no metadata or name to carry the driver's intent tag
 
     def __init__(self, adapter: AnthropicMessagesAdapter) -> None:
         self._adapter = adapter
@@ -78,6 +81,9 @@ class AnthropicBatchAPI:
             raise failure
         return batch.id
 
+    async def find(self, intent: str) -> list[str]:
+        return []
+
     async def state(self, batch_id: str) -> BatchState:
         failure: AgentlabError | None = None
         try:
@@ -106,12 +112,23 @@ class AnthropicBatchAPI:
                     options={"headers": {"Accept": "application/binary"}},
                 )
                 raw = await resp.aread() if not resp.is_closed else resp.content
-            await self._client.messages.batches.delete(batch_id)
         except Exception as e:
             failure = translate(e)
         if failure is not None:
             raise failure
         return [_outcome(line) for line in raw.splitlines() if line.strip()]
+
+    async def delete(self, batch_id: str, *, ended: bool) -> bool:
+        if not ended:
+            return False  # "can only be deleted once they've finished processing"
+        failure: AgentlabError | None = None
+        try:
+            await self._client.messages.batches.delete(batch_id)
+        except Exception as e:
+            failure = translate(e)
+        if failure is not None and not (isinstance(failure, ProviderError) and failure.status == 404):
+            raise failure
+        return True
 
     async def cancel(self, batch_id: str) -> None:
         failure: AgentlabError | None = None

@@ -4,7 +4,10 @@ Through the SDK's API client, as the adapter sends a live call (auth, versioned 
 requests are the adapter's own body bytes spliced into the create body, so every thought signature
 reaches Google byte for byte (the SDK's typed ``batches.create`` would re-encode them). Inlined
 requests are limited to 20 MB per batch; the results come back inlined in the batch operation and
-are read into memory only; an ended batch is deleted at Google once read. Vertex AI batch
+are read into memory only. The batch is deleted at Google on every exit of a round (``DELETE
+batches/{id}``: the operation holds the requests and responses with their thought signatures);
+deleting does not cancel a running batch, so the driver cancels it first. Inlined input and output
+leave no file at Google (a ``responsesFile``, should one be named, is deleted too). Vertex AI batch
 prediction (Cloud Storage / BigQuery in and out) is a different API and is refused here.
 """
 
@@ -43,6 +46,7 @@ class GeminiBatchAPI:
     provider = PROVIDER
     max_requests = 100_000
     max_bytes = 20 * 1024 * 1024  # inlined requests; larger rounds are cut into several batches
+    searchable = True  # the display name ends with the driver's intent tag
 
     def __init__(self, adapter: GoogleGeminiAdapter) -> None:
         if adapter.vertexai:
@@ -85,7 +89,7 @@ class GeminiBatchAPI:
         return m if m.startswith("models/") else f"models/{m}"
 
     async def submit(self, lines: Sequence[PendingLine], *, metadata: Mapping[str, str]) -> str:
-        name = f"agentlab round {metadata.get('agentlab_round', '?')}"
+        name = f"agentlab round {metadata.get('agentlab_round', '?')} {metadata.get('agentlab_intent', '')}"
         items = b",".join(self._item(ln) for ln in lines)
         body = (
             b'{"batch":{"displayName":' + json.dumps(name).encode()
@@ -93,6 +97,12 @@ class GeminiBatchAPI:
         )  # fmt: skip
         op = await self._call("post", f"{self._model_path()}:batchGenerateContent", body)
         return str(op.get("name") or (op.get("metadata") or {}).get("name"))
+
+    async def find(self, intent: str) -> list[str]:
+        listing = await self._call("get", "batches?pageSize=100")  # newest first; a restart comes soon
+        ops = [_dict(op) for op in listing.get("operations") or []]
+        return [str(op.get("name")) for op in ops
+                if str(_dict(op.get("metadata")).get("displayName", "")).endswith(f" {intent}")]  # fmt: skip
 
     async def state(self, batch_id: str) -> BatchState:
         op = await self._call("get", batch_id)
@@ -109,8 +119,28 @@ class GeminiBatchAPI:
     async def results(self, batch_id: str) -> list[LineOutcome]:
         op = await self._call("get", batch_id)
         inlined = _dict(_dict(op.get("response")).get("inlinedResponses")).get("inlinedResponses") or []
-        await self._call("delete", batch_id)
         return [_outcome(item) for item in inlined if isinstance(item, dict)]
+
+    async def delete(self, batch_id: str, *, ended: bool) -> bool:
+        try:
+            op = await self._call("get", batch_id)
+        except ProviderError as e:
+            if e.status != 404:
+                raise
+            return True
+        output = _dict(op.get("response")).get("responsesFile")
+        if isinstance(output, str) and output:
+            await self._delete(output)
+        await self._delete(batch_id)
+        return True  # deleting does not cancel: the caller cancelled it already if it was running
+
+    async def _delete(self, name: str) -> None:
+        """``DELETE`` a batch or a file; one already gone is what was wanted."""
+        try:
+            await self._call("delete", name)
+        except ProviderError as e:
+            if e.status != 404:
+                raise
 
     async def cancel(self, batch_id: str) -> None:
         try:

@@ -3,13 +3,17 @@
 The input file is built in memory (a ``SpooledTemporaryFile``: it stays in RAM up to 64 MiB and
 beyond that spills to an anonymous temp file that is unlinked from the moment it exists, mode 0600),
 uploaded, and closed; nothing of it is logged. The request bodies go in byte for byte as the adapter
-built them, so the reasoning items of the continuation reach OpenAI verbatim. Once a batch has
-ended its input and output files are deleted at OpenAI too (they hold the prompts and the
-``encrypted_content`` items), and its results are read into memory only.
+built them, so the reasoning items of the continuation reach OpenAI verbatim. Its results are read
+into memory only. ``delete`` removes the input, output and error files at OpenAI (``DELETE
+/v1/files/{id}``: they hold the prompts and the ``encrypted_content`` items with their summary
+text) on every exit of a round; the input file goes as soon as the batch is cancelled, the output
+and error files once it has ended (a cancelled batch still writes the lines it finished). The batch
+object itself has no delete endpoint; it holds ids, counts and metadata only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +47,7 @@ class OpenAIBatchAPI:
     provider = PROVIDER
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
+    searchable = True  # the batch's metadata carries the driver's intent tag
 
     def __init__(self, adapter: OpenAIResponsesAdapter) -> None:
         self._adapter = adapter
@@ -89,6 +94,18 @@ class OpenAIBatchAPI:
         self._files[batch.id] = up.id
         return batch.id
 
+    async def find(self, intent: str) -> list[str]:
+        failure: AgentlabError | None = None
+        ids: list[str] = []
+        try:
+            page = await self._client.batches.list(limit=100)  # newest first; a restart comes soon
+            ids = [b.id for b in page.data if (b.metadata or {}).get("agentlab_intent") == intent]
+        except Exception as e:
+            failure = translate_sdk(e)
+        if failure is not None:
+            raise failure
+        return ids
+
     async def state(self, batch_id: str) -> BatchState:
         failure: AgentlabError | None = None
         try:
@@ -116,15 +133,38 @@ class OpenAIBatchAPI:
                 if file_id:
                     content = await self._client.files.content(file_id)
                     outcomes += [_outcome(raw) for raw in content.content.splitlines() if raw.strip()]
-                    await self._client.files.delete(file_id)
-            input_id = self._files.pop(batch_id, None) or b.input_file_id
-            if input_id:
-                await self._client.files.delete(input_id)
         except Exception as e:
             failure = translate_sdk(e)
         if failure is not None:
             raise failure
         return outcomes
+
+    async def delete(self, batch_id: str, *, ended: bool) -> bool:
+        failure: AgentlabError | None = None
+        try:
+            b = await self._client.batches.retrieve(batch_id)
+            ids: list[str | None] = [self._files.get(batch_id) or b.input_file_id]
+            if ended:
+                ids += [b.output_file_id, b.error_file_id]
+            for file_id in ids:
+                if file_id:
+                    await self._delete_file(file_id)
+        except Exception as e:
+            failure = translate_sdk(e)
+        if failure is not None:
+            if not _gone(failure):
+                raise failure
+            ended = True  # no such batch here: nothing of it is left to delete
+        if ended:
+            self._files.pop(batch_id, None)
+        return ended
+
+    async def _delete_file(self, file_id: str) -> None:
+        """``DELETE /v1/files/{id}``; a file already gone is what was wanted."""
+        import openai
+
+        with contextlib.suppress(openai.NotFoundError):
+            await self._client.files.delete(file_id)
 
     async def cancel(self, batch_id: str) -> None:
         failure: AgentlabError | None = None
@@ -134,6 +174,10 @@ class OpenAIBatchAPI:
             failure = translate_sdk(e)
         if failure is not None and not (isinstance(failure, ProviderAPIError) and failure.status == 409):
             raise failure  # 409: it had ended already, which is what cancel wanted
+
+
+def _gone(e: AgentlabError) -> bool:
+    return isinstance(e, ProviderError) and e.status == 404
 
 
 def _outcome(raw: bytes) -> LineOutcome:

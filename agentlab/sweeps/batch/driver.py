@@ -8,7 +8,8 @@ round is submitted, so round 1 holds every admitted run's first call.
 
 Durable state: the results file (one row per finished run, as in every sweep), the manifest of
 batch ids per round and the journal of portable checkpoints (:mod:`.manifest`). A restarted driver
-cancels the batches the dead one left running, then resumes each unfinished run from its last
+cancels the batches the dead one left running, deletes at the provider every batch the manifest does
+not show deleted (cancelled, failed or abandoned ones too), then resumes each unfinished run from its last
 portable checkpoint: the opaque items of that loop died with the process, so the run continues the
 way every provider documents for a loop resumed from portable items (the adapters' released-
 continuation path), and says so with a ``batch_resumed`` diagnostic and the row's ``resumed_steps``.
@@ -33,7 +34,7 @@ from agentlab.neutral.items import PortableItem
 from agentlab.records.logs import get_logger
 from agentlab.sweeps.batch.adapter import BatchedAdapter
 from agentlab.sweeps.batch.manifest import Journal, Manifest, journal_path, manifest_path
-from agentlab.sweeps.batch.rounds import Poll, RoundQueue, Submitted
+from agentlab.sweeps.batch.rounds import Intent, Poll, RoundQueue, Submitted, discard
 from agentlab.sweeps.progress import SweepProgress
 from agentlab.sweeps.runner import _DONE, _Plan, _Scheduler, run_plan
 from agentlab.sweeps.store import RunKey
@@ -151,21 +152,31 @@ class BatchScheduler(_Scheduler):
                 api,
                 str(ref),
                 Poll(self.options.poll_s, self.options.poll_max_s),
+                on_intent=self._intent,
+                on_void=self.manifest.void,
                 on_submitted=self._submitted,
                 on_ended=self.manifest.ended,
+                on_deleted=self.manifest.deleted,
             )
             self.round_queues[str(ref)] = queue
             b = self.batched[str(ref)] = BatchedAdapter(inner, api, queue)
         return b
 
-    def _submitted(self, s: Submitted) -> None:
-        """Manifest the batch, then journal each run's portable checkpoint as of this request."""
+    def _keys(self, custom_ids: Sequence[str]) -> dict[str, RunKey]:
         keys: dict[str, RunKey] = {}
-        for cid in s.custom_ids:
+        for cid in custom_ids:
             entry = self.live.get(cid.rsplit("_", 1)[0])
             if entry is not None:
                 keys[cid] = entry[0]
-        self.manifest.submitted(s, keys)
+        return keys
+
+    def _intent(self, i: Intent) -> None:
+        """Manifest the batch about to be created (before it is: write-ahead)."""
+        self.manifest.intent(i, self._keys(i.custom_ids))
+
+    def _submitted(self, s: Submitted) -> None:
+        """Manifest the batch, then journal each run's portable checkpoint as of this request."""
+        self.manifest.submitted(s, self._keys(s.custom_ids))
         for cid in s.custom_ids:
             entry = self.live.get(cid.rsplit("_", 1)[0])
             if entry is not None:
@@ -258,22 +269,77 @@ class BatchScheduler(_Scheduler):
         return super().snapshot(message or (f"batch round {rounds}" if rounds else None))
 
 
-async def abandon_open_batches(
-    manifest_file: Manifest, open_batches: list[dict[str, Any]], apis: Mapping[str, BatchAPI]
-) -> int:
-    """Cancel the batches a dead driver left running (their answers need its lost continuations)."""
-    n = 0
-    for rec in open_batches:
+async def clean_up_left_batches(
+    manifest: Manifest, left: list[dict[str, Any]], apis: Mapping[str, BatchAPI], poll: Poll
+) -> tuple[int, int]:
+    """Cancel what a previous driver left running, delete every batch not yet deleted at its provider.
+
+    A running batch's answers need the continuations that died with that driver, so it is abandoned;
+    an ended one (cancelled, failed, or read while its delete failed) still holds the loop's prompts
+    and opaque items at the provider. Returns (abandoned, deleted).
+    """
+    open_ids = {str(r["batch_id"]) for r in Manifest.open_batches(manifest.path)}
+    abandoned = deleted = 0
+    for rec in left:
+        api, bid = apis.get(str(rec.get("model"))), str(rec["batch_id"])
+        if api is None:
+            continue
+        if bid in open_ids:
+            manifest.abandoned(bid, "driver restarted")
+            abandoned += 1
+        try:
+            gone = await discard(api, bid, poll, ended=False)
+        except Exception:
+            log.warning("could not delete batch %s left by a previous driver at %s", bid, api.provider)
+            continue
+        if gone:
+            manifest.deleted(bid)
+            deleted += 1
+    return abandoned, deleted
+
+
+async def find_unrecorded(
+    manifest: Manifest, intents: list[dict[str, Any]], apis: Mapping[str, BatchAPI]
+) -> list[dict[str, Any]]:
+    """Batches created by a driver that died before recording their ids, found by their intent tag.
+
+    Each is recorded (``recovered``, as ``submitted`` with its batch id) so the clean-up deletes it;
+    an intent the provider has no batch for, or cannot be searched by (Anthropic keeps no tag), is
+    closed as ``void`` with the reason, said once in the log.
+    """
+    found: list[dict[str, Any]] = []
+    for rec in intents:
         api = apis.get(str(rec.get("model")))
         if api is None:
             continue
-        try:
-            await api.cancel(str(rec["batch_id"]))
-        except Exception:
-            log.warning("could not cancel batch %s left by a previous driver", rec["batch_id"])
-        manifest_file.abandoned(str(rec["batch_id"]), "driver restarted")
-        n += 1
-    return n
+        ids = await api.find(str(rec["intent"]))
+        for bid in ids:
+            found.append(manifest.recovered(rec, bid))
+        if not ids:
+            why = "not found at the provider" if api.searchable else "the provider keeps no tag to find it by"
+            log.warning("batch sweep: a previous driver died creating a %s batch (round %s): %s",
+                        api.provider, rec.get("round"), why)  # fmt: skip
+            manifest.void(str(rec["intent"]), why)
+    return found
+
+
+async def _clean_up(sched: BatchScheduler, manifest: Manifest, todo: Sequence[_Plan], poll: Poll) -> None:
+    """What earlier calls left at the providers: found, cancelled if running, deleted."""
+    left, intents = Manifest.undeleted(manifest.path), Manifest.unresolved(manifest.path)
+    if not left and not intents:
+        return
+    by_model = {str(p.ref): p.ref for p in todo}
+    apis: dict[str, BatchAPI] = {}
+    for rec in (*left, *intents):
+        ref = by_model.get(str(rec.get("model")))
+        if ref is not None and str(ref) not in apis:
+            sched.adapter_for(ref)
+            apis[str(ref)] = sched.round_queues[str(ref)].api
+    left += await find_unrecorded(manifest, intents, apis)
+    n, gone = await clean_up_left_batches(manifest, left, apis, poll)
+    log.warning(
+        "batch sweep %s: cancelled %d, deleted %d batch(es) earlier calls left", manifest.path, n, gone
+    )
 
 
 def check_batch_providers(refs: Sequence[ModelRef]) -> None:
@@ -299,15 +365,5 @@ async def batch_scheduler(
     sched = BatchScheduler(
         options=options, manifest=manifest, journal=journal, resumed=resumed, todo=todo, **common
     )
-    left = Manifest.open_batches(manifest.path)
-    if left:
-        by_model = {str(p.ref): p.ref for p in todo}
-        apis: dict[str, BatchAPI] = {}
-        for rec in left:
-            ref = by_model.get(str(rec.get("model")))
-            if ref is not None and str(ref) not in apis:
-                sched.adapter_for(ref)
-                apis[str(ref)] = sched.round_queues[str(ref)].api
-        n = await abandon_open_batches(manifest, left, apis)
-        log.warning("batch sweep %s: cancelled %d batch(es) a previous driver left running", path, n)
+    await _clean_up(sched, manifest, todo, Poll(options.poll_s, options.poll_max_s))
     return sched

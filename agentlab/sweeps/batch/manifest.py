@@ -3,11 +3,13 @@
 Two append-only JSONL files beside the results file (mode 0600, one line per record, torn tails
 repaired like the results file's):
 
-* ``<results>.batches.jsonl``, the **manifest**: each batch created (round, provider, model, batch
-  id, and which run key each request belongs to), each batch that ended (status, counts) and each
-  one a restarted driver abandoned. A restarted driver reads it to find the batches the dead one
-  left running and cancels them at the provider (their answers could only be applied with the
-  continuation the dead process held).
+* ``<results>.batches.jsonl``, the **manifest**: each batch about to be created (``intent``,
+  written *before* the create call, so no batch exists that the manifest cannot name), each batch
+  created (round, provider, model, batch id, and which run key each request belongs to), each batch
+  that ended (status, counts), each one a restarted driver abandoned, and each one whose copies at
+  the provider are deleted. A restarted driver reads it to find the batches the dead one left
+  running and cancels them (their answers could only be applied with the continuation the dead
+  process held), and deletes at the provider every batch not recorded as deleted.
 * ``<results>.journal.jsonl``, the **journal**: each run's checkpoint as of the request it just
   submitted, which is portable items only (system, user, assistant text, tool calls and results:
   ``Checkpoint`` serializes no continuation, by construction). A restarted driver resumes an
@@ -26,7 +28,7 @@ from typing import Any
 from agentlab.adapters.batch_api import BatchState
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.records.jsonl import AppendOnlyJsonl, iter_lines
-from agentlab.sweeps.batch.rounds import Submitted
+from agentlab.sweeps.batch.rounds import Intent, Submitted
 from agentlab.sweeps.store import RunKey
 
 __all__ = ["Journal", "Manifest", "journal_path", "manifest_path"]
@@ -64,6 +66,31 @@ class Manifest:
     def __repr__(self) -> str:
         return f"<Manifest {self.path}>"
 
+    def intent(self, i: Intent, keys: Mapping[str, RunKey]) -> None:
+        """A batch is about to be created (write-ahead: a failure here means it is not created)."""
+        self._file.append(
+            {
+                "event": "intent",
+                "at": _now(),
+                "round": i.round,
+                "provider": i.provider,
+                "model": i.model,
+                "intent": i.intent,
+                "requests": len(i.custom_ids),
+                "runs": {cid: list(keys[cid]) for cid in i.custom_ids if cid in keys},
+            }
+        )
+
+    def void(self, intent: str, why: str) -> None:
+        """No batch is known for an intent (its create call failed, or a search found none)."""
+        self._file.append({"event": "void", "at": _now(), "intent": intent, "why": why})
+
+    def recovered(self, intent: Mapping[str, Any], batch_id: str) -> dict[str, Any]:
+        """A batch of an unrecorded intent, found at the provider: recorded as created (returned)."""
+        rec = {**intent, "event": "submitted", "at": _now(), "batch_id": batch_id, "recovered": True}
+        self._file.append(rec)
+        return rec
+
     def submitted(self, s: Submitted, keys: Mapping[str, RunKey]) -> None:
         """A batch was created: its round, id, and the run key of each of its requests."""
         self._file.append(
@@ -74,10 +101,15 @@ class Manifest:
                 "provider": s.provider,
                 "model": s.model,
                 "batch_id": s.batch_id,
+                "intent": s.intent,
                 "requests": len(s.custom_ids),
                 "runs": {cid: list(keys[cid]) for cid in s.custom_ids if cid in keys},
             }
         )
+
+    def deleted(self, batch_id: str) -> None:
+        """Every copy of the batch at the provider is deleted (input, output, the batch itself)."""
+        self._file.append({"event": "deleted", "at": _now(), "batch_id": batch_id})
 
     def ended(self, state: BatchState) -> None:
         """A batch ended (completed, expired, cancelled, failed), with its counts."""
@@ -100,6 +132,28 @@ class Manifest:
             elif rec.get("event") in ("ended", "abandoned"):
                 created.pop(str(rec.get("batch_id")), None)
         return list(created.values())
+
+    @staticmethod
+    def undeleted(path: Path) -> list[dict[str, Any]]:
+        """Batches a manifest shows created and not deleted at the provider (any state), oldest first."""
+        created: dict[str, dict[str, Any]] = {}
+        for rec in _records(path):
+            if rec.get("event") == "submitted":
+                created[str(rec["batch_id"])] = rec
+            elif rec.get("event") == "deleted":
+                created.pop(str(rec.get("batch_id")), None)
+        return list(created.values())
+
+    @staticmethod
+    def unresolved(path: Path) -> list[dict[str, Any]]:
+        """Intents with neither a created batch nor a failed create: the process died in between."""
+        pending: dict[str, dict[str, Any]] = {}
+        for rec in _records(path):
+            if rec.get("event") == "intent":
+                pending[str(rec["intent"])] = rec
+            elif rec.get("event") in ("submitted", "void") and rec.get("intent"):
+                pending.pop(str(rec["intent"]), None)
+        return list(pending.values())
 
 
 class Journal:
