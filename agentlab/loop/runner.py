@@ -949,7 +949,7 @@ class Run:
                 c.arguments, timeout=limit, on_abandon=lambda why: self._abandoned(c, step, why)
             )
             if outcome.timed_out:
-                notes.append(self._timeout_notice(c, step, limit))
+                notes.append(self._timeout_notice(c, step, limit, outcome.blocked_loop))
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
@@ -961,11 +961,19 @@ class Run:
             out = await asyncio.gather(*(one(c) for c in calls))
         return [r for r in out if r is not None], notes
 
-    def _timeout_notice(self, c: ToolCallItem, step: int, limit: float | None) -> DiagnosticEvent:
+    def _timeout_notice(
+        self, c: ToolCallItem, step: int, limit: float | None, blocked_loop: bool
+    ) -> DiagnosticEvent:
+        why = (
+            "; it blocked its event loop (a blocking call inside async def: make it a sync tool, "
+            "or use asyncio.to_thread)"
+            if blocked_loop
+            else ""
+        )
         return diagnostic(
             "tool_timeout",
             f"tool {c.name!r} timed out after {limit:g} s (call {c.call_id}); abandoned, and "
-            "the model was given an error result",
+            f"the model was given an error result{why}",
             origin=EventOrigin(run_id=self.run_id, step=step),
             tool=c.name,
             timeout_s=limit,
