@@ -182,9 +182,12 @@ def _join(path: str, name: str) -> str:
 
 
 def normalize(message: str, value: Any, path: str = "") -> tuple[Any, list[Violation]]:
-    """``value`` read as ``message``: every known field in camelCase, plus what was refused."""
+    """``value`` read as ``message``: every known field in camelCase, plus what was refused.
+
+    A value that is not a JSON object cannot be the message: the parser's "Invalid value" names it.
+    """
     if not isinstance(value, dict):
-        return value, []
+        return value, [_invalid(path, _API + message, value)]
     spec = MESSAGES[message]
     out: dict[str, Any] = {}
     bad: list[Violation] = []
@@ -220,8 +223,8 @@ def _field(kind: str, repeated: bool, item: Any, path: str) -> tuple[Any, list[V
             items.append(n)
             bad += sub
         return items, bad
-    if not isinstance(item, dict) and not kind.startswith("map:"):
-        return item, [_invalid(path, _API + kind, item)]
+    if kind.startswith("map:"):
+        return item, []
     return normalize(kind, item, path)
 
 

@@ -321,3 +321,21 @@ def test_an_empty_line_before_the_request_line_is_skipped() -> None:
             port, b"\r\nGET /v1/models HTTP/1.1\r\nauthorization: Bearer k\r\nconnection: close\r\n\r\n"
         )
     assert reply.status == 200 and reply.closed
+
+
+@pytest.mark.parametrize(("contents", "shown"), [([1], "1"), ("hi", '"hi"')])
+def test_a_content_that_is_not_an_object_is_googles_invalid_argument(contents: Any, shown: str) -> None:
+    path = "contents[0]" if isinstance(contents, list) else "contents"
+    with running(FAST) as port:
+        reply = exchange(
+            port,
+            post(
+                GEMINI.format(model="sim-gemini"),
+                json.dumps({"contents": contents}).encode(),
+                x_goog_api_key="k",
+            ),
+        )
+    err = reply.json()["error"]
+    assert reply.status == 400 and err["status"] == "INVALID_ARGUMENT"
+    content = "type.googleapis.com/google.ai.generativelanguage.v1beta.Content"
+    assert err["message"] == f"Invalid value at '{path}' ({content}), {shown}"
