@@ -139,11 +139,14 @@ def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
     return parts[0], parts[1], headers
 
 
-async def _read_request(reader: asyncio.StreamReader, limits: Limits) -> Request | None:
+async def _read_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limits: Limits
+) -> Request | None:
     """(method, target, lower-cased headers, body) of the next request; None ends the connection.
 
     Framing the front end refuses raises ``_Framing`` (answered, then closed); a body too large
-    raises ``_TooLarge`` before a byte of it is read.
+    raises ``_TooLarge`` before a byte of it is read. A client that asks ``Expect: 100-continue``
+    (curl does for larger bodies) is told to go on, as real hosts do, instead of waiting.
     """
     head = await _read_head(reader, limits)
     if head is None:
@@ -154,6 +157,8 @@ async def _read_request(reader: asyncio.StreamReader, limits: Limits) -> Request
     length = int(headers.get("content-length") or 0)
     if length > limits.max_body:
         raise _TooLarge(method, target, headers)
+    if length and headers.get("expect", "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     try:
         async with asyncio.timeout(limits.body_s):
             body = await reader.readexactly(length) if length else b""
@@ -249,7 +254,7 @@ async def _serve_connection(
     try:
         while True:
             try:
-                request = await _read_request(reader, limits)
+                request = await _read_request(reader, writer, limits)
             except (_Framing, _TooLarge) as refused:
                 await _answer(writer, _refusal(refused, limits), close=True)
                 await _linger(reader, writer)

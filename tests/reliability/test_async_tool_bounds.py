@@ -183,3 +183,26 @@ async def test_a_tool_and_the_caller_do_not_share_a_loop_so_cancellation_still_r
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - t0 < 1.5 and cancelled == [True]
+
+
+async def test_a_run_inside_an_async_tool_still_bounds_its_own_tools() -> None:
+    """An agent as a tool: the inner run's blocking tool is timed out, not run on (and stalling) its loop."""
+
+    @al.tool(name="inner", timeout=0.3)
+    async def inner(city: str) -> str:
+        """Blocks its loop."""
+        time.sleep(2)
+        return "late"
+
+    @al.tool(name="slow", timeout=5)
+    async def outer(city: str) -> str:
+        """Runs an agent of its own."""
+        script = ScriptedAdapter([Step(tool_calls=[("inner", {"city": city})]), Step(text="inner gave up")])
+        r = await al.arun("openai:sim-reasoner", "t", tools=[inner], adapter=script)
+        return r.output or ""
+
+    t0 = time.monotonic()
+    result = await al.arun("openai:sim-reasoner", "t", tools=[outer], adapter=_script())
+    res = [e for e in result.events if isinstance(e, ToolResultEvent)]
+    assert res[0].result.output == "inner gave up" and not res[0].result.is_error
+    assert time.monotonic() - t0 < 2.0

@@ -339,3 +339,19 @@ def test_a_content_that_is_not_an_object_is_googles_invalid_argument(contents: A
     assert reply.status == 400 and err["status"] == "INVALID_ARGUMENT"
     content = "type.googleapis.com/google.ai.generativelanguage.v1beta.Content"
     assert err["message"] == f"Invalid value at '{path}' ({content}), {shown}"
+
+
+def test_expect_100_continue_is_answered_before_the_body() -> None:
+    head = (
+        b"GET /v1/models HTTP/1.1\r\nauthorization: Bearer k\r\ncontent-length: 2\r\nexpect: 100-continue\r\n"
+    )
+    with (
+        running(FAST) as port,
+        socket.create_connection(("127.0.0.1", port), timeout=READ_DEADLINE_S) as sock,
+    ):
+        sock.sendall(head + b"connection: close\r\n\r\n")
+        sock.settimeout(READ_DEADLINE_S)
+        assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(b"{}")
+        reply = _read_all(sock, time.monotonic())
+    assert b"HTTP/1.1 200 OK" in reply.raw and reply.closed
