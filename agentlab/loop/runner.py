@@ -988,7 +988,8 @@ class Run:
             diagnostic(
                 "tool_abandoned",
                 f"tool {c.name!r} (call {c.call_id}) was still running when the run was "
-                "cancelled; it was abandoned, not waited for (a sync tool's thread ends on its own)",
+                "cancelled; it was abandoned, not waited for (its thread, or the tool loop it held, "
+                "ends on its own)",
                 origin=EventOrigin(run_id=self.run_id, step=step),
                 tool=c.name,
                 call_id=c.call_id,
