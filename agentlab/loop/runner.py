@@ -965,8 +965,8 @@ class Run:
         self, c: ToolCallItem, step: int, limit: float | None, blocked_loop: bool
     ) -> DiagnosticEvent:
         why = (
-            "; it blocked its event loop (a blocking call inside async def: make it a sync tool, "
-            "or use asyncio.to_thread)"
+            "; its event loop was blocked (a blocking call inside async def, in this tool or in "
+            "another running beside it: make that a sync tool, or use asyncio.to_thread)"
             if blocked_loop
             else ""
         )

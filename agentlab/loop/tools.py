@@ -75,8 +75,9 @@ class ToolOutcome(BaseModel):
     truncated: bool = False
     timed_out: bool = False
     blocked_loop: bool = False
-    """Timed out while blocking its event loop: an async tool making a blocking call (``time.sleep``,
-    sync I/O), which no cancellation can reach; it is worth saying, since the fix is in the tool."""
+    """Timed out with its event loop blocked: an async tool making a blocking call (``time.sleep``,
+    sync I/O), which no cancellation can reach. Async tools share the tool loop, so the blocking
+    call may be another tool's running at the same time; worth saying, since the fix is in a tool."""
 
     @field_validator("output")
     @classmethod

@@ -114,7 +114,7 @@ async def test_an_async_tool_blocking_its_loop_is_timed_out_not_a_success() -> N
     assert res[0].duration_s is not None and 0.5 <= res[0].duration_s < 2.0, res[0].duration_s
     notes = [e for e in result.events if isinstance(e, DiagnosticEvent) and e.code == "tool_timeout"]
     assert len(notes) == 1 and notes[0].data["timeout_s"] == 0.5
-    assert "blocked its event loop" in notes[0].message
+    assert "event loop was blocked" in notes[0].message
     assert result.status == "completed" and result.output == "gave up" and elapsed < 2.5
     assert ticks >= 10, "the caller's loop kept running while the tool blocked"
 
