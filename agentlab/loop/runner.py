@@ -958,7 +958,7 @@ class Run:
         if len(calls) == 1:
             out = [await one(calls[0])]
         else:
-            out = await asyncio.gather(*(one(c) for c in calls))
+            out = await _all_or_none([asyncio.ensure_future(one(c)) for c in calls])
         return [r for r in out if r is not None], notes
 
     def _timeout_notice(
@@ -995,6 +995,20 @@ class Run:
                 call_id=c.call_id,
             )
         )
+
+
+async def _all_or_none(tasks: list[asyncio.Future[T]]) -> list[T]:
+    """``gather`` the calls of one step; when cancelled, return only once every call has ended.
+
+    ``gather`` ends at the first call that ends cancelled, while the others may still be handing
+    their cancellation to a tool (a thread, the tool loop; bounded by ``CANCEL_GRACE_S`` each):
+    the run would record itself cancelled with a call still in flight.
+    """
+    try:
+        return await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        await asyncio.wait(tasks)
+        raise
 
 
 async def _end_run(adapter: Adapter | None, run_id: str) -> None:

@@ -25,7 +25,7 @@ import contextlib
 import contextvars
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 __all__ = ["ToolLoopCall", "start_on_tool_loop"]
@@ -46,7 +46,11 @@ class _ToolLoop:
         try:
             self.loop.run_forever()
         finally:
-            self.loop.close()
+            with _LOCK:  # however it ended, the next call gets a new loop
+                global _SHARED
+                if _SHARED is self:
+                    _SHARED = None
+                self.loop.close()
 
     def retire(self) -> None:
         """No new calls come here; the loop stops once what still runs on it has ended."""
@@ -82,15 +86,13 @@ def _acquire(caller: asyncio.AbstractEventLoop) -> _ToolLoop:
     """The shared tool loop, or a private one when the caller already runs on it (a run inside a tool).
 
     A nested call on the same loop would share its fate: a blocking inner tool would stall the
-    loop that is supposed to time it out.
+    loop that is supposed to time it out. Called under ``_LOCK``.
     """
     global _SHARED
-    with _LOCK:
-        if _SHARED is None:
-            _SHARED = _ToolLoop()
-        shared = _SHARED
-    if shared.loop is not caller:
-        return shared
+    if _SHARED is None:
+        _SHARED = _ToolLoop()
+    if _SHARED.loop is not caller:
+        return _SHARED
     private = _ToolLoop()
     private.retired = True  # stops after its one call
     return private
@@ -138,13 +140,19 @@ class ToolLoopCall:
             self.future.cancel()
 
 
-def start_on_tool_loop(coro: Coroutine[Any, Any, Any]) -> ToolLoopCall:
-    """Run ``coro`` as a task of the tool loop, in a copy of the caller's context (like a task)."""
-    caller = asyncio.get_running_loop()
-    home = _acquire(caller)
-    call = ToolLoopCall(home, caller.create_future())
-    ctx = contextvars.copy_context()
+async def _started(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Await ``make()``, made inside the task.
 
+    A call cancelled before its task starts then leaves no coroutine behind never awaited (a
+    ``RuntimeWarning`` at garbage collection).
+    """
+    return await make()
+
+
+def start_on_tool_loop(make: Callable[[], Coroutine[Any, Any, Any]]) -> ToolLoopCall:
+    """Run ``make()`` as a task of the tool loop, in a copy of the caller's context (like a task)."""
+    caller = asyncio.get_running_loop()
+    ctx = contextvars.copy_context()
     def settle(task: asyncio.Task[Any]) -> None:  # on the caller's loop
         fut = call.future
         if fut.done():
@@ -164,14 +172,17 @@ def start_on_tool_loop(coro: Coroutine[Any, Any, Any]) -> ToolLoopCall:
             caller.call_soon_threadsafe(settle, task)
 
     def begin() -> None:  # on the tool loop
-        task = home.loop.create_task(coro, context=ctx)
+        task = home.loop.create_task(_started(make), context=ctx)
         call.task = task
         home.tasks.add(task)
         task.add_done_callback(finished)
         if call.cancel_requested:
             task.cancel()
 
-    if not home.call_soon(begin):  # pragma: no cover - a fresh loop is never closed
-        coro.close()
+    with _LOCK:  # chosen and queued at once: a loop retired meanwhile still runs what it was given
+        home = _acquire(caller)
+        call = ToolLoopCall(home, caller.create_future())
+        queued = home.call_soon(begin)
+    if not queued:  # pragma: no cover - a loop is forgotten (under the lock) before it closes
         raise RuntimeError("the tool loop has closed")
     return call

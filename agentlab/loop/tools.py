@@ -525,12 +525,15 @@ class Tool:
         """
         call: Pending
         if self.is_async:
-            call = start_on_tool_loop(_capture(self.fn(**kwargs)))
+            call = start_on_tool_loop(lambda: _capture(self.fn(**kwargs)))
         else:
             call = _start_in_thread(self.fn, kwargs, self.name)
         finished, value = await _await_bounded(call, timeout, on_abandon)
         if finished and inspect.isawaitable(value):  # a sync wrapper returning a coroutine
-            finished, value = await _await_bounded(start_on_tool_loop(_capture(value)), timeout, on_abandon)
+            awaitable = value
+            finished, value = await _await_bounded(
+                start_on_tool_loop(lambda: _capture(awaitable)), timeout, on_abandon
+            )
         return finished, value
 
     async def run_call(self, call: ToolCallItem) -> ToolResultItem:
