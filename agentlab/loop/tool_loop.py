@@ -99,9 +99,13 @@ def _acquire(caller: asyncio.AbstractEventLoop) -> _ToolLoop:
 
 
 def _forget_after_fork() -> None:
-    """A forked child has no tool-loop thread: its first async tool starts a new loop."""
-    global _SHARED
+    """A forked child has no tool-loop thread: its first async tool starts a new loop.
+
+    The lock too is new: another thread may have held it at the fork, and nothing would release it.
+    """
+    global _SHARED, _LOCK
     _SHARED = None
+    _LOCK = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
