@@ -949,7 +949,7 @@ class Run:
                 c.arguments, timeout=limit, on_abandon=lambda why: self._abandoned(c, step, why)
             )
             if outcome.timed_out:
-                notes.append(self._timeout_notice(c, step, limit))
+                notes.append(self._timeout_notice(c, step, limit, outcome.blocked_loop))
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
@@ -958,14 +958,22 @@ class Run:
         if len(calls) == 1:
             out = [await one(calls[0])]
         else:
-            out = await asyncio.gather(*(one(c) for c in calls))
+            out = await _all_or_none([asyncio.ensure_future(one(c)) for c in calls])
         return [r for r in out if r is not None], notes
 
-    def _timeout_notice(self, c: ToolCallItem, step: int, limit: float | None) -> DiagnosticEvent:
+    def _timeout_notice(
+        self, c: ToolCallItem, step: int, limit: float | None, blocked_loop: bool
+    ) -> DiagnosticEvent:
+        why = (
+            "; its event loop was blocked (a blocking call inside async def, in this tool or in "
+            "another running beside it: make that a sync tool, or use asyncio.to_thread)"
+            if blocked_loop
+            else ""
+        )
         return diagnostic(
             "tool_timeout",
             f"tool {c.name!r} timed out after {limit:g} s (call {c.call_id}); abandoned, and "
-            "the model was given an error result",
+            f"the model was given an error result{why}",
             origin=EventOrigin(run_id=self.run_id, step=step),
             tool=c.name,
             timeout_s=limit,
@@ -980,12 +988,27 @@ class Run:
             diagnostic(
                 "tool_abandoned",
                 f"tool {c.name!r} (call {c.call_id}) was still running when the run was "
-                "cancelled; it was abandoned, not waited for (a sync tool's thread ends on its own)",
+                "cancelled; it was abandoned, not waited for (its thread, or the tool loop it held, "
+                "ends on its own)",
                 origin=EventOrigin(run_id=self.run_id, step=step),
                 tool=c.name,
                 call_id=c.call_id,
             )
         )
+
+
+async def _all_or_none(tasks: list[asyncio.Future[T]]) -> list[T]:
+    """``gather`` the calls of one step; when cancelled, return only once every call has ended.
+
+    ``gather`` ends at the first call that ends cancelled, while the others may still be handing
+    their cancellation to a tool (a thread, the tool loop; bounded by ``CANCEL_GRACE_S`` each):
+    the run would record itself cancelled with a call still in flight.
+    """
+    try:
+        return await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        await asyncio.wait(tasks)
+        raise
 
 
 async def _end_run(adapter: Adapter | None, run_id: str) -> None:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field
 from pydantic_core import PydanticSerializationError, to_json
 
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
+from agentlab.loop.tool_loop import ToolLoopCall, start_on_tool_loop
 from agentlab.neutral._inputs import scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
@@ -73,6 +74,10 @@ class ToolOutcome(BaseModel):
     is_error: bool = False
     truncated: bool = False
     timed_out: bool = False
+    blocked_loop: bool = False
+    """Timed out with its event loop blocked: an async tool making a blocking call (``time.sleep``,
+    sync I/O), which no cancellation can reach. Async tools share the tool loop, so the blocking
+    call may be another tool's running at the same time; worth saying, since the fix is in a tool."""
 
     @field_validator("output")
     @classmethod
@@ -243,11 +248,11 @@ class _Raised:
 
 
 async def _capture(coro: Awaitable[Any]) -> Any:
-    """Run an async tool's coroutine as its own task without letting Ctrl-C escape the loop.
+    """Run an async tool's coroutine as a task of the tool loop without letting Ctrl-C escape it.
 
     Raised inside a task, ``KeyboardInterrupt`` and ``SystemExit`` propagate out of the event loop
-    itself, not to the awaiting run; carried out as a value they are re-raised in the run, as they
-    were when the tool ran inline.
+    itself (ending the tool loop's thread), not to the awaiting run; carried out as a value they
+    are re-raised in the run, as they were when the tool ran inline.
     """
     try:
         return await coro
@@ -261,48 +266,62 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-async def _cancel_within(task: asyncio.Future[Any], grace: float) -> bool:
-    """Cancel ``task`` and wait at most ``grace`` seconds for it; whether it finished.
+Pending = asyncio.Future[Any] | ToolLoopCall
+"""A call in flight: a sync tool's thread (seen as a future) or an async tool's task on the tool loop."""
 
-    A thread's future (not a ``Task``) is only marked cancelled, so its late outcome is dropped: the
-    thread itself cannot be stopped, and it finished only if it had already.
+
+async def _cancel_within(call: Pending, grace: float) -> bool:
+    """Cancel a call and wait at most ``grace`` seconds for it to end; whether it ended.
+
+    A thread cannot be stopped: its future is only marked cancelled (its late outcome is dropped),
+    and it ended only if it had already. An async tool gets its ``CancelledError`` on the tool loop
+    and ``grace`` to clean up; one still running after that is abandoned with its loop.
     """
-    if not isinstance(task, asyncio.Task):
-        running = not task.done()
-        task.cancel()
+    if not isinstance(call, ToolLoopCall):
+        running = not call.done()
+        call.cancel()
         return not running
-    task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=grace)
+    call.request_cancel()
+    done, _ = await asyncio.wait({call.future}, timeout=grace)
     if done:
         with contextlib.suppress(BaseException):
-            task.result()  # retrieved, so no "exception was never retrieved" at GC
+            call.future.result()  # retrieved, so no "exception was never retrieved" at GC
         return True
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    call.abandon()
     return False
 
 
 async def _await_bounded(
-    fut: asyncio.Future[Any], timeout: float | None, on_abandon: AbandonHook | None
+    call: Pending, timeout: float | None, on_abandon: AbandonHook | None
 ) -> tuple[bool, Any]:
-    """Wait for a tool's future: ``(True, value)``, or ``(False, None)`` when it timed out.
+    """Wait for a tool call: ``(True, value)``, or ``(False, stalled)`` when it timed out.
+
+    ``stalled``: the call was abandoned with its event loop blocked (see :func:`_stalled`).
 
     The wait, not the tool, receives an outer cancellation: the tool is then cancelled with a short
     grace and the ``CancelledError`` always goes on up, even when the tool swallows its own (a tool
     that returned a value instead would otherwise make the run carry on). Still-running calls are
     reported through ``on_abandon``.
     """
+    fut = call.future if isinstance(call, ToolLoopCall) else call
     limit = None if timeout is None or math.isinf(timeout) else timeout
     try:
         done, _ = await asyncio.wait({fut}, timeout=limit)
     except asyncio.CancelledError:
-        if not await _cancel_within(fut, CANCEL_GRACE_S) and on_abandon is not None:
+        if not await _cancel_within(call, CANCEL_GRACE_S) and on_abandon is not None:
             on_abandon("cancelled")
         raise
     if done:
         return True, _unwrap(fut.result())
-    if not await _cancel_within(fut, CANCEL_GRACE_S) and on_abandon is not None:
+    ended = await _cancel_within(call, CANCEL_GRACE_S)
+    if not ended and on_abandon is not None:
         on_abandon("timed out")
-    return False, None
+    return False, not ended and _stalled(call)
+
+
+def _stalled(call: Pending) -> bool:
+    """Whether an abandoned async tool held its event loop: it never even saw its cancellation."""
+    return isinstance(call, ToolLoopCall) and not call.cancel_seen
 
 
 class Tool:
@@ -450,7 +469,9 @@ class Tool:
         timeout: float | None = None,
         on_abandon: AbandonHook | None = None,
     ) -> ToolOutcome:
-        """Validate, call (sync tools in a daemon thread) and serialize. Never raises for tool faults.
+        """Validate, call (sync tools in a daemon thread, async ones on the tool loop) and serialize.
+
+        Never raises for tool faults.
 
         ``timeout`` applies when the tool has none of its own (``@tool(timeout=...)`` wins); a call
         past it is abandoned and returns an error outcome with ``timed_out=True``. ``on_abandon`` is
@@ -479,6 +500,7 @@ class Tool:
                 ),
                 is_error=True,
                 timed_out=True,
+                blocked_loop=bool(value),
             )
         try:
             text = _serialize(value)
@@ -496,15 +518,21 @@ class Tool:
     async def _call(
         self, kwargs: dict[str, Any], timeout: float | None, on_abandon: AbandonHook | None
     ) -> tuple[bool, Any]:
-        """Call the function within ``timeout``: ``(True, value)`` or ``(False, None)`` if it timed out."""
+        """Call the function within ``timeout``: ``(True, value)``, or ``(False, stalled)`` if it timed out.
+
+        Async tools run on the tool loop (:mod:`agentlab.loop.tool_loop`), sync ones in a daemon
+        thread: either can be abandoned, so no tool can hold the caller's loop past its timeout.
+        """
+        call: Pending
         if self.is_async:
-            fut: asyncio.Future[Any] = asyncio.ensure_future(_capture(self.fn(**kwargs)))
+            call = start_on_tool_loop(lambda: _capture(self.fn(**kwargs)))
         else:
-            fut = _start_in_thread(self.fn, kwargs, self.name)
-        finished, value = await _await_bounded(fut, timeout, on_abandon)
+            call = _start_in_thread(self.fn, kwargs, self.name)
+        finished, value = await _await_bounded(call, timeout, on_abandon)
         if finished and inspect.isawaitable(value):  # a sync wrapper returning a coroutine
+            awaitable = value
             finished, value = await _await_bounded(
-                asyncio.ensure_future(_capture(value)), timeout, on_abandon
+                start_on_tool_loop(lambda: _capture(awaitable)), timeout, on_abandon
             )
         return finished, value
 
@@ -597,8 +625,9 @@ def tool(
 
     ``timeout`` (seconds) bounds each call of this tool and overrides the run's ``tool_timeout``
     (default ``DEFAULT_TOOL_TIMEOUT_S``); ``float("inf")`` means no limit for this tool. A call past
-    it is abandoned (a sync tool's thread is left to finish on its own) and the model gets an error
-    result saying so.
+    it is abandoned (a sync tool's thread is left to finish on its own; an async tool runs on
+    agentlab's tool loop, ``agentlab.loop.tool_loop``, so it is abandoned the same way even when it
+    blocks or ignores its cancellation) and the model gets an error result saying so.
 
     ``strict``: ``None`` (default) lets the adapter send strict mode where the schema qualifies;
     ``True`` insists (a schema that does not qualify is a ``ToolDefinitionError`` now, naming the

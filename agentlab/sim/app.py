@@ -10,7 +10,9 @@ the headers and a list of chunks (bytes, pauses, resets) that each front end del
 
 from __future__ import annotations
 
+import html
 import json
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,6 +25,7 @@ from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, 
 from agentlab.sim.real_models import HEADER, label
 
 Answer = tuple[int, dict[str, str], list[Chunk]]
+log = logging.getLogger("agentlab.sim")
 #: The request's path and raw query string, passed to protocols among the (lower-cased) headers.
 PATH_HEADER = ":path"
 QUERY_HEADER = ":query"
@@ -50,7 +53,19 @@ class _Refused(Exception):
 
 
 def handle(sim: Simulator, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
-    """Answer one HTTP request: (status, headers, chunks)."""
+    """Answer one HTTP request: (status, headers, chunks); a failure of the simulator itself is a 500.
+
+    A bug (or a request shape no rule foresaw) must not drop the connection: the client gets the
+    500 the real host would send, in the protocol's error shape, and the failure is logged here.
+    """
+    try:
+        return _handle(sim, method, path, headers, body)
+    except Exception:
+        log.exception("the simulator failed on %s %s", method, path.partition("?")[0])
+        return internal_error(path, headers)
+
+
+def _handle(sim: Simulator, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
     h = {k.lower(): v for k, v in headers.items()}
     path, _, query = path.partition("?")
     path = path.rstrip("/") or "/"
@@ -68,6 +83,58 @@ def handle(sim: Simulator, method: str, path: str, headers: Mapping[str, str], b
         return _route(sim, match, h, body)
     except _Refused as refused:
         return refused.answer
+
+
+def _protocol_of(path: str, headers: Mapping[str, str]) -> SimProtocol | None:
+    """The protocol a request addresses, for an answer given outside :func:`handle`'s steps."""
+    h = {k.lower(): v for k, v in headers.items()}
+    try:
+        return protocol_for(path.partition("?")[0].rstrip("/") or "/", h)
+    except Exception:  # no protocol registered, or a table that fails: the plain answer
+        return None
+
+
+def internal_error(path: str, headers: Mapping[str, str]) -> Answer:
+    """The 500 of a failure inside the simulator, in the shape of the protocol addressed."""
+    protocol = _protocol_of(path, headers)
+    if protocol is None:
+        return front_end(500, "the simulator failed on this request")
+    return _render(protocol, protocol.errors.server_error(), path.encode())
+
+
+def too_large(path: str, headers: Mapping[str, str], limit: int) -> Answer:
+    """A declared body over ``limit`` bytes: the protocol's own refusal, else the front end's 413."""
+    protocol = _protocol_of(path, headers)
+    err = protocol.errors.request_too_large(limit) if protocol is not None else None
+    if protocol is None or err is None:
+        return front_end(413, f"the request body exceeds {limit} bytes")
+    return _render(protocol, err, path.encode())
+
+
+def front_end(status: int, why: str) -> Answer:
+    """What the host's front end (not the API) answers to a request it refuses: a small HTML page.
+
+    The shape Cloudflare (api.openai.com, api.anthropic.com) and Google's front end send for
+    malformed framing, with ``connection: close``; ``why`` says what was wrong, never echoing the
+    request (which may hold a key).
+    """
+    reason = _FRONT_END_REASONS.get(status, "Error")
+    page = (
+        f"<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n"
+        f"<center><h1>{status} {reason}</h1></center>\r\n<p>{html.escape(why)}</p>\r\n"
+        "<hr><center>agentlab.sim</center>\r\n</body>\r\n</html>\r\n"
+    )
+    return status, {"content-type": "text/html", "connection": "close"}, [page.encode()]
+
+
+_FRONT_END_REASONS = {
+    400: "Bad Request",
+    408: "Request Timeout",
+    411: "Length Required",
+    413: "Request Entity Too Large",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+}
 
 
 def _check_headers(protocol: SimProtocol, h: dict[str, str], body: bytes) -> None:

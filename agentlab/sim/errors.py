@@ -104,6 +104,13 @@ class ErrorDialect:
         """The 429 of the ``429`` fault, asking for ``retry_after_ms``."""
         raise NotImplementedError
 
+    def request_too_large(self, limit: int) -> SimError | None:
+        """The refusal of a body over ``limit`` bytes; None: the host's front end answers (a 413 page).
+
+        api.openai.com's front end (Cloudflare) answers with an HTML 413, no JSON body.
+        """
+        return None
+
     def server_error(self) -> SimError:
         """The 500 of the ``500`` fault."""
         raise NotImplementedError
@@ -215,6 +222,10 @@ class AnthropicErrors(ErrorDialect):
     def bad_request(self, message: str, param: str | None = None, code: str | None = None) -> SimError:
         """Anthropic errors name no parameter: ``param`` is dropped."""
         return SimError(400, "invalid_request_error", message, None, code)
+
+    def request_too_large(self, limit: int) -> SimError:
+        """413 ``request_too_large``, the documented refusal of a body over the 32 MB limit."""
+        return SimError(413, "request_too_large", "Request exceeds the maximum size")
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """``rate_limit_error`` with no code; the wait is only in the headers, which the SDK honours."""

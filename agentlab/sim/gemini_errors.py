@@ -75,6 +75,10 @@ class GeminiErrors(ErrorDialect):
         """A 400 ``INVALID_ARGUMENT`` (the field, when known, as a BadRequest violation)."""
         return invalid_argument(message, [{"field": param, "description": message}] if param else None)
 
+    def request_too_large(self, limit: int) -> SimError:
+        """Google's API front end: a 400 ``INVALID_ARGUMENT`` naming the limit, not a 413."""
+        return invalid_argument(f"Request payload size exceeds the limit: {limit} bytes.")
+
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """429 ``RESOURCE_EXHAUSTED`` with a ``RetryInfo`` detail (the wait), as the API sends it."""
         secs = max(1, -(-retry_after_ms // 1000))

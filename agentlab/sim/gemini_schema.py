@@ -11,6 +11,7 @@ for two.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,11 @@ from typing import Any
 ANY = "*"
 #: A scalar field (string, number, bool, enum, bytes): its value is not a message.
 SCALAR = "."
+#: Numeric scalars the handler computes with: a value of another type is the parser's 400
+#: (``Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), "abc"``), never a crash.
+INT32 = "TYPE_INT32"
+FLOAT = "TYPE_FLOAT"
+_API = "type.googleapis.com/google.ai.generativelanguage.v1beta."
 
 # message -> {camelCase field: (kind, repeated)}; kind is a message name, ANY or SCALAR;
 # "map:<message>" is a map<string, message>.
@@ -122,16 +128,16 @@ MESSAGES: dict[str, dict[str, _Field]] = {
         "responseSchema": ("Schema", False),
         "responseJsonSchema": (ANY, False),
         "responseModalities": (SCALAR, True),
-        "candidateCount": (SCALAR, False),
-        "maxOutputTokens": (SCALAR, False),
-        "temperature": (SCALAR, False),
-        "topP": (SCALAR, False),
-        "topK": (SCALAR, False),
-        "seed": (SCALAR, False),
-        "presencePenalty": (SCALAR, False),
-        "frequencyPenalty": (SCALAR, False),
+        "candidateCount": (INT32, False),
+        "maxOutputTokens": (INT32, False),
+        "temperature": (FLOAT, False),
+        "topP": (FLOAT, False),
+        "topK": (INT32, False),
+        "seed": (INT32, False),
+        "presencePenalty": (FLOAT, False),
+        "frequencyPenalty": (FLOAT, False),
         "responseLogprobs": (SCALAR, False),
-        "logprobs": (SCALAR, False),
+        "logprobs": (INT32, False),
         "enableEnhancedCivicAnswers": (SCALAR, False),
         "speechConfig": (ANY, False),
         "thinkingConfig": ("ThinkingConfig", False),
@@ -140,7 +146,7 @@ MESSAGES: dict[str, dict[str, _Field]] = {
     },
     "ThinkingConfig": {
         "includeThoughts": (SCALAR, False),
-        "thinkingBudget": (SCALAR, False),
+        "thinkingBudget": (INT32, False),
         "thinkingLevel": (SCALAR, False),
     },
 }
@@ -176,9 +182,12 @@ def _join(path: str, name: str) -> str:
 
 
 def normalize(message: str, value: Any, path: str = "") -> tuple[Any, list[Violation]]:
-    """``value`` read as ``message``: every known field in camelCase, plus what was refused."""
+    """``value`` read as ``message``: every known field in camelCase, plus what was refused.
+
+    A value that is not a JSON object cannot be the message: the parser's "Invalid value" names it.
+    """
     if not isinstance(value, dict):
-        return value, []
+        return value, [_invalid(path, _API + message, value)]
     spec = MESSAGES[message]
     out: dict[str, Any] = {}
     bad: list[Violation] = []
@@ -196,8 +205,10 @@ def normalize(message: str, value: Any, path: str = "") -> tuple[Any, list[Viola
 
 def _field(kind: str, repeated: bool, item: Any, path: str) -> tuple[Any, list[Violation]]:
     """One field's value: a message, a list of them, a map of them, or left as sent."""
-    if kind in (ANY, SCALAR):
+    if kind in (SCALAR, ANY) or item is None:
         return item, []
+    if kind in (INT32, FLOAT):
+        return item, [] if _numeric(kind, item) else [_invalid(path, kind, item)]
     if kind.startswith("map:") and isinstance(item, dict):
         out: dict[str, Any] = {}
         bad: list[Violation] = []
@@ -212,4 +223,34 @@ def _field(kind: str, repeated: bool, item: Any, path: str) -> tuple[Any, list[V
             items.append(n)
             bad += sub
         return items, bad
+    if kind.startswith("map:"):
+        return item, []
     return normalize(kind, item, path)
+
+
+_INT = re.compile(r"-?[0-9]+")
+
+
+def _numeric(kind: str, value: Any) -> bool:
+    """Whether protobuf's JSON parser reads ``value`` as this number (a numeric string is one too)."""
+    if isinstance(value, bool):
+        return False
+    if kind == FLOAT:
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                return False
+            return True
+        return isinstance(value, int | float)
+    if isinstance(value, str):
+        value = int(value) if _INT.fullmatch(value) else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return isinstance(value, int) and -(2**31) <= value < 2**31
+
+
+def _invalid(path: str, type_name: str, value: Any) -> Violation:
+    """The parser's refusal of a value of the wrong type, quoting it as the API does."""
+    shown = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return Violation(path, f"Invalid value at '{path}' ({type_name}), {shown}")

@@ -170,15 +170,17 @@ def test_the_cache_is_deleted_after_a_failed_run() -> None:
 def test_the_cache_is_deleted_after_a_cancelled_run() -> None:
     adapter, wire, simulator = setup()
     started = asyncio.Event()
+    callers: list[asyncio.AbstractEventLoop] = []
 
     @al.tool
     async def slow_weather(city: str) -> str:
         """Current weather for a city."""
-        started.set()
+        callers[0].call_soon_threadsafe(started.set)  # async tools run on the tool loop
         await asyncio.sleep(30)
         return TEMPS[city]
 
     async def main() -> al.RunResult | None:
+        callers.append(asyncio.get_running_loop())
         r = al.Run(
             "google:sim-gemini", "Is it warmer in Paris or Rome?", system=BIG, tools=[slow_weather],
             adapter=adapter, cache=EXPLICIT,

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import copy
 import pickle
+import threading
 
 import pytest
 
@@ -161,12 +162,13 @@ async def test_session_same_provider_new_loop_starts_without_old_continuation() 
 
 async def test_session_refuses_concurrent_runs() -> None:
     s = al.Session()
-    gate = asyncio.Event()
+    gate = threading.Event()  # async tools run on the tool loop, another thread
 
     @al.tool
     async def wait() -> str:
         """Wait for the gate."""
-        await gate.wait()
+        while not gate.is_set():
+            await asyncio.sleep(0.005)
         return "ok"
 
     r1 = s.start(OA, "a", tools=[wait], adapter=oa([Step(tool_calls=[("wait", {})]), Step(text="a")]))
@@ -263,12 +265,10 @@ async def test_released_mid_loop_continues_from_portable_items_only() -> None:
 
 
 async def test_cancellation_releases_and_keeps_checkpoint_consistent() -> None:
-    gate = asyncio.Event()
-
     @al.tool
     async def hang() -> str:
         """Never returns."""
-        await gate.wait()
+        await asyncio.Event().wait()
         return ""
 
     run = al.Run(OA, "x", tools=[hang], adapter=oa([Step(opaque=["a"], tool_calls=[("hang", {})])]))

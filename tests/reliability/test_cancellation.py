@@ -111,6 +111,8 @@ async def test_task_cancelled_mid_tool_call(provider: str, tmp_path: Path) -> No
     History keeps no call without its result; the continuation, which held step 1's opaque items, is released.
     """
     entered = asyncio.Event()
+    caller = asyncio.get_running_loop()  # async tools run on the tool loop: signal thread-safely
+    started: list[str] = []
     tool_cancelled: list[bool] = []
 
     @al.tool(name="get_weather")
@@ -120,7 +122,9 @@ async def test_task_cancelled_mid_tool_call(provider: str, tmp_path: Path) -> No
         Args:
             city: City name.
         """
-        entered.set()
+        started.append(city)
+        if len(started) == 2:  # both parallel calls are running
+            caller.call_soon_threadsafe(entered.set)
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:

@@ -340,11 +340,12 @@ async def test_cancelling_arun_with_a_tool_that_ignores_cancellation() -> None:
     loop would call the model again).
     """
     entered = asyncio.Event()
+    caller = asyncio.get_running_loop()  # async tools run on the tool loop: signal thread-safely
 
     @al.tool(name="slow")
     async def stubborn(city: str) -> str:
         """Swallows cancellation and returns."""
-        entered.set()
+        caller.call_soon_threadsafe(entered.set)
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
