@@ -463,7 +463,7 @@ def state_finding(
 ) -> str:
     """The sentence a researcher can paste, from a :func:`paired_tests` frame.
 
-    E.g. "B solves 12 percentage points more tasks than A (95% CI 4 to 20, McNemar exact p = 0.003,
+    E.g. "B solves 12 percentage points more tasks than A (95% CI 4 to 20 points, McNemar exact p = 0.003,
     Holm p = 0.009, n = 60 tasks x 3 repeats), at 1.8x the cost." A binary score is said in
     percentage points (not "12% more", which reads as relative); the cost ratio is mean_b / mean_a of
     ``cost`` when that row exists and both means are known, else "cost unknown".
@@ -482,12 +482,16 @@ def state_finding(
     else:
         level = row["ci_method"].split()[1]
         lo, hi = (f"{row[c] * 100:.0f}" if binary else f"{row[c]:.3g}" for c in ("ci_low", "ci_high"))
-        ci = f"{level} CI {lo} to {hi}"
+        ci = f"{level} CI {lo} to {hi}" + (" points" if binary else "")
     tests = f"{row['test']} {_fmt_p(float(row['p_value']))}"
     if not math.isnan(row["p_holm"]) and (table["metric"] == metric).sum() > 1:
         tests += f", Holm {_fmt_p(float(row['p_holm']))}"
-    n = f"n = {row['n_tasks']} tasks x {row['n_repeats']} repeats"
+    n = f"n = {_plural(int(row['n_tasks']), 'task')} x {_plural(int(row['n_repeats']), 'repeat')}"
     return f"{head} ({ci}, {tests}, {n}), {_cost_clause(table, model_a, model_b, cost)}."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _row(table: pd.DataFrame, model_a: str, model_b: str, metric: str) -> Any:

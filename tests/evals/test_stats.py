@@ -146,6 +146,31 @@ def test_model_means_with_a_cluster_column() -> None:
     assert "clustered" in row["ci_method"]
 
 
+def test_paired_differences_with_clusters() -> None:
+    a = [[1.0], [2.0], [3.0], [5.0], [8.0], [13.0]]
+    b = [[1.5], [2.0], [4.0], [5.5], [9.5], [13.0]]
+    frame = runs_frame({"A": a, "B": b}, passage=["p", "p", "q", "q", "r", "r"])
+    row = paired_tests(frame, ["m"], cluster="passage").iloc[0]
+    d = [0.5, 0.0, 1.0, 0.5, 1.5, 0.0]
+    se = clustered_se(d, ["p", "p", "q", "q", "r", "r"])
+    assert row["se"] == pytest.approx(se) and se != pytest.approx(clustered_se(d))
+    t = stats.t.ppf(0.975, 2)  # three clusters: two degrees of freedom
+    assert row["ci_high"] == pytest.approx(np.mean(d) + t * se)
+    assert "clustered by 'passage'" in row["ci_method"]
+
+
+def test_millers_table_1_setup_gives_the_bernoulli_clt_se() -> None:
+    # Miller's fictional evals (Table 1): MATH 65.5% of 5,000 questions, HumanEval 83.6% of 164.
+    # For a 0/1 score the CLT SE is sqrt(p (1 - p) / n), up to the n / (n - 1) of the sample variance.
+    for p, n in ((0.655, 5000), (0.836, 164), (0.753, 2500)):
+        k = round(p * n)
+        frame = runs_frame({"G": [[1]] * k + [[0]] * (n - k)})
+        row = model_means(frame, ["m"]).iloc[0]
+        p_hat = k / n
+        assert row["se"] == pytest.approx(math.sqrt(p_hat * (1 - p_hat) / n) * math.sqrt(n / (n - 1)))
+    assert row["se"] == pytest.approx(0.0086, abs=5e-5)  # MGSM: +/- 1.7 points at 95%
+
+
 def test_repeats_are_averaged_per_task_and_their_variance_is_reported() -> None:
     frame = runs_frame({"A": [[1, 0, 1], [0, 0, 0], [1, 1, 1], [1, 0, 0]]})
     row = model_means(frame, ["m"]).iloc[0]
@@ -227,8 +252,8 @@ def _study() -> pd.DataFrame:
 def test_the_sentence_a_researcher_can_paste() -> None:
     table = paired_tests(_study(), ["score", "total_cost_usd"])
     assert state_finding(table, "A", "B", "score") == (
-        "B solves 40 percentage points more tasks than A (95% CI 3 to 77, McNemar exact p = 0.125, "
-        "n = 10 tasks x 1 repeats), at 1.8x the cost."
+        "B solves 40 percentage points more tasks than A (95% CI 3 to 77 points, McNemar exact p = 0.125, "
+        "n = 10 tasks x 1 repeat), at 1.8x the cost."
     )
 
 
