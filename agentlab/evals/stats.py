@@ -27,8 +27,8 @@ Choices, and why:
 - **Holm's** step-down correction is applied across the model pairs of each metric (one family per
   metric): scipy has no Holm.
 - Unknown values (``<NA>`` cost of an unpriced model) stay unknown: a task is left out of a pair's
-  metric when either side is unknown, and counted in ``n_unknown``. No CI is given on fewer than
-  two tasks: the cell is NaN and ``note`` says why.
+  metric when either side is unknown or did not run it, and counted in ``n_unknown``. No CI is
+  given on fewer than two tasks: the cell is NaN and ``note`` says why.
 
 scipy is imported inside the functions: ``import agentlab`` never loads it.
 """
@@ -92,10 +92,18 @@ def _metrics_of(runs: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
 
 
 def _numeric(s: pd.Series) -> pd.Series:
-    """A metric column as float, unknowns as NaN (bool True/False become 1.0/0.0)."""
+    """A metric column as float, unknowns as NaN (bool True/False become 1.0/0.0).
+
+    A value that is neither a number, a bool nor unknown is an error: turned into NaN it would be
+    counted as unknown and quietly shrink the sample.
+    """
     import pandas as pd
 
-    return pd.to_numeric(s.astype("object").where(s.notna(), None), errors="coerce").astype("float64")
+    out = pd.to_numeric(s.astype("object").where(s.notna(), None), errors="coerce").astype("float64")
+    bad = s.notna() & out.isna()
+    if bad.any():
+        raise ConfigError(f"metric column {s.name!r} holds a non-numeric value: {s[bad].iloc[0]!r}")
+    return out
 
 
 def is_binary(values: pd.Series) -> bool:
@@ -109,7 +117,7 @@ def _task_table(runs: pd.DataFrame, metric: str, cluster: str | None) -> pd.Data
     frame = runs[[*_KEYS, *([cluster] if cluster else [])]].copy()
     frame["_v"] = _numeric(runs[metric])
     g = frame.groupby(["model", "task_id"], sort=False)["_v"]
-    out = g.agg(mean="mean", k="count", var=lambda v: v.var(ddof=1) if v.count() >= 2 else math.nan)
+    out = g.agg(mean="mean", k="count", var="var")  # var: ddof=1, NaN with one known repeat
     if cluster:
         out["cluster"] = frame.groupby(["model", "task_id"], sort=False)[cluster].first()
     return out.reset_index()
@@ -281,7 +289,8 @@ def _pair_row(
     a: pd.DataFrame, b: pd.DataFrame, binary: bool, cluster: str | None, opts: dict[str, Any]
 ) -> dict[str, Any]:
     """One model pair on one metric: a and b are the two models' task tables, aligned by task."""
-    both = a.merge(b, on="task_id", suffixes=("_a", "_b"))
+    # outer: a task only one model ran counts in n_unknown, as does one with an unknown value
+    both = a.merge(b, on="task_id", how="outer", suffixes=("_a", "_b"))
     known = both[(both["k_a"] > 0) & (both["k_b"] > 0)]
     n = len(known)
     d = (known["mean_b"] - known["mean_a"]).to_numpy(dtype=float)

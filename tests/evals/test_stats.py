@@ -193,6 +193,13 @@ def test_unknown_costs_stay_unknown() -> None:
     assert math.isnan(means.loc["B", "mean"]) and means.loc["A", "mean"] == pytest.approx(0.02)
 
 
+def test_a_task_only_one_model_ran_is_left_out_and_counted() -> None:
+    frame = runs_frame({"A": [[1.0], [2.0], [4.0]], "B": [[2.0], [2.5]]})
+    row = paired_tests(frame, ["m"]).iloc[0]
+    assert (row["n_tasks"], row["n_unknown"]) == (2, 1)
+    assert row["diff"] == pytest.approx(0.75)
+
+
 def test_no_ci_on_one_task() -> None:
     row = paired_tests(runs_frame({"A": [[1.0, 2.0]], "B": [[3.0, 4.0]]}), ["m"]).iloc[0]
     assert row["diff"] == 2.0
@@ -205,6 +212,8 @@ def test_bad_input_is_one_typed_line() -> None:
         paired_tests(pd.DataFrame({"task_id": [], "model": [], "m": []}), ["m"])
     with pytest.raises(ConfigError, match="DataFrame"):
         paired_tests([1, 2], ["m"])
+    with pytest.raises(ConfigError, match="metric column 'm' holds a non-numeric value: 'fast'"):
+        paired_tests(runs_frame({"A": [["fast"]], "B": [[1.0]]}), ["m"])
     with pytest.raises(ConfigError, match="two or more models"):
         paired_tests(runs_frame({"A": [[1]]}), ["m"])
 
