@@ -192,6 +192,14 @@ if TYPE_CHECKING:
         log_comparison as log_comparison,
         log_sweep as log_sweep,
     )
+    from agentlab.evals.stats import (
+        holm_adjust as holm_adjust,
+        model_means as model_means,
+        paired_tests as paired_tests,
+        state_finding as state_finding,
+        tasks_needed as tasks_needed,
+        tasks_needed_observed as tasks_needed_observed,
+    )
     # isort: on
 
 __version__ = "0.1.0"
@@ -298,6 +306,13 @@ _EXPORTS: dict[str, str] = {
     # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
     "log_comparison": "agentlab.tracking.mlflow_log",
     "log_sweep": "agentlab.tracking.mlflow_log",
+    # paired statistics between models on the same tasks (Miller 2024; scipy loads on the first call)
+    "holm_adjust": "agentlab.evals.stats",
+    "model_means": "agentlab.evals.stats",
+    "paired_tests": "agentlab.evals.stats",
+    "state_finding": "agentlab.evals.stats",
+    "tasks_needed": "agentlab.evals.stats",
+    "tasks_needed_observed": "agentlab.evals.stats",
     # errors
     "AgentlabError": "agentlab.errors",
     "BudgetExceededError": "agentlab.errors",

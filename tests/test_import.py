@@ -17,6 +17,7 @@ HEAVY = (
     "openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "mlflow",
     "opentelemetry",  # tracing loads only when the user imports OpenTelemetry (agentlab/telemetry)
     "ray",  # only sweep(..., executor="ray") imports it
+    "scipy", "numpy",  # only the paired statistics (agentlab.evals.stats) import them, when called
 )  # fmt: skip
 
 

@@ -291,8 +291,8 @@ class Comparison:
 
             caption = (
                 f"Comparison of {len(self.labels)} models x {self.repeats} runs · wall "
-                f"{fmt_seconds(self.wall_s)} (sum of runs {fmt_seconds(self.sum_s)}) · mean ± 95% "
-                "interval per run; success: Wilson 95% interval"
+                f"{fmt_seconds(self.wall_s)} (sum of runs {fmt_seconds(self.sum_s)}) · mean [95% "
+                "bootstrap interval] per run; success: Wilson 95% interval"
             )
             return (
                 f"<div class='agentlab-comparison'><div style='font-size:12px;opacity:0.8'>task: "

@@ -82,16 +82,18 @@ SPREAD_HEADER = ("model", "runs", "failed", "solved", "success (95% CI)", "cost 
 
 
 def _pm(row: Any, metric: str, fmt: Any) -> str:
-    """``mean ± half-width`` (the interval is symmetric); the mean alone when there is no interval."""
+    """``mean [low–high]``: the interval is a bootstrap one, not symmetric (``± half`` would misstate it).
+
+    The mean alone when there is no interval; ``mean ± 0`` when the runs were identical.
+    """
     mean, lo, hi = (float(row[f"{metric}_{p}"]) for p in ("mean", "ci_low", "ci_high"))
     if math.isnan(mean):
         return "<NA>"
     if math.isnan(lo) or math.isnan(hi):
         return f"{fmt(mean)} (1 run)"
-    half = (hi - lo) / 2
-    if abs(half) <= 1e-9 * abs(mean):  # identical runs: float noise of the interval (2.6e-19), not a spread
-        half = 0.0
-    return f"{fmt(mean)} ± {fmt(half)}"
+    if abs(hi - lo) <= 1e-9 * abs(mean):  # identical runs: float noise (2.6e-19), not a spread
+        return f"{fmt(mean)} ± {fmt(0.0)}"
+    return f"{fmt(mean)} [{fmt(lo)}–{fmt(hi)}]"
 
 
 def _rate(row: Any) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx")
+HEAVY = ("openai", "anthropic", "pandas", "matplotlib", "ipywidgets", "IPython", "httpx2", "httpx", "scipy")
 
 
 def loaded_after(code: str) -> list[str]:

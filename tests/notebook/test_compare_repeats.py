@@ -10,7 +10,7 @@ import pytest
 import agentlab
 from agentlab.errors import UserError
 from agentlab.loop.comparison import compare
-from agentlab.sweeps.analysis import mean_interval, spread, wilson_interval
+from agentlab.sweeps.analysis import bootstrap_mean_interval, mean_interval, spread, wilson_interval
 from agentlab.testing import ScriptedAdapter, Step
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]
@@ -54,14 +54,16 @@ def test_repeats_give_n_runs_per_model_and_the_sweeps_spread() -> None:
     # the same numbers as the sweeps' own summary over the same frame (one function, not two)
     assert spread(cmp.runs_frame()).loc[MODELS[0], "success_rate"] == sp.loc[MODELS[0], "success_rate"]
     costs = [e.cost_usd for e in cmp.entries[:3]]
-    m, clo, chi = mean_interval(costs)
+    m, clo, chi = bootstrap_mean_interval(costs)
     assert sp.loc[MODELS[0], "total_cost_usd_mean"] == pytest.approx(m)
+    assert sp.loc[MODELS[0], "total_cost_usd_ci_low"] == pytest.approx(clo)
     assert clo < m < chi  # the repeats differ, so the interval has width
     assert sp.loc[MODELS[1], "reasoning_tokens_ci_low"] == pytest.approx(
         sp.loc[MODELS[1], "reasoning_tokens_mean"]
     )
     html = cmp._repr_html_()
-    assert "x 3 runs" in html and "67% [" in html and " ± " in html
+    assert "x 3 runs" in html and "67% [" in html and "bootstrap interval" in html
+    assert " ± " in html  # the identical runs of MODELS[1]: no spread
     assert "success (95% CI)" in str(cmp) and "x3" in repr(cmp)
 
 

@@ -1,0 +1,1 @@
+"""Evaluations: paired statistics between models (:mod:`agentlab.evals.stats`)."""
