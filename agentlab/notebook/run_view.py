@@ -50,7 +50,7 @@ from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, us
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
-__all__ = ["CompareView", "RunView", "refresh_displays"]
+__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
 _STATUS_SLACK = 0.5
@@ -83,15 +83,25 @@ def _blocks(fragment: str) -> list[str]:
 
 _shown: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _shown_lock = threading.Lock()
+_held: dict[int, Any] = {}
+"""Displayed objects nothing else keeps alive (a sweep's progress bar outlives its sweep only here),
+held until the end of their cell; widgets are kept alive by ipywidgets' own registry."""
 
 
-def _show(view: Any) -> Any:
-    """Display ``view`` with a display id (so its saved output can be replaced later); returns the handle."""
+def show_saved(view: Any) -> Any:
+    """Display ``view`` with a display id (so its saved output can be replaced later); returns the handle.
+
+    ``view`` has ``summary_text()`` and, once displayed, ``_display``; its saved output is updated
+    at cell end by :func:`refresh_displays` until ``view.finished`` (or, for a run or compare view,
+    every run's end).
+    """
     from IPython.display import display
 
     handle = display(view, display_id=True)  # type: ignore[no-untyped-call]
     with _shown_lock:
         _shown[view] = view.summary_text()
+        if not isinstance(view, widgets.Widget):
+            _held[id(view)] = view
     return handle
 
 
@@ -114,6 +124,7 @@ def refresh_displays() -> int:
             view._display.update(view)
             n += 1
         with _shown_lock:
+            _held.pop(id(view), None)  # its cell has ended: its saved output is now its last state
             if _finished(view):  # final: nothing left to update, stop checking it
                 _shown.pop(view, None)
             else:
@@ -122,6 +133,9 @@ def refresh_displays() -> int:
 
 
 def _finished(view: Any) -> bool:
+    done = getattr(view, "finished", None)
+    if isinstance(done, bool):
+        return done
     cols = view.columns if isinstance(view, CompareView) else [view]
     return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
 
@@ -596,7 +610,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def show(self) -> None:
         """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = _show(self)
+        self._display = show_saved(self)
 
 
 _MODEL_COLUMN = {
@@ -722,7 +736,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
 
     def show(self) -> None:
         """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = _show(self)
+        self._display = show_saved(self)
 
     @property
     def panels(self) -> list[ReasoningPanel]:
