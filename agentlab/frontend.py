@@ -41,9 +41,17 @@ class Frontend(Protocol):
         """``run``/``arun``/``Session.run`` before the loop starts (Jupyter: subscribe a live view)."""
 
     def present_compare(
-        self, runs: Sequence[Run], labels: Sequence[str], task: str, live: bool | None
+        self,
+        runs: Sequence[Run],
+        labels: Sequence[str],
+        task: str,
+        live: bool | None,
+        repeats: int = 1,
     ) -> Callable[[], None] | None:
-        """``compare`` before its runs start; returns what to call once they all ended, or None."""
+        """``compare`` before its runs start; returns what to call once they all ended, or None.
+
+        ``labels``: one per model; ``runs``: model by model, ``repeats`` runs each.
+        """
 
     def interrupt(self, e: KeyboardInterrupt) -> KeyboardInterrupt:
         """The interrupt to re-raise (Jupyter: rendered as one line, not agentlab's frames)."""

@@ -19,6 +19,8 @@ __all__ = ["MAIN_COLUMNS", "UsageFrame"]
 
 MAIN_COLUMNS: tuple[str, ...] = (
     "label",
+    "repeat",
+    "run_id",
     "step",
     "provider",
     "model",
@@ -31,7 +33,9 @@ MAIN_COLUMNS: tuple[str, ...] = (
     "first_text_s",
     "stop_reason",
 )
-"""The columns the default display shows (those present, in this order)."""
+"""The columns the default display shows (those present, in this order). ``repeat`` and ``run_id``
+are among them: with ``compare(repeats=N)`` the rows of one model are N runs, and a table that hid
+which run a row belongs to would read as one long run."""
 
 
 class UsageFrame(pd.DataFrame):  # type: ignore[misc]  # pandas is untyped here

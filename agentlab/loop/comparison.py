@@ -245,9 +245,15 @@ class Comparison:
     # ------------------------------------------------------------------ charts
 
     def plot_costs(self, ax: Axes | None = None, **kw: Any) -> Axes:
-        """Stacked cost per model: reasoning, other output, uncached input, cache (see charts)."""
+        """Stacked cost per model: reasoning, other output, uncached input, cache (see charts).
+
+        With repeats, a bar is the model's mean run (not the sum of its repeats), with an error bar
+        for the 95% interval of that mean.
+        """
         from agentlab.render.charts import plot_cost_breakdown
 
+        if self.repeats > 1:
+            kw.setdefault("ci", True)
         return plot_cost_breakdown(self.usage, by="label", ax=ax, **kw)
 
     def plot_reasoning(self, ax: Axes | None = None, **kw: Any) -> Axes:
@@ -290,7 +296,7 @@ class Comparison:
             from agentlab.loop.comparison_frames import SPREAD_HEADER, spread_rows
 
             caption = (
-                f"Comparison of {len(self.labels)} models x {self.repeats} runs · wall "
+                f"Comparison of {len(self.labels)} models × {self.repeats} repeats · wall "
                 f"{fmt_seconds(self.wall_s)} (sum of runs {fmt_seconds(self.sum_s)}) · mean [95% "
                 "bootstrap interval] per run; success: Wilson 95% interval"
             )
@@ -430,13 +436,10 @@ def _prepare(
         ]
     else:
         runs = [
-            Run(m, task, tools=tool_list, adapter=a, **run_kw)
-            for m, a in zip(models_x, per_run, strict=True)
+            Run(m, task, tools=tool_list, adapter=a, **run_kw) for m, a in zip(models_x, per_run, strict=True)
         ]
-    keys = [lb if repeats == 1 else f"{lb} r{k + 1}" for lb in labels for k in range(repeats)]
-
     fe = frontend.current(force=live is True)  # live=True builds the view even outside a kernel
-    finish = fe.present_compare(runs, keys, task, live) if fe is not None else None
+    finish = fe.present_compare(runs, labels, task, live, repeats=repeats) if fe is not None else None
     return labels, model_list, runs, finish
 
 

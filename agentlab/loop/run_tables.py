@@ -42,6 +42,7 @@ __all__ = [
 
 TOOL_COLUMNS: dict[str, str] = {
     "label": "string",
+    "repeat": "Int64",
     "run_id": "string",
     "step": "Int64",
     "call_id": "string",
@@ -58,6 +59,7 @@ e.g. a cancelled run); ``duration_s``: NaN when the tool never ran (unknown tool
 
 TIMELINE_COLUMNS: dict[str, str] = {
     "label": "string",
+    "repeat": "Int64",
     "run_id": "string",
     "step": "Int64",
     "kind": "string",
@@ -70,7 +72,8 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "is_error": "boolean",
     "timing": "string",
 }
-"""``kind``: ``model`` or ``tool``; ``name``: the model or the tool; ``start_s``/``end_s``: seconds
+"""``repeat``: which of a label's runs (``compare(repeats=N)``, from 0; 0 for a lone result);
+``kind``: ``model`` or ``tool``; ``name``: the model or the tool; ``start_s``/``end_s``: seconds
 from the run's start (see the module docstring); ``timing``: ``recorded`` or ``from durations``;
 ``first_reasoning_s``/``first_text_s``: for a model call, seconds from its start to the first
 reasoning / answer delta (NaN: none streamed)."""
@@ -78,20 +81,26 @@ reasoning / answer delta (NaN: none streamed)."""
 
 def labelled_results(obj: Any) -> Iterator[tuple[str, RunResult]]:
     """``(label, result)`` pairs: a Comparison's columns, a result under its model, or several."""
+    for label, _repeat, r in _labelled_runs(obj):
+        yield label, r
+
+
+def _labelled_runs(obj: Any) -> Iterator[tuple[str, int, RunResult]]:
+    """``(label, repeat, result)``: as :func:`labelled_results`, with a comparison entry's repeat."""
     from agentlab.loop.result import RunResult
 
     if isinstance(obj, RunResult):
-        yield f"{obj.provider}:{obj.model}", obj
+        yield f"{obj.provider}:{obj.model}", 0, obj
         return
     entries = getattr(obj, "entries", None)
     if entries is not None:
         for e in entries:
             if e.result is not None:
-                yield e.label, e.result
+                yield e.label, e.repeat, e.result
         return
     if isinstance(obj, Iterable):
         for item in obj:
-            yield from labelled_results(item)
+            yield from _labelled_runs(item)
         return
     raise TypeError(f"expected a RunResult, a Comparison or results, got {type(obj).__name__}")
 
@@ -102,7 +111,7 @@ def _frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.array([r.get(c) for r in rows], dtype=d) for c, d in columns.items()})
 
 
-def _tool_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
+def _tool_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[str, Any]]:
     from agentlab.neutral.events import ToolCallEvent, ToolResultEvent
 
     results = {e.result.call_id: e for e in r.events if isinstance(e, ToolResultEvent)}
@@ -113,6 +122,7 @@ def _tool_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
         failed = None if res is None else res.result.is_error
         yield {
             "label": label,
+            "repeat": repeat,
             "run_id": r.run_id,
             "step": e.step,
             "call_id": e.call.call_id,
@@ -128,7 +138,7 @@ def _tool_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
 
 def tool_frame(obj: Any) -> pd.DataFrame:
     """One row per tool call: step, tool, arguments, duration, error (columns: ``TOOL_COLUMNS``)."""
-    rows = [row for label, r in labelled_results(obj) for row in _tool_rows(label, r)]
+    rows = [row for label, k, r in _labelled_runs(obj) for row in _tool_rows(label, r, k)]
     return _frame(rows, TOOL_COLUMNS)
 
 
@@ -172,13 +182,18 @@ def _recorded(calls: list[CallRecord], tools: dict[int, list[dict[str, Any]]]) -
     return all(c.started_s is not None for c in calls) and all(t["_started_s"] is not None for t in ran)
 
 
-def _timeline_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
+def _timeline_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[str, Any]]:
     tools: dict[int, list[dict[str, Any]]] = {}
-    for row in _tool_rows(label, r):
+    for row in _tool_rows(label, r, repeat):
         tools.setdefault(int(row["step"] or 0), []).append(row)
     calls = sorted(r.calls, key=lambda c: c.step)
     recorded = bool(calls) and _recorded(calls, tools)
-    base = {"label": label, "run_id": r.run_id, "timing": "recorded" if recorded else "from durations"}
+    base = {
+        "label": label,
+        "repeat": repeat,
+        "run_id": r.run_id,
+        "timing": "recorded" if recorded else "from durations",
+    }
     t = 0.0
     for c in calls:
         m = _model_row(c, _nan(c.started_s) if recorded else t)
@@ -198,7 +213,7 @@ def _timeline_rows(label: str, r: RunResult) -> Iterator[dict[str, Any]]:
 
 def timeline_frame(obj: Any) -> pd.DataFrame:
     """Model calls and tool calls of each run on one time axis (columns: ``TIMELINE_COLUMNS``)."""
-    rows = [row for label, r in labelled_results(obj) for row in _timeline_rows(label, r)]
+    rows = [row for label, k, r in _labelled_runs(obj) for row in _timeline_rows(label, r, k)]
     return _frame(rows, TIMELINE_COLUMNS)
 
 

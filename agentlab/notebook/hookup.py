@@ -35,15 +35,24 @@ class JupyterFrontend:
         live_run_view(run)
 
     def present_compare(
-        self, runs: Sequence[Run], labels: Sequence[str], task: str, live: bool | None
+        self,
+        runs: Sequence[Run],
+        labels: Sequence[str],
+        task: str,
+        live: bool | None,
+        repeats: int = 1,
     ) -> Callable[[], None] | None:
-        """A compare view, a column subscribed to each run; shown in a kernel (``live=True``: built)."""
+        """A compare view, a column per model, a run view subscribed to each run; shown in a kernel.
+
+        ``live=True`` builds it outside a kernel. ``labels`` has one entry per model; ``runs`` are model
+        by model, ``repeats`` each.
+        """
         autoload()
         if live is False or (live is None and not in_kernel()):
             return None
         from agentlab.notebook.run_view import CompareView
 
-        view = CompareView(list(labels), task=task)
+        view = CompareView(list(labels), task=task, repeats=repeats)
         for r, col in zip(runs, view.columns, strict=True):
             r.subscribe(col.on_event)
             note = sdk_note(r)

@@ -46,11 +46,11 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
-from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, usage_line
+from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
-__all__ = ["CompareView", "RunView", "refresh_displays"]
+__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
 _STATUS_SLACK = 0.5
@@ -83,15 +83,25 @@ def _blocks(fragment: str) -> list[str]:
 
 _shown: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _shown_lock = threading.Lock()
+_held: dict[int, Any] = {}
+"""Displayed objects nothing else keeps alive (a sweep's progress bar outlives its sweep only here),
+held until the end of their cell; widgets are kept alive by ipywidgets' own registry."""
 
 
-def _show(view: Any) -> Any:
-    """Display ``view`` with a display id (so its saved output can be replaced later); returns the handle."""
+def show_saved(view: Any) -> Any:
+    """Display ``view`` with a display id (so its saved output can be replaced later); returns the handle.
+
+    ``view`` has ``summary_text()`` and, once displayed, ``_display``; its saved output is updated
+    at cell end by :func:`refresh_displays` until ``view.finished`` (or, for a run or compare view,
+    every run's end).
+    """
     from IPython.display import display
 
     handle = display(view, display_id=True)  # type: ignore[no-untyped-call]
     with _shown_lock:
         _shown[view] = view.summary_text()
+        if not isinstance(view, widgets.Widget):
+            _held[id(view)] = view
     return handle
 
 
@@ -114,6 +124,7 @@ def refresh_displays() -> int:
             view._display.update(view)
             n += 1
         with _shown_lock:
+            _held.pop(id(view), None)  # its cell has ended: its saved output is now its last state
             if _finished(view):  # final: nothing left to update, stop checking it
                 _shown.pop(view, None)
             else:
@@ -122,6 +133,9 @@ def refresh_displays() -> int:
 
 
 def _finished(view: Any) -> bool:
+    done = getattr(view, "finished", None)
+    if isinstance(done, bool):
+        return done
     cols = view.columns if isinstance(view, CompareView) else [view]
     return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
 
@@ -189,6 +203,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         keep_text: bool | None = None,
         flush_interval: float = DEFAULT_INTERVAL,
         compact: bool = False,
+        line: bool = False,
     ) -> None:
         self._lock = threading.RLock()
         self._flush_interval = flush_interval
@@ -215,6 +230,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
         self._timeline = widgets.HTML(value="")
         self._footer = widgets.HTML(value="")
+        # A repeat of a compare column: one summary line, shown above its collapsed full view.
+        self.line: widgets.HTML | None = widgets.HTML(value=_wrap(self.line_html())) if line else None
         # A compact view is a compare column: its layout is set at creation (setting it afterwards
         # would cost a frontend message per trait per column).
         column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
@@ -233,6 +250,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             gate(self._timeline),
             gate(self._footer),
         ]
+        if self.line is not None:  # synced by the flusher like the rest: the same message budget
+            self._synced.append(gate(self.line))
 
     # ------------------------------------------------------------------ events (any thread)
 
@@ -398,6 +417,24 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             f"step{'s' if len(self._steps) != 1 else ''}{elapsed}</div>"
         )
 
+    def line_html(self) -> str:
+        """One line for a repeat: title, status, steps, tokens, cost and time (its full view folds away)."""
+        colour = {"completed": PALETTE["green"], "failed": PALETTE["vermillion"],
+                  "cancelled": PALETTE["vermillion"], "step_limit": PALETTE["orange"]}.get(
+            self._status, PALETTE["blue"])  # fmt: skip
+        n = max(len(self._steps), self._calls)
+        bits = [f'<b>{html.escape(self.title or "run")}</b>',
+                f'<span style="color:{colour}">{html.escape(self._status)}</span>',
+                f"{n} step{'s' if n != 1 else ''}"]  # fmt: skip
+        if self._usage is not None or self._cost is not None:
+            u = self._usage
+            out = "<NA>" if u is None or u.output_tokens is None else f"{u.output_tokens:,}"
+            bits.append(f"out {out} tok")
+            bits.append("cost unknown" if self._partial or self._cost is None else fmt_usd(self._cost))
+        if self._t_end is not None:
+            bits.append(f"{self._t_end - self._t0:.1f} s")
+        return f'<div style="font-size:12px">{" · ".join(bits)}</div>'
+
     def _render_step_title(self, st: _Step) -> str:
         call = st.call
         if not st.done:
@@ -501,7 +538,10 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
             timeline = strip_html(self._timeline_rows())
-            for w, v in [(self._header, header), (self._timeline, timeline), (self._footer, footer)] + [
+            pairs = [(self._header, header), (self._timeline, timeline), (self._footer, footer)]
+            if self.line is not None:
+                pairs.append((self.line, self.line_html()))
+            for w, v in pairs + [
                 pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
             ]:
                 v = _wrap(v)
@@ -570,23 +610,51 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def show(self) -> None:
         """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = _show(self)
+        self._display = show_saved(self)
+
+
+_MODEL_COLUMN = {
+    "flex": "1 1 0",
+    "min_width": "260px",
+    "width": "auto",
+    "padding": "4px",
+    "border": f"1px solid {PALETTE['grey']}55",
+}
+"""A model's column of a compare with repeats: set at creation, as a run view's column layout is."""
 
 
 class CompareView(widgets.VBox):  # type: ignore[misc]
-    """Several run views side by side, one column per model, streaming concurrently."""
+    """Several run views side by side, one column per model, streaming concurrently.
+
+    With ``repeats=N`` a model's column holds its N runs compactly: one summary line per repeat
+    (status, steps, tokens, cost, time), each above its full run view folded in an accordion, so
+    five models by three repeats read as five columns, not fifteen full views. ``columns`` is then
+    one run view per run, model by model (``labels`` the models, ``titles`` one per run).
+    """
 
     def __init__(
-        self, titles: Sequence[str], *, task: str | None = None, keep_text: bool | None = None
+        self,
+        titles: Sequence[str],
+        *,
+        task: str | None = None,
+        keep_text: bool | None = None,
+        repeats: int = 1,
     ) -> None:
-        self.columns = [RunView(t, keep_text=keep_text, compact=True) for t in titles]
+        self.labels = list(titles)
+        self.repeats = repeats
+        grouped = repeats > 1
+        self.columns = [
+            RunView(f"r{k + 1}" if grouped else t, keep_text=keep_text, compact=True, line=grouped)
+            for t in titles
+            for k in range(repeats)
+        ]
         head = widgets.HTML(
-            value=f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {len(titles)} models'
+            value=f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}'
             + (f" · task: {html.escape(_clip(task, 200))}" if task else "")
             + "</div>"
         )
         row = widgets.HBox(
-            children=self.columns,
+            children=self._model_columns() if grouped else self.columns,
             # Columns share the width (at least 260 px each) and wrap onto a new row when the page is
             # too narrow for all of them (three providers on a laptop screen), instead of overflowing.
             layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
@@ -596,17 +664,68 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             children=[head, row], layout=widgets.Layout(width="100%"), _dom_classes=["agentlab-view"]
         )
 
+    @property
+    def shape(self) -> str:
+        """``5 models × 3 repeats`` (or ``2 models``): what the header says."""
+        n = len(self.labels)
+        models = f"{n} model{'s' if n != 1 else ''}"
+        return models if self.repeats == 1 else f"{models} × {self.repeats} repeats"
+
+    def _runs_of(self, i: int) -> list[RunView]:
+        return self.columns[i * self.repeats : (i + 1) * self.repeats]
+
+    def _model_columns(self) -> list[widgets.VBox]:
+        """One column per model: its name, then per repeat the summary line over the folded full view."""
+        out = []
+        for i, label in enumerate(self.labels):
+            parts: list[widgets.Widget] = [
+                widgets.HTML(value=_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
+            ]
+            for v in self._runs_of(i):
+                assert v.line is not None
+                parts += [v.line, widgets.Accordion(children=[v], titles=(f"{v.title}: full run view",))]
+            out.append(
+                widgets.VBox(children=parts, layout=widgets.Layout(**_MODEL_COLUMN)),
+            )
+        return out
+
     def __repr__(self) -> str:
-        return f"<CompareView {[c.title for c in self.columns]}>"
+        return f"<CompareView {self.labels}{f' x{self.repeats}' if self.repeats > 1 else ''}>"
 
     def summary_text(self) -> str:
-        """Every column's final state as plain text (no reasoning)."""
-        return "\n".join(c.summary_text() for c in self.columns)
+        """Every column's final state as plain text (no reasoning); a repeat is its summary line."""
+        if self.repeats == 1:
+            return "\n".join(c.summary_text() for c in self.columns)
+        lines = [f"Compare · {self.shape}"]
+        for i, label in enumerate(self.labels):
+            lines.append(label)
+            lines += ["  " + _text(v.line_html()) for v in self._runs_of(i)]
+        return "\n".join(lines)
 
     def summary_html(self) -> str:
-        """The columns' collapsed views side by side, as static HTML (no reasoning)."""
-        cols = "".join(c.summary_html() for c in self.columns)
-        return f'<div style="display:flex;flex-flow:row wrap;gap:4px;width:100%">{cols}</div>'
+        """The columns' collapsed views side by side, as static HTML (no reasoning).
+
+        With repeats: one column per model, a line per repeat over its run view in a closed
+        ``<details>`` (expandable without a kernel, on GitHub or in nbconvert's HTML).
+        """
+        if self.repeats == 1:
+            cols = "".join(c.summary_html() for c in self.columns)
+        else:
+            cols = "".join(self._model_html(i, label) for i, label in enumerate(self.labels))
+        head = f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}</div>'
+        return f'{head}<div style="display:flex;flex-flow:row wrap;gap:4px;width:100%">{cols}</div>'
+
+    def _model_html(self, i: int, label: str) -> str:
+        runs = "".join(
+            f"{v.line_html()}<details><summary style='font-size:11px;opacity:0.75'>{html.escape(v.title)}: "
+            f"full run view</summary>{v.summary_html()}</details>"
+            for v in self._runs_of(i)
+        )
+        return (
+            f'<div style="{UI_FONT};border:1px solid {PALETTE["grey"]}55;padding:4px;box-sizing:border-box;'
+            f'flex:1 1 0;min-width:260px"><div style="font-size:13px"><b>{html.escape(label)}</b></div>'
+            f"{runs}</div>"
+        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         data = super()._repr_mimebundle_(**kwargs)
@@ -617,7 +736,7 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
 
     def show(self) -> None:
         """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = _show(self)
+        self._display = show_saved(self)
 
     @property
     def panels(self) -> list[ReasoningPanel]:

@@ -137,12 +137,16 @@ def plot_cost_breakdown(
     ax: Axes | None = None,
     per_run: bool = False,
     title: str | None = None,
+    ci: bool = False,
 ) -> Axes:
     """Stacked bars per provider/model: reasoning vs other output vs input (uncached, cache read/write).
 
     ``by``: a column of the usage frame (default ``label`` when present, as in ``Comparison.usage``,
     else ``provider:model``). Bars are labelled with their total and reasoning share.
+    ``ci=True`` (implies ``per_run``): each bar is the mean run of its group, with an error bar for
+    the 95% interval of that mean across the group's runs (``compare(repeats=N)``), not their sum.
     """
+    per_run = per_run or ci
     data = cost_breakdown(df, by, per_run=per_run)
     if ax is None:
         ax = _new_ax((min(12.0, max(5.0, 1.1 * len(data) + 3.0)), 4.4))
@@ -166,7 +170,8 @@ def plot_cost_breakdown(
             hatch="//" if name == "output_unsplit" else None,
         )
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-    for i, (total, (_, row)) in enumerate(zip(bottom, data.iterrows(), strict=True)):
+    tops = _run_interval_bars(ax, df, by, bottom) if ci else bottom
+    for i, (total, top, (_, row)) in enumerate(zip(bottom, tops, data.iterrows(), strict=True)):
         out = row["reasoning"] + row["other_output"] + row["output_unsplit"]
         share = (
             "reasoning n/a"
@@ -175,7 +180,7 @@ def plot_cost_breakdown(
         )
         ax.annotate(
             f"{_usd(total)}\n{share}" if out >= 0 else _usd(total),
-            (i, total),
+            (i, top),
             xytext=(0, 3),
             textcoords="offset points",
             ha="center",
@@ -186,15 +191,37 @@ def plot_cost_breakdown(
     ax.set_ylabel("cost per run (USD)" if per_run else "cost (USD)")
     ax.set_xlabel("provider:model" if _group_col(df, by)[1] in ("model", "label") else str(by))
     ax.yaxis.set_major_formatter(FuncFormatter(_usd))
-    ax.set_ylim(0, max([*bottom, 1e-9]) * 1.22)
+    ax.set_ylim(0, max([*tops, 1e-9]) * 1.22)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.set_title(
-        title or ("What a run costs, by token kind" if per_run else "What the runs cost, by token kind")
-    )
+    default = "What a run costs, by token kind" if per_run else "What the runs cost, by token kind"
+    ax.set_title(title or (default + " (mean, 95% CI across runs)" if ci else default))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     _note_simulated_prices(ax, df)
     return ax
+
+
+def _run_interval_bars(ax: Axes, df: pd.DataFrame, by: str | None, means: list[float]) -> list[float]:
+    """Error bars for the 95% interval of each group's mean run cost; returns each bar's top.
+
+    A group's runs are its ``run_id`` values; its bar (the stacked means) is their mean cost, so the
+    interval is centred on it. One run gives no interval (no bar drawn): unknown, not zero.
+    """
+    from agentlab.sweeps.analysis import mean_interval
+
+    key, _ = _group_col(df, by)
+    lows, highs = [], []
+    for (_, g), mean in zip(df.groupby(key, sort=False), means, strict=True):
+        runs = g.groupby("run_id", sort=False)["total_cost_usd"].sum(min_count=1) if "run_id" in g else []
+        _, lo, hi = mean_interval(list(runs))
+        known = not (math.isnan(lo) or math.isnan(hi))
+        lows.append(max(0.0, mean - lo) if known else 0.0)
+        highs.append(max(0.0, hi - mean) if known else 0.0)
+    ax.errorbar(
+        list(range(len(means))), means, yerr=[lows, highs], fmt="none", ecolor=PALETTE["grey"],
+        elinewidth=1.2, capsize=4, label="95% CI across runs",
+    )  # fmt: skip
+    return [m + h for m, h in zip(means, highs, strict=True)]
 
 
 def plot_reasoning_per_step(

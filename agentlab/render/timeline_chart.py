@@ -77,8 +77,24 @@ def _tool_bars(ax: Axes, g: pd.DataFrame, y: float) -> None:
             )  # fmt: skip
 
 
+def _lanes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One lane pair per run: by label, and by ``repeat`` within a label that has several (``r1``…).
+
+    Repeats of one model share its label; drawn in one lane they would sit on top of each other.
+    """
+    out = []
+    for label in dict.fromkeys(str(v) for v in frame["label"]):
+        g = frame[frame["label"].astype(str) == label]
+        reps = list(dict.fromkeys(g["repeat"].dropna())) if "repeat" in g.columns else []
+        if len(reps) < 2:
+            out.append((label, g))
+            continue
+        out += [(f"{label} r{int(k) + 1}", g[g["repeat"] == k]) for k in reps]
+    return out
+
+
 def plot_timeline(frame: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """Model calls vs tool calls over time, per run (a comparison: one lane pair per model).
+    """Model calls vs tool calls over time, per run (a comparison: one lane pair per model and repeat).
 
     ``frame`` is ``timeline_frame(result_or_comparison)`` (``agentlab.plot_timeline`` also takes the
     result or comparison itself). Returns the Axes (a new figure when ``ax`` is None).
@@ -91,20 +107,19 @@ def plot_timeline(frame: pd.DataFrame, *, ax: Axes | None = None, title: str | N
             f"plot_timeline draws a timeline frame, got {type(frame).__name__}; "
             "pass agentlab.timeline_frame(result) or call agentlab.plot_timeline(result)"
         )
-    labels = list(dict.fromkeys(str(v) for v in frame["label"]))
+    lanes = _lanes(frame)
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(9.0, 1.0 + 1.1 * max(1, len(labels))), layout="constrained")
+        _, ax = plt.subplots(figsize=(9.0, 1.0 + 1.1 * max(1, len(lanes))), layout="constrained")
     ticks: list[float] = []
     names: list[str] = []
-    for n, label in enumerate(labels):
-        g = frame[frame["label"] == label]
+    for n, (name, g) in enumerate(lanes):
         y_model, y_tool = 2 * n, 2 * n + 1
         _model_bars(ax, g[g["kind"] == "model"], y_model)
         _tool_bars(ax, g[g["kind"] == "tool"], y_tool)
         ticks += [y_model, y_tool]
-        names += [f"{label} · model", f"{label} · tools"]
+        names += [f"{name} · model", f"{name} · tools"]
     ax.set_yticks(ticks, names, fontsize=8)
     ax.set_ylim(len(ticks) - 0.5, -0.5)  # first run on top
     ax.set_xlim(left=0)

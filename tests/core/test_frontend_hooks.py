@@ -72,7 +72,7 @@ class _Recorder:
         run.subscribe(lambda ev: self.calls.append(type(ev).__name__))
 
     def present_compare(
-        self, runs: Sequence[al.Run], labels: Sequence[str], task: str, live: bool | None
+        self, runs: Sequence[al.Run], labels: Sequence[str], task: str, live: bool | None, repeats: int = 1
     ) -> Callable[[], None] | None:
         self.calls.append(f"compare {len(runs)}")
         return lambda: self.calls.append("compare done")

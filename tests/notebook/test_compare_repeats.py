@@ -62,7 +62,7 @@ def test_repeats_give_n_runs_per_model_and_the_sweeps_spread() -> None:
         sp.loc[MODELS[1], "reasoning_tokens_mean"]
     )
     html = cmp._repr_html_()
-    assert "x 3 runs" in html and "67% [" in html and "bootstrap interval" in html
+    assert "2 models × 3 repeats" in html and "67% [" in html and "bootstrap interval" in html
     assert " ± " in html  # the identical runs of MODELS[1]: no spread
     assert "success (95% CI)" in str(cmp) and "x3" in repr(cmp)
 

@@ -217,3 +217,26 @@ def test_compare_of_six_simulated_models_stays_in_budget(sent: list[tuple[float,
     collapse_panels()  # cell end: everything pending goes out at once, reasoning text cleared
     saved = json.dumps([d for _, _, d in sent])
     assert all(str(a)[:20] in saved for a in cmp.answers.values())
+
+
+def test_compare_with_repeats_streams_within_the_same_budget(sent: list[tuple[float, str, Any]]) -> None:
+    """Two models x three repeats: six run views behind summary lines, one budget for all of them."""
+    cmp = CompareView(["m0", "m1"], repeats=3)
+    assert len(cmp.columns) == 6 and all(c.line is not None for c in cmp.columns)
+
+    def stream(k: int) -> None:
+        col = cmp.columns[k]
+        _paced(1000, 2.0, lambda i: col.on_event(ReasoningDeltaEvent(text=f"c{k}d{i} ", block="0", step=1)))
+        col.finish("completed")
+
+    threads = [threading.Thread(target=stream, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wait_idle(15.0)
+    print(f"2 models x 3 repeats: {len(sent)} msgs, busiest 1 s {busiest_1s(sent)}")
+    assert busiest_1s(sent) <= LIMIT
+    for col in cmp.columns:
+        assert col.line is not None
+        assert "completed" in _last_value(sent, col.line.comm.comm_id)  # the summary line reached the page
