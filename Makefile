@@ -29,7 +29,7 @@ NO_KEYS := env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AGENTLAB_OPENAI_MODEL -
 	-u AGENTLAB_DEEPSEEK_MODEL -u OPENROUTER_API_KEY -u AGENTLAB_OPENROUTER_MODEL
 NBVAL := --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
-.PHONY: demo test lint bench lock test-latest phoenix docs docs-serve clean
+.PHONY: demo test lint bench lock test-latest phoenix docs docs-serve notebooks clean
 
 # venv DIR from LOCK: uv itself comes from the lock too (pip checks its hashes), then uv makes the venv
 # exactly the lock (sync removes anything else) and adds agentlab, editable, without build isolation.
@@ -72,6 +72,11 @@ test: $(STAMP) $(MLFLOW_STAMP)
 	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS) tests/docs/test_examples.py -k export
 	# the notebooks, re-executed; only cells marked NBVAL_CHECK_OUTPUT must match their saved output
 	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL)
+
+# Re-execute the shipped notebooks from the current code (simulated providers, fresh kernels), write
+# them back whole, and scan them for stale outputs (machine paths, widget reprs, old formats).
+notebooks: $(STAMP)
+	$(NO_KEYS) $(BIN)/python -m agentlab.notebook.refresh notebooks/
 
 # The documentation site (mkdocs.yml) into out/site, strictly; docs-serve serves it on loopback.
 docs: $(STAMP)
