@@ -287,6 +287,17 @@ def load_dataset(
             if tools is None
             else Dataset(source.tasks, _resolve_tools(source.tasks, tools), source.name)
         )
+    tasks = load_tasks_only(source, fields=fields, split=split)
+    label = name or (Path(source).stem if isinstance(source, str | Path) else "dataset")
+    return Dataset(tuple(tasks), _resolve_tools(tasks, tools), label)
+
+
+def load_tasks_only(
+    source: Any, *, fields: Mapping[str, str] | None = None, split: str | None = None
+) -> list[EvalTask]:
+    """The validated tasks of ``source`` without resolving their tool names (re-scoring needs no tools)."""
+    if isinstance(source, Dataset):
+        return list(source.tasks)
     fmap = dict(fields or {})
     bad = sorted(set(fmap) - set(_FIELDS))
     if bad:
@@ -303,5 +314,4 @@ def load_dataset(
         tasks.append(task)
     if not tasks:
         raise DatasetError("the dataset has no tasks")
-    label = name or (Path(source).stem if isinstance(source, str | Path) else "dataset")
-    return Dataset(tuple(tasks), _resolve_tools(tasks, tools), label)
+    return tasks

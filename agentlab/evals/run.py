@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import ConfigError
-from agentlab.evals.dataset import Dataset, EvalTask, load_dataset
+from agentlab.evals.dataset import EvalTask, load_dataset, load_tasks_only
 from agentlab.evals.scorers import Attempt, CalledTool, Score, Scorer, as_scorer
 from agentlab.loop.result import RunResult
 from agentlab.loop.sync import run_sync
@@ -371,7 +371,9 @@ def load_eval(results: str | Path, *, reducer: Reducer = "mean", k: int | None =
     return EvalResult(path, None, reducer, k)
 
 
-async def _rescore_rows(path: Path, ds: Dataset, scorers: Sequence[Scorer]) -> list[dict[str, Any]]:
+async def _rescore_rows(
+    path: Path, tasks: Mapping[str, EvalTask], scorers: Sequence[Scorer]
+) -> list[dict[str, Any]]:
     """The file's runs (last row per key), each with the new scorers' verdicts merged into its scores."""
     from agentlab.sweeps.store import read_rows, row_key
 
@@ -379,7 +381,6 @@ async def _rescore_rows(path: Path, ds: Dataset, scorers: Sequence[Scorer]) -> l
     for r in read_rows(path):
         last.pop(row_key(r), None)
         last[row_key(r)] = r
-    tasks = ds.by_id()
     out: list[dict[str, Any]] = []
     for row in last.values():
         called = tuple(CalledTool.model_validate(c) for c in row.get("called_tools") or [])
@@ -398,20 +399,21 @@ def rescore(
     *,
     scorers: Iterable[Scorer | Callable[..., Any]] | Scorer,
     into: str | Path | None = None,
-    tools: Mapping[str, Any] | Iterable[Any] | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> EvalResult:
     """Score the runs in ``results`` again with ``scorers``, without calling any candidate model.
 
     Scorers see what the file kept of each run (final answer, status, tool calls) and the task from
-    ``dataset`` (its targets); their verdicts are merged into each run's scores (a scorer of the same
+    ``dataset`` (its targets; ``fields`` as for ``load_dataset``; tool names are not resolved, no
+    tool runs); their verdicts are merged into each run's scores (a scorer of the same
     name replaces the stored one). ``results`` is not changed; ``into`` writes the re-scored runs (last
     row per key) to a new results file. A judge among ``scorers`` calls its own model.
     """
     src = Path(results)
     if not src.exists():
         raise ConfigError(f"no results file at {src}")
-    ds = load_dataset(dataset, tools=tools)
-    rows = run_sync(_rescore_rows(src, ds, _scorers(scorers)))
+    tasks = {t.id: t for t in load_tasks_only(dataset, fields=fields)}
+    rows = run_sync(_rescore_rows(src, tasks, _scorers(scorers)))
     if into is None:
         return EvalResult(None, rows=rows)
     return EvalResult(_write_rows(Path(into), src, rows))
