@@ -251,3 +251,28 @@ def test_reducers() -> None:
     assert _pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)  # 1 - C(3,2)/C(5,2)
     with pytest.raises(ConfigError, match="reducer must be"):
         reduce_runs(runs, "median")  # type: ignore[arg-type]
+
+
+def test_a_task_s_own_system_prompt_and_tools_reach_its_run(tmp_path: Path) -> None:
+    from agentlab.adapters.base import ModelRef
+    from agentlab.neutral.request import ModelRequest
+    from agentlab.testing import ScriptedAdapter, Step
+
+    seen: list[tuple[str, tuple[str, ...]]] = []
+
+    def keep(req: ModelRequest) -> None:
+        seen.append((req.model_dump_json(), tuple(t.name for t in req.tools)))
+
+    def make(ref: ModelRef) -> ScriptedAdapter:
+        return ScriptedAdapter([Step(text="84", expect=keep), Step(text="Rome", expect=keep)],
+                               provider=ref.provider, model=ref.model)  # fmt: skip
+
+    data = [{"id": "own", "input": "What is 12 * (3 + 4)?", "system": "TASK-SYSTEM-7f3a",
+             "tools": ["calculator"]},
+            {"id": "plain", "input": "Is it warmer in Paris or Rome?"}]  # fmt: skip
+    al.evaluate(data, ["openai:sim-reasoner"], scorers=[includes()], tools=sim_tools(),
+                results=tmp_path / "e.jsonl", settings=[al.Setting("s", system="SETTING-SYSTEM-91c2")],
+                progress=None, concurrency=1, adapter_factory=make)  # fmt: skip
+    (own, own_tools), (plain, plain_tools) = seen
+    assert "TASK-SYSTEM-7f3a" in own and "SETTING-SYSTEM-91c2" not in own and own_tools == ("calculator",)
+    assert "SETTING-SYSTEM-91c2" in plain and len(plain_tools) == len(sim_tools())
