@@ -495,10 +495,24 @@ def _output_columns(result: RunResult) -> dict[str, Any]:
     return {}
 
 
+def _usd(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) else 0.0
+
+
 def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
-    cost = row.get("total_cost_usd")
+    """What a row cost (USD, input + output tokens): the run's, plus its judges' (an evaluation's).
+
+    A judge's spend is kept out of the run's own columns, but it is money spent, so the budget
+    guard and the report count it.
+    """
+    usd = _usd(row.get("total_cost_usd"))
     tokens = (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
-    return (float(cost) if isinstance(cost, int | float) and math.isfinite(cost) else 0.0), int(tokens)
+    for score in (row.get("scores") or {}).values():
+        judge = score.get("judge") if isinstance(score, dict) else None
+        if isinstance(judge, dict):
+            usd += _usd(judge.get("cost_usd"))
+            tokens += (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
+    return usd, int(tokens)
 
 
 _DONE = object()

@@ -151,3 +151,25 @@ def test_judge_spend_is_kept_apart_from_the_candidates(tmp_path: Path) -> None:
     )
     assert b["judge_cost_usd"].tolist() == pytest.approx([s["cost_usd"] for s in stored])
     assert judged.summary()["judge_cost_usd"].iloc[0] == pytest.approx(sum(s["cost_usd"] for s in stored))
+    # The judge's spend is money spent: the sweep's report (and its budget guard) count it.
+    assert plain.report is not None and judged.report is not None
+    assert plain.report.cost_usd == pytest.approx(float(a["total_cost_usd"].sum()))
+    spent = float(b["total_cost_usd"].sum() + b["judge_cost_usd"].sum())
+    assert judged.report.cost_usd == pytest.approx(spent)
+    judge_tokens = int((b["judge_input_tokens"] + b["judge_output_tokens"]).sum())
+    assert judged.report.tokens == int((b["input_tokens"] + b["output_tokens"]).sum()) + judge_tokens
+
+
+def test_the_budget_guard_counts_the_judges_spend(tmp_path: Path) -> None:
+    data = [{"id": f"t{i}", "input": "Is it warmer in Paris or Rome?", "target": "Rome"} for i in range(4)]
+    kw: dict[str, Any] = {"progress": None, "tools": al.sweeps.sim_tools(), "concurrency": 1}
+    one = al.evaluate(data[:1], ["openai:sim-reasoner"], scorers=[includes()], results=tmp_path / "a.jsonl",
+                      **kw)  # fmt: skip
+    assert one.report is not None
+    run_tokens = one.report.tokens  # one candidate run's tokens (the simulator is deterministic)
+    res = al.evaluate(
+        data, ["openai:sim-reasoner"], scorers=[judge("openai:sim-reasoner", "Right?", repeats=3)],
+        results=tmp_path / "b.jsonl", budget_tokens=2 * run_tokens + 1, **kw,
+    )  # fmt: skip
+    assert res.report is not None and res.report.status == "budget_exceeded"
+    assert 1 <= len(res.runs()) < 3  # counting the candidates' tokens only, a third run would start
