@@ -190,6 +190,9 @@ class EvalResult:
         head = f"evaluation in {where}"
         return f"{head}\n{self.report}" if self.report is not None else head
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
 
 def _score_columns(df: pd.DataFrame) -> dict[str, Any]:
     """``score_<name>`` columns from the rows' ``scores`` (boolean when every known value is)."""
