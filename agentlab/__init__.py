@@ -175,6 +175,25 @@ if TYPE_CHECKING:
     from agentlab.costs.usage_view import (
         UsageFrame as UsageFrame,
     )
+    from agentlab.evals.dataset import (
+        Dataset as Dataset,
+        EvalTask as EvalTask,
+        load_dataset as load_dataset,
+    )
+    from agentlab.evals.judge import (
+        judge as judge,
+    )
+    from agentlab.evals.run import (
+        EvalResult as EvalResult,
+        aevaluate as aevaluate,
+        evaluate as evaluate,
+        load_eval as load_eval,
+        rescore as rescore,
+    )
+    from agentlab.evals.scorers import (
+        Score as Score,
+        Scorer as Scorer,
+    )
     from agentlab.errors import (
         MissingExtraError as MissingExtraError,
     )
@@ -303,6 +322,18 @@ _EXPORTS: dict[str, str] = {
     "load_tasks": "agentlab.sweeps.tasks",
     "summarize_sweep": "agentlab.sweeps.analysis",
     "sweep": "agentlab.sweeps.runner",
+    # evaluations: datasets, scorers, judge
+    "Dataset": "agentlab.evals.dataset",
+    "EvalResult": "agentlab.evals.run",
+    "EvalTask": "agentlab.evals.dataset",
+    "Score": "agentlab.evals.scorers",
+    "Scorer": "agentlab.evals.scorers",
+    "aevaluate": "agentlab.evals.run",
+    "evaluate": "agentlab.evals.run",
+    "judge": "agentlab.evals.judge",
+    "load_dataset": "agentlab.evals.dataset",
+    "load_eval": "agentlab.evals.run",
+    "rescore": "agentlab.evals.run",
     # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
     "log_comparison": "agentlab.tracking.mlflow_log",
     "log_sweep": "agentlab.tracking.mlflow_log",

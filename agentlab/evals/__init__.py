@@ -1,1 +1,65 @@
-"""Evaluations: paired statistics between models (:mod:`agentlab.evals.stats`)."""
+"""Evaluations: datasets, scorers (a model-graded judge among them) and ``evaluate`` on the sweep machinery.
+
+A core package: it never imports the notebook layer. See ``docs/how-to/evaluate.md``.
+"""
+
+from agentlab.evals.dataset import Dataset, DatasetError, EvalTask, MissingDatasetsError, load_dataset
+from agentlab.evals.judge import Judge, judge
+from agentlab.evals.run import (
+    REDUCERS,
+    EvalResult,
+    aevaluate,
+    evaluate,
+    load_eval,
+    reduce_runs,
+    rescore,
+    runs_table,
+)
+from agentlab.evals.scorers import (
+    Attempt,
+    CalledTool,
+    JudgeUsage,
+    Score,
+    Scorer,
+    choice,
+    exact,
+    includes,
+    json_valid,
+    normalize,
+    numeric,
+    regex,
+    scorer,
+    tool_called,
+)
+
+__all__ = [
+    "REDUCERS",
+    "Attempt",
+    "CalledTool",
+    "Dataset",
+    "DatasetError",
+    "EvalResult",
+    "EvalTask",
+    "Judge",
+    "JudgeUsage",
+    "MissingDatasetsError",
+    "Score",
+    "Scorer",
+    "aevaluate",
+    "choice",
+    "evaluate",
+    "exact",
+    "includes",
+    "json_valid",
+    "judge",
+    "load_dataset",
+    "load_eval",
+    "normalize",
+    "numeric",
+    "reduce_runs",
+    "regex",
+    "rescore",
+    "runs_table",
+    "scorer",
+    "tool_called",
+]

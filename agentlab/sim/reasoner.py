@@ -31,6 +31,9 @@ recent batch of tool calls once (same arguments, new call ids) before answering.
 
 Effort: ``effort_level`` 0..6 adds that many verification paragraphs to the reasoning.
 
+Grading (:mod:`agentlab.sim.grading`): a judge prompt (an ``<answer>`` section and a ``GRADE:``
+line to give) gets the simulated judge's documented rule, labelled as simulated, whatever the tools.
+
 Tool choice (:class:`ToolChoice`, both APIs map theirs onto it): ``auto`` is the plan above;
 ``none`` answers without a call (from the results it already has, computing arithmetic directly, or
 saying what it could not look up); ``required`` calls a tool even when the plan would answer (the
@@ -48,6 +51,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from agentlab.sim.grading import grade, grading_request
 
 MAGIC_REDACTED = (
     "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
@@ -431,6 +436,12 @@ def plan_step(s: Situation) -> Step:
         if c.result is not None or key not in results:
             results[key] = c.result
     turn = _Turn(s, understand(s.task), paras, results, counts, replanned)
+    judged = grading_request(s.task)
+    if judged is not None:  # a judge prompt (agentlab.evals): the simulated grading rule, labelled
+        why, answer = grade(judged)
+        turn.paras.append(why)
+        turn.verify(answer.splitlines()[-1])
+        return turn.step("Grading", answer=answer)
     if s.choice.mode == "none":
         return _no_tool_step(turn)
     repeat = _repeat_step(turn) if replanned else None

@@ -31,6 +31,7 @@ __all__ = [
     "bootstrap_mean_interval",
     "load_results",
     "mean_interval",
+    "rows_frame",
     "spread",
     "summarize",
     "summarize_sweep",
@@ -199,8 +200,6 @@ def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
     row (:func:`~agentlab.sweeps.store.check_row`) raises ``ConfigError`` naming the file and line:
     a frame built around a corrupt row would be silently wrong.
     """
-    import pandas as pd
-
     rows: dict[Any, dict[str, Any]] | list[dict[str, Any]]
     if superseded:
         rows = list(read_rows(path))
@@ -212,9 +211,16 @@ def load_results(path: str | Path, *, superseded: bool = False) -> pd.DataFrame:
             rows.pop(key, None)  # keep file order of the winning rows
             rows[key] = r
         values = list(rows.values())
+    return rows_frame(values)
+
+
+def rows_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Checked results rows as a frame with :data:`ROW_FIELDS`' dtypes (what ``load_results`` returns)."""
+    import pandas as pd
+
     cols: dict[str, Any] = {}
     for name, dtype in ROW_FIELDS.items():
-        data = [r.get(name) for r in values]
+        data = [r.get(name) for r in rows]
         if dtype == "float64":
             cols[name] = pd.array([math.nan if v is None else float(v) for v in data], dtype="float64")
         else:

@@ -52,7 +52,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -495,10 +495,24 @@ def _output_columns(result: RunResult) -> dict[str, Any]:
     return {}
 
 
+def _usd(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) else 0.0
+
+
 def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
-    cost = row.get("total_cost_usd")
+    """What a row cost (USD, input + output tokens): the run's, plus its judges' (an evaluation's).
+
+    A judge's spend is kept out of the run's own columns, but it is money spent, so the budget
+    guard and the report count it.
+    """
+    usd = _usd(row.get("total_cost_usd"))
     tokens = (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
-    return (float(cost) if isinstance(cost, int | float) and math.isfinite(cost) else 0.0), int(tokens)
+    for score in (row.get("scores") or {}).values():
+        judge = score.get("judge") if isinstance(score, dict) else None
+        if isinstance(judge, dict):
+            usd += _usd(judge.get("cost_usd"))
+            tokens += (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
+    return usd, int(tokens)
 
 
 _DONE = object()
@@ -714,6 +728,33 @@ class _RunConfig:
     max_consecutive_failures: int | None
     output_type: Any = None
     """Every run's ``output_type`` (checked once, before anything runs)."""
+    score_run: ScoreRun | None = None
+    """Extra row fields from the finished run, computed before its row is written (evaluations)."""
+
+
+ScoreRun = Callable[[Task, RunResult | None], Awaitable[Mapping[str, Any]]]
+"""``score_run(task, result)``: fields to add to a run's row (``scores``, ``success``,
+``called_tools``), from the finished run (``None`` when it could not even start). It runs before the
+row is written, so a row is never on disk without its scores; an interrupt while it runs loses that
+run, like any run in flight."""
+
+
+def _task_tools(task: Task, tools: Sequence[Tool]) -> list[Tool]:
+    """The sweep's tools this task may use (its ``tools`` names; all of them when it names none)."""
+    if task.tools is None:
+        return list(tools)
+    return [t for t in tools if t.name in task.tools]
+
+
+def _check_task_tools(tasks: Sequence[Task], tools: Sequence[Tool]) -> None:
+    """A task naming a tool the sweep does not have fails here, before anything runs."""
+    names = {t.name for t in tools}
+    for task in tasks:
+        unknown = sorted(set(task.tools or ()) - names)
+        if unknown:
+            raise ConfigError(
+                f"task {task.id}: unknown tool(s) {unknown}; the tools given are {sorted(names)}"
+            )
 
 
 async def run_plan(
@@ -749,8 +790,8 @@ async def run_plan(
         run = Run(
             p.ref,
             prompt,
-            tools=cfg.tools,
-            system=s.system,
+            tools=_task_tools(p.task, cfg.tools),
+            system=p.task.system if p.task.system is not None else s.system,
             reasoning=s.reasoning,
             max_steps=max_steps,
             max_output_tokens=s.max_output_tokens,
@@ -769,7 +810,10 @@ async def run_plan(
     except Exception as e:  # the run's own record says what failed; keep the sweep going
         err = e
     result = run.result if run is not None else None
-    return _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+    row = _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+    if cfg.score_run is not None:
+        row.update(await cfg.score_run(p.task, result))
+    return row
 
 
 class _Scheduler:
@@ -1098,6 +1142,7 @@ async def asweep(
     batch: Mapping[str, Any] | Any = None,
     executor: Executor = "asyncio",
     ray_options: Mapping[str, Any] | None = None,
+    score_run: ScoreRun | None = None,
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
@@ -1114,8 +1159,9 @@ async def asweep(
     (:mod:`agentlab.sweeps.batch.driver`; ``batch={"runs", "poll_s", "poll_max_s"}`` tunes it).
     ``executor="ray"`` runs each (live) run inside one Ray task (:mod:`agentlab.sweeps.ray_executor`;
     the ``ray`` extra), with ``ray_options`` (e.g. ``{"num_cpus": 0.25}``) passed to each task; the
-    default ``"asyncio"`` runs them all on this process's event loop. The whole configuration is
-    validated before anything runs.
+    default ``"asyncio"`` runs them all on this process's event loop. ``score_run`` adds fields to
+    each row before it is written (see :data:`ScoreRun`; ``agentlab.evals.evaluate`` passes its
+    scorers this way). The whole configuration is validated before anything runs.
     """
     t_start = time.monotonic()
     task_list = load_tasks(tasks)
@@ -1125,8 +1171,10 @@ async def asweep(
     setting_list = _settings(settings)
     _check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
     tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
+    _check_task_tools(task_list, tool_list)
     _inputs.callable_or_none(on_progress, "on_progress")
     _inputs.callable_or_none(adapter_factory, "adapter_factory")
+    _inputs.callable_or_none(score_run, "score_run")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     structured = structured_output(output_type)
     _check_arms(refs, setting_list, budget_usd)
@@ -1157,6 +1205,7 @@ async def asweep(
         adapter_factory=adapter_factory,
         max_consecutive_failures=max_consecutive_failures,
         output_type=output_type,
+        score_run=score_run,
     )
     ray_exec = _ray_executor(executor, ray_options, backend, config, refs, task_list)
 

@@ -21,6 +21,11 @@ Why this shape:
   reported cost (``provider_cost_usd``, OpenRouter's; null when none was reported), latency, the
   final answer and the error type/message. It is never built from events, history or reasoning,
   so reasoning text and opaque provider payloads cannot reach the file.
+* **Scores, when an evaluation asks** (:mod:`agentlab.evals`): ``scores`` maps a scorer's name to
+  ``{"value", "explanation"}`` (plus a judge's own usage under ``"judge"``) and ``called_tools``
+  lists the run's tool calls as ``{"name", "arguments"}`` (portable history: what the model asked
+  for, never reasoning or opaque items). Both are null in a plain sweep's rows and absent from files
+  written before them, which still load.
 """
 
 from __future__ import annotations
@@ -82,6 +87,8 @@ ROW_FIELDS: dict[str, str] = {
     "backend": "string",
     "pricing_tier": "string",
     "resumed_steps": "Int64",
+    "scores": "object",
+    "called_tools": "object",
     "v": "Int64",
 }
 
@@ -117,10 +124,35 @@ def _fits(dtype: str, v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool) and -_INT64 < v < _INT64
     if dtype == "float64":
         return isinstance(v, int | float) and not isinstance(v, bool)
+    if dtype == "object":
+        return isinstance(v, dict | list)
     return isinstance(v, bool)  # "boolean"
 
 
-_EXPECTED = {"string": "a string", "Int64": "an integer", "float64": "a number", "boolean": "true or false"}
+_EXPECTED = {
+    "string": "a string",
+    "Int64": "an integer",
+    "float64": "a number",
+    "boolean": "true or false",
+    "object": "a JSON object or list",
+}
+_SHAPES = {"scores": dict, "called_tools": list}
+
+
+def _check_nested(row: dict[str, Any]) -> None:
+    """``scores``: name -> object with a scalar ``value``; ``called_tools``: objects with a ``name``."""
+    for name, kind in _SHAPES.items():
+        v = row.get(name)
+        if v is not None and not isinstance(v, kind):
+            raise ValueError(f"field {name!r} must be {'an object' if kind is dict else 'a list'}")
+    for key, score in (row.get("scores") or {}).items():
+        if not isinstance(score, dict) or isinstance(score.get("value"), dict | list | str):
+            raise ValueError(
+                f"field 'scores': {key!r} must be an object with a number, boolean or null value"
+            )
+    for call in row.get("called_tools") or []:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ValueError("field 'called_tools': each call must be an object with a string 'name'")
 
 
 def check_row(row: Any) -> dict[str, Any]:
@@ -143,6 +175,7 @@ def check_row(row: Any) -> dict[str, Any]:
             raise ValueError(f"field {name!r} must be {_EXPECTED[dtype]}, got {_json_type(value)}")
     if row["repeat"] < 0:
         raise ValueError("field 'repeat' must be >= 0")
+    _check_nested(row)
     at = row.get("started_at")
     if at is not None:
         try:

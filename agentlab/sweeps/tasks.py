@@ -79,11 +79,16 @@ class Task:
     choices: tuple[str, ...] = ()
     check: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
     tags: tuple[str, ...] = ()
+    system: str | None = None
+    """This task's system prompt, in place of the setting's (``None``: the setting's)."""
+    tools: tuple[str, ...] | None = None
+    """Names of the sweep's tools this task may use (``None``: all of them; ``()``: none)."""
 
     def __post_init__(self) -> None:
         self._check_identity()
         object.__setattr__(self, "choices", tuple(self.choices))
         object.__setattr__(self, "tags", tuple(self.tags))
+        self._check_run_options()
         self._check_answer()
         if self.match is None and self.expected is not None:
             object.__setattr__(self, "match", self._default_match())
@@ -99,6 +104,15 @@ class Task:
             object.__setattr__(self, "id", f"task-{digest}")
         if not isinstance(self.id, str) or not re.fullmatch(r"[\w.:@/-]{1,128}", self.id):
             raise ConfigError(f"task id must be 1-128 letters, digits or _.:@/- characters, got {self.id!r}")
+
+    def _check_run_options(self) -> None:
+        """A per-task system prompt and tool list change what the run sees: checked before any run."""
+        if self.system is not None and (not isinstance(self.system, str) or not self.system.strip()):
+            raise ConfigError(f"task {self.id}: system must be a non-empty string, got {self.system!r}")
+        if self.tools is not None:
+            if isinstance(self.tools, str) or not all(isinstance(t, str) for t in self.tools):
+                raise ConfigError(f"task {self.id}: tools must be a list of tool names, got {self.tools!r}")
+            object.__setattr__(self, "tools", tuple(self.tools))
 
     def _check_answer(self) -> None:
         """One way to score per task: a checker function or an expected answer, never both."""

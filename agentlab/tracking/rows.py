@@ -88,8 +88,9 @@ _ABSENT_BY_DESIGN = ("provider_cost_usd", "output_valid", "resumed_steps", "back
 """Missing on most runs for a known reason (no provider-reported cost; no structured output asked):
 left out like any unknown, but not listed in ``agentlab.unknown``; the batch backend's columns are
 set on batch sweeps only (``resumed_steps`` on runs a restarted batch driver resumed)."""
-NOT_LOGGED = ("output", "output_value", "error")
-"""Free text (answers, error messages): kept in the results file, never sent to a tracker."""
+NOT_LOGGED = ("output", "output_value", "error", "scores", "called_tools")
+"""Free text (answers, error messages, score explanations, tool arguments): kept in the results file,
+never sent to a tracker."""
 
 _TAG_CHARS = 250  # a label, not a document (MLflow allows far more; nothing here needs it)
 

@@ -144,3 +144,18 @@ def test_number_checker_rounding_rule() -> None:
     t = Task("avg?", expected=14.6667)
     assert t.score("The average is 14.67.") and t.score("about 14.6667") and t.score("14.7")
     assert not t.score("The average is 15.") and not t.score("14.6")
+
+
+def test_a_task_may_carry_its_own_system_prompt_and_tool_names(tmp_path: Path) -> None:
+    from agentlab.sweeps import sweep
+
+    t = Task("What is 6 * 7?", id="t", system="Be brief.", tools=["calculator"])  # type: ignore[arg-type]
+    assert t.tools == ("calculator",) and t.system == "Be brief."
+    with pytest.raises(ConfigError, match="tools must be a list of tool names"):
+        Task("x", tools="calculator")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="system must be a non-empty string"):
+        Task("x", system=" ")
+    with pytest.raises(ConfigError, match=r"task u: unknown tool\(s\) \['nope'\]"):
+        sweep([Task("x", id="u", tools=("nope",))], ["openai:sim-reasoner"], results=tmp_path / "r.jsonl",
+              tools=sim_tools(), progress=None)  # fmt: skip
+    assert not (tmp_path / "r.jsonl").exists()
