@@ -43,7 +43,8 @@ def measure(work: Path) -> dict[str, float]:
     for phase in ("cold", "warm"):
         for venv in (".venv", ".venv-mlflow"):
             shutil.rmtree(clone / venv, ignore_errors=True)
-        out[f"{phase}: make demo (.venv from locks/dev.txt + the demo run)"] = _timed(["make", "demo"], clone, env)
+        demo = f"{phase}: make demo (.venv from locks/dev.txt + the demo run)"
+        out[demo] = _timed(["make", "demo"], clone, env)
         out[f"{phase}: .venv-mlflow from locks/mlflow.txt (make test's second venv)"] = _timed(
             ["make", ".venv-mlflow/.installed"], clone, env
         )
