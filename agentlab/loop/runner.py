@@ -775,7 +775,7 @@ class Run:
             except ProviderError as e:
                 decision = retry_decision(e, attempt, self.retries, self.retry_delay, sdk_retries)
                 if not decision.retry:
-                    raise
+                    raise _gave_up(e, decision.reason, attempt, sdk_retries) from None  # e itself
                 attempt += 1
                 log.info(
                     "run %s step %d: retry %d on %s after %s",
@@ -1027,6 +1027,19 @@ async def _end_run(adapter: Adapter | None, run_id: str) -> None:
         await end(run_id)
     except Exception:  # pragma: no cover - an adapter's end_run logs its own failures
         log.warning("run %s: the adapter's end_run failed", run_id, exc_info=True)
+
+
+def _gave_up(e: ProviderError, reason: str, attempts: int, sdk_retries: int) -> ProviderError:
+    """The error a call ends with, its message carrying the retry count when retries ran out.
+
+    The SDK retried a retryable HTTP status error ``sdk_retries`` times before raising it; the run
+    retried anything else ``attempts`` times. An error that was never retried keeps its message.
+    """
+    if reason == "already retried by the SDK":
+        return e.gave_up(sdk_retries)
+    if reason == "retries used up" and attempts > 0:
+        return e.gave_up(attempts)
+    return e
 
 
 def _sdk_retries(adapter: Adapter) -> int:
