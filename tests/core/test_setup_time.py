@@ -71,3 +71,19 @@ print(json.dumps({"latency_s": df["latency_s"].tolist(),
         assert max(got[col]) < 1.0, (col, got)  # type: ignore[call-overload]
     # each SDK's import is in its own run's set-up, and nowhere else
     assert min(got["setup_s"]) >= SLOW_S, got  # type: ignore[call-overload]
+
+
+@pytest.mark.slow
+def test_sweep_latencies_exclude_every_sdk_import(tmp_path: Path) -> None:
+    """A sweep's runs share one adapter per model, all built before the first run starts."""
+    got = _run(
+        f"""
+from agentlab.sweeps import load_results
+tasks = [{{"id": "t1", "prompt": "What is 12 * (3 + 4)?"}}]
+al.sweep(tasks, ["anthropic:sim-thinker", "openai:sim-reasoner"], results={str(tmp_path / "r.jsonl")!r})
+df = load_results({str(tmp_path / "r.jsonl")!r})
+print(json.dumps({{"latency_s": df["latency_s"].tolist(), "status": df["status"].tolist()}}))
+"""
+    )
+    assert got["status"] == ["completed", "completed"], got
+    assert max(got["latency_s"]) < 1.0, got  # type: ignore[call-overload]
