@@ -401,9 +401,10 @@ class Run:
 
     @property
     def adapter(self) -> Adapter | None:
-        """The adapter given at construction; None when the run builds its own at the first call.
+        """The adapter given at construction or built by :meth:`prepare`; None until then.
 
-        A live view reads it to know whether the first call will pay for importing the provider SDK.
+        A live view reads it to know whether the run will still pay for importing the provider SDK
+        (timed as ``setup_s``, before the run's clock starts).
         """
         return self._adapter
 
