@@ -83,15 +83,21 @@ def one_line(text: str) -> str:
 
 
 class AgentlabError(Exception):
-    """Base of every error agentlab raises on purpose."""
+    """Base of every error agentlab raises on purpose.
 
-
-class UserError(AgentlabError):
-    """The caller can fix this; the message says how."""
+    In IPython (a notebook cell) it renders as its one line, ``OverloadedError: [anthropic 529 ...]``,
+    not as a traceback through agentlab's loop: every message here names what failed and, where
+    the caller can act, how to fix it, so the 90 lines of frames above it say nothing more. The
+    exception itself is unchanged (``except``, ``%debug`` and ``traceback`` see all of it).
+    """
 
     def _render_traceback_(self) -> list[str]:
         """IPython shows this instead of a traceback: the message is the whole story."""
         return [f"{type(self).__name__}: {self}"]
+
+
+class UserError(AgentlabError):
+    """The caller can fix this; the message says how."""
 
 
 class ConfigError(UserError):
@@ -167,7 +173,20 @@ class ProviderError(AgentlabError):
         self.retryable = retryable
         self.message = one_line(message)
         """The provider's text as kept (one line: see :func:`one_line`)."""
+        self.retries: int | None = None
+        """How many retries were made before giving up (set by :meth:`gave_up`); None: not retried."""
         super().__init__(one_line(self._format()))
+
+    def gave_up(self, retries: int) -> ProviderError:
+        """Say in the message that this is the last answer after ``retries`` retries; returns self.
+
+        ``[anthropic 529 overloaded_error] gave up after 3 retries; last answer: Overloaded``: the
+        count and the last status in the one line a notebook shows, for the caller who must decide
+        whether to wait, lower the load or change provider.
+        """
+        self.retries = retries
+        self.args = (one_line(self._format()),)
+        return self
 
     def _format(self) -> str:
         bits = [self.provider]
@@ -177,6 +196,10 @@ class ProviderError(AgentlabError):
             bits.append(self.error_type)
         head = " ".join(bits)
         tail = f" (request id {self.request_id})" if self.request_id else ""
+        if self.retries is not None:
+            n = self.retries
+            count = f"{n} retr{'y' if n == 1 else 'ies'}"
+            return f"[{head}] gave up after {count}; last answer: {self.message}{tail}"
         return f"[{head}] {self.message}{tail}"
 
 

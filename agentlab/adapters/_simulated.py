@@ -10,9 +10,19 @@ agentlab, so it keeps its own copy of the rule).
 
 from __future__ import annotations
 
-__all__ = ["SIM_PREFIX", "in_process", "is_simulated", "simulated_base", "simulator_key"]
+__all__ = [
+    "SIM_PREFIX",
+    "UNPACED",
+    "in_process",
+    "is_simulated",
+    "simulated_base",
+    "simulator_key",
+    "untimed_reason",
+]
 
 SIM_PREFIX = "sim-"
+UNPACED = "unpaced simulator"
+"""Why a simulated call without ``+tps=`` has no tokens-per-second figure (see :func:`untimed_reason`)."""
 
 
 def is_simulated(model: str) -> bool:
@@ -47,3 +57,17 @@ def simulated_base(model: str) -> str:
     Any other name is returned unchanged (a real model name may contain ``+``).
     """
     return model.partition("+")[0] if is_simulated(model) else model
+
+
+def untimed_reason(model: str | None) -> str | None:
+    """Why tokens per second would mean nothing for ``model``'s calls; ``None``: its timing is real.
+
+    A real provider's stream is timed by the network and the model. An unpaced simulator frames a
+    reply as fast as the machine can (millions of "tokens per second"), so that figure says nothing
+    and is shown as unavailable; ``+tps=N`` paces it (``agentlab.sim.pacing``) and makes it real.
+    ``+ttft=`` alone paces only the first token, not the rate.
+    """
+    if model is None or not is_simulated(model):
+        return None
+    options = model.split("+")[1:]
+    return None if any(o.startswith("tps=") for o in options) else UNPACED

@@ -34,9 +34,11 @@ first_reasoning_s          float64   time to the first reasoning delta (NaN: non
 first_text_s               float64   time to the first answer-text delta (NaN: none streamed)
 stop_reason                string
 reasoning_tokens_per_s     float64   reasoning tokens / (first answer delta, else response end, minus
-                                     first reasoning delta); NaN when either side is unknown
+                                     first reasoning delta); NaN when either side is unknown, and
+                                     for an unpaced simulator (no ``+tps=``: its timing is not real)
 answer_tokens_per_s        float64   non-reasoning output tokens / (response end - first answer
-                                     delta); NaN when not measurable (no streamed answer text)
+                                     delta); NaN when not measurable (no streamed answer text, or
+                                     an unpaced simulator)
 =========================  ========  ==========================================================
 
 Time to first reasoning token and to first answer token are ``first_reasoning_s`` and
@@ -179,7 +181,8 @@ def _throughput(data: dict[str, Any]) -> dict[str, Any]:
 
     The reasoning phase runs from the first reasoning delta to the first answer delta (or to the
     end of the response when no answer text streamed); the answer phase from the first answer
-    delta to the end. Non-streamed calls have neither, so both rates are unknown.
+    delta to the end. Non-streamed calls have neither, so both rates are unknown; so are an unpaced
+    simulator's (:func:`_timed`).
     """
     import numpy as np
 
@@ -188,12 +191,22 @@ def _throughput(data: dict[str, Any]) -> dict[str, Any]:
     ft = np.asarray(data["first_text_s"], dtype="float64")
     out = data["output_tokens"].to_numpy(dtype="float64", na_value=np.nan)
     reasoning = data["reasoning_tokens"].to_numpy(dtype="float64", na_value=np.nan)
+    timed = _timed(data["model"])
     with np.errstate(invalid="ignore", divide="ignore"):
         r_win = np.where(np.isnan(ft), end, ft) - fr
         a_win = end - ft
-        r_rate = np.where(r_win > 0, reasoning / r_win, np.nan)
-        a_rate = np.where(a_win > 0, (out - reasoning) / a_win, np.nan)
+        r_rate = np.where(timed & (r_win > 0), reasoning / r_win, np.nan)
+        a_rate = np.where(timed & (a_win > 0), (out - reasoning) / a_win, np.nan)
     return {"reasoning_tokens_per_s": r_rate, "answer_tokens_per_s": a_rate}
+
+
+def _timed(models: Any) -> Any:
+    """Per row, whether the call's timing is real (``untimed_reason``): a boolean numpy array."""
+    import numpy as np
+
+    from agentlab.adapters._simulated import untimed_reason
+
+    return np.array([untimed_reason(m if isinstance(m, str) else None) is None for m in models], dtype=bool)
 
 
 _SOURCE_COLUMNS = ("reasoning_source", "price_source", "price_updated")
@@ -253,8 +266,9 @@ def _timings_by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     a_win = end - ft
     reasoning = frame["reasoning_tokens"].astype("float64")
     answer = (frame["output_tokens"] - frame["reasoning_tokens"]).astype("float64")
-    r_ok = r_win.gt(0) & reasoning.notna()
-    a_ok = a_win.gt(0) & answer.notna()
+    timed = _timed(frame["model"]) if "model" in frame.columns else True
+    r_ok = r_win.gt(0) & reasoning.notna() & timed
+    a_ok = a_win.gt(0) & answer.notna() & timed
     parts = pd.DataFrame(
         {
             "latency_s": end,

@@ -11,6 +11,10 @@ delta to the end. Reasoning tokens / reasoning phase and answer tokens (output m
 / answer phase are the rates. Unknown stays ``None``, never 0: a call that streamed no reasoning, a
 provider that gave no reasoning figure, a call that was not streamed.
 
+Tokens per second only where the timing is real: a real provider, or a simulator paced with
+``+tps=``. An unpaced simulated call has no rate (``None``, with ``untimed`` saying why: see
+:func:`agentlab.adapters._simulated.untimed_reason`); its first-token times are still shown.
+
 Per run: time to first reasoning / answer token is the mean over the calls that measured one (as
 ``usage_by(df, "run_id")``), and a rate is the run's tokens over its measured phase time, calls
 without a measurement left out of both.
@@ -22,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentlab.adapters._simulated import untimed_reason
 from agentlab.render.html_tables import fmt_rate, fmt_seconds
 
 __all__ = ["CallTimes", "Throughput", "call_throughput", "run_throughput"]
@@ -41,6 +46,10 @@ class CallTimes(Protocol):
     @property
     def usage(self) -> _Usage | None:
         """The call's tokens (None: not known yet)."""
+
+    @property
+    def model(self) -> str | None:
+        """The provider's model name, options included (``sim-thinker+tps=40``): tells if timing is real."""
 
     @property
     def latency_s(self) -> float | None:
@@ -63,6 +72,8 @@ class Throughput:
     first_text_s: float | None = None
     reasoning_tokens_per_s: float | None = None
     answer_tokens_per_s: float | None = None
+    untimed: str | None = None
+    """Why there is no tokens-per-second figure at all (``"unpaced simulator"``); None: timed."""
 
     def parts(self, *, mean: bool = False) -> list[str]:
         """The known figures as short labelled strings (unknown ones omitted, never shown as 0).
@@ -79,6 +90,8 @@ class Throughput:
             out.append(f"reasoning {fmt_rate(self.reasoning_tokens_per_s)}")
         if self.answer_tokens_per_s is not None:
             out.append(f"answer {fmt_rate(self.answer_tokens_per_s)}")
+        if self.untimed is not None:
+            out.append(f"tok/s n/a ({self.untimed})")
         return out
 
 
@@ -104,12 +117,14 @@ def _phases(c: CallTimes) -> _Phases:
 
 def call_throughput(c: CallTimes) -> Throughput:
     """One call's figures (the usage frame's row, as plain numbers)."""
-    p = _phases(c)
+    untimed = untimed_reason(c.model)
+    p = _phases(c) if untimed is None else _Phases(None, None)
     return Throughput(
         first_reasoning_s=c.first_reasoning_s,
         first_text_s=c.first_text_s,
         reasoning_tokens_per_s=None if p.reasoning is None else p.reasoning[0] / p.reasoning[1],
         answer_tokens_per_s=None if p.answer is None else p.answer[0] / p.answer[1],
+        untimed=untimed,
     )
 
 
@@ -124,10 +139,12 @@ def _rate(phases: list[tuple[int, float]]) -> float | None:
 def run_throughput(calls: Iterable[CallTimes]) -> Throughput:
     """A run's figures over its calls (``usage_by(df, "run_id")``'s rule, see the module docstring)."""
     calls = list(calls)
-    phases = [_phases(c) for c in calls]
+    reasons = [r for c in calls if (r := untimed_reason(c.model)) is not None]
+    phases = [_phases(c) for c in calls if untimed_reason(c.model) is None]
     return Throughput(
         first_reasoning_s=_mean([c.first_reasoning_s for c in calls if c.first_reasoning_s is not None]),
         first_text_s=_mean([c.first_text_s for c in calls if c.first_text_s is not None]),
         reasoning_tokens_per_s=_rate([p.reasoning for p in phases if p.reasoning is not None]),
         answer_tokens_per_s=_rate([p.answer for p in phases if p.answer is not None]),
+        untimed=reasons[0] if reasons and not phases else None,
     )

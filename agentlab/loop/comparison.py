@@ -175,6 +175,10 @@ class Comparison:
     def summary(self) -> pd.DataFrame:
         """One row per run: label, repeat, status, steps, tokens, cost, duration, solved, answer.
 
+        ``duration_s`` is the run's own time, from its first request; ``setup_s`` (before it, never
+        inside it) the time spent importing the provider SDK and building its client, NaN when an
+        adapter was given.
+
         ``cost_usd`` is agentlab's (from ``price_source``); ``provider_cost_usd`` the provider's own
         figure beside it where the provider reports one (OpenRouter's ``usage.cost``), else NaN.
         """
@@ -200,6 +204,7 @@ class Comparison:
                     "provider_cost_usd": _reported(r),
                     "price_source": r.usage.cost.source if r is not None else None,
                     "duration_s": e.duration_s,
+                    "setup_s": r.setup_s if r is not None else None,
                     "solved": e.solved,
                     "answer": e.output if e.output is not None else e.error,
                 }
@@ -218,6 +223,7 @@ class Comparison:
         df["cost_usd"] = df["cost_usd"].astype("float64")
         df["provider_cost_usd"] = df["provider_cost_usd"].astype("float64")
         df["price_source"] = df["price_source"].astype("string")
+        df["setup_s"] = df["setup_s"].astype("float64")
         return df
 
     def runs_frame(self) -> pd.DataFrame:
@@ -476,6 +482,8 @@ async def _execute(
                 return time.perf_counter() - t0, e
 
     t0 = time.perf_counter()
+    for r in runs:  # every SDK imported and client built before any clock starts (see Run.prepare)
+        r.prepare()
     try:
         outcomes = await asyncio.gather(*(timed(r) for r in runs))
     finally:

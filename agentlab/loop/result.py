@@ -205,6 +205,9 @@ class RunResult(BaseModel):
     events: tuple[DurableEvent, ...] = ()
     error: str | None = None
     error_type: str | None = None
+    setup_s: float | None = None
+    """Seconds spent building the run's adapter (provider SDK import, client creation) before its
+    clock started; kept apart so no model latency includes it. ``None``: an adapter was given."""
 
     def raise_for_status(self) -> RunResult:
         """Return self when completed; raise ``StepLimitError`` for ``step_limit``."""

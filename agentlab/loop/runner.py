@@ -358,6 +358,11 @@ class Run:
         self.session = session
         self.task = task
         self._adapter = adapter
+        self._owns_adapter = adapter is None
+        self._setup_error: BaseException | None = None
+        self.setup_s: float | None = None
+        """Seconds spent building this run's adapter (SDK import, client creation); never inside a
+        model's ``latency_s``. ``None``: the adapter was given (nothing to set up) or not built yet."""
         self.event_log = _event_log(event_log)
 
         self._system = system if system is not None else (session.system if session is not None else None)
@@ -396,11 +401,30 @@ class Run:
 
     @property
     def adapter(self) -> Adapter | None:
-        """The adapter given at construction; None when the run builds its own at the first call.
+        """The adapter given at construction or built by :meth:`prepare`; None until then.
 
-        A live view reads it to know whether the first call will pay for importing the provider SDK.
+        A live view reads it to know whether the run will still pay for importing the provider SDK
+        (timed as ``setup_s``, before the run's clock starts).
         """
         return self._adapter
+
+    def prepare(self) -> None:
+        """Build the adapter now (importing its SDK), timed as ``setup_s``, before any clock starts.
+
+        Why: an SDK import is seconds of work that holds the event loop; done inside a run it lands
+        in the latency of every call in flight beside it (a compare's other columns). ``compare``
+        prepares all its runs before starting any. A failure here is kept and raised when the run
+        starts, so it is recorded as that run's failure like any other. Idempotent.
+        """
+        if self._adapter is not None or self._setup_error is not None:
+            return
+        t0 = time.perf_counter()
+        try:
+            self._adapter = create_adapter(self.ref)
+        except Exception as e:
+            self._setup_error = e
+        finally:
+            self.setup_s = time.perf_counter() - t0
 
     def subscribe(self, callback: Callable[[RunEvent], Any]) -> Callable[[], None]:
         """Deliver every event to ``callback`` too; returns a function that unsubscribes it.
@@ -615,11 +639,13 @@ class Run:
         self._started = True
         ref, rid, cp = self.ref, self.run_id, self.checkpoint
         notices = self._claim_session()
-        adapter = self._adapter
-        own_adapter = adapter is None
+        adapter: Adapter | None = None
         try:
-            if adapter is None:
-                adapter = create_adapter(ref)
+            self.prepare()
+            if self._setup_error is not None:
+                raise self._setup_error
+            adapter = self._adapter
+            assert adapter is not None  # prepare() built it or kept the error raised above
             cont = Continuation(
                 provider=ref.provider, api=ref.api, model=ref.model, base_url=adapter.base_url, run_id=rid
             )
@@ -647,7 +673,7 @@ class Run:
             cp.release_continuation()
             notify_run_ended(self._observer_closers)
             await _end_run(adapter, rid)
-            if own_adapter and adapter is not None:
+            if self._owns_adapter and adapter is not None:
                 try:
                     await adapter.aclose()
                 except Exception:  # pragma: no cover - closing must not mask the run's outcome
@@ -750,7 +776,7 @@ class Run:
             except ProviderError as e:
                 decision = retry_decision(e, attempt, self.retries, self.retry_delay, sdk_retries)
                 if not decision.retry:
-                    raise
+                    raise _gave_up(e, decision.reason, attempt, sdk_retries) from None  # e itself
                 attempt += 1
                 log.info(
                     "run %s step %d: retry %d on %s after %s",
@@ -897,6 +923,7 @@ class Run:
             events=tuple(self._durable_events),
             error=err_text,
             error_type=err_type,
+            setup_s=self.setup_s,
         )
         log.debug("run %s finished: %s after %d call(s)", rid, status, len(self._calls))
         if self.session is not None:
@@ -1024,6 +1051,19 @@ async def _end_run(adapter: Adapter | None, run_id: str) -> None:
         await end(run_id)
     except Exception:  # pragma: no cover - an adapter's end_run logs its own failures
         log.warning("run %s: the adapter's end_run failed", run_id, exc_info=True)
+
+
+def _gave_up(e: ProviderError, reason: str, attempts: int, sdk_retries: int) -> ProviderError:
+    """The error a call ends with, its message carrying the retry count when retries ran out.
+
+    The SDK retried a retryable HTTP status error ``sdk_retries`` times before raising it; the run
+    retried anything else ``attempts`` times. An error that was never retried keeps its message.
+    """
+    if reason == "already retried by the SDK":
+        return e.gave_up(sdk_retries)
+    if reason == "retries used up" and attempts > 0:
+        return e.gave_up(attempts)
+    return e
 
 
 def _sdk_retries(adapter: Adapter) -> int:

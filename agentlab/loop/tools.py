@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import html
 import inspect
 import json
 import math
@@ -324,6 +325,23 @@ def _stalled(call: Pending) -> bool:
     return isinstance(call, ToolLoopCall) and not call.cancel_seen
 
 
+def _schema_type(prop: dict[str, Any]) -> str:
+    """A JSON-schema property's type in a word or two (``string``, ``array[integer]``, ``A | B``)."""
+    if "type" in prop:
+        t = prop["type"]
+        if t == "array" and isinstance(prop.get("items"), dict):
+            return f"array[{_schema_type(prop['items'])}]"
+        return " | ".join(map(str, t)) if isinstance(t, list) else str(t)
+    if "$ref" in prop:
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(prop.get(key), list):
+            return " | ".join(_schema_type(p) for p in prop[key] if isinstance(p, dict))
+    if "enum" in prop:
+        return "enum"
+    return "any"
+
+
 class Tool:
     """A callable the model may use: its ``ToolSpec`` plus validated execution.
 
@@ -452,9 +470,43 @@ class Tool:
         """Call the function as written: a decorated tool stays usable (and testable) as a plain function."""
         return self.fn(*args, **kwargs)
 
+    def _signature(self) -> str:
+        """``population(city: string, year?: integer)``: the parameters as the model sees them."""
+        params = self.parameters
+        required = set(params.get("required", []))
+        args = [
+            f"{name}{'' if name in required else '?'}: {_schema_type(prop)}"
+            for name, prop in params.get("properties", {}).items()
+        ]
+        return f"{'async ' if self.is_async else ''}{self.name}({', '.join(args)})"
+
     def __repr__(self) -> str:
-        kind = "async " if self.is_async else ""
-        return f"<Tool {kind}{self.name}({', '.join(self._args_model.model_fields)})>"
+        """Name, parameter types and description (``repr``-quoted: no control character gets out)."""
+        desc = self.description or ""
+        short = desc if len(desc) <= 120 else desc[:119] + "…"
+        return f"<Tool {self._signature()} {short!r}>" if desc else f"<Tool {self._signature()}>"
+
+    def _repr_html_(self) -> str:
+        """What the model is told: description and parameter schema, every part escaped.
+
+        The description and the parameters' docs come from the function's docstring, which is
+        anyone's text; it is shown as text, never as markup.
+        """
+        from agentlab.render.html_tables import table_html
+
+        params = self.parameters
+        required = set(params.get("required", []))
+        rows = [
+            (name, _schema_type(prop), "yes" if name in required else "no", prop.get("description", ""))
+            for name, prop in params.get("properties", {}).items()
+        ]
+        table = table_html(("parameter", "type", "required", "description"), rows) if rows else ""
+        schema = html.escape(json.dumps(params, indent=2, ensure_ascii=False))
+        return (
+            f"<div class='agentlab-tool'><b>Tool</b> <code>{html.escape(self._signature())}</code>"
+            f"<div style='white-space:pre-wrap;margin:4px 0'>{html.escape(self.description or '')}</div>"
+            f"{table}<details><summary>JSON schema</summary><pre>{schema}</pre></details></div>"
+        )
 
     def validate(self, arguments: str | dict[str, Any]) -> BaseModel:
         """Validate model-sent arguments (JSON text or dict); raises ``pydantic.ValidationError``."""

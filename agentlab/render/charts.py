@@ -84,19 +84,74 @@ def _group_col(df: pd.DataFrame, by: str | None) -> tuple[pd.Series, str]:
     return df[by].astype(str), by
 
 
+_CHAR_EM = 0.62
+"""A character's width in ems, generous for DejaVu Sans: text width is estimated as chars x em x size."""
+
+
+def _fig_size(ax: Axes) -> tuple[float, float]:
+    """The size in inches of the (top-level) figure the axes is drawn in."""
+    fig = ax.get_figure(root=True)
+    w, h = fig.get_size_inches() if fig is not None else (6.4, 4.8)
+    return float(w), float(h)
+
+
+def _units_to_points(ax: Axes) -> float:
+    """Points per x data unit at the axes' current size and limits, with room for a later re-layout."""
+    # x 0.75: a later tight_layout gives the outside legend and the labels some of the width
+    width_pt = 0.75 * ax.get_position().width * _fig_size(ax)[0] * 72
+    lo, hi = ax.get_xlim()
+    return width_pt / max(hi - lo, 1e-9)
+
+
+def _fits(ax: Axes, texts: list[str], slot_units: float, fontsize: float) -> bool:
+    """Whether the widest of ``texts`` (its longest line), laid flat, fits a slot of ``slot_units``."""
+    widest = max((len(line) for t in texts for line in t.splitlines()), default=0)
+    return widest * _CHAR_EM * fontsize <= 0.8 * slot_units * _units_to_points(ax)
+
+
 def _xticks(ax: Axes, labels: list[str]) -> None:
-    """Category labels, slanted when they would collide (long model names, many bars)."""
-    crowded = len(labels) > 3 or sum(len(t) for t in labels) > 16 * len(labels)
-    ax.set_xticks(
-        list(range(len(labels))), labels, rotation=20 if crowded else 0, ha="right" if crowded else "center"
-    )
+    """Category labels that never run into each other: flat, on two lines, else upright.
+
+    Flat when they fit their slot, on two lines (``provider:`` over the model) when that fits, else
+    rotated 90 degrees. Slanted labels looked tidy but their boxes still overlapped for long
+    ``provider:model`` names.
+    """
+    ax.set_xticks(list(range(len(labels))))
+    size = 9.0
+    wrapped = [t.replace(":", ":\n", 1) for t in labels]
+    if _fits(ax, labels, 1.0, size):
+        ax.set_xticklabels(labels, fontsize=size)
+    elif _fits(ax, wrapped, 1.0, size):
+        ax.set_xticklabels(wrapped, fontsize=size)
+    else:
+        ax.set_xticklabels(labels, fontsize=size, rotation=90)
 
 
 def _usd(v: float, _pos: Any = None) -> str:
-    """Axis ticks and bar labels in the one money format of the tables (``fmt_usd``)."""
+    """Bar labels in the one money format of the tables (``fmt_usd``)."""
     from agentlab.render.html_tables import fmt_usd
 
     return fmt_usd(v)
+
+
+def _usd_tick(v: float, _pos: Any = None) -> str:
+    """A money axis tick: as many decimals as the value needs, at least cents (``$0.008``, ``$0.01``).
+
+    ``fmt_usd``'s 4 significant digits line amounts up in a table, but on an axis whose ticks are
+    round numbers they only add zeros (``$0.008000``).
+    """
+    if v == 0:
+        return "$0"
+    text = f"{abs(v):,.6f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{'-' if v < 0 else ''}${whole}.{frac.ljust(2, '0')}"
+
+
+def _percent_axis(ax: Axes) -> None:
+    """Shares (0..1) on the y axis as percentages (``80%``), not as ``0.8``."""
+    from matplotlib.ticker import PercentFormatter
+
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
 def cost_breakdown(df: pd.DataFrame, by: str | None = None, *, per_run: bool = False) -> pd.DataFrame:
@@ -190,7 +245,7 @@ def plot_cost_breakdown(
     _xticks(ax, [str(i) for i in data.index])
     ax.set_ylabel("cost per run (USD)" if per_run else "cost (USD)")
     ax.set_xlabel("provider:model" if _group_col(df, by)[1] in ("model", "label") else str(by))
-    ax.yaxis.set_major_formatter(FuncFormatter(_usd))
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd_tick))
     ax.set_ylim(0, max([*tops, 1e-9]) * 1.22)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -407,7 +462,7 @@ def _plot_runs_cost_per_solved(
     _xticks(ax, names)
     ax.set_xlabel("provider:model")
     ax.set_ylabel("cost per solved task (USD)")
-    ax.yaxis.set_major_formatter(FuncFormatter(_usd))
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd_tick))
     ax.set_ylim(0, top * 1.3)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -451,6 +506,7 @@ def plot_metric(
     if ax is None:
         _, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(xs) * max(1, len(series)) + 2.5), 4.0))
     width = 0.8 / max(1, len(series))
+    labels: list[tuple[float, float, str]] = []  # (x, top of bar or error bar, text)
     for j, s in enumerate(series):
         pos, vals, lo, hi = [], [], [], []
         for i, x in enumerate(xs):
@@ -475,16 +531,10 @@ def plot_metric(
             capsize=3 if err else 0,
             ecolor="#333333",
         )
-        for b, v in zip(bars, vals, strict=True):
-            ax.annotate(
-                "n/a" if math.isnan(v) else (fmt_value(v) if fmt_value else fmt.format(v)),
-                (b.get_x() + b.get_width() / 2, b.get_height()),
-                xytext=(0, 3),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=8,
-            )
+        for k, (b, v) in enumerate(zip(bars, vals, strict=True)):
+            text = "n/a" if math.isnan(v) else (fmt_value(v) if fmt_value else fmt.format(v))
+            labels.append((b.get_x() + b.get_width() / 2, b.get_height() + (hi[k] if hi else 0.0), text))
+    _value_labels(ax, labels, width * 0.95)
     _xticks(ax, xs)  # slanted when long provider:model names would run into each other
     ax.set_xlabel(str(summary.index.names[0] or "model"))
     ax.set_ylabel(ylabel or column)
@@ -502,6 +552,37 @@ def plot_metric(
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     return ax
+
+
+def _value_labels(ax: Axes, labels: list[tuple[float, float, str]], slot: float) -> None:
+    """Each bar's value above it (above its error bar), flat when all fit their bar, else upright.
+
+    Upright labels are taller: the y limit is raised so the tallest stays inside the axes (side by
+    side, flat "100%" labels of narrow bars ran into each other: "100%100%100%").
+    """
+    if not labels:
+        return
+    texts = [t for _, _, t in labels]
+    size = 8.0 if _fits(ax, texts, slot, 8.0) else 6.5
+    flat = _fits(ax, texts, slot, size)
+    for x, top, text in labels:
+        ax.annotate(
+            text,
+            (x, top),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=size,
+            rotation=0 if flat else 90,
+        )
+    # x 0.7: a later tight_layout may take some height for the tick labels
+    height_pt = 0.7 * ax.get_position().height * _fig_size(ax)[1] * 72
+    label_pt = size * 1.3 if flat else max(len(t) for _, _, t in labels) * _CHAR_EM * size
+    room = max(0.2, 1 - (label_pt + 12) / max(height_pt, 1.0))
+    top = max(t for _, t, _ in labels)
+    if top > 0:
+        ax.set_ylim(0, max(ax.get_ylim()[1], top / room))
 
 
 def _isna(v: Any) -> bool:
@@ -524,7 +605,8 @@ def plot_success_rate(summary: pd.DataFrame, *, ax: Axes | None = None, title: s
         fmt="{:.0%}",
         err=("success_ci_low", "success_ci_high"),
     )
-    ax.set_ylim(0, 1.15)
+    ax.set_ylim(0, max(1.15, ax.get_ylim()[1]))
+    _percent_axis(ax)
     return ax
 
 
@@ -539,6 +621,9 @@ def _plot_summary_cost_per_solved(summary: pd.DataFrame, ax: Axes | None, title:
         fmt="{}",
         fmt_value=_usd,
     )
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(_usd_tick))
     _note_simulated_prices(ax, summary)
     return ax
 
@@ -553,5 +638,6 @@ def plot_reasoning_share(summary: pd.DataFrame, *, ax: Axes | None = None, title
         title=title or "Reasoning share of billed output",
         fmt="{:.0%}",
     )
-    ax.set_ylim(0, 1.15)
+    ax.set_ylim(0, max(1.15, ax.get_ylim()[1]))
+    _percent_axis(ax)
     return ax

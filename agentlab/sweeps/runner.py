@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import hashlib
 import json
 import math
@@ -984,7 +985,16 @@ class _Scheduler:
             self.events.put_nowait(_DONE)
 
     def start_workers(self) -> list[asyncio.Task[None]]:
-        """``concurrency`` workers per provider that has queued runs (the limiter may admit fewer)."""
+        """``concurrency`` workers per provider that has queued runs (the limiter may admit fewer).
+
+        Every model's adapter is built first: an SDK import holds the event loop for seconds, and
+        built while another run's call is in flight it would be counted in that call's latency. A
+        model whose adapter fails to build is left to its runs, which record the error themselves.
+        """
+        for q in self.queues.values():
+            for p in q:
+                with contextlib.suppress(Exception):
+                    self.adapter_for(p.ref)
         return [
             asyncio.create_task(self.worker(prov), name=f"agentlab-sweep-{prov}-{i}")
             for prov, n in self.concurrency.items()

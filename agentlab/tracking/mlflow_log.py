@@ -11,14 +11,21 @@ Why from results rows and not from live events: the rows are agentlab's portable
 already built from whitelisted scalars (``agentlab.sweeps.store``); a tracker fed from them cannot
 see reasoning, whatever a provider sent.
 
-``tracking_uri=None`` is MLflow's own default (``MLFLOW_TRACKING_URI``, else its local store), so a
-shared tracking server is ``tracking_uri="http://host:5000"`` or that variable; MLflow itself handles
-authentication (``MLFLOW_TRACKING_TOKEN`` ...), and agentlab never reads or logs it.
+Where it writes: ``tracking_uri`` when given; else ``MLFLOW_TRACKING_URI`` when set (a shared
+tracking server is ``tracking_uri="http://host:5000"`` or that variable); else agentlab's own local
+store, :func:`default_store`: ``$AGENTLAB_CACHE_DIR/mlflow`` (default ``~/.cache/agentlab/mlflow``),
+with the database ``mlflow.db`` and the artifacts under ``mlruns/``. Why not MLflow's own default:
+it is the current directory, so logging from a notebook left ``mlflow.db`` and ``mlruns/`` beside
+it. ``mlflow ui --backend-store-uri sqlite:///<that path>/mlflow.db`` opens it; every call returns
+the URI it used (``LoggedRuns.tracking_uri``). MLflow itself handles authentication
+(``MLFLOW_TRACKING_TOKEN`` ...), and agentlab never reads or logs it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -42,7 +49,9 @@ if TYPE_CHECKING:
     from agentlab.loop.comparison import Comparison
     from agentlab.sweeps.runner import Setting, SweepReport
 
-__all__ = ["LoggedRuns", "log_comparison", "log_sweep"]
+__all__ = ["LoggedRuns", "default_store", "log_comparison", "log_sweep"]
+
+log = logging.getLogger("agentlab.tracking")
 
 _TOTALS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens",
            "total_cost_usd")  # fmt: skip
@@ -60,12 +69,35 @@ class LoggedRuns:
     """One per results row, in the frame's order."""
 
 
-def _client(tracking_uri: str | None) -> MlflowClient:
+def default_store() -> Path:
+    """The MLflow store agentlab uses when neither ``tracking_uri`` nor ``MLFLOW_TRACKING_URI`` is given.
+
+    ``$AGENTLAB_CACHE_DIR/mlflow``, default ``~/.cache/agentlab/mlflow`` (the cache directory the
+    report's widget assets use too): never the current directory.
+    """
+    cache = os.environ.get("AGENTLAB_CACHE_DIR") or Path.home() / ".cache" / "agentlab"
+    return Path(cache) / "mlflow"
+
+
+def _where(tracking_uri: str | None, artifact_location: str | None) -> tuple[str | None, str | None]:
+    """The store and artifact location to use: the caller's, MLflow's configured one, else ours."""
+    if tracking_uri is not None or os.environ.get("MLFLOW_TRACKING_URI"):
+        return tracking_uri, artifact_location
+    root = default_store()
+    root.mkdir(parents=True, exist_ok=True)
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    log.info("MLflow: no tracking_uri or MLFLOW_TRACKING_URI; writing to %s", uri)
+    return uri, artifact_location or (root / "mlruns").as_uri()
+
+
+def _client(tracking_uri: str | None, artifact_location: str | None) -> tuple[MlflowClient, str | None]:
+    """The client on the store :func:`_where` picks, and the artifact location for a new experiment."""
     try:
         from mlflow.tracking import MlflowClient
-    except ImportError as e:
+    except ImportError as e:  # before anything is created on disk
         raise MissingExtraError("agentlab.tracking (MLflow logging)", "mlflow", "mlflow") from e
-    return MlflowClient(tracking_uri=tracking_uri)
+    tracking_uri, artifact_location = _where(tracking_uri, artifact_location)
+    return MlflowClient(tracking_uri=tracking_uri), artifact_location
 
 
 def _experiment_id(client: MlflowClient, name: str, artifact_location: str | None) -> str:
@@ -276,7 +308,7 @@ def log_sweep(
         chart_summary=summary,
         extra_figures={},
     )
-    client = _client(tracking_uri)
+    client, artifact_location = _client(tracking_uri, artifact_location)
     exp = _experiment_id(client, experiment, artifact_location)
     return _log(client, exp, frame, parent, setting_params(settings))
 
@@ -325,6 +357,6 @@ def log_comparison(
         chart_summary=summarize(frame),
         extra_figures=_comparison_figures(comparison),
     )
-    client = _client(tracking_uri)
+    client, artifact_location = _client(tracking_uri, artifact_location)
     exp = _experiment_id(client, experiment, artifact_location)
     return _log(client, exp, frame, parent, {})

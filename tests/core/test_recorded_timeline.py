@@ -135,7 +135,7 @@ def _record(
         run_id="run_x",
         step=1,
         provider="openai",
-        model="sim-reasoner",
+        model="sim-reasoner+tps=100",  # paced: its tokens per second are real (unpaced: n/a)
         usage=CallUsage(input_tokens=10, output_tokens=out, reasoning_tokens=reasoning),
         cost=Cost(),
         latency_s=latency,

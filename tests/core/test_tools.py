@@ -186,3 +186,36 @@ def test_plain_function_accepted_in_run() -> None:
     tools = as_tools([shout])
     assert tools["shout"].spec.description == "Upper-case."
     assert al.tool is tool
+
+
+# ---------------------------------------------------------------- how a tool displays
+
+HOSTILE = '<img src=x onerror="alert(1)"> & </div><script>steal()</script>\x1b[31m\nnext line'
+
+
+def _hostile_tool() -> al.Tool:
+    def population(city: str, year: int | None = None) -> int:
+        return 1
+
+    population.__doc__ = f"{HOSTILE}\n\nArgs:\n    city: the <b>city</b> name\n"
+    return al.tool(population)
+
+
+def test_tool_repr_shows_description_and_parameter_types() -> None:
+    t = _hostile_tool()
+    r = repr(t)
+    assert r.startswith("<Tool population(city: string, year?: integer | null) '")
+    assert "onerror" in r  # the description is there...
+    assert "\n" not in r and "\x1b" not in r  # ...quoted: no control character or line break gets out
+
+
+def test_tool_repr_html_shows_the_schema_escaped() -> None:
+    t = _hostile_tool()
+    page = t._repr_html_()
+    assert "<script" not in page and "<img" not in page and "<b>city" not in page
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page and "&lt;/div&gt;" in page
+    assert "&lt;b&gt;city&lt;/b&gt; name" in page  # the parameter's doc, as text
+    for part in ("population(city: string, year?: integer | null)", "JSON schema", "&quot;required&quot;"):
+        assert part in page
+    # the markup agentlab adds is balanced: nothing in the text closed or opened an element
+    assert page.count("<div") == page.count("</div>") and page.count("<pre>") == page.count("</pre>")

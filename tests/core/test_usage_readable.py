@@ -33,12 +33,15 @@ def t(x: int) -> int:
     return x
 
 
-def _runs() -> list[al.RunResult]:
+def _runs(model: str = "sim-reasoner") -> list[al.RunResult]:
+    """``model``: ``sim-reasoner+tps=N`` where the test reads tokens per second (timed, see below)."""
     known = al.run(
-        "openai:sim-reasoner",
+        f"openai:{model}",
         "x",
         tools=[t],
-        adapter=ScriptedAdapter([Step(reasoning=["r"], tool_calls=[("t", {"x": 1})]), Step(text="ok")]),
+        adapter=ScriptedAdapter(
+            [Step(reasoning=["r"], tool_calls=[("t", {"x": 1})]), Step(text="ok")], model=model
+        ),
     )
     legacy = al.run(
         "anthropic:sim-thinker-legacy",
@@ -84,7 +87,7 @@ def test_money_has_one_rule() -> None:
 
 
 def test_throughput_columns_per_call_and_per_run() -> None:
-    known, legacy = _runs()
+    known, legacy = _runs("sim-reasoner+tps=1000")  # paced: a rate that means something
     df = al.usage_frame([known, legacy])
     assert list(df.columns)[-2:] == list(THROUGHPUT_COLUMNS)
     assert {c: str(d) for c, d in df.dtypes.items()} == USAGE_COLUMNS

@@ -73,7 +73,7 @@ def test_cost_breakdown_has_a_gemini_bar_with_a_reasoning_segment(cmp: Compariso
     assert list(data.index) == MODELS
     assert (data["reasoning"] > 0).all() and (data["output_unsplit"] == 0).all()
     ax = cmp.plot_costs()
-    labels = [t.get_text() for t in ax.get_xticklabels()]
+    labels = [t.get_text().replace(":\n", ":") for t in ax.get_xticklabels()]
     assert labels == MODELS
     assert sum("% reasoning" in t.get_text() for t in ax.texts) == 3
 

@@ -48,10 +48,10 @@ def _scripted(view: RunView) -> al.RunResult:
         Step(reasoning=["again " + CANARY], text=["Paris ", "is mild."]),
     ]
     return al.run(
-        "openai:sim-reasoner",
+        "openai:sim-reasoner+tps=1000",  # paced: the view shows its tokens per second
         "q",
         tools=[get_weather],
-        adapter=ScriptedAdapter(steps),
+        adapter=ScriptedAdapter(steps, model="sim-reasoner+tps=1000"),
         on_event=view.on_event,
     )
 
@@ -187,3 +187,29 @@ def test_compare_columns_and_their_saved_state_have_strips_and_rates(comm_messag
     assert data["text/plain"].count("Run throughput:") == 2 and "tok/s" in data["text/html"]
     for mime in ("text/plain", "text/html"):
         assert CANARY not in data[mime]
+
+
+@pytest.mark.parametrize(
+    ("model", "timed"),
+    [("openai:sim-reasoner", False), ("openai:sim-reasoner+tps=800", True)],
+)
+def test_tokens_per_second_only_where_the_timing_is_real(
+    comm_messages: list[Any], model: str, timed: bool
+) -> None:
+    """On the real simulator: unpaced, the view says why there is no rate; paced, it shows one."""
+    view = RunView()
+    r = al.run(model, "What is 12 * (3 + 4)?", on_event=view.on_event)
+    collapse_panels()
+    text = view.summary_text()
+    step = next(ln for ln in text.splitlines() if ln.strip().startswith("Step "))
+    (run_line,) = [ln for ln in text.splitlines() if ln.startswith("Run throughput:")]
+    df = al.usage_frame(r)
+    if timed:
+        rate = df["reasoning_tokens_per_s"].iloc[0]
+        assert 0 < rate < 8 * 800, rate  # the paced rate, not millions of "tokens per second"
+        assert f"reasoning {fmt_rate(rate)}" in step and "n/a" not in step
+    else:
+        assert "n/a (unpaced simulator)" in step and "n/a (unpaced simulator)" in run_line
+        assert "reasoning " not in step.split("throughput:")[1].replace("1st reasoning", "")
+        assert df["reasoning_tokens_per_s"].isna().all() and df["answer_tokens_per_s"].isna().all()
+        assert "1st reasoning" in step  # the first-token times stay: they are measured

@@ -86,7 +86,7 @@ def test_results_file_holds_no_opaque_reasoning(swept: tuple[Path, pd.DataFrame]
 def test_sweep_charts_draw_every_group(swept: tuple[Path, pd.DataFrame]) -> None:
     _, df = swept
     s = summarize(df)
-    ticks = {t.get_text() for t in plot_success_rate(s).get_xticklabels()}
+    ticks = {t.get_text().replace(":\n", ":") for t in plot_success_rate(s).get_xticklabels()}
     assert ticks == set(MODELS)
-    priced = {t.get_text() for t in plot_cost_per_solved(s).get_xticklabels()}
+    priced = {t.get_text().replace(":\n", ":") for t in plot_cost_per_solved(s).get_xticklabels()}
     assert set(MODELS[:5]) <= priced
