@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,19 +94,12 @@ _EVERYWHERE = ("machine path", "widget repr")
 
 
 def _write_whole(path: Path, nb: Any) -> None:
-    """Write next to ``path`` then rename over it: a full disk or a crash leaves the old file intact."""
+    """Through the atomic writer: a full disk or a crash leaves the old file intact (``StorageError``)."""
     import nbformat
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from agentlab.records.atomic_file import write_atomic
+
+    write_atomic(path, nbformat.writes(nb) + "\n")
 
 
 def refresh(path: Path, *, timeout: int = 600) -> list[str]:
