@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentlab.errors import ConfigError, MissingExtraError
 from agentlab.loop.tools import Tool, as_tools
-from agentlab.sweeps.tasks import Task
+from agentlab.sweeps.tasks import Task, jsonl_rows
 
 __all__ = ["Dataset", "DatasetError", "EvalTask", "MissingDatasetsError", "load_dataset"]
 
@@ -181,18 +181,6 @@ def _task(raw: Any, where: str, fields: Mapping[str, str]) -> EvalTask:
         raise DatasetError(f"{where}: field {loc!r}: {err['msg']}") from None
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            try:
-                yield f"{path}:{n}", json.loads(s)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-
-
 def _csv_rows(path: Path) -> Iterator[tuple[str, Any]]:
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
@@ -210,7 +198,7 @@ def _file_rows(path: Path) -> Iterator[tuple[str, Any]]:
     if path.suffix == ".csv":
         return _csv_rows(path)
     if path.suffix in (".jsonl", ".ndjson"):
-        return _jsonl_rows(path)
+        return jsonl_rows(path, DatasetError)
     raise DatasetError(f"{path}: a dataset file is .csv or .jsonl, got {path.suffix or 'no suffix'!r}")
 
 

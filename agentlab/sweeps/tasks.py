@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -40,7 +40,7 @@ from typing import Any, Literal
 from agentlab.errors import ConfigError
 from agentlab.loop.tools import Tool, tool
 
-__all__ = ["CITIES", "Match", "Task", "load_tasks", "sim_tasks", "sim_tools"]
+__all__ = ["CITIES", "Match", "Task", "jsonl_rows", "load_tasks", "sim_tasks", "sim_tools"]
 
 Match = Literal["choice", "number", "contains", "exact"]
 _MATCHES = ("choice", "number", "contains", "exact")
@@ -206,6 +206,23 @@ def _from_mapping(d: Mapping[str, Any], where: str) -> Task:
         raise ConfigError(f"{where}: {e}") from None
 
 
+def jsonl_rows(path: Path, error: type[ConfigError] = ConfigError) -> Iterator[tuple[str, Any]]:
+    """``("<path>:<line>", value)`` for each JSON line of a task file; blank and ``#`` lines skipped.
+
+    One reader for sweep task files and evaluation datasets, so both name a bad line the same way
+    (``error``: the caller's ``ConfigError`` subclass).
+    """
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            try:
+                yield f"{path}:{n}", json.loads(s)
+            except json.JSONDecodeError as e:
+                raise error(f"{path}:{n}: not valid JSON ({e.msg})") from None
+
+
 def load_tasks(
     source: str | Path | Iterable[Task | Mapping[str, Any] | str], *, tags: Iterable[str] | None = None
 ) -> list[Task]:
@@ -219,18 +236,10 @@ def load_tasks(
         path = Path(source)
         if not path.exists():
             raise ConfigError(f"task file {path} does not exist")
-        with path.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                s = line.strip()
-                if not s or s.startswith("#"):
-                    continue
-                try:
-                    d = json.loads(s)
-                except json.JSONDecodeError as e:
-                    raise ConfigError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-                if not isinstance(d, dict):
-                    raise ConfigError(f"{path}:{n}: a task line must be a JSON object")
-                tasks.append(_from_mapping(d, f"{path}:{n}"))
+        for where, d in jsonl_rows(path):
+            if not isinstance(d, dict):
+                raise ConfigError(f"{where}: a task line must be a JSON object")
+            tasks.append(_from_mapping(d, where))
     else:
         for i, item in enumerate(source):
             if isinstance(item, Task):
