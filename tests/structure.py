@@ -79,9 +79,9 @@ def _targets(node: ast.AST, name: str, path: Path, mods: dict[str, Path]) -> Ite
 def _lazy_strings(tree: ast.Module) -> Iterator[str]:
     """Module names in lazy tables: string constants that look like ``agentlab.x.y``."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.startswith("agentlab.") and " " not in node.value:
-                yield node.value.split(":")[0]
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, str) and value.startswith("agentlab.") and " " not in value:
+            yield value.split(":")[0]
 
 
 def import_graph(root: Path = ROOT, *, lazy: bool = False) -> dict[str, set[str]]:
@@ -176,9 +176,8 @@ def arrows_against_path(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     for src, targets in graph.items():
         for dst in targets:
             a, b = layer(src), layer(dst)
-            if room(src) in APART and room(dst) not in APART:
-                out.append((src, dst))
-            elif a is not None and b is not None and b > a:
+            leaves_sim = room(src) in APART and room(dst) not in APART
+            if leaves_sim or (a is not None and b is not None and b > a):
                 out.append((src, dst))
     return sorted(out)
 
@@ -198,9 +197,15 @@ def _report() -> None:
     comps = cycles(import_graph())
     arrows = arrows_against_path(import_graph(lazy=True))
     lengths = function_lengths()
-    sweeps = sorted(((len(p.read_text().splitlines()), str(p.relative_to(ROOT.parent)))
-                     for p in (ROOT / "sweeps").rglob("*.py")), reverse=True)
-    print(f"longest function: {lengths[0][0]} lines ({lengths[0][1]}); over 80: {sum(1 for n, _ in lengths if n > 80)}")
+    sweeps = sorted(
+        (
+            (len(p.read_text().splitlines()), str(p.relative_to(ROOT.parent)))
+            for p in (ROOT / "sweeps").rglob("*.py")
+        ),
+        reverse=True,
+    )
+    over = sum(1 for n, _ in lengths if n > 80)
+    print(f"longest function: {lengths[0][0]} lines ({lengths[0][1]}); over 80: {over}")
     print(f"largest sweeps module: {sweeps[0][0]} lines ({sweeps[0][1]})")
     print(f"runtime import cycles: {len(comps)}")
     for comp in comps:
