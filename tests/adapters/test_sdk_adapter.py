@@ -14,6 +14,7 @@ from agentlab.errors import ConfigError
 SIMULATED = {
     "openai:sim-reasoner": lambda a: a.client.is_closed(),
     "anthropic:sim-thinker": lambda a: a.client.is_closed(),
+    "google:sim-gemini": lambda a: a._api._async_httpx_client.is_closed,
     "deepseek:sim-deepseek": lambda a: a.client.is_closed(),
     "vllm:sim-local": lambda a: a.client.is_closed(),
 }

@@ -279,7 +279,16 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
         await super().aclose()
 
     async def _close_client(self) -> None:
+        """Close the SDK client and the httpx2 client under it, which the SDK leaves open.
+
+        google-genai closes only an httpx client it made itself; the simulator's client names its own,
+        and :func:`._api_client.use_httpx2` names the SDK's as the caller's. Both came with a client this
+        adapter made, so they are this adapter's to close.
+        """
         await self._client.aio.aclose()
+        http = _api_client.httpx2_client(self._api)
+        if http is not None:
+            await http.aclose()
 
 
 def _given(built: BuiltRequest[bytes]) -> Callable[[ModelRequest], BuiltRequest[bytes]]:
