@@ -133,5 +133,3 @@ def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
     ref = parse_model(spec)
     adapter: Adapter = get_provider(ref.provider).adapter_class()(ref.model, **options)
     return adapter
-
-

@@ -16,20 +16,25 @@ was missed in the others. Here they are one rule each, so every adapter behaves 
   :meth:`SDKAdapter._key` (a ``sim-*`` name served at ``base_url`` gets the simulator's placeholder key,
   never one from the environment).
 
-``aclose`` closes only a client the adapter made. A new adapter writes ``client_type``,
-``_real_client`` and what it sends (``build``, ``stream``); the hooks below only where its SDK differs.
+``aclose`` closes only a client the adapter made. ``stream`` is the shared driver
+(:func:`agentlab.assembly.assembler.assemble`) on the adapter's ``build``, ``_open`` and
+``assembler_class``. A new adapter writes ``client_type``, ``assembler_class``, ``_real_client``,
+``build`` and ``_open``; the hooks below only where its SDK differs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
-from agentlab.adapters.built_request import check_adapter_args
+from agentlab.adapters.built_request import BuiltRequest, check_adapter_args
 from agentlab.adapters.registry import get_provider
+from agentlab.assembly.assembler import Assembler, WireCall, assemble, assembler_for
 from agentlab.errors import ConfigError
+from agentlab.neutral.events import AdapterEvent
+from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = ["AdapterOptions", "SDKAdapter"]
@@ -60,6 +65,8 @@ class SDKAdapter(Generic[ClientT]):
     api: str
     client_type: ClassVar[type[Any]]
     """The SDK client class ``client=`` must be (checked before anything else)."""
+    assembler_class: ClassVar[type[Assembler]]
+    """The call's assembler: maps the answer's wire events onto agentlab's."""
 
     def __init__(
         self,
@@ -136,6 +143,28 @@ class SDKAdapter(Generic[ClientT]):
     def client(self) -> ClientT:
         """The SDK client in use (e.g. to share its connection pool)."""
         return self._client
+
+    def build(self, request: ModelRequest) -> BuiltRequest[Any]:
+        """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
+        raise NotImplementedError(f"{type(self).__name__} must define build")
+
+    async def _open(self, built: BuiltRequest[Any], request: ModelRequest) -> WireCall:
+        """Send the body through the SDK; the raw answer back (SDK errors translated, never chained)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _open")
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
+        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``.
+
+        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; the
+        adapter only builds the body, opens the HTTP answer (``_open``) and maps its events.
+        """
+        return assemble(request, self.build, self._open, self._new_assembler)
+
+    def _new_assembler(
+        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
+    ) -> Assembler:
+        make = assembler_for(self.assembler_class, model=self.model, base_url=self.base_url)
+        return make(built, request, call, started)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} model={self.model!r} base_url={self.base_url!r}>"

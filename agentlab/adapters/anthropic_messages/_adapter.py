@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -32,15 +32,14 @@ from agentlab.adapters.anthropic_messages._models import nonstreaming_limit
 from agentlab.adapters.anthropic_messages._request import API_VERSION, build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.built_request import BuiltRequest, check_request
+from agentlab.adapters.http_errors import broken_stream
 from agentlab.adapters.sdk_adapter import SDKAdapter
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
     MissingApiKeyError,
-    StreamInterruptedError,
 )
-from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 
 __all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
@@ -86,6 +85,7 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     provider = PROVIDER
     api = API
     client_type = anthropic.AsyncAnthropic
+    assembler_class = MessageAssembler
 
     def _client_options(self) -> dict[str, Any]:
         return {
@@ -159,19 +159,6 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
             kwargs["stream"] = True
         return kwargs
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``.
-
-        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
-        adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``MessageAssembler``).
-        """
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(MessageAssembler, model=self.model, base_url=self.base_url),
-        )
-
     async def _open(self, built: BuiltRequest[dict[str, Any]], request: ModelRequest) -> WireCall:
         """Send the body through the SDK (credentials, retries, status errors); the raw answer back.
 
@@ -216,11 +203,5 @@ async def _nothing() -> None:
     """A non-streaming raw response holds no open stream (the SDK read it whole)."""
 
 
-def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
-    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
-    return StreamInterruptedError(
-        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-        provider=PROVIDER,
-        request_id=request_id,
-        retryable=True,
-    )
+_broken = partial(broken_stream, provider=PROVIDER)
+"""A connection that broke mid-stream: retryable (a new call may well succeed)."""

@@ -29,6 +29,7 @@ Gemini API or back.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from functools import partial
 from typing import Any, Unpack
 
 import httpx2
@@ -43,14 +44,14 @@ from agentlab.adapters.google_gemini._cache import ExplicitCaches, wants_explici
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._request import build_request
 from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
+from agentlab.adapters.http_errors import broken_stream
 from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
     MissingApiKeyError,
     ProviderError,
-    StreamInterruptedError,
 )
 from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
@@ -69,14 +70,8 @@ _OPEN_ERRORS = (
 _READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
 
 
-def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
-    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
-    return StreamInterruptedError(
-        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-        provider=PROVIDER,
-        request_id=request_id,
-        retryable=True,
-    )
+_broken = partial(broken_stream, provider=PROVIDER)
+"""A connection that broke mid-stream: retryable (a new call may well succeed)."""
 
 
 def _http_options(
@@ -131,6 +126,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
     provider = PROVIDER
     api = API
     client_type = genai.Client
+    assembler_class = GeminiAssembler
 
     def __init__(
         self,
@@ -188,14 +184,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        if wants_explicit(request):
-            return self._stream_cached(request)
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
-        )
+        return self._stream_cached(request) if wants_explicit(request) else super().stream(request)
 
     async def _stream_cached(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """``stream`` with the loop's explicit cache (``_cache``): made or reused, then the call.
@@ -208,12 +197,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
             if attempt:
                 built.diagnostics.clear()  # shown with the first attempt; only the new cache's now
             await self._caches.apply(request, built)
-            events = assemble(
-                request,
-                _given(built),
-                self._open,
-                assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
-            )
+            events = assemble(request, _given(built), self._open, self._new_assembler)
             try:
                 async for ev in events:
                     yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev

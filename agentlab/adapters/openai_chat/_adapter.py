@@ -19,7 +19,7 @@ environment variable (local servers take none: a placeholder is sent). The key i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, ClassVar, Unpack
 
 import httpx2
@@ -36,14 +36,13 @@ from agentlab.adapters.openai_chat._request import build_request
 from agentlab.adapters.openai_chat._stream import ChatAssembler
 from agentlab.adapters.openai_responses._adapter import request_options
 from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
-from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
     MissingApiKeyError,
     ProviderError,
 )
-from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -71,9 +70,11 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """
 
     dialect: ClassVar[Dialect]
+    """The dialect; a subclass that sets it is routed as ``dialect.name`` (its ``provider``)."""
     provider: str
     api = API
     client_type = openai.AsyncOpenAI
+    assembler_class = ChatAssembler
 
     def __init__(
         self,
@@ -86,6 +87,11 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if send_reasoning is not None and not isinstance(send_reasoning, bool):
             raise InvalidSettingsError(f"{self.provider}: send_reasoning must be True, False or None")
         self.send_reasoning = self.dialect.send_back if send_reasoning is None else send_reasoning
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "dialect" in cls.__dict__:
+            cls.provider = cls.dialect.name
 
     def _simulator_args(self) -> tuple[Any, ...]:
         return (self.dialect.sim_dialect,)
@@ -119,12 +125,8 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
             request, dialect=self.dialect, base_url=self.base_url, send_reasoning=self.send_reasoning
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        return assemble(request, self.build, self._open, self._assembler)
-
-    def _assembler(
-        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
+    def _new_assembler(
+        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
     ) -> ChatAssembler:
         return ChatAssembler(
             dialect=self.dialect, model=self.model, base_url=self.base_url, request_id=call.request_id,
@@ -166,39 +168,33 @@ class DeepSeekAdapter(ChatCompletionsAdapter):
     """DeepSeek (``deepseek:<model>``): ``reasoning_content``, required back on tool-call turns."""
 
     dialect = DEEPSEEK
-    provider = "deepseek"
 
 
 class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter (``openrouter:<vendor>/<model>``): ``reasoning_details`` back on their message."""
 
     dialect = OPENROUTER
-    provider = "openrouter"
 
 
 class VLLMAdapter(ChatCompletionsAdapter):
     """vLLM's OpenAI-compatible server (``vllm:<model>``; default ``http://localhost:8000/v1``)."""
 
     dialect = VLLM
-    provider = "vllm"
 
 
 class LlamaCppAdapter(ChatCompletionsAdapter):
     """llama.cpp's ``llama-server`` (``llamacpp:<model>``; default ``http://localhost:8080/v1``)."""
 
     dialect = LLAMACPP
-    provider = "llamacpp"
 
 
 class OllamaAdapter(ChatCompletionsAdapter):
     """Ollama's OpenAI-compatible endpoint (``ollama:<model>``; default ``http://localhost:11434/v1``)."""
 
     dialect = OLLAMA
-    provider = "ollama"
 
 
 class ChatAdapter(ChatCompletionsAdapter):
     """Any other Chat Completions server (``chat:<model>``; ``base_url`` required)."""
 
     dialect = CHAT
-    provider = "chat"

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 import openai
 
-from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.adapters.http_errors import broken_stream, connection_error, status_error
 from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import provider_text, wire_error_text
 
@@ -135,11 +135,8 @@ def translate(
     if isinstance(exc, openai.APIResponseValidationError):
         return ProviderAPIError("response did not match the Chat Completions schema", provider=provider)
     if isinstance(exc, httpx2.HTTPError | httpx2.StreamError):
-        return StreamInterruptedError(
-            f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-            provider=provider,
-            request_id=request_id,
-            retryable=not isinstance(exc, httpx2.StreamError),
+        return broken_stream(
+            exc, request_id, provider=provider, retryable=not isinstance(exc, httpx2.StreamError)
         )
     if isinstance(exc, openai.OpenAIError):
         return ProviderError(provider_text(str(exc)), provider=provider)

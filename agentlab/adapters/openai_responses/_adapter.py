@@ -14,7 +14,7 @@ receives half a response.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -31,9 +31,8 @@ from agentlab.adapters.openai_responses._request import (
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
 from agentlab.adapters.sdk_adapter import SDKAdapter
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import MissingApiKeyError, ProviderError
-from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -75,6 +74,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     provider = PROVIDER
     api = API
     client_type = openai.AsyncOpenAI
+    assembler_class = ResponseAssembler
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
         key = self._key(api_key, "OPENAI_API_KEY")
@@ -90,19 +90,6 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
         check_request(PROVIDER, self.model, request)
         return build_request(request, model=self.model, base_url=self.base_url)
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``.
-
-        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
-        adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``ResponseAssembler``).
-        """
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(ResponseAssembler, model=self.model, base_url=self.base_url),
-        )
 
     async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
         """POST the body through the SDK (its auth, status checks and retries); the raw answer back.

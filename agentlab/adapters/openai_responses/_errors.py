@@ -69,18 +69,12 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
             request_id=request_id,
             retryable=True,
         )
-    if isinstance(exc, httpx2.TransportError):
+    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # only a transport error is retryable
         return StreamInterruptedError(
             f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
             provider=PROVIDER,
             request_id=request_id,
-            retryable=True,
-        )
-    if isinstance(exc, httpx2.StreamError):
-        return StreamInterruptedError(
-            f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
-            provider=PROVIDER,
-            request_id=request_id,
+            retryable=isinstance(exc, httpx2.TransportError),
         )
     if isinstance(exc, openai.OpenAIError):
         return ProviderError(provider_text(str(exc)), provider=PROVIDER)
