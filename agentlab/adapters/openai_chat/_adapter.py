@@ -34,7 +34,7 @@ from agentlab.adapters.openai_chat._local import CHAT, LLAMACPP, OLLAMA, VLLM
 from agentlab.adapters.openai_chat._openrouter import OPENROUTER
 from agentlab.adapters.openai_chat._request import build_request
 from agentlab.adapters.openai_chat._stream import ChatAssembler
-from agentlab.adapters.openai_responses._adapter import request_options
+from agentlab.adapters.openai_sdk import request_options
 from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
 from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (

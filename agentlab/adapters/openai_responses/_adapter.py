@@ -14,7 +14,6 @@ receives half a response.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -30,6 +29,7 @@ from agentlab.adapters.openai_responses._request import (
     strict_schema_ok,
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
+from agentlab.adapters.openai_sdk import request_options
 from agentlab.adapters.sdk_adapter import SDKAdapter
 from agentlab.assembly.assembler import WireCall
 from agentlab.errors import MissingApiKeyError, ProviderError
@@ -39,24 +39,10 @@ __all__ = [
     "OpenAIResponsesAdapter",
     "build_request",
     "is_reasoning_model",
-    "request_options",
     "strict_schema_ok",
 ]
 
 _TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
-
-
-def request_options(max_retries: int, timeout: float | None, headers: Mapping[str, str]) -> dict[str, Any]:
-    """The SDK's per-request options for a raw ``client.post``: retries, bearer auth, headers, timeout.
-
-    Per request, not on the client, so they hold on an injected client too (the Chat adapters share them).
-    """
-    options: dict[str, Any] = {"max_retries": max_retries, "security": {"bearer_auth": True}}
-    if headers:
-        options["headers"] = dict(headers)
-    if timeout is not None:
-        options["timeout"] = timeout
-    return options
 
 
 def _translate_read(exc: BaseException, request_id: str | None) -> ProviderError:
