@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from agentlab.adapters.registry import ProviderSpec as ProviderSpec
     from agentlab.adapters.registry import get_provider as get_provider
     from agentlab.adapters.registry import register_provider as register_provider
+    from agentlab.adapters.sdk_adapter import SDKAdapter as SDKAdapter
 
 _EXPORTS: dict[str, str] = {
     "Adapter": "agentlab.adapters.base",
     "ModelRef": "agentlab.adapters.base",
     "ProviderSpec": "agentlab.adapters.registry",
+    "SDKAdapter": "agentlab.adapters.sdk_adapter",
     "create_adapter": "agentlab.adapters.base",
     "get_provider": "agentlab.adapters.registry",
     "parse_model": "agentlab.adapters.base",

@@ -6,21 +6,34 @@ the simulator's own price rows, and counts as a reasoning model; a real name nev
 after a ``+`` (``sim-thinker+fault=429x1``) configure the simulator and are not part of the model.
 Every module outside ``agentlab.sim`` asks here (the simulator is a leaf that imports nothing from
 agentlab, so it keeps its own copy of the rule).
+
+No adapter imports the simulator: what they need of it is named here and in the providers' specs
+(``ProviderSpec.simulator``, ``simulated_models``) as ``"module:attr"`` strings, loaded on first use,
+so the simulator's layout is its own business.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "SIM_KEY",
     "SIM_PREFIX",
     "UNPACED",
     "in_process",
     "is_simulated",
+    "option_error",
     "simulated_base",
     "simulator_key",
     "untimed_reason",
 ]
 
 SIM_PREFIX = "sim-"
+SIM_KEY = "agentlab.sim:SIM_API_KEY"
+"""The simulator's placeholder key (``"module:attr"``)."""
+_PARSE_OPTIONS = "agentlab.sim.pacing:parse_options"
+_PACE_ERROR = "agentlab.sim.pacing:PaceError"
+_PARSE_FAULTS = "agentlab.sim.faults:parse"
+_FAULT_ERROR = "agentlab.sim.faults:FaultSpecError"
+# The simulator's own parsers of the options after "+" (pacing, faults) and their errors.
 UNPACED = "unpaced simulator"
 """Why a simulated call without ``+tps=`` has no tokens-per-second figure (see :func:`untimed_reason`)."""
 
@@ -46,9 +59,10 @@ def simulator_key(api_key: str | None) -> str:
     Never a key from the environment: a real provider key has no business going to a simulator
     (which checks only that some key is present, as the real APIs do).
     """
-    from agentlab.sim import SIM_API_KEY
+    from agentlab.adapters.registry import load
 
-    return api_key or SIM_API_KEY
+    key: str = load(SIM_KEY)
+    return api_key or key
 
 
 def simulated_base(model: str) -> str:
@@ -71,3 +85,19 @@ def untimed_reason(model: str | None) -> str | None:
         return None
     options = model.split("+")[1:]
     return None if any(o.startswith("tps=") for o in options) else UNPACED
+
+
+def option_error(model: str) -> str | None:
+    """What is wrong with a ``sim-*`` name's options after ``+`` (fault, tps, ttft); ``None``: nothing.
+
+    Checked by the simulator's own parsers (imported now), so the two never disagree.
+    """
+    from agentlab.adapters.registry import load
+
+    errors = (load(_PACE_ERROR), load(_FAULT_ERROR))
+    try:
+        _, fault, _ = load(_PARSE_OPTIONS)(model)
+        load(_PARSE_FAULTS)(fault or "")
+    except errors as exc:
+        return str(exc)
+    return None

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from agentlab.adapters._simulated import is_simulated, simulated_base
+from agentlab.adapters._simulated import is_simulated, option_error, simulated_base
 from agentlab.adapters.registry import find_provider, get_provider, provider_names
 from agentlab.errors import InvalidSettingsError, UnknownModelError
 from agentlab.neutral._inputs import did_you_mean
@@ -99,15 +99,9 @@ def check_simulated(ref: ModelRef) -> None:
 
 def _check_simulator_options(ref: ModelRef) -> None:
     """The options after ``+`` (fault, tps, ttft), checked by the simulator's own parsers, here."""
-    from agentlab.sim.faults import FaultSpecError
-    from agentlab.sim.faults import parse as parse_faults
-    from agentlab.sim.pacing import PaceError, parse_options
-
-    try:
-        _, fault, _ = parse_options(ref.model)
-        parse_faults(fault or "")
-    except (PaceError, FaultSpecError) as exc:
-        raise InvalidSettingsError(f"{ref.provider}:{ref.model}: {exc}") from None
+    wrong = option_error(ref.model)
+    if wrong is not None:
+        raise InvalidSettingsError(f"{ref.provider}:{ref.model}: {wrong}")
 
 
 @runtime_checkable
@@ -139,5 +133,3 @@ def create_adapter(spec: str | ModelRef, **options: Any) -> Adapter:
     ref = parse_model(spec)
     adapter: Adapter = get_provider(ref.provider).adapter_class()(ref.model, **options)
     return adapter
-
-

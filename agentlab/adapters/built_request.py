@@ -21,7 +21,7 @@ from agentlab.neutral._shapes import ShapedDataclass
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["BuiltRequest", "check_adapter_args", "check_provider_options", "check_request"]
+__all__ = ["BuiltRequest", "check_adapter_args", "check_provider_options", "check_request", "knobs"]
 
 BodyT = TypeVar("BodyT", bytes, dict[str, Any])
 
@@ -115,3 +115,18 @@ def check_request(provider: str, model: str, request: object) -> ModelRequest:
             "(a run stays on one provider and model)"
         )
     return request
+
+
+def knobs(request: ModelRequest, wire: Mapping[str, str]) -> dict[str, Any]:
+    """The request's knobs that are set, under their wire names (``wire``: knob -> key, in body order).
+
+    A knob left ``None`` (or an empty sequence) is not sent: the provider's default applies. A
+    sequence goes as a JSON list.
+    """
+    out: dict[str, Any] = {}
+    for knob, key in wire.items():
+        value = getattr(request, knob)
+        if value is None or (isinstance(value, tuple) and not value):
+            continue
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out

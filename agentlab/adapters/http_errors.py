@@ -29,10 +29,17 @@ from agentlab.errors import (
     ProviderConnectionError,
     ProviderServerError,
     RateLimitError,
+    StreamInterruptedError,
 )
 from agentlab.neutral.error_text import provider_text
 
-__all__ = ["OVERLOADED_STATUSES", "connection_error", "retry_after_seconds", "status_error"]
+__all__ = [
+    "OVERLOADED_STATUSES",
+    "broken_stream",
+    "connection_error",
+    "retry_after_seconds",
+    "status_error",
+]
 
 OVERLOADED_STATUSES = frozenset({503, 529})
 
@@ -102,3 +109,18 @@ def connection_error(provider: str, exc: BaseException, *, timed_out: bool) -> P
     cause = exc.__cause__
     detail = f" ({type(cause).__name__})" if cause is not None else ""
     return ProviderConnectionError(f"could not reach {provider}{detail}", provider=provider)
+
+
+def broken_stream(
+    exc: BaseException, request_id: str | None, *, provider: str, retryable: bool = True
+) -> StreamInterruptedError:
+    """A connection that broke mid-stream: nothing of the call is kept; a new call may well succeed.
+
+    Named by the exception's type only (its text may quote the body read so far).
+    """
+    return StreamInterruptedError(
+        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
+        provider=provider,
+        request_id=request_id,
+        retryable=retryable,
+    )

@@ -108,6 +108,10 @@ class ProviderSpec:
     simulated_models: str | None = None
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
     provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
+    simulator: str | None = None
+    """``"module:function"`` making the SDK client on the in-process simulator that an adapter built
+    for a ``sim-*`` model without ``base_url`` uses (``agentlab.adapters.sdk_adapter``): the one place
+    a provider names how to reach the simulator, so no adapter imports it (``None``: no simulator)."""
     price_provider: str | None = None
     """The provider id under which the ``genai-prices`` library prices this provider's real models
     (``"openai"``, ``"anthropic"``, ``"google"``, ``"deepseek"``, ``"openrouter"``...). ``None``: only
@@ -138,7 +142,7 @@ class ProviderSpec:
                 raise ConfigError(
                     f"provider name {n!r} must be lowercase letters, digits and '_', e.g. 'toy'"
                 )
-        for field_name in ("adapter", "usage", "simulated_models", "check_options", "drop_rule"):
+        for field_name in ("adapter", "usage", "simulated_models", "simulator", "check_options", "drop_rule"):
             value = getattr(self, field_name)
             if value is not None and not (isinstance(value, str) and _TARGET_RE.match(value)):
                 raise ConfigError(
@@ -186,6 +190,10 @@ class ProviderSpec:
             answer: str | None = load(self.drop_rule)(model)
             return answer
         return None if self.drop_with_reasoning else self.drop_refusal
+
+    def simulator_client(self) -> Any:
+        """The function making the simulator's SDK client (imports the simulator now), or ``None``."""
+        return None if self.simulator is None else load(self.simulator)
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""

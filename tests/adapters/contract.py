@@ -26,6 +26,8 @@ What every adapter promises (asserted by the suite):
 * Status errors map to ``RateLimitError`` (with ``retry_after``), ``ProviderServerError``,
   ``OverloadedError``, ``ProviderAPIError``, status by status the same on every adapter
   (``STATUS_LADDER``); a cut or reset stream to ``StreamInterruptedError``.
+* ``aclose`` closes only what the adapter created: a client (or far side) the caller injected stays
+  open, and the adapter keeps answering on it (``agentlab.adapters.sdk_adapter``).
 """
 
 from __future__ import annotations

@@ -89,6 +89,16 @@ async def test_single_turn_answer(case: AdapterCase) -> None:
     await adapter.aclose()
 
 
+async def test_aclose_leaves_an_injected_client_open(case: AdapterCase) -> None:
+    """The client the caller gave stays the caller's: ``aclose`` twice, and the adapter still answers."""
+    adapter, _ = case.adapter()
+    await adapter.aclose()
+    await adapter.aclose()
+    resp = completed(await collect(adapter, ask(case, "What is 12 * (3 + 4)?")))
+    assert "84" in resp.text
+    await adapter.aclose()
+
+
 async def test_reasoning_deltas_arrive_before_text(case: AdapterCase) -> None:
     adapter, _ = case.adapter()
     events = await collect(adapter, ask(case, "What is 12 * (3 + 4)?"))

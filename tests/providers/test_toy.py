@@ -27,7 +27,7 @@ TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny"}
 def _build(server: ToyServer, max_retries: int, model: str) -> Any:
     from tests.providers.toy._adapter import ToyAdapter
 
-    return ToyAdapter(model, server=server, max_retries=max_retries)
+    return ToyAdapter(model, client=server, max_retries=max_retries)
 
 
 def _assembler() -> Assembler:

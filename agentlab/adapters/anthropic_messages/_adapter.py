@@ -21,29 +21,26 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import anthropic
 import httpx2
 
-from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, translate
 from agentlab.adapters.anthropic_messages._models import nonstreaming_limit
 from agentlab.adapters.anthropic_messages._request import API_VERSION, build_request
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
-from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.adapters.built_request import BuiltRequest, check_request
+from agentlab.adapters.http_errors import broken_stream
+from agentlab.adapters.sdk_adapter import SDKAdapter
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (
     AgentlabError,
-    ConfigError,
     InvalidSettingsError,
     MissingApiKeyError,
-    StreamInterruptedError,
 )
-from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
 
@@ -77,73 +74,44 @@ def _require_auth(client: anthropic.AsyncAnthropic) -> None:
     raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
 
 
-class AnthropicMessagesAdapter:
+class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """Maps ``ModelRequest`` onto ``POST /v1/messages`` and its answer back onto agentlab events.
 
-    ``client`` is an ``anthropic.AsyncAnthropic`` (tests inject one built on
-    ``httpx2.AsyncClient(transport=...)``). Without one, a ``sim-*`` model gets the in-process
-    simulator's client and a real model gets a new SDK client, which needs ``api_key`` or
-    ``ANTHROPIC_API_KEY`` (``MissingApiKeyError`` otherwise). The key is never shown in ``repr``.
+    Construction, the client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``);
+    ``max_retries``/``timeout`` are the client's settings here, and a new real client needs ``api_key``
+    or ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; ``MissingApiKeyError`` otherwise).
     """
 
     provider = PROVIDER
     api = API
+    client_type = anthropic.AsyncAnthropic
+    assembler_class = MessageAssembler
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: anthropic.AsyncAnthropic | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        check_adapter_args(
-            PROVIDER,
-            model,
-            max_retries=max_retries,
-            timeout=timeout,
-            extra_headers=extra_headers,
-            client=client,
-            client_type=anthropic.AsyncAnthropic,
-            api_key=api_key,
-            base_url=base_url,
-        )
-        self.model = model
-        self._extra_headers = dict(extra_headers or {})
-        self._owns_client = client is None
-        if client is None and in_process(model, base_url):
-            try:
-                from agentlab.sim import anthropic_client
-            except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
-                raise ConfigError(f"anthropic: the simulator is not available ({exc})") from None
-            kw: dict[str, Any] = {"max_retries": max_retries}
-            if timeout is not None:
-                kw["timeout"] = timeout
-            if api_key:
-                kw["api_key"] = api_key
-            client = anthropic_client(**kw)
-        elif client is None:
-            if is_simulated(model):  # the simulator served at base_url: never an environment key
-                api_key = simulator_key(api_key)
-            if not (api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-                raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
-            ckw: dict[str, Any] = {"max_retries": max_retries}
-            if api_key:
-                ckw["api_key"] = api_key
-            if base_url is not None:
-                ckw["base_url"] = base_url
-            if timeout is not None:
-                ckw["timeout"] = timeout
-            client = anthropic.AsyncAnthropic(**ckw)
-        _require_auth(client)
-        self._client: anthropic.AsyncAnthropic = client
-        install_redaction(*stack_loggers(client))  # the loggers this client can really reach
-        self.base_url: str | None = str(client.base_url).rstrip("/")
+    def _client_options(self) -> dict[str, Any]:
+        return {
+            "max_retries": self.max_retries,
+            **({"timeout": self.timeout} if self.timeout is not None else {}),
+        }
+
+    def _simulator_options(self, api_key: str | None) -> dict[str, Any]:
+        return {**self._client_options(), **super()._simulator_options(api_key)}
+
+    def _real_client(self, api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropic:
+        key = self._key(api_key, "ANTHROPIC_API_KEY")
+        if not (key or os.environ.get("ANTHROPIC_AUTH_TOKEN")):  # the SDK reads the token itself
+            raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
+        kw = self._client_options()
+        if key:
+            kw["api_key"] = key
+        if base_url is not None:
+            kw["base_url"] = base_url
+        return anthropic.AsyncAnthropic(**kw)
+
+    def _connect(self) -> str | None:
+        _require_auth(self._client)
         # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
-        self.max_retries: int = int(client.max_retries)
+        self.max_retries = int(self._client.max_retries)
+        return super()._connect()
 
     @property
     def api_version(self) -> str:
@@ -152,20 +120,12 @@ class AnthropicMessagesAdapter:
         The SDK's, unless pinned by ``extra_headers``; it decides whether sampling knobs exist
         (see ``_request.takes_sampling``).
         """
-        return self._extra_headers.get("anthropic-version", API_VERSION)
-
-    def __repr__(self) -> str:
-        return f"<AnthropicMessagesAdapter model={self.model!r} base_url={self.base_url!r}>"
-
-    async def aclose(self) -> None:
-        """Close the SDK client if this adapter created it (an injected client stays the caller's)."""
-        if self._owns_client:
-            await self._client.close()
+        return self._headers.get("anthropic-version", API_VERSION)
 
     def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
         """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
         check_request(PROVIDER, self.model, request)
-        return build_request(request, base_url=self.base_url, extra_headers=self._extra_headers)
+        return build_request(request, base_url=self.base_url, extra_headers=self._headers)
 
     def _check_nonstreaming(self, max_tokens: int) -> None:
         """Refuse a non-streaming call the SDK would refuse, before it is called.
@@ -198,19 +158,6 @@ class AnthropicMessagesAdapter:
         if stream:
             kwargs["stream"] = True
         return kwargs
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send ``request``; yield display/diagnostic events, then exactly one ``ResponseCompletedEvent``.
-
-        The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; this
-        adapter only opens the HTTP answer (:meth:`_open`) and maps its events (``MessageAssembler``).
-        """
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(MessageAssembler, model=self.model, base_url=self.base_url),
-        )
 
     async def _open(self, built: BuiltRequest[dict[str, Any]], request: ModelRequest) -> WireCall:
         """Send the body through the SDK (credentials, retries, status errors); the raw answer back.
@@ -256,11 +203,5 @@ async def _nothing() -> None:
     """A non-streaming raw response holds no open stream (the SDK read it whole)."""
 
 
-def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
-    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
-    return StreamInterruptedError(
-        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-        provider=PROVIDER,
-        request_id=request_id,
-        retryable=True,
-    )
+_broken = partial(broken_stream, provider=PROVIDER)
+"""A connection that broke mid-stream: retryable (a new call may well succeed)."""

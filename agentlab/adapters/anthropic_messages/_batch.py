@@ -11,7 +11,7 @@ ended batch, so a running one is cancelled first and deleted once it has ended.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -121,23 +121,11 @@ class AnthropicBatchAPI:
     async def delete(self, batch_id: str, *, ended: bool) -> bool:
         if not ended:
             return False  # "can only be deleted once they've finished processing"
-        failure: AgentlabError | None = None
-        try:
-            await self._client.messages.batches.delete(batch_id)
-        except Exception as e:
-            failure = translate(e)
-        if failure is not None and not (isinstance(failure, ProviderError) and failure.status == 404):
-            raise failure
+        await _tolerating(self._client.messages.batches.delete(batch_id), ProviderError, 404)
         return True
 
     async def cancel(self, batch_id: str) -> None:
-        failure: AgentlabError | None = None
-        try:
-            await self._client.messages.batches.cancel(batch_id)
-        except Exception as e:
-            failure = translate(e)
-        if failure is not None and not (isinstance(failure, ProviderAPIError) and failure.status == 409):
-            raise failure
+        await _tolerating(self._client.messages.batches.cancel(batch_id), ProviderAPIError, 409)
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -179,3 +167,18 @@ def _outcome(raw: bytes) -> LineOutcome:
             retryable=kind in ("canceled", "expired"),
         ),
     )
+
+
+async def _tolerating(call: Awaitable[object], kind: type[ProviderError], status: int) -> None:
+    """Await ``call``; its translated error is raised unless it is ``kind`` with ``status``.
+
+    Deleting a batch already gone (404) or cancelling one already ended (409) is what was wanted.
+    Translated inside ``except``, raised outside it (nothing of the SDK exception chained).
+    """
+    failure: AgentlabError | None = None
+    try:
+        await call
+    except Exception as e:
+        failure = translate(e)
+    if failure is not None and not (isinstance(failure, kind) and failure.status == status):
+        raise failure

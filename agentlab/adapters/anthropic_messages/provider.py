@@ -69,6 +69,7 @@ SPEC = ProviderSpec(
     options=OPTIONS,
     check_options="agentlab.adapters.anthropic_messages._request:check_options",
     simulated_models="agentlab.sim:ANTHROPIC_MODELS",
+    simulator="agentlab.sim:anthropic_client",
     price_provider="anthropic",
     batch="agentlab.adapters.anthropic_messages._batch:AnthropicBatchAPI",
 )

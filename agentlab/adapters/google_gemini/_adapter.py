@@ -28,9 +28,9 @@ Gemini API or back.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from functools import partial
+from typing import Any, Unpack
 
 import httpx2
 from google import genai
@@ -38,20 +38,20 @@ from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
-from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.google_gemini import _api_client
 from agentlab.adapters.google_gemini._cache import ExplicitCaches, wants_explicit
 from agentlab.adapters.google_gemini._errors import PROVIDER, translate
 from agentlab.adapters.google_gemini._request import build_request
 from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.adapters.http_errors import broken_stream
+from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
+from agentlab.assembly.assembler import WireCall, assemble
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
     MissingApiKeyError,
     ProviderError,
-    StreamInterruptedError,
 )
 from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
@@ -70,14 +70,8 @@ _OPEN_ERRORS = (
 _READ_ERRORS = (httpx2.HTTPError, httpx2.StreamError)
 
 
-def _broken(exc: BaseException, request_id: str | None) -> StreamInterruptedError:
-    """A connection that broke mid-stream: retryable (a new call may well succeed)."""
-    return StreamInterruptedError(
-        f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-        provider=PROVIDER,
-        request_id=request_id,
-        retryable=True,
-    )
+_broken = partial(broken_stream, provider=PROVIDER)
+"""A connection that broke mid-stream: retryable (a new call may well succeed)."""
 
 
 def _http_options(
@@ -91,34 +85,6 @@ def _http_options(
     if headers:
         kw["headers"] = dict(headers)
     return types.HttpOptions(**kw)
-
-
-def _client(
-    model: str,
-    *,
-    api_key: str | None,
-    base_url: str | None,
-    vertexai: bool,
-    project: str | None,
-    location: str | None,
-    options: types.HttpOptions,
-) -> genai.Client:
-    """The SDK client an adapter without an injected one uses (simulator, Vertex AI or Gemini API)."""
-    if in_process(model, base_url):
-        try:
-            from agentlab.sim import gemini_client
-        except ImportError as exc:  # pragma: no cover - the simulator ships with agentlab
-            raise ConfigError(f"google: the simulator is not available ({exc})") from None
-        client: genai.Client = gemini_client(**({"api_key": api_key} if api_key else {}))
-        return client
-    if vertexai:
-        return _vertex_client(api_key=api_key, project=project, location=location, options=options)
-    if is_simulated(model):  # the simulator served at base_url: never an environment key
-        return genai.Client(api_key=simulator_key(api_key), http_options=options)
-    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-    if not key:
-        raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")
-    return genai.Client(api_key=key, http_options=options)
 
 
 def _vertex_client(
@@ -148,57 +114,57 @@ def _vertex_client(
     raise failure
 
 
-class GoogleGeminiAdapter:
+class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
     """Adapter for Gemini ``generateContent`` / ``streamGenerateContent`` on the official SDK.
 
+    Construction, the client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``);
+    ``vertexai``/``project``/``location`` choose a new real client's endpoint.
     ``max_retries``/``timeout``/``extra_headers`` apply to every request this adapter sends (on an
     injected client too: they are per-request options). The key is never shown in ``repr``.
     """
 
     provider = PROVIDER
     api = API
+    client_type = genai.Client
+    assembler_class = GeminiAssembler
 
     def __init__(
         self,
         model: str,
         *,
-        client: genai.Client | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
         vertexai: bool = False,
         project: str | None = None,
         location: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: Mapping[str, str] | None = None,
+        **options: Unpack[AdapterOptions[genai.Client]],
     ) -> None:
-        check_adapter_args(
-            PROVIDER, model, max_retries=max_retries, timeout=timeout, extra_headers=extra_headers,
-            client=client, client_type=genai.Client, api_key=api_key, base_url=base_url,
-        )  # fmt: skip
-        self.model = model
-        self.max_retries = max_retries
-        self._owns_client = client is None
-        options = _http_options(None, timeout, extra_headers or {}, max_retries)
-        if client is None:
-            client = _client(
-                model, api_key=api_key, base_url=base_url, vertexai=vertexai, project=project,
-                location=location, options=_http_options(base_url, timeout, {}, max_retries),
-            )  # fmt: skip
-        self._client = client
-        self._api: Any = _api_client.api_client(client)
+        self.vertexai = vertexai
+        self._vertex_place = (project, location)
+        super().__init__(model, **options)
+
+    def _real_client(self, api_key: str | None, base_url: str | None) -> genai.Client:
+        options = _http_options(base_url, self.timeout, {}, self.max_retries)
+        if self.vertexai:
+            project, location = self._vertex_place
+            return _vertex_client(api_key=api_key, project=project, location=location, options=options)
+        key = self._key(api_key, "GEMINI_API_KEY", "GOOGLE_API_KEY")
+        if not key:
+            raise MissingApiKeyError(PROVIDER, "GEMINI_API_KEY")
+        return genai.Client(api_key=key, http_options=options)
+
+    def _connect(self) -> str | None:
+        self._api: Any = _api_client.api_client(self._client)
         _api_client.use_httpx2(self._api, owned=self._owns_client)
-        self.vertexai: bool = bool(self._api.vertexai)
+        self.vertexai = bool(self._api.vertexai)
+        self._options = _http_options(None, self.timeout, self._headers, self.max_retries)
         if not self.vertexai:
             # The SDK's default for the Gemini API is v1; thought signatures, thinkingConfig and
             # responseJsonSchema are documented (and recorded) on v1beta.
-            options.api_version = GEMINI_API_VERSION
-        self._options = options
-        self._caches = ExplicitCaches(client, model, options)
+            self._options.api_version = GEMINI_API_VERSION
+        self._caches = ExplicitCaches(self._client, self.model, self._options)
         # The SDK's loggers, and those of the HTTP stack this client really sends through.
         http = _api_client.httpx2_client(self._api)
         install_redaction("google_genai", *(stack_loggers(http) if http is not None else ()))
-        self.base_url: str | None = self._endpoint()
+        return self._endpoint()
 
     def _endpoint(self) -> str:
         """The endpoint signatures are tagged with: base URL, plus project/location on Vertex AI."""
@@ -211,11 +177,6 @@ class GoogleGeminiAdapter:
         where = "vertexai" if self.vertexai else "gemini-api"
         return f"<GoogleGeminiAdapter model={self.model!r} endpoint={where} base_url={self.base_url!r}>"
 
-    @property
-    def client(self) -> genai.Client:
-        """The SDK client in use."""
-        return self._client
-
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
         check_request(PROVIDER, self.model, request)
@@ -223,14 +184,7 @@ class GoogleGeminiAdapter:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        if wants_explicit(request):
-            return self._stream_cached(request)
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
-        )
+        return self._stream_cached(request) if wants_explicit(request) else super().stream(request)
 
     async def _stream_cached(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
         """``stream`` with the loop's explicit cache (``_cache``): made or reused, then the call.
@@ -243,12 +197,7 @@ class GoogleGeminiAdapter:
             if attempt:
                 built.diagnostics.clear()  # shown with the first attempt; only the new cache's now
             await self._caches.apply(request, built)
-            events = assemble(
-                request,
-                _given(built),
-                self._open,
-                assembler_for(GeminiAssembler, model=self.model, base_url=self.base_url),
-            )
+            events = assemble(request, _given(built), self._open, self._new_assembler)
             try:
                 async for ev in events:
                     yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev
@@ -311,14 +260,19 @@ class GoogleGeminiAdapter:
     async def aclose(self) -> None:
         """Delete any explicit cache still held, and close the SDK client if this adapter created it."""
         await self._caches.end_all()
-        if self._owns_client:
-            await self._client.aio.aclose()
+        await super().aclose()
 
-    async def __aenter__(self) -> GoogleGeminiAdapter:
-        return self
+    async def _close_client(self) -> None:
+        """Close the SDK client and the httpx2 client under it, which the SDK leaves open.
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        google-genai closes only an httpx client it made itself; the simulator's client names its own,
+        and :func:`._api_client.use_httpx2` names the SDK's as the caller's. Both came with a client this
+        adapter made, so they are this adapter's to close.
+        """
+        await self._client.aio.aclose()
+        http = _api_client.httpx2_client(self._api)
+        if http is not None:
+            await http.aclose()
 
 
 def _given(built: BuiltRequest[bytes]) -> Callable[[ModelRequest], BuiltRequest[bytes]]:

@@ -86,8 +86,3 @@ def capabilities(model: str) -> GeminiModel:
         if re.match(row.pattern, name):
             return row
     return _UNKNOWN
-
-
-def is_unknown(model: str) -> bool:
-    """Whether no row knows ``model`` (its thinking settings are then sent unchecked)."""
-    return capabilities(model) is _UNKNOWN

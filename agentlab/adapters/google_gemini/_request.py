@@ -28,7 +28,7 @@ import json
 import logging
 from typing import Any
 
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.adapters.google_gemini import _models
 from agentlab.adapters.google_gemini._stand_in import STAND_IN_RULE, fill_stand_ins
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
@@ -375,17 +375,16 @@ def _tool_config(req: ModelRequest) -> dict[str, Any]:
     return {"functionCallingConfig": {"mode": mode}}
 
 
+_KNOBS = {
+    "temperature": "temperature",
+    "top_p": "topP",
+    "max_output_tokens": "maxOutputTokens",
+    "stop_sequences": "stopSequences",
+}
+
+
 def _generation_config(req: ModelRequest, opts: dict[str, Any]) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    for key, value in (
-        ("temperature", req.temperature),
-        ("topP", req.top_p),
-        ("maxOutputTokens", req.max_output_tokens),
-    ):
-        if value is not None:
-            config[key] = value
-    if req.stop_sequences:
-        config["stopSequences"] = list(req.stop_sequences)
+    config = knobs(req, _KNOBS)
     thinking = thinking_config(req.model, req.reasoning)
     if thinking is not None:
         config["thinkingConfig"] = thinking

@@ -51,6 +51,7 @@ SPEC = ProviderSpec(
     options=OPTIONS,
     check_options="agentlab.adapters.google_gemini._request:check_options",
     simulated_models="agentlab.sim:GEMINI_MODELS",
+    simulator="agentlab.sim:gemini_client",
     price_provider="google",
     batch="agentlab.adapters.google_gemini._batch:GeminiBatchAPI",
     otel_name="gcp.gemini",

@@ -19,15 +19,14 @@ environment variable (local servers take none: a placeholder is sent). The key i
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Unpack
 
 import httpx2
 import openai
 
-from agentlab.adapters._simulated import in_process, is_simulated, simulator_key
-from agentlab.adapters.built_request import BuiltRequest, check_adapter_args, check_request
+from agentlab.adapters._simulated import is_simulated
+from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
 from agentlab.adapters.openai_chat._dialect import API, Dialect
 from agentlab.adapters.openai_chat._errors import translate
@@ -35,17 +34,16 @@ from agentlab.adapters.openai_chat._local import CHAT, LLAMACPP, OLLAMA, VLLM
 from agentlab.adapters.openai_chat._openrouter import OPENROUTER
 from agentlab.adapters.openai_chat._request import build_request
 from agentlab.adapters.openai_chat._stream import ChatAssembler
-from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.adapters.openai_sdk import request_options
+from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (
     AgentlabError,
-    ConfigError,
     InvalidSettingsError,
     MissingApiKeyError,
     ProviderError,
 )
-from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
-from agentlab.records.logs import install_redaction, stack_loggers
 
 __all__ = [
     "ChatAdapter",
@@ -62,84 +60,63 @@ _NO_KEY = "no-key"
 """What a local server without ``--api-key`` is sent (the SDK needs a non-empty key; it checks none)."""
 
 
-def _client(dialect: Dialect, model: str, api_key: str | None, base_url: str | None, retries: int) -> Any:
-    if in_process(model, base_url):
-        import agentlab.sim as sim
-
-        make = getattr(sim, "chat_client", None)
-        if make is None:  # pragma: no cover - the simulator ships with agentlab
-            raise ConfigError(f"{dialect.name}: the simulator has no Chat Completions client")
-        return make(dialect.sim_dialect, **({"api_key": api_key} if api_key else {}))
-    if is_simulated(model):  # the simulator served at base_url: its dialect header, never an env key
-        return openai.AsyncOpenAI(
-            api_key=simulator_key(api_key), base_url=base_url, max_retries=retries,
-            default_headers={"x-agentlab-chat-dialect": dialect.sim_dialect},
-        )  # fmt: skip
-    url = base_url or dialect.default_base_url
-    if url is None:
-        raise InvalidSettingsError(
-            f"{dialect.name}: a generic Chat Completions server needs base_url "
-            "(e.g. base_url='http://localhost:8000/v1')"
-        )
-    key = api_key or (os.environ.get(dialect.api_key_env) if dialect.api_key_env else None)
-    if not key and dialect.key_required:
-        raise MissingApiKeyError(dialect.name, dialect.api_key_env or "api_key")
-    return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, max_retries=retries)
-
-
-class ChatCompletionsAdapter:
+class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """Adapter for one Chat Completions dialect on the official ``openai`` SDK (httpx2 transport).
 
+    Construction, the client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``).
     ``send_reasoning``: put this loop's reasoning back on its assistant messages (default: the
     dialect's, True for all; DeepSeek requires it). ``max_retries``/``timeout``/``extra_headers``
     apply to every request this adapter sends.
     """
 
     dialect: ClassVar[Dialect]
+    """The dialect; a subclass that sets it is routed as ``dialect.name`` (its ``provider``)."""
     provider: str
     api = API
+    client_type = openai.AsyncOpenAI
+    assembler_class = ChatAssembler
 
     def __init__(
         self,
         model: str,
         *,
-        client: openai.AsyncOpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: Mapping[str, str] | None = None,
         send_reasoning: bool | None = None,
+        **options: Unpack[AdapterOptions[openai.AsyncOpenAI]],
     ) -> None:
-        name = self.dialect.name
-        check_adapter_args(
-            name, model, max_retries=max_retries, timeout=timeout, extra_headers=extra_headers,
-            client=client, client_type=openai.AsyncOpenAI, api_key=api_key, base_url=base_url,
-        )  # fmt: skip
+        super().__init__(model, **options)
         if send_reasoning is not None and not isinstance(send_reasoning, bool):
-            raise InvalidSettingsError(f"{name}: send_reasoning must be True, False or None")
-        self.model = model
-        self.max_retries = max_retries
+            raise InvalidSettingsError(f"{self.provider}: send_reasoning must be True, False or None")
         self.send_reasoning = self.dialect.send_back if send_reasoning is None else send_reasoning
-        self._owns_client = client is None
-        if client is None:
-            client = _client(self.dialect, model, api_key, base_url, max_retries)
-        self._client: openai.AsyncOpenAI = client
-        install_redaction("openai", *stack_loggers(client))
-        self.base_url: str | None = str(client.base_url).rstrip("/")
-        self._options: dict[str, Any] = {"max_retries": max_retries, "security": {"bearer_auth": True}}
-        if extra_headers:
-            self._options["headers"] = dict(extra_headers)
-        if timeout is not None:
-            self._options["timeout"] = timeout
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} model={self.model!r} base_url={self.base_url!r}>"
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "dialect" in cls.__dict__:
+            cls.provider = cls.dialect.name
 
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client in use."""
-        return self._client
+    def _simulator_args(self) -> tuple[Any, ...]:
+        return (self.dialect.sim_dialect,)
+
+    def _real_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
+        d = self.dialect
+        if is_simulated(self.model):  # the simulator served at base_url: its dialect header
+            return openai.AsyncOpenAI(
+                api_key=self._key(api_key), base_url=base_url, max_retries=self.max_retries,
+                default_headers={"x-agentlab-chat-dialect": d.sim_dialect},
+            )  # fmt: skip
+        url = base_url or d.default_base_url
+        if url is None:
+            raise InvalidSettingsError(
+                f"{d.name}: a generic Chat Completions server needs base_url "
+                "(e.g. base_url='http://localhost:8000/v1')"
+            )
+        key = self._key(api_key, *((d.api_key_env,) if d.api_key_env else ()))
+        if not key and d.key_required:
+            raise MissingApiKeyError(d.name, d.api_key_env or "api_key")
+        return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, max_retries=self.max_retries)
+
+    def _connect(self) -> str | None:
+        self._options = request_options(self.max_retries, self.timeout, self._headers)
+        return super()._connect()
 
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
@@ -148,12 +125,8 @@ class ChatCompletionsAdapter:
             request, dialect=self.dialect, base_url=self.base_url, send_reasoning=self.send_reasoning
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send one request; yield display events and diagnostics, then one ``ResponseCompletedEvent``."""
-        return assemble(request, self.build, self._open, self._assembler)
-
-    def _assembler(
-        self, built: BuiltRequest[bytes], request: ModelRequest, call: WireCall, started: float
+    def _new_assembler(
+        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
     ) -> ChatAssembler:
         return ChatAssembler(
             dialect=self.dialect, model=self.model, base_url=self.base_url, request_id=call.request_id,
@@ -190,55 +163,38 @@ class ChatCompletionsAdapter:
             translate=read,
         )
 
-    async def aclose(self) -> None:
-        """Close the SDK client if this adapter created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> ChatCompletionsAdapter:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
 
 class DeepSeekAdapter(ChatCompletionsAdapter):
     """DeepSeek (``deepseek:<model>``): ``reasoning_content``, required back on tool-call turns."""
 
     dialect = DEEPSEEK
-    provider = "deepseek"
 
 
 class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter (``openrouter:<vendor>/<model>``): ``reasoning_details`` back on their message."""
 
     dialect = OPENROUTER
-    provider = "openrouter"
 
 
 class VLLMAdapter(ChatCompletionsAdapter):
     """vLLM's OpenAI-compatible server (``vllm:<model>``; default ``http://localhost:8000/v1``)."""
 
     dialect = VLLM
-    provider = "vllm"
 
 
 class LlamaCppAdapter(ChatCompletionsAdapter):
     """llama.cpp's ``llama-server`` (``llamacpp:<model>``; default ``http://localhost:8080/v1``)."""
 
     dialect = LLAMACPP
-    provider = "llamacpp"
 
 
 class OllamaAdapter(ChatCompletionsAdapter):
     """Ollama's OpenAI-compatible endpoint (``ollama:<model>``; default ``http://localhost:11434/v1``)."""
 
     dialect = OLLAMA
-    provider = "ollama"
 
 
 class ChatAdapter(ChatCompletionsAdapter):
     """Any other Chat Completions server (``chat:<model>``; ``base_url`` required)."""
 
     dialect = CHAT
-    provider = "chat"

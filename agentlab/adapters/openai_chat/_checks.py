@@ -6,6 +6,8 @@ sent or logged. Imports no SDK.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.adapters.openai_chat._local import CHAT, LLAMACPP, OLLAMA, VLLM
@@ -16,35 +18,19 @@ from agentlab.neutral.request import ModelRequest
 __all__ = ["check_chat", "check_deepseek", "check_llamacpp", "check_ollama", "check_openrouter", "check_vllm"]
 
 
-def _check(dialect: Dialect, request: ModelRequest) -> None:
-    check_knobs(dialect, request)
+def _checker(dialect: Dialect) -> Callable[[ModelRequest, object | None], None]:
+    """The ``check_options`` of one dialect's spec: the request's knobs against the dialect."""
+
+    def check(request: ModelRequest, adapter: object | None = None) -> None:
+        check_knobs(dialect, request)
+
+    check.__doc__ = f"{dialect.label}'s knobs (``ProviderSpec.check_options``)."
+    return check
 
 
-def check_deepseek(request: ModelRequest, adapter: object | None = None) -> None:
-    """DeepSeek's knobs (``thinking``/``reasoning_effort``; no token budget)."""
-    _check(DEEPSEEK, request)
-
-
-def check_openrouter(request: ModelRequest, adapter: object | None = None) -> None:
-    """OpenRouter's knobs (its unified ``reasoning`` object)."""
-    _check(OPENROUTER, request)
-
-
-def check_vllm(request: ModelRequest, adapter: object | None = None) -> None:
-    """The knobs of a vLLM server."""
-    _check(VLLM, request)
-
-
-def check_llamacpp(request: ModelRequest, adapter: object | None = None) -> None:
-    """llama.cpp's knobs."""
-    _check(LLAMACPP, request)
-
-
-def check_ollama(request: ModelRequest, adapter: object | None = None) -> None:
-    """Ollama's knobs."""
-    _check(OLLAMA, request)
-
-
-def check_chat(request: ModelRequest, adapter: object | None = None) -> None:
-    """A generic server's knobs."""
-    _check(CHAT, request)
+check_deepseek = _checker(DEEPSEEK)
+check_openrouter = _checker(OPENROUTER)
+check_vllm = _checker(VLLM)
+check_llamacpp = _checker(LLAMACPP)
+check_ollama = _checker(OLLAMA)
+check_chat = _checker(CHAT)

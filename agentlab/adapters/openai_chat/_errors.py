@@ -21,9 +21,10 @@ from typing import Any
 import httpx2
 import openai
 
-from agentlab.adapters.http_errors import connection_error, status_error
-from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
-from agentlab.neutral.error_text import provider_text, wire_error_text
+from agentlab.adapters.http_errors import broken_stream, status_error
+from agentlab.adapters.openai_sdk import sdk_error
+from agentlab.errors import ProviderError, StreamInterruptedError
+from agentlab.neutral.error_text import provider_text
 
 __all__ = ["error_text", "in_stream_error", "translate"]
 
@@ -130,20 +131,11 @@ def translate(
             headers=exc.response.headers,
             overloaded_types=_OVERLOADED,
         )
-    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
-        return connection_error(provider, exc, timed_out=isinstance(exc, openai.APITimeoutError))
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ProviderAPIError("response did not match the Chat Completions schema", provider=provider)
     if isinstance(exc, httpx2.HTTPError | httpx2.StreamError):
-        return StreamInterruptedError(
-            f"the connection broke mid-stream ({type(exc).__name__}); nothing of this call was kept",
-            provider=provider,
-            request_id=request_id,
-            retryable=not isinstance(exc, httpx2.StreamError),
+        return broken_stream(
+            exc, request_id, provider=provider, retryable=not isinstance(exc, httpx2.StreamError)
         )
-    if isinstance(exc, openai.OpenAIError):
-        return ProviderError(provider_text(str(exc)), provider=provider)
-    return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=provider)
+    return sdk_error(exc, provider, "the Chat Completions")
 
 
 def in_stream_error(

@@ -34,7 +34,7 @@ import json
 import logging
 from typing import Any
 
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.diagnostics import add_dropped
@@ -53,6 +53,7 @@ from agentlab.neutral.request import ModelRequest, ToolSpec, named_tool, strict_
 __all__ = ["build_request", "check_knobs"]
 
 log = logging.getLogger("agentlab.adapters.openai_chat")
+
 
 def check_knobs(dialect: Dialect, req: ModelRequest) -> None:
     """The neutral knobs Chat Completions has no field for here (refused, never silently dropped)."""
@@ -220,16 +221,16 @@ def _messages(
     return walk.messages
 
 
+_KNOBS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_output_tokens": "max_tokens",
+    "stop_sequences": "stop",
+}
+
+
 def _knobs(req: ModelRequest, body: dict[str, Any]) -> None:
-    for key, value in (
-        ("temperature", req.temperature),
-        ("top_p", req.top_p),
-        ("max_tokens", req.max_output_tokens),
-    ):
-        if value is not None:
-            body[key] = value
-    if req.stop_sequences:
-        body["stop"] = list(req.stop_sequences)
+    body.update(knobs(req, _KNOBS))
     if req.user_id is not None:
         body["user"] = req.user_id
     if req.tools:

@@ -1,6 +1,6 @@
 """The simulator's model names per dialect, for ``ProviderSpec.simulated_models``.
 
-The simulator keeps them in one table (``agentlab.sim.core.CHAT_MODELS``, dialect -> names); the
+The simulator keeps them in one table (``agentlab.sim.CHAT_MODELS``, dialect -> names); the
 spec field names one sequence, so each dialect's is a view read from that table when iterated
 (importing the simulator then, as ``check_simulated`` does anyway).
 """
@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 __all__ = ["DEEPSEEK", "LOCAL", "OPENROUTER"]
+
+_TABLE = "agentlab.sim:CHAT_MODELS"
+"""The simulator's table, loaded on first iteration (adapters import no simulator module)."""
 
 
 class _Names:
@@ -21,9 +24,9 @@ class _Names:
         self.dialect = dialect
 
     def __iter__(self) -> Iterator[str]:
-        from agentlab.sim import core
+        from agentlab.adapters.registry import load
 
-        table: dict[str, tuple[str, ...]] = getattr(core, "CHAT_MODELS", {})
+        table: dict[str, tuple[str, ...]] = load(_TABLE)
         return iter(table.get(self.dialect, ()))
 
     def __repr__(self) -> str:

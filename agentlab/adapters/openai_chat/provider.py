@@ -14,6 +14,8 @@ __all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "OLLAMA", "OPENROUTER", "VLLM"]
 
 _PKG = "agentlab.adapters.openai_chat"
 _LOCAL_USAGE = f"{_PKG}._local:usage_from_local"
+_SIMULATOR = "agentlab.sim:chat_client"
+"""Every dialect's simulator client: ``chat_client(dialect, ...)`` (the adapter passes its dialect)."""
 _HISTORY = "the full history on every call"
 
 
@@ -71,6 +73,7 @@ DEEPSEEK = ProviderSpec(
     ),
     options=_options(("thinking", "reasoning_effort")),
     check_options=f"{_PKG}._checks:check_deepseek",
+    simulator=_SIMULATOR,
     simulated_models="agentlab.adapters.openai_chat._simnames:DEEPSEEK",
     price_provider="deepseek",
 )
@@ -91,6 +94,7 @@ OPENROUTER = ProviderSpec(
     drop_rule=f"{_PKG}._openrouter:drop_rule",
     options=_options(("reasoning",)),
     check_options=f"{_PKG}._checks:check_openrouter",
+    simulator=_SIMULATOR,
     simulated_models="agentlab.adapters.openai_chat._simnames:OPENROUTER",
     price_provider="openrouter",
 )
@@ -110,6 +114,7 @@ def _local(name: str, label: str) -> ProviderSpec:
         drop_with_reasoning=True,
         options=_options(("reasoning_effort", "chat_template_kwargs")),
         check_options=f"{_PKG}._checks:check_{name}",
+        simulator=_SIMULATOR,
         simulated_models="agentlab.adapters.openai_chat._simnames:LOCAL",
     )
 

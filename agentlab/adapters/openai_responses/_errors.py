@@ -15,10 +15,11 @@ from typing import Any
 import httpx2
 import openai
 
-from agentlab.adapters.http_errors import connection_error, status_error
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
-from agentlab.errors import ProviderAPIError, ProviderError, StreamInterruptedError
-from agentlab.neutral.error_text import provider_text, wire_error_text
+from agentlab.adapters.http_errors import status_error
+from agentlab.adapters.openai_sdk import sdk_error
+from agentlab.errors import ProviderError, StreamInterruptedError
+from agentlab.neutral.error_text import provider_text
 
 __all__ = ["in_stream_error", "retry_after", "translate"]
 
@@ -56,12 +57,6 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
             headers=exc.response.headers,
             overloaded_types=_OVERLOADED_TYPES,
         )
-    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
-        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, openai.APITimeoutError))
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ProviderAPIError(
-            "response did not match the Responses API schema", provider=PROVIDER, status=exc.status_code
-        )
     if isinstance(exc, httpx2.TimeoutException):
         return StreamInterruptedError(
             f"stream timed out ({type(exc).__name__})",
@@ -69,24 +64,14 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
             request_id=request_id,
             retryable=True,
         )
-    if isinstance(exc, httpx2.TransportError):
+    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # only a transport error is retryable
         return StreamInterruptedError(
             f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
             provider=PROVIDER,
             request_id=request_id,
-            retryable=True,
+            retryable=isinstance(exc, httpx2.TransportError),
         )
-    if isinstance(exc, httpx2.StreamError):
-        return StreamInterruptedError(
-            f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
-            provider=PROVIDER,
-            request_id=request_id,
-        )
-    if isinstance(exc, openai.OpenAIError):
-        return ProviderError(provider_text(str(exc)), provider=PROVIDER)
-    # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
-    # body it touched: described by type and position only.
-    return ProviderError(f"{type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
+    return sdk_error(exc, PROVIDER, "the Responses API")
 
 
 def in_stream_error(

@@ -57,11 +57,6 @@ _INCOMPLETE: dict[str, StopReason] = {
 }
 
 
-def _str_or_none(value: object) -> str | None:
-    """A wire id or name for a durable diagnostic: a string as is, anything else is not recorded."""
-    return value if isinstance(value, str) else None
-
-
 class ResponseAssembler(Assembler):
     """The state of one Responses call, fed one SSE ``data`` payload at a time.
 

@@ -71,6 +71,7 @@ SPEC = ProviderSpec(
     options=OPTIONS,
     check_options="agentlab.adapters.openai_responses._request:check_options",
     simulated_models="agentlab.sim:OPENAI_MODELS",
+    simulator="agentlab.sim:openai_client",
     price_provider="openai",
     batch="agentlab.adapters.openai_responses._batch:OpenAIBatchAPI",
 )

@@ -1,12 +1,13 @@
 """``ToyAdapter``: the toy provider's adapter. It only maps: request -> toy body, answer -> a ``WireCall``.
 
-What it shows a new provider's author, in one small file: the ``Adapter`` protocol's attributes
-(``provider``/``api``/``model``/``base_url``/``max_retries``), ``stream`` as the shared driver
-(:func:`agentlab.assembly.assembler.assemble`: build, open, feed the assembler of :mod:`._stream`,
-finish), the continuation filter (another provider's opaque items are dropped, counted in one
-``reasoning_item_dropped`` diagnostic by :func:`agentlab.neutral.diagnostics.add_dropped`, never
-sent), one ``translate`` from the service's error answers to agentlab's error tree
-(:func:`agentlab.adapters.http_errors.status_error`), and bounded retries honouring the server's hint.
+What it shows a new provider's author, in one small file: what an adapter writes on the shared base
+(:class:`agentlab.adapters.sdk_adapter.SDKAdapter`, which gives construction, ``stream`` as the
+shared driver :func:`agentlab.assembly.assembler.assemble` and ``aclose``): its client class and
+assembler (:mod:`._stream`), how to make a new client, ``build`` and ``_open``; the continuation
+filter (another provider's opaque items are dropped, counted in one ``reasoning_item_dropped``
+diagnostic by :func:`agentlab.neutral.diagnostics.add_dropped`, never sent), one ``translate`` from
+the service's error answers to agentlab's error tree (:func:`agentlab.adapters.http_errors.status_error`),
+and bounded retries honouring the server's hint.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 
 from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.http_errors import status_error
-from agentlab.assembly.assembler import WireCall, assemble, assembler_for
+from agentlab.adapters.sdk_adapter import SDKAdapter
+from agentlab.assembly.assembler import WireCall
 from agentlab.errors import ProviderError, StreamInterruptedError
 from agentlab.neutral.diagnostics import add_dropped
-from agentlab.neutral.events import AdapterEvent, DiagnosticEvent
+from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.request import ModelRequest
 from tests.providers.toy._stream import ToyAssembler
 from tests.providers.toy.provider import SPEC
@@ -47,21 +49,21 @@ def translate(e: ToyStatus) -> ProviderError:
     )
 
 
-class ToyAdapter:
-    """Adapter for the toy service (``.server``); satisfies ``agentlab.adapters.Adapter``."""
+class ToyAdapter(SDKAdapter[ToyServer]):
+    """Adapter for the toy service (``.server``); satisfies ``agentlab.adapters.Adapter``.
+
+    Construction (``client=``: a ``ToyServer`` to use, e.g. with faults; else a new one), ``stream``
+    and ``aclose`` are the shared base's (``agentlab.adapters.sdk_adapter.SDKAdapter``).
+    ``max_retries``: the toy has no SDK, so these are the adapter's own retries of retryable answers.
+    """
 
     provider = SPEC.name
     api = SPEC.api
+    client_type = ToyServer
+    assembler_class = ToyAssembler
 
-    def __init__(self, model: str, *, server: ToyServer | None = None, max_retries: int = 0) -> None:
-        self.model = model
-        self.server = server or ToyServer()
-        self.base_url: str | None = "toy://local"
-        self.max_retries = max_retries
-        """The toy has no SDK: these are the adapter's own retries of retryable error answers."""
-
-    async def aclose(self) -> None:
-        """Nothing to release: the toy service is in process."""
+    def _real_client(self, api_key: str | None, base_url: str | None) -> ToyServer:
+        return ToyServer()
 
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The toy wire body; opaque items this service did not make are dropped and counted."""
@@ -85,21 +87,12 @@ class ToyAdapter:
             json.dumps(body).encode(), diagnostics=diags, reasoning_sent=len(sent), reasoning_dropped=dropped
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[AdapterEvent]:
-        """Send one request; yield its display events, then one ``ResponseCompletedEvent``."""
-        return assemble(
-            request,
-            self.build,
-            self._open,
-            assembler_for(ToyAssembler, model=self.model, base_url=self.base_url),
-        )
-
     async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
         """Send the body; retryable error answers are retried ``max_retries`` times, after the hint."""
         attempt = 0
         while True:
             try:
-                answer = self.server.respond(built.body)
+                answer = self.client.respond(built.body)
                 break
             except ToyStatus as e:
                 err = translate(e)

@@ -39,7 +39,12 @@ class ToyStatus(Exception):
 
 
 class ToyServer:
-    """Answers toy requests from a script; records every body it received (``bodies``)."""
+    """Answers toy requests from a script; records every body it received (``bodies``).
+
+    Stands where an SDK client stands for a real adapter: ``base_url`` and ``close()``.
+    """
+
+    base_url = "toy://local"
 
     def __init__(self, *, default_fault: str | None = None, retry_after_ms: int = 1000) -> None:
         self.bodies: list[bytes] = []
@@ -54,6 +59,9 @@ class ToyServer:
         server = cls()
         server._always = ToyStatus(status, message or f"status {status}", 2.0, "req_c", error_type)
         return server
+
+    async def close(self) -> None:
+        """Nothing to release: the toy service is in process."""
 
     @property
     def last_json(self) -> Any:
