@@ -122,6 +122,18 @@ class RunSettings(BaseModel):
         return cls.model_validate(values, context={"where": where, "provider": provider})
 
     @classmethod
+    def from_setting(cls, setting: object) -> RunSettings:
+        """The value a sweep ``Setting`` describes, read by field name (``sweeps`` sits above ``loop``).
+
+        Fields left at ``None`` are "the default" (``Setting(reasoning=None)`` reasons). Errors name
+        the setting, as ``Setting`` always did: ``"setting 'x': max_steps must be a positive int"``.
+        """
+        fields = ("continuation_policy", "reasoning", "max_steps", "max_output_tokens", "system", "options")
+        values = {k: getattr(setting, k, None) for k in (*fields, *_KNOBS)}
+        where = f"setting {getattr(setting, 'name', None)!r}:"
+        return cls.checked(where, **{k: v for k, v in values.items() if v is not None})
+
+    @classmethod
     def merged(
         cls, base: object, keywords: Mapping[str, Any], provider: str | None = None
     ) -> RunSettings:

@@ -11,6 +11,7 @@ import inspect
 import json
 import pickle
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -26,6 +27,7 @@ from agentlab.loop.session import Session
 from agentlab.loop.settings import KEYWORD_DEFAULTS, RunSettings, check_combination, drop_split
 from agentlab.neutral.request import CacheHints, CallOptions, ReasoningSettings
 
+Setting = al.Setting  # public: the sweep modules are being reorganized
 TASK = "Is it warmer in Paris or Rome?"
 THINKER = "anthropic:sim-thinker"
 REASONER = "openai:sim-reasoner"
@@ -194,3 +196,45 @@ def test_a_session_carries_settings_for_each_of_its_runs() -> None:
     assert copy.settings == session.settings
     with pytest.raises(ConfigError, match="settings must be RunSettings"):
         Session(settings={"max_steps": 6})  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- what the sweep side will call
+
+
+SETTING_CASES: list[dict[str, Any]] = [
+    {"max_steps": 0},
+    {"max_output_tokens": 0},
+    {"continuation_policy": "keep"},
+    {"reasoning": {"effort": "extreme"}},
+    {"system": 3},
+    {"options": 3},
+    {"temperature": 9},
+]
+
+
+@pytest.mark.parametrize("kw", SETTING_CASES, ids=[next(iter(k)) for k in SETTING_CASES])
+def test_from_setting_gives_a_sweep_setting_its_own_messages(kw: dict[str, Any]) -> None:
+    with pytest.raises(UserError) as today:
+        Setting("arm", **kw)
+    with pytest.raises(UserError) as value:
+        RunSettings.from_setting(SimpleNamespace(name="arm", **kw))
+    # The same line; where today's forgot to say which setting (a knob's value), it now does.
+    said = str(today.value)
+    expected = said if said.startswith("setting 'arm': ") else f"setting 'arm': {said}"
+    assert type(value.value) is type(today.value) and str(value.value) == expected
+
+
+def test_from_setting_reads_a_sweep_setting_into_the_value_a_run_takes() -> None:
+    s = Setting("arm", reasoning=ReasoningSettings(effort="low"), max_steps=4, temperature=0.2)
+    v = RunSettings.from_setting(s)
+    assert (v.reasoning.effort, v.max_steps, v.options) == ("low", 4, CallOptions(temperature=0.2))
+    assert RunSettings.from_setting(Setting("default")) == RunSettings()
+    arms = {a.name: a.providers for a in al.continuity_settings()}
+    assert (arms["drop"], arms["thinking_off"]) == drop_split()
+    # The sweep's arm check and its message: the one rule, naming the setting.
+    drop = Setting("drop", continuation_policy="drop")
+    with pytest.raises(InvalidSettingsError) as e:
+        RunSettings.from_setting(drop).check_model(parse_model(THINKER), where=f"setting {drop.name!r}:")
+    msg = str(e.value)
+    assert msg.startswith("setting 'drop': continuation_policy='drop' cannot run on anthropic:sim-thinker")
+    assert "thinking off" in msg and "continuity_settings()" in msg  # what the sweep's test pins
