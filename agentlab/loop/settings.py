@@ -32,6 +32,7 @@ from agentlab.adapters.registry import get_provider, provider_names
 from agentlab.errors import ConfigError, InvalidSettingsError, UserError
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, check_timeout
 from agentlab.neutral import _inputs
+from agentlab.neutral._shapes import ShapedRepr
 from agentlab.neutral.request import CacheHints, CallOptions, ReasoningSettings
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ test holds ``Run``'s signature to them). ``None`` for ``reasoning``/``provider_o
 and the flat knobs means "not given"."""
 
 
-class RunSettings(BaseModel):
+class RunSettings(ShapedRepr, BaseModel):
     """How one run is configured, apart from its model, tools and task; frozen and checked once.
 
     Takes the same values as the ``Run`` keywords of the same names (``reasoning='high'``, a dict
@@ -81,6 +82,12 @@ class RunSettings(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # The repr shows the knobs; the system prompt, provider_options and the options (metadata,
+    # user_id) only as shapes, like a ModelRequest's.
+    _repr_shown = frozenset(
+        {"reasoning", "cache", "max_steps", "max_output_tokens", "continuation_policy", "retries",
+         "retry_delay", "tool_timeout"}
+    )  # fmt: skip
 
     system: str | None = None
     reasoning: ReasoningSettings = ReasoningSettings()

@@ -64,6 +64,12 @@ def test_the_value_holds_the_knobs_normalized_and_is_frozen() -> None:
     assert s.replace(max_steps=3).max_steps == 3 and s.replace(max_steps=3).reasoning == s.reasoning
 
 
+def test_the_repr_shows_the_knobs_and_only_the_shape_of_text_and_metadata() -> None:
+    s = RunSettings(system="SECRET-PROMPT", metadata={"k": "SECRET-META"}, max_steps=7)  # type: ignore[call-arg]
+    shown = repr(s) + str(s)
+    assert "max_steps=7" in shown and "SECRET" not in shown
+
+
 def test_the_run_signature_and_the_value_agree_on_every_keyword_and_default() -> None:
     params = inspect.signature(Run.__init__).parameters
     assert {k: params[k].default for k in KEYWORD_DEFAULTS} == KEYWORD_DEFAULTS
@@ -238,3 +244,12 @@ def test_from_setting_reads_a_sweep_setting_into_the_value_a_run_takes() -> None
     msg = str(e.value)
     assert msg.startswith("setting 'drop': continuation_policy='drop' cannot run on anthropic:sim-thinker")
     assert "thinking off" in msg and "continuity_settings()" in msg  # what the sweep's test pins
+
+
+def test_compare_hands_one_value_to_every_column_and_refuses_a_bad_combination_up_front() -> None:
+    s = RunSettings(max_steps=1, system="Answer briefly.")
+    cmp = al.compare(TASK, [REASONER, THINKER], settings=s, live=False)
+    firsts = [e.result.history[0] for e in cmp.entries if e.result]
+    assert firsts == [al.SystemItem(text="Answer briefly.")] * 2
+    with pytest.raises(InvalidSettingsError, match="continuation_policy='drop' cannot run on anthropic:sim"):
+        al.compare(TASK, [REASONER, THINKER], settings=RunSettings(continuation_policy="drop"), live=False)
