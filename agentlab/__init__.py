@@ -94,6 +94,9 @@ if TYPE_CHECKING:
     from agentlab.loop.session import (
         Session as Session,
     )
+    from agentlab.loop.settings import (
+        RunSettings as RunSettings,
+    )
     from agentlab.loop.sync import (
         run_sync as run_sync,
     )
@@ -272,6 +275,7 @@ _EXPORTS: dict[str, str] = {
     # runs, tools, continuity
     "Run": "agentlab.loop.runner",
     "Session": "agentlab.loop.session",
+    "RunSettings": "agentlab.loop.settings",
     "arun": "agentlab.loop.runner",
     "run": "agentlab.loop.runner",
     "run_sync": "agentlab.loop.sync",

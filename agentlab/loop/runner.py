@@ -37,16 +37,15 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload, runtime_checkable
 
 from agentlab import frontend
 from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
-from agentlab.adapters.registry import find_provider, get_provider
+from agentlab.adapters.registry import find_provider
 from agentlab.assembly.assembler import stamped
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
-    InvalidSettingsError,
     ModelBehaviorError,
     ProviderError,
     StorageError,
@@ -59,9 +58,10 @@ from agentlab.loop.continuation import Continuation
 from agentlab.loop.observers import notify_run_created, notify_run_ended
 from agentlab.loop.output import StructuredOutput, structured_output
 from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
+from agentlab.loop.settings import KEYWORD_DEFAULTS, ContinuationPolicy, RunSettings, check_request
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
-from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools
 from agentlab.neutral import _inputs
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
@@ -110,9 +110,9 @@ __all__ = [
 
 log = get_logger(__name__)
 
-ContinuationPolicy = Literal["verbatim", "drop"]
 T = TypeVar("T")
 E = TypeVar("E", bound=Event)
+V = TypeVar("V")
 
 _CANCEL_TYPES = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
 
@@ -129,22 +129,6 @@ class _Ending:
 
 def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
-
-
-def _check_drop(ref: ModelRef, policy: ContinuationPolicy, reasoning: bool) -> None:
-    """Refuse ``drop`` where the provider's spec says the API rejects it with reasoning on.
-
-    Rewriting the turns as text would make it run, but as a different experiment presented as this
-    one; the honest ablation there is reasoning off.
-    """
-    spec = get_provider(ref.provider)
-    refusal = spec.drop_refusal_for(ref.model) if policy == "drop" and reasoning else None
-    if refusal is not None:
-        raise InvalidSettingsError(
-            f"continuation_policy='drop' is not possible on {spec.label} ({ref.model}): {refusal}. "
-            f"The {spec.label} ablation is {spec.reasoning_term} off instead: "
-            "reasoning={'enabled': False}."
-        )
 
 
 def _route(model: object, task: object, adapter: object) -> ModelRef:
@@ -184,23 +168,14 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _check_loop_options(
-    max_steps: object,
-    retries: object,
-    retry_delay: object,
-    run_id: object,
-    continuation_policy: object,
-    on_event: object,
-) -> None:
-    """The loop's own knobs: counts are ints (not bools), the hook is callable."""
-    _inputs.positive_int(max_steps, "max_steps")
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-    _inputs.non_negative_number(retry_delay, "retry_delay")
+def _check_run_inputs(task: object, session: object, run_id: object, on_event: object) -> None:
+    """What belongs to this one execution, not to its settings: the task, the session, the id, the hook."""
+    if task is not None:
+        _inputs.check_text(task, "task", error=UserError)
+    if session is not None and not isinstance(session, SessionLink):
+        raise ConfigError(f"session must be an agentlab.Session or None, got {type(session).__name__}")
     if run_id is not None and (not isinstance(run_id, str) or not run_id.strip()):
         raise ConfigError(f"run_id must be a non-empty str or None, got {run_id!r}")
-    if continuation_policy not in ("verbatim", "drop"):
-        raise ConfigError(f"continuation_policy must be 'verbatim' or 'drop', got {continuation_policy!r}")
     _inputs.callable_or_none(on_event, "on_event")
 
 
@@ -258,6 +233,26 @@ class SessionLink(Protocol):
         """Take the ended ``run``'s result and history; ``held``: opaque items its loop released."""
 
 
+class _FromSettings(Generic[V]):
+    """A read-only ``Run`` attribute that is the field of the same name of its ``settings``.
+
+    Why: the names (``run.max_steps``, ``run.reasoning``...) stay as they were, with one source.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, run: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, run: Run, owner: type) -> V: ...
+    def __get__(self, run: Run | None, owner: type) -> V | Self:
+        return self if run is None else cast("V", getattr(run.settings, self._name))
+
+    def __set__(self, run: Run, value: object) -> None:
+        raise AttributeError(f"{self._name} is read-only: a run's settings are one frozen value")
+
+
 class Run:
     """One tool loop on one provider. Iterate ``events()`` or ``await arun()`` — once.
 
@@ -285,7 +280,25 @@ class Run:
     what a sweep ``Setting`` carries); a knob given both ways must agree. They are checked here
     against the provider's rules (``ProviderSpec.check_options``), so a refused one raises
     ``InvalidSettingsError`` before anything is sent or logged.
+
+    Every configuration keyword (all but ``tools``, ``output_type``, ``adapter``, ``event_log``,
+    ``session``, ``on_event``, ``run_id``) becomes one frozen :class:`~agentlab.RunSettings`,
+    ``run.settings``, checked once with the rules about combinations (``agentlab.loop.settings``).
+    ``settings=`` hands one over (built once, reused across runs); keywords beside it add to it and
+    must agree with the values it sets.
     """
+
+    # Read from ``settings`` (one frozen value): a run's knobs never change once it is built.
+    reasoning = _FromSettings[ReasoningSettings]()
+    cache = _FromSettings[CacheHints | None]()
+    max_steps = _FromSettings[int]()
+    max_output_tokens = _FromSettings[int | None]()
+    continuation_policy = _FromSettings[ContinuationPolicy]()
+    retries = _FromSettings[int]()
+    retry_delay = _FromSettings[float]()
+    provider_options = _FromSettings[dict[str, Any]]()
+    tool_timeout = _FromSettings[float | None]()
+    options = _FromSettings[CallOptions]()
 
     def __init__(
         self,
@@ -319,67 +332,58 @@ class Run:
         metadata: Mapping[str, str] | None = None,
         user_id: str | None = None,
         service_tier: ServiceTier | None = None,
+        settings: RunSettings | None = None,
     ) -> None:
         self.ref = _route(model, task, adapter)
-        _check_loop_options(max_steps, retries, retry_delay, run_id, continuation_policy, on_event)
-        if session is not None and not isinstance(session, SessionLink):
-            raise ConfigError(f"session must be an agentlab.Session or None, got {type(session).__name__}")
-        self.reasoning = _inputs.reasoning_settings(reasoning)
-        _check_drop(self.ref, continuation_policy, self.reasoning.enabled)
-        if task is not None:
-            _inputs.check_text(task, "task", error=UserError)
+        # The configuration keywords, by name (KEYWORD_DEFAULTS), become one value, checked once there.
+        config = {k: v for k, v in locals().items() if k in KEYWORD_DEFAULTS}
+        self.settings = RunSettings.merged(settings, config, self.ref.provider)
+        self.settings.check_model(self.ref)
+        _check_run_inputs(task, session, run_id, on_event)
         self.tools: dict[str, Tool] = as_tools(tools)
-        self.tool_timeout = check_timeout(tool_timeout, "tool_timeout", ConfigError)
-        self.cache = _inputs.cache_hints(cache)
-        self.max_steps = max_steps
-        self.max_output_tokens = _inputs.max_output_tokens(max_output_tokens)
-        self.continuation_policy: ContinuationPolicy = continuation_policy
-        self.on_event = on_event
-        self.retries = retries
-        self.retry_delay = retry_delay
-        self.provider_options = _inputs.provider_options(provider_options, self.ref.provider)
+        self.settings.check_tools(self.tools)
         self.output: StructuredOutput | None = structured_output(output_type)
-        self.options = _inputs.call_options(
-            options,
-            temperature=temperature,
-            top_p=top_p,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            stream=stream,
-            stop_sequences=stop_sequences,
-            metadata=metadata,
-            user_id=user_id,
-            service_tier=service_tier,
-        )
-        _inputs.check_tool_choice(self.options, self.tools)
-        self._forced_choice_spent = False
-        self._released_mid_loop = False
+        self.on_event = on_event
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
+        self.event_log = _event_log(event_log)
+        self._set_up(adapter, session)
+
+    def _set_up(self, adapter: Adapter | None, session: SessionLink | None) -> None:
+        """Everything built from the checked inputs: the history, the state, the provider's check."""
         self._adapter = adapter
         self._owns_adapter = adapter is None
         self._setup_error: BaseException | None = None
         self.setup_s: float | None = None
         """Seconds spent building this run's adapter (SDK import, client creation); never inside a
         model's ``latency_s``. ``None``: the adapter was given (nothing to set up) or not built yet."""
-        self.event_log = _event_log(event_log)
-
-        self._system = system if system is not None else (session.system if session is not None else None)
+        self._system = self.settings.system
+        if self._system is None and session is not None:
+            self._system = session.system
         if self._system is not None:
             _inputs.check_text(self._system, "system")
-        history = self._compose(session.history if session is not None else ())
-        # Validate once, so a bad request shape fails here and not at step 1.
+        # The request shape, checked once now, so a bad one fails here and not at step 1.
         self._specs = tuple(t.spec for t in self.tools.values())
         self.checkpoint = Checkpoint(
             run_id=self.run_id,
             provider=self.ref.provider,
             api=self.ref.api,
             model=self.ref.model,
-            history=tuple(history),
+            history=self._compose(session.history if session is not None else ()),
         )
+        self._empty_loop_state()
         # The provider's rules for the knobs, now: a refused one fails before anything is sent or logged.
-        get_provider(self.ref.provider).check_request_options(self._request(None, 1), adapter)
+        check_request(self.ref, self._request(None, 1), adapter)
+        # integrations following every run (tracing), with closers for the loop's end: loop/observers.py
+        self._observer_closers = notify_run_created(self)
+        if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
+            fe.run_created(self)
+
+    def _empty_loop_state(self) -> None:
+        """What the loop grows as it runs: empty until it starts."""
+        self._forced_choice_spent = False
+        self._released_mid_loop = False
         self.result: RunResult | None = None
         self._started = False
         self._durable_events: list[Any] = []
@@ -387,10 +391,6 @@ class Run:
         self._t0 = time.perf_counter()  # reset when the run starts (after the adapter is created)
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
-        # integrations following every run (tracing), with closers for the loop's end: loop/observers.py
-        self._observer_closers = notify_run_created(self)
-        if (fe := frontend.current()) is not None:  # Jupyter: cell-scoped continuations without %load_ext
-            fe.run_created(self)
 
     # ------------------------------------------------------------------ public
 
@@ -560,23 +560,15 @@ class Run:
         ``reset_tool_choice=False`` (see ``CallOptions``).
         """
         opaque = cont.items if cont is not None and self.continuation_policy == "verbatim" else ()
-        knobs = self.options.request_fields()
-        if self._forced_choice_spent and self.options.reset_tool_choice:
-            knobs["tool_choice"] = "auto"
         return ModelRequest(
             origin=EventOrigin(run_id=self.run_id, step=step),
             model=self.ref.model,
             items=self.checkpoint.history,
             continuation=opaque,
-            continuation_policy=self.continuation_policy,
             continuation_released=self._released_mid_loop,
             tools=self._specs,
-            reasoning=self.reasoning,
-            max_output_tokens=self.max_output_tokens,
-            cache=self.cache,
-            provider_options=self.provider_options,
             output=self.output.spec if self.output is not None else None,
-            **knobs,
+            **self.settings.request_fields(forced_choice_spent=self._forced_choice_spent),
         )
 
     def _renew(self, adapter: Adapter) -> Continuation:

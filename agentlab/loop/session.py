@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentlab.adapters.base import ModelRef
-from agentlab.errors import UserError
+from agentlab.errors import ConfigError, UserError
 from agentlab.loop.result import RunResult
 from agentlab.loop.runner import Run, RunStart, new_run, presented
+from agentlab.loop.settings import RunSettings
 from agentlab.loop.sync import run_sync
 from agentlab.neutral.diagnostics import diagnostic, dropped
 from agentlab.neutral.events import DiagnosticEvent, EventOrigin
@@ -46,8 +47,19 @@ class Session:
     the session as of its last finished run, idle, with a lock of its own.
     """
 
-    def __init__(self, *, system: str | None = None, history: Iterable[PortableItem] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        system: str | None = None,
+        history: Iterable[PortableItem] = (),
+        settings: RunSettings | None = None,
+    ) -> None:
+        if settings is not None and not isinstance(settings, RunSettings):
+            raise ConfigError(f"settings must be RunSettings(...) or None, got {type(settings).__name__}")
         self.system = system
+        self.settings = settings
+        """What each run of the session is configured with unless it is given ``settings=`` itself;
+        keywords given to one run add to it (``RunSettings.merged``)."""
         self.history: tuple[PortableItem, ...] = tuple(history)
         self.results: list[RunResult] = []
         self._last: _Pin | None = None
@@ -62,6 +74,7 @@ class Session:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.settings = None  # a session pickled before sessions carried settings
         self.__dict__.update(state)
         self._active = None
         self._lock = threading.Lock()
@@ -108,7 +121,8 @@ class Session:
 
     def start(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> Run:
         """A ``Run`` continuing this session (iterate ``events()`` or ``await arun()``)."""
-        return new_run(model, task, {**kw, "session": self}, "Session.start")
+        base = {"settings": self.settings} if self.settings is not None else {}
+        return new_run(model, task, {**base, **kw, "session": self}, "Session.start")
 
     async def arun(self, model: str | ModelRef, task: str | None = None, **kw: Any) -> RunResult:
         """Start a run continuing this session and await its result (shown live in a notebook)."""
