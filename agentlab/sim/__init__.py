@@ -60,19 +60,19 @@ Rules enforced (the point of it):
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
 
-Gemini (:mod:`agentlab.sim.gemini`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
+Gemini (:mod:`agentlab.sim.gemini.generate`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
 required back on function calls, checked by HMAC over call and position) and ``sim-gemini-legacy``
 (Gemini 2.5: ``thinkingBudget``) at ``/{v1,v1beta,v1alpha}/models/{model}:generateContent`` /
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
-Chat Completions (:mod:`agentlab.sim.chat_completions`): three dialects as strict profiles behind
+Chat Completions (:mod:`agentlab.sim.chat.completions`): three dialects as strict profiles behind
 the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
 assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /
 ``-claude`` / ``-openai`` (OpenRouter ``reasoning_details``; Gemini's dropped or altered item and
 Claude's signature are refused with the real bodies, OpenAI's is lenient), ``sim-local`` /
 ``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key); :func:`chat_client` wires an
-``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat_rules` for the rules).
+``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat.rules` for the rules).
 
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
@@ -94,8 +94,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlab.sim import anthropic_messages, chat_completions, gemini, openai_responses
+from agentlab.sim.anthropic import messages as anthropic_messages
+from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim.gemini import generate as gemini
+from agentlab.sim.openai import responses as openai_responses
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 

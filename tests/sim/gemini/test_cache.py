@@ -8,8 +8,8 @@ import pytest
 from google.genai import errors, types
 
 from agentlab import sim
-from agentlab.sim import gemini_cache
 from agentlab.sim.core import Simulator
+from agentlab.sim.gemini import cache as gemini_cache
 from agentlab.sim.transport import SimTransport
 
 BIG = "The reference manual says: " + "alpha beta gamma delta " * 1100  # ~4400 simulated tokens

@@ -53,14 +53,14 @@ from typing import Any
 from agentlab.sim import errors as E
 from agentlab.sim import threads
 from agentlab.sim.access import anthropic_headers
-from agentlab.sim.batch_anthropic import ROUTES as BATCH_ROUTES
+from agentlab.sim.batch.anthropic import ROUTES as BATCH_ROUTES
 from agentlab.sim.caching import Breakpoint
 from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
-from agentlab.sim.request_schema_dialects import check_anthropic_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
+from agentlab.sim.schemas.dialects import check_anthropic_request
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.structured import anthropic_format, instance
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens

@@ -22,8 +22,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentlab.sim import chat_errors as CE
-from agentlab.sim.chat_dialects import ROUTER_PROVIDER, Profile
+from agentlab.sim.chat import errors as CE
+from agentlab.sim.chat.dialects import ROUTER_PROVIDER, Profile
 from agentlab.sim.errors import SimError
 from agentlab.sim.reasoner import PastCall, Situation, ToolChoice, ToolDef
 

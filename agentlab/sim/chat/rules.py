@@ -33,9 +33,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentlab.sim import chat_errors as CE
-from agentlab.sim.chat_dialects import Profile
-from agentlab.sim.chat_schema import DS_EFFORTS, LOCAL_EFFORTS, ROUTER_EFFORTS, turn_start
+from agentlab.sim.chat import errors as CE
+from agentlab.sim.chat.dialects import Profile
+from agentlab.sim.chat.schema import DS_EFFORTS, LOCAL_EFFORTS, ROUTER_EFFORTS, turn_start
 from agentlab.sim.core import Simulator
 from agentlab.sim.errors import SimError
 from agentlab.sim.signing import ThinkingVerdict

@@ -25,7 +25,7 @@ tool call found ..." / "No tool output found ..."). With ``store`` left true, re
 items are kept in memory (bounded) so id-only replay and ``previous_response_id`` work.
 
 Assistant-message ``phase`` (``commentary`` / ``final_answer``, and the preamble ``sim-reasoner``
-writes before tool calls when asked to) is in :mod:`agentlab.sim.phase`.
+writes before tool calls when asked to) is in :mod:`agentlab.sim.openai.phase`.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.sim import errors as E
-from agentlab.sim import phase
 from agentlab.sim.access import openai_headers
-from agentlab.sim.batch_openai import ROUTES as BATCH_ROUTES
+from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
-from agentlab.sim.request_schema_dialects import check_openai_request
 from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
+from agentlab.sim.schemas.dialects import check_openai_request
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.structured import instance, openai_format, openai_text_echo
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
@@ -401,7 +401,7 @@ class _Output:
     incomplete: bool = False
     calls: list[dict[str, Any]] = field(default_factory=list)
     message: dict[str, Any] | None = None
-    preamble: dict[str, Any] | None = None  # commentary before the calls (see agentlab.sim.phase)
+    preamble: dict[str, Any] | None = None  # commentary before the calls (see agentlab.sim.openai.phase)
 
 
 def _build(
@@ -486,7 +486,7 @@ def _phases(req: dict[str, Any], ids: Ids, step: Step, items: list[dict[str, Any
     """The preamble before the calls (when asked for) and the ``phase`` labels of the model's messages.
 
     Whether messages are labelled follows the name the client asked for (``req["model"]``, see
-    :func:`agentlab.sim.phase.labels_phase`), not the simulated model serving it.
+    :func:`agentlab.sim.openai.phase.labels_phase`), not the simulated model serving it.
 
     The preamble's id is drawn after the others, so a response without one keeps its ids.
     """

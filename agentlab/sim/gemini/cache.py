@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agentlab.sim import gemini_errors as GE
-from agentlab.sim import gemini_schema
 from agentlab.sim.app import QUERY_HEADER
 from agentlab.sim.core import SimReply, Simulator
 from agentlab.sim.errors import SimError
+from agentlab.sim.gemini import errors as GE
+from agentlab.sim.gemini import schema as gemini_schema
 from agentlab.sim.protocols import Route, RouteCall
 
 __all__ = [
@@ -234,7 +234,7 @@ def _model_name(value: Any) -> str:
 
 def held_tokens(held: dict[str, Any]) -> int:
     """How many prompt tokens a cache holds (its prefix of every prompt that uses it)."""
-    from agentlab.sim.gemini import prompt_tokens  # gemini imports this module: resolve at call time
+    from agentlab.sim.gemini.generate import prompt_tokens  # gemini imports this module: resolve at call time
 
     return len(prompt_tokens(held, list(held.get("contents") or [])))
 
@@ -258,7 +258,7 @@ def _query(call: RouteCall) -> dict[str, str]:
 
 
 def _create(call: RouteCall) -> SimReply:
-    from agentlab.sim.gemini import read_request
+    from agentlab.sim.gemini.generate import read_request
 
     body = read_request(dict(call.body), "CachedContent")
     model = _model_name(body.get("model"))
@@ -312,7 +312,7 @@ def _get(call: RouteCall) -> SimReply:
 
 
 def _patch(call: RouteCall) -> SimReply:
-    from agentlab.sim.gemini import read_request
+    from agentlab.sim.gemini.generate import read_request
 
     state = state_of(call.sim)
     entry = state.live(_name(call), owner_of(call.headers))

@@ -5,7 +5,7 @@ before they look at anything else, and a simulator that accepts such a body lets
 offline that fails in production. The SDKs ship the published request schemas as ``TypedDict``s
 (generated from the OpenAPI specs), so the simulator compiles those into a tree of :class:`Node`
 objects once and walks each body against it. The walk stops at the first problem and returns it as
-an :class:`Issue`; each protocol's wording (:mod:`agentlab.sim.request_schema_dialects`) turns the
+an :class:`Issue`; each protocol's wording (:mod:`agentlab.sim.schemas.dialects`) turns the
 issue into the real API's error text.
 
 What the compiler understands: ``TypedDict`` (keys required by ``Required[...]`` or a total class),

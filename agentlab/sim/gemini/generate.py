@@ -17,7 +17,7 @@ against this simulator fails for the same reasons the real API would:
   up to 24576); ``thinkingLevel`` is refused; signatures are issued but not enforced; calls have no id.
 
 Both: protobuf JSON field names (camelCase or snake_case, unknown names refused, see
-:mod:`agentlab.sim.gemini_schema`), ``functionResponse`` parts must answer the calls of the model
+:mod:`agentlab.sim.gemini.schema`), ``functionResponse`` parts must answer the calls of the model
 turn before them, ``toolConfig.functionCallingConfig`` (AUTO/ANY/NONE, ``allowedFunctionNames``),
 thought summaries with ``includeThoughts``, ``usageMetadata`` with ``thoughtsTokenCount`` and
 implicit cache hits (``cachedContentTokenCount``), and the continuity effect: a current-turn step
@@ -27,7 +27,7 @@ whose first call came back without its own signature (a dummy; on 2.5 none) has 
 (``alt=sse``; without it a JSON array), each a whole ``GenerateContentResponse`` chunk with
 cumulative usage, the ``finishReason`` on the last; the grammar follows the recordings in
 ``fixtures/gemini``. Explicit caches (``cachedContents``, ``cachedContent`` in a request) are
-:mod:`agentlab.sim.gemini_cache`. Under ``responseMimeType: application/json`` the answer is an
+:mod:`agentlab.sim.gemini.cache`. Under ``responseMimeType: application/json`` the answer is an
 instance of ``responseJsonSchema`` / ``responseSchema`` (:mod:`agentlab.sim.structured`); the 2.5
 model refuses that beside function declarations, as the API does.
 """
@@ -40,12 +40,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentlab.sim import batch_gemini, gemini_cache, gemini_files
-from agentlab.sim import gemini_errors as GE
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
+from agentlab.sim.batch import gemini as batch_gemini
 from agentlab.sim.core import GEMINI_MODELS, Ids, SimReply, Simulator, SSEEvent
 from agentlab.sim.errors import SimError
-from agentlab.sim.gemini_schema import normalize
+from agentlab.sim.gemini import cache as gemini_cache
+from agentlab.sim.gemini import errors as GE
+from agentlab.sim.gemini import files as gemini_files
+from agentlab.sim.gemini.schema import normalize
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.structured import gemini_schema, json_answer

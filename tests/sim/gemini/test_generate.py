@@ -9,7 +9,7 @@ import pytest
 from google.genai import errors, types
 
 from agentlab import sim
-from agentlab.sim import gemini
+from agentlab.sim.gemini import generate as gemini
 from tests.sim.helpers import TEMPS
 
 TASK = "Is it warmer in Paris or Rome?"
@@ -198,7 +198,7 @@ def test_legacy_model_does_not_enforce_signatures_and_gives_no_ids() -> None:
         c.thought_signature = None
     r = client.models.generate_content(model="sim-gemini-legacy", contents=contents, config=config())
     # Accepted; without its signatures the model has lost its plan and repeats the batch once
-    # (the continuity effect, tests/sim/test_gemini_drop.py).
+    # (the continuity effect, tests/sim/gemini/test_drop.py).
     assert [c.args for c in r.function_calls or []] == [{"city": "Paris"}, {"city": "Rome"}]
 
 

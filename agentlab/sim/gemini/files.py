@@ -9,7 +9,7 @@ with an ``x-goog-upload-url`` header, then the bytes to that URL (``X-Goog-Uploa
 finalize``), answered with ``x-goog-upload-status: final`` and ``{"file": File}``. The session URL
 carries an ``upload_id`` and no key, as the real one does; an unknown id is a 404.
 
-Files live in the simulator's :class:`~agentlab.sim.batch_store.BatchStore` (``files/<id>`` keys,
+Files live in the simulator's :class:`~agentlab.sim.batch.store.BatchStore` (``files/<id>`` keys,
 apart from OpenAI's ``file-...`` ids), in memory only; there is no upload size cap besides the
 store's memory and no 48 h expiry. ``files.list`` is not served: ``GET /v1/files`` without the
 Gemini key header is another protocol's unknown URL (the wire corpus pins that 404).
@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from agentlab.sim import gemini_errors as GE
 from agentlab.sim.app import QUERY_HEADER
-from agentlab.sim.batch_store import BatchStore
+from agentlab.sim.batch.store import BatchStore
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
+from agentlab.sim.gemini import errors as GE
 from agentlab.sim.protocols import Route, RouteCall
 
 EXPIRY_S = 48 * 3600

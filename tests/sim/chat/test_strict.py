@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from agentlab import sim
-from tests.sim.chat_helpers import REASONING_FIELDS, TASK, client, drop, run_loop, tool_results
+from tests.sim.chat.helpers import REASONING_FIELDS, TASK, client, drop, run_loop, tool_results
 from tests.sim.helpers import load_error_fixture
 
 ANSWER = "Rome is warmer (24 vs Paris 18)."

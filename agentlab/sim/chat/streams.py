@@ -4,7 +4,7 @@ Why apart from the handler: the three hosts put the same output in different env
 ``logprobs``/``usage: null`` placeholders, OpenRouter's ``provider`` and ``native_finish_reason``,
 llama.cpp's ``choices``-first layout), and the fidelity tests compare exactly these envelopes with
 the recordings in ``fixtures/chat_completions``. Everything here is a pure function of the
-:class:`~agentlab.sim.chat_completions.Out` the handler built.
+:class:`~agentlab.sim.chat.completions.Out` the handler built.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentlab.sim.chat_dialects import DETAIL_FORMAT, ROUTER_PROVIDER, Profile
+from agentlab.sim.chat.dialects import DETAIL_FORMAT, ROUTER_PROVIDER, Profile
 from agentlab.sim.core import Ids, SSEEvent
 from agentlab.sim.tokenizer import chunks
 
 if TYPE_CHECKING:
-    from agentlab.sim.chat_completions import Out
+    from agentlab.sim.chat.completions import Out
 
 DETAIL_FORMATS = DETAIL_FORMAT
 #: Simulated OpenRouter prices (USD per million input, output tokens) per backing vendor.

@@ -13,7 +13,7 @@ from email.parser import BytesParser
 from email.policy import default as email_policy
 from typing import Any
 
-from agentlab.sim.batch_store import BatchStore, Job
+from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
 from agentlab.sim.protocols import Route, RouteCall

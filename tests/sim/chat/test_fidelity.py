@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from agentlab import sim
-from tests.sim.chat_helpers import client, run_loop
+from tests.sim.chat.helpers import client, run_loop
 from tests.support.cassettes import fixtures_dir, load_cassette, load_chunks
 
 pytestmark = pytest.mark.fixtures
@@ -178,7 +178,7 @@ async def simulated(case: str) -> list[tuple[str, Stream]]:
 
 
 def _tool() -> dict[str, Any]:
-    from tests.sim.chat_helpers import WEATHER_TOOL
+    from tests.sim.chat.helpers import WEATHER_TOOL
 
     return WEATHER_TOOL
 

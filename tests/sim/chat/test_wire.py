@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from agentlab import sim
-from tests.sim.chat_helpers import TASK, WEATHER_TOOL, client, merge_stream, run_loop
+from tests.sim.chat.helpers import TASK, WEATHER_TOOL, client, merge_stream, run_loop
 from tests.support.loopback import serving
 
 BASE = "http://sim.agentlab.local"

@@ -1,9 +1,9 @@
 r"""The simulated Chat Completions protocol: DeepSeek, OpenRouter and local servers behind ``openai``.
 
 Why one module for three hosts: they share the wire (``POST .../chat/completions``, ``data: {...}\n\n``
-streams ending ``data: [DONE]``) and differ in facts held by :mod:`agentlab.sim.chat_dialects`;
-requests are read by :mod:`agentlab.sim.chat_schema`, continuity is judged by
-:mod:`agentlab.sim.chat_rules`, the model is the shared planner (:mod:`agentlab.sim.reasoner`) and
+streams ending ``data: [DONE]``) and differ in facts held by :mod:`agentlab.sim.chat.dialects`;
+requests are read by :mod:`agentlab.sim.chat.schema`, continuity is judged by
+:mod:`agentlab.sim.chat.rules`, the model is the shared planner (:mod:`agentlab.sim.reasoner`) and
 every count comes from the one tokenizer.
 
 Routes (exact paths, as the hosts): DeepSeek ``POST /chat/completions`` and
@@ -33,10 +33,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentlab.sim import chat_errors as CE
-from agentlab.sim import chat_rules as R
-from agentlab.sim import chat_streams as S
-from agentlab.sim.chat_dialects import (
+from agentlab.sim.chat import errors as CE
+from agentlab.sim.chat import rules as R
+from agentlab.sim.chat import streams as S
+from agentlab.sim.chat.dialects import (
     CHAT_REAL_MODELS,
     DEEPSEEK_MODELS,
     LOCAL_MODELS,
@@ -45,7 +45,7 @@ from agentlab.sim.chat_dialects import (
     Profile,
     profile,
 )
-from agentlab.sim.chat_schema import check_pairs, situation, validate
+from agentlab.sim.chat.schema import check_pairs, situation, validate
 from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent
 from agentlab.sim.protocols import Route, SimProtocol
 from agentlab.sim.reasoner import Step, plan_step

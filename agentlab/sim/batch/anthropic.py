@@ -11,7 +11,7 @@ naming the field) only what its own envelope gets wrong: ``requests`` missing, e
 256 MB is the API's 413 ``request_too_large``.
 
 Wire shape (the SDK's ``MessageBatch``): ``processing_status`` ``in_progress`` -> (``canceling``)
--> ``ended`` on the shared clock of :class:`~agentlab.sim.batch_store.BatchStore`;
+-> ``ended`` on the shared clock of :class:`~agentlab.sim.batch.store.BatchStore`;
 ``request_counts`` is all ``processing`` until the batch ends, then ``succeeded`` / ``errored`` /
 ``canceled`` / ``expired``; ``results_url`` (absolute, on the host the client called) appears when
 it ends. Results are JSONL lines ``{"custom_id", "result": {"type": ...}}``; a canceled batch keeps
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from agentlab.sim.batch_store import BatchStore, Job
+from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
 from agentlab.sim.protocols import Route, RouteCall

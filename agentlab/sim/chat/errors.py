@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentlab.sim.chat_dialects import dialect_of
+from agentlab.sim.chat.dialects import dialect_of
 from agentlab.sim.errors import ErrorDialect, SimError
 
 DEEPSEEK_NO_KEY = "Authentication Fails (auth header format should be Bearer sk-...)"

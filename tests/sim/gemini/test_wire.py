@@ -11,8 +11,8 @@ from google import genai
 from google.genai import errors, types
 
 from agentlab import sim
-from agentlab.sim import gemini
-from agentlab.sim import gemini_errors as GE
+from agentlab.sim.gemini import errors as GE
+from agentlab.sim.gemini import generate as gemini
 from tests.support.cassettes import fixture_files, load_cassette, parse_sse
 from tests.support.loopback import serving
 

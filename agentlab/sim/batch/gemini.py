@@ -13,10 +13,10 @@ batch (``@type`` ``...v1main.GenerateContentBatch``) carries ``model``, ``displa
 ``inputConfig.fileName`` (file input only), ``createTime`` / ``updateTime`` / ``endTime``,
 ``batchStats`` (int64 counts as strings) and ``state`` ``BATCH_STATE_PENDING`` -> ``RUNNING`` ->
 ``SUCCEEDED`` / ``FAILED`` / ``CANCELLED`` / ``EXPIRED`` (the SDK shows them as ``JOB_STATE_*``) on
-the shared clock of :class:`~agentlab.sim.batch_store.BatchStore`.
+the shared clock of :class:`~agentlab.sim.batch.store.BatchStore`.
 
 Input: inlined requests (``{"request", "metadata"}``, up to 20 MB) or an uploaded JSONL file
-(:mod:`agentlab.sim.gemini_files`; lines ``{"key", "request"}``). Output, in request order:
+(:mod:`agentlab.sim.gemini.files`; lines ``{"key", "request"}``). Output, in request order:
 ``inlinedResponses`` (``{"response" | "error", "metadata"}``) or a generated ``responsesFile``
 (``files/batch-<id>``, lines ``{"key", "response" | "error"}``). A cancelled batch ends with
 ``error.code`` 1 (``CANCELLED``) and an expired one (the store's expiry knobs; the custom id is
@@ -24,7 +24,7 @@ Input: inlined requests (``{"request", "metadata"}``, up to 20 MB) or an uploade
 be parsed fails the whole batch (``FAILED``, read when it runs).
 
 Strict like the API's protobuf parser: the whole create body (inlined requests included) is read
-with :mod:`agentlab.sim.gemini_schema`, so an unknown field anywhere is the synchronous 400 naming
+with :mod:`agentlab.sim.gemini.schema`, so an unknown field anywhere is the synchronous 400 naming
 its path; an empty ``requests`` list, a missing ``request``, both or neither input sources, an
 unknown file and a request naming another model are typed 400s (403 for the file) too.
 """
@@ -37,13 +37,13 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from agentlab.sim import gemini_errors as GE
-from agentlab.sim import gemini_files
-from agentlab.sim import gemini_schema as S
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER, handle
-from agentlab.sim.batch_store import BatchStore, Job
+from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
+from agentlab.sim.gemini import errors as GE
+from agentlab.sim.gemini import files as gemini_files
+from agentlab.sim.gemini import schema as S
 from agentlab.sim.protocols import Route, RouteCall
 
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
@@ -140,7 +140,7 @@ def _file_items(store: BatchStore, name: Any, model: str) -> tuple[list[_Item], 
     The file is read when the batch runs, so a line it cannot parse fails the whole batch
     (``BATCH_STATE_FAILED``) instead of refusing the create.
     """
-    from agentlab.sim.gemini import read_request
+    from agentlab.sim.gemini.generate import read_request
 
     f = gemini_files.get_file(store, str(name))
     items: list[_Item] = []
@@ -199,7 +199,7 @@ def _answers(call: RouteCall, model: str, items: list[_Item]) -> list[tuple[str,
 
 def _create(call: RouteCall) -> SimReply:
     """``POST models/{model}:batchGenerateContent``: every request answered now; the clock does the rest."""
-    from agentlab.sim.gemini import read_request
+    from agentlab.sim.gemini.generate import read_request
 
     model = call.params["model"].removeprefix("models/")
     if call.served(model) is None:

@@ -19,8 +19,7 @@ import pytest
 
 from agentlab import sim
 from agentlab.sim.errors import SimError
-from agentlab.sim.request_schema import Issue, ListNode, MapNode, Node, ObjectNode, Order, UnionNode
-from agentlab.sim.request_schema_dialects import (
+from agentlab.sim.schemas.dialects import (
     ANTHROPIC_ORDER,
     LEGACY_ANTHROPIC_VERSION,
     OPENAI_ORDER,
@@ -36,6 +35,7 @@ from agentlab.sim.request_schema_dialects import (
     snapshot_sdk_versions,
     snapshot_text,
 )
+from agentlab.sim.schemas.validator import Issue, ListNode, MapNode, Node, ObjectNode, Order, UnionNode
 from tests.sim.helpers import ANTHROPIC_WEATHER, OPENAI_WEATHER, TEMPS, raw_post
 from tests.support.cassettes import fixture_files, fixtures_dir, load_cassette
 
@@ -353,7 +353,7 @@ def test_mutated_accepted_bodies_are_refused() -> None:
 
 def _locked_versions(*names: str) -> dict[str, str]:
     """Versions pinned in locks/dev.txt, the environment CI and ``make test`` install."""
-    lock = (Path(__file__).resolve().parents[2] / "locks" / "dev.txt").read_text(encoding="utf-8")
+    lock = (Path(__file__).resolve().parents[3] / "locks" / "dev.txt").read_text(encoding="utf-8")
     pins = dict(line.split(" ", 1)[0].split("==", 1) for line in lock.splitlines() if "==" in line[:60])
     return {n: pins[n] for n in names}
 
@@ -413,7 +413,7 @@ def test_the_simulator_never_imports_the_sdk_types() -> None:
         "assert app.handle(s, 'POST', '/v1/messages', h, b.encode())[0] == 200\n"
         "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

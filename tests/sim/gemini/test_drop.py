@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from agentlab import sim
-from agentlab.sim import gemini
+from agentlab.sim.gemini import generate as gemini
 from tests.sim.helpers import TEMPS, WEATHER_SCHEMA
 
 TASK = "Is it warmer in Paris or Rome?"

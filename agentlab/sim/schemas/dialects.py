@@ -28,7 +28,7 @@ The schemas ship compiled, in ``request_schemas.json`` (read once, on the simula
 importing the SDK types means importing the whole SDK package, seconds on a busy machine, which a
 ``python -m agentlab.sim serve`` process would pay inside its first request. A test compiles them
 again from the installed SDKs and fails when the snapshot differs; after an SDK upgrade,
-``python -c "from agentlab.sim.request_schema_dialects import write_snapshot; write_snapshot()"``
+``python -c "from agentlab.sim.schemas.dialects import write_snapshot; write_snapshot()"``
 rewrites it (and the diff shows what the new API version changed).
 """
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.sim import errors as E
-from agentlab.sim.request_schema import (
+from agentlab.sim.schemas.validator import (
     Compiler,
     Issue,
     ListNode,
