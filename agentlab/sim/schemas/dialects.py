@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.sim import errors as E
+from agentlab.sim.atomic_file import write_text_atomic
 from agentlab.sim.schemas.validator import (
     Compiler,
     Issue,
@@ -119,13 +120,11 @@ def snapshot_text(roots: dict[str, Node]) -> str:
 def write_snapshot() -> Path:
     """Recompile from the installed SDKs and rewrite :data:`SNAPSHOT` (after an SDK upgrade).
 
-    A developer's tool, never run by the simulator: the one place in ``agentlab.sim`` that imports
-    from agentlab outside it (lazily), so that the snapshot is replaced whole or not at all by the
-    package's atomic writer, as every file agentlab writes.
+    A developer's tool, never run by the simulator. The snapshot is replaced whole or not at all, by
+    the simulator's own atomic writer (:mod:`agentlab.sim.atomic_file`: the simulator is a leaf and
+    imports nothing from agentlab outside it).
     """
-    from agentlab.records.atomic_file import write_atomic
-
-    write_atomic(SNAPSHOT, snapshot_text(compile_from_sdks()))
+    write_text_atomic(SNAPSHOT, snapshot_text(compile_from_sdks()))
     return SNAPSHOT
 
 
