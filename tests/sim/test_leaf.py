@@ -121,3 +121,23 @@ def test_the_snapshot_writer_leaves_the_old_file_whole_when_a_write_fails(
         atomic_file.write_text_atomic(target, "newer text")
     assert target.read_text(encoding="utf-8") == "new text"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["request_schemas.json"]  # no temporary file left
+
+
+def test_no_import_cycle_inside_the_simulator_and_no_module_imports_its_facade() -> None:
+    """Submodules import each other directly; ``agentlab/sim/__init__.py`` only gathers the surface.
+
+    A submodule that imports the facade (``from agentlab.sim import errors``) makes every module
+    the facade imports part of one cycle; the facade registers the built-in protocols, so such a
+    cycle decides which half-initialised module another one sees.
+    """
+    from tests.structure import cycles, import_graph
+
+    graph = import_graph()
+    inside = {
+        m: {t for t in ts if t.startswith("agentlab.sim")}
+        for m, ts in graph.items()
+        if m.startswith("agentlab.sim")
+    }
+    to_facade = sorted(m for m, ts in inside.items() if "agentlab.sim" in ts)
+    assert not to_facade, f"import the submodule directly, not the facade: {to_facade}"
+    assert cycles(inside) == []

@@ -50,8 +50,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentlab.sim import errors as E
-from agentlab.sim import threads
+import agentlab.sim.errors as E
+import agentlab.sim.threads as threads
 from agentlab.sim.access import anthropic_headers
 from agentlab.sim.batch.anthropic import ROUTES as BATCH_ROUTES
 from agentlab.sim.caching import Breakpoint

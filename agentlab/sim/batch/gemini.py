@@ -44,6 +44,7 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import files as gemini_files
 from agentlab.sim.gemini import schema as S
+from agentlab.sim.gemini.request import read_request
 from agentlab.sim.protocols import Route, RouteCall
 
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
@@ -140,8 +141,6 @@ def _file_items(store: BatchStore, name: Any, model: str) -> tuple[list[_Item], 
     The file is read when the batch runs, so a line it cannot parse fails the whole batch
     (``BATCH_STATE_FAILED``) instead of refusing the create.
     """
-    from agentlab.sim.gemini.generate import read_request
-
     f = gemini_files.get_file(store, str(name))
     items: list[_Item] = []
     for n, raw in enumerate(bytes(f["content"]).decode("utf-8", "replace").splitlines(), 1):
@@ -199,8 +198,6 @@ def _answers(call: RouteCall, model: str, items: list[_Item]) -> list[tuple[str,
 
 def _create(call: RouteCall) -> SimReply:
     """``POST models/{model}:batchGenerateContent``: every request answered now; the clock does the rest."""
-    from agentlab.sim.gemini.generate import read_request
-
     model = call.params["model"].removeprefix("models/")
     if call.served(model) is None:
         raise GE.GEMINI.model_not_found(model)

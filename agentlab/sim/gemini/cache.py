@@ -47,6 +47,7 @@ from agentlab.sim.core import SimReply, Simulator
 from agentlab.sim.errors import SimError
 from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import schema as gemini_schema
+from agentlab.sim.gemini.request import prompt_tokens, read_request
 from agentlab.sim.protocols import Route, RouteCall
 
 __all__ = [
@@ -234,8 +235,6 @@ def _model_name(value: Any) -> str:
 
 def held_tokens(held: dict[str, Any]) -> int:
     """How many prompt tokens a cache holds (its prefix of every prompt that uses it)."""
-    from agentlab.sim.gemini.generate import prompt_tokens  # gemini imports this module: resolve at call time
-
     return len(prompt_tokens(held, list(held.get("contents") or [])))
 
 
@@ -258,7 +257,6 @@ def _query(call: RouteCall) -> dict[str, str]:
 
 
 def _create(call: RouteCall) -> SimReply:
-    from agentlab.sim.gemini.generate import read_request
 
     body = read_request(dict(call.body), "CachedContent")
     model = _model_name(body.get("model"))
@@ -312,7 +310,6 @@ def _get(call: RouteCall) -> SimReply:
 
 
 def _patch(call: RouteCall) -> SimReply:
-    from agentlab.sim.gemini.generate import read_request
 
     state = state_of(call.sim)
     entry = state.live(_name(call), owner_of(call.headers))

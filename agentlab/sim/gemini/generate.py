@@ -47,11 +47,13 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.gemini import cache as gemini_cache
 from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import files as gemini_files
-from agentlab.sim.gemini.schema import normalize
+from agentlab.sim.gemini.request import content_parts as _parts
+from agentlab.sim.gemini.request import content_text as _text
+from agentlab.sim.gemini.request import prompt_tokens, read_request
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.structured import gemini_schema, json_answer
-from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
+from agentlab.sim.tokenizer import chunks, count_tokens, truncate_tokens
 
 GEMINI3 = "sim-gemini"
 VERSIONS = ("v1", "v1beta", "v1alpha")
@@ -153,19 +155,6 @@ def gemini_headers(headers: Mapping[str, str]) -> None:
 # -- request reading -----------------------------------------------------------------------------
 
 
-def read_request(req: dict[str, Any], message: str = "GenerateContentRequest") -> dict[str, Any]:
-    """The body in camelCase; unknown names refused as the API's JSON parser does (all at once)."""
-    body, bad = normalize(message, req)
-    if bad:
-        violations = [
-            {"field": v.field, "description": v.description} if v.field else {"description": v.description}
-            for v in bad
-        ]
-        raise GE.invalid_argument("\n".join(v.description for v in bad), violations)
-    assert isinstance(body, dict)
-    return body
-
-
 _BASE64 = re.compile(r"[A-Za-z0-9+/_\-]*={0,2}")
 
 
@@ -197,11 +186,6 @@ def check_bytes(contents: list[Any]) -> None:
         lines = [f"Invalid value at '{f}' (TYPE_BYTES), Base64 decoding failed for \"{v}\"" for f, v in bad]
         violations = [{"field": f, "description": line} for (f, _), line in zip(bad, lines, strict=True)]
         raise GE.invalid_argument("\n".join(lines), violations)
-
-
-def _parts(content: Any) -> list[dict[str, Any]]:
-    parts = content.get("parts") if isinstance(content, dict) else None
-    return [p for p in parts or [] if isinstance(p, dict)]
 
 
 def _calls(content: Any) -> list[dict[str, Any]]:
@@ -395,10 +379,6 @@ def tools(req: Mapping[str, Any]) -> tuple[ToolDef, ...]:
     return tuple(out)
 
 
-def _text(content: Any) -> str:
-    return "".join(str(p.get("text") or "") for p in _parts(content) if not p.get("thought"))
-
-
 def situation(req: Mapping[str, Any], contents: list[Any], level: int, known: bool = True) -> Situation:
     """The task (the turn's user text), the current turn's calls with their responses, the plan.
 
@@ -436,19 +416,6 @@ def _result_text(response: Any) -> str:
         (value,) = response.values()
         return value if isinstance(value, str) else json.dumps(value)
     return json.dumps(response)
-
-
-def prompt_tokens(req: Mapping[str, Any], contents: list[Any]) -> list[str]:
-    """The prompt as tokens: system instruction, tools, then contents (a cached prefix is stable)."""
-    text = [_text(req.get("systemInstruction"))]
-    text += [json.dumps(t, sort_keys=True) for t in req.get("tools") or []]
-    for c in contents:
-        for p in _parts(c):
-            if p.get("thought"):
-                continue
-            body = {k: v for k, v in p.items() if k not in ("thoughtSignature",)}
-            text.append(p["text"] if set(body) == {"text"} else json.dumps(body, sort_keys=True))
-    return tokenize("\n".join(t for t in text if t))
 
 
 # -- the reply ------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.sim import errors as E
+import agentlab.sim.errors as E
 from agentlab.sim.access import openai_headers
 from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse

@@ -42,7 +42,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from agentlab.sim import errors as E
+import agentlab.sim.errors as E
 from agentlab.sim.atomic_file import write_text_atomic
 from agentlab.sim.schemas.validator import (
     Compiler,

@@ -13,6 +13,7 @@ from google.genai import errors, types
 from agentlab import sim
 from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import generate as gemini
+from agentlab.sim.gemini.request import read_request
 from tests.support.cassettes import fixture_files, load_cassette, parse_sse
 from tests.support.loopback import serving
 
@@ -174,7 +175,7 @@ def test_recorded_accepted_requests_pass_request_validation(case: Any) -> None:
     if case is None:
         pytest.skip("../shared/fixtures/gemini is absent")
     _, _, body, url = case
-    req = gemini.read_request(dict(body))
+    req = read_request(dict(body))
     gemini.check_pairs(req["contents"])
     gemini.thinking(_served(url), req.get("generationConfig") or {})
     gemini.situation(req, req["contents"], 2)
