@@ -25,8 +25,10 @@ import re
 import time
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qs
 
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import query as _query
+from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
@@ -101,12 +103,7 @@ def _requests(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _answer(call: RouteCall, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """``("ok", message)`` or ``("error", live error body)`` from the live ``/v1/messages``."""
-    from agentlab.sim.app import handle  # the live endpoint's dispatch (lazy: app imports protocols)
-
-    headers = {k: v for k, v in call.headers.items() if not k.startswith(":") and k != "content-length"}
-    headers["content-type"] = "application/json"
-    status, _, chunks = handle(call.sim, "POST", "/v1/messages", headers, json.dumps(params).encode())
-    body = json.loads(b"".join(c for c in chunks if isinstance(c, bytes)) or b"{}")
+    status, _, body = live_answer(call, "/v1/messages", params)
     return ("ok" if status == 200 else "error"), body
 
 
@@ -134,13 +131,8 @@ def _create(call: RouteCall) -> SimReply:
     }  # fmt: skip
     host = call.headers.get("host") or "sim.agentlab.local"
     job = Job(bid, now, obj, results, expire_all=store.expire_all, api="anthropic", base_url=f"http://{host}")
-    with store.lock:
-        store.jobs[bid] = job
+    add_job(store, job)
     return json_reply(obj)
-
-
-def _store(call: RouteCall) -> BatchStore:
-    return call.sim.batches
 
 
 def _lines(store: BatchStore, job: Job) -> tuple[list[str], dict[str, int]]:
@@ -171,10 +163,7 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
     obj = job.obj
     if obj["processing_status"] == "ended":
         return obj
-    if store.phase(job) == "ended":
-        with store.lock:
-            if obj["processing_status"] != "ended":  # two pollers at once: the results are built once
-                _finish(store, job)
+    finish_once(store, job, store.phase(job), lambda: obj["processing_status"] == "ended", _finish)
     return obj
 
 
@@ -196,10 +185,10 @@ def _cancel(call: RouteCall) -> SimReply:
     obj = _refresh(store, job)
     if obj["processing_status"] != "in_progress":
         raise _bad(f"Batch cannot be canceled: its processing_status is '{obj['processing_status']}'.")
+    at = cancel_once(store, job)
     with store.lock:
-        job.cancelled_at = time.time()
         obj["processing_status"] = "canceling"
-        obj["cancel_initiated_at"] = stamp(job.cancelled_at)
+        obj["cancel_initiated_at"] = stamp(at)
     return json_reply(obj)
 
 
@@ -223,12 +212,6 @@ def _results(call: RouteCall) -> SimReply:
     return SimReply(200, {"content-type": "application/binary"}, job.output)
 
 
-def _query(call: RouteCall) -> dict[str, str]:
-    from agentlab.sim.app import QUERY_HEADER
-
-    return {k: v[-1] for k, v in parse_qs(call.headers.get(QUERY_HEADER, "")).items()}
-
-
 def _limit(q: dict[str, str]) -> int:
     raw = q.get("limit", "20")
     if not raw.isdigit() or not 1 <= int(raw) <= 1000:
@@ -240,8 +223,7 @@ def _list(call: RouteCall) -> SimReply:
     """``GET /v1/messages/batches``: newest first; ``after_id`` pages to older, ``before_id`` to newer."""
     q, store = _query(call), _store(call)
     limit = _limit(q)
-    with store.lock:
-        jobs = [j for j in reversed(list(store.jobs.values())) if j.api == "anthropic"]
+    jobs = newest_first(store, "anthropic")
     ids = [j.id for j in jobs]
     for key in ("after_id", "before_id"):
         if key in q and q[key] not in ids:

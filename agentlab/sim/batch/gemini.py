@@ -35,9 +35,11 @@ import json
 import time
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qs
 
-from agentlab.sim.app import PATH_HEADER, QUERY_HEADER, handle
+from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import query as _query
+from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
@@ -98,10 +100,6 @@ def _json(obj: dict[str, Any]) -> SimReply:
 def _stamp(t: float) -> str:
     """RFC 3339, UTC, ``Z`` (the API writes nanoseconds; microseconds parse the same)."""
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _store(call: RouteCall) -> BatchStore:
-    return call.sim.batches
 
 
 #: One request of a batch: its custom id (``metadata.key`` / the line's ``key``; else its index),
@@ -174,12 +172,8 @@ def _source(store: BatchStore, batch: dict[str, Any], model: str) -> tuple[list[
 
 def _answer(call: RouteCall, path: str, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """``("ok", GenerateContentResponse)`` or ``("error", google.rpc.Status)`` from the live route."""
-    headers = {k: v for k, v in call.headers.items() if not k.startswith(":") and k != "content-length"}
-    headers["content-type"] = "application/json"
     query = call.headers.get(QUERY_HEADER, "")  # ``key=`` auth, if the client sent it that way
-    full = f"{path}?{query}" if query else path
-    status, _, chunks = handle(call.sim, "POST", full, headers, json.dumps(request).encode())
-    body = json.loads(b"".join(c for c in chunks if isinstance(c, bytes)) or b"{}")
+    status, _, body = live_answer(call, f"{path}?{query}" if query else path, request)
     if status == 200:
         return "ok", body
     err = body.get("error") or {}
@@ -223,8 +217,7 @@ def _create(call: RouteCall) -> SimReply:
     }  # fmt: skip
     job = Job(name, now, {"name": name, "metadata": meta}, results, expire_all=store.expire_all, api="gemini")
     job.failure, job.base_url = failure, gemini_files.base_url(call)
-    with store.lock:
-        store.jobs[name] = job
+    add_job(store, job)
     return _json(job.obj)
 
 
@@ -282,11 +275,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
     if meta["state"] in _ENDED:
         return op
     phase = store.phase(job)
-    if phase == "ended":
-        with store.lock:
-            if meta["state"] not in _ENDED:  # two pollers at once: the output is built once
-                _finish(store, job)
-    elif phase != "validating" and meta["state"] == "BATCH_STATE_PENDING":
+    finish_once(store, job, phase, lambda: meta["state"] in _ENDED, _finish)
+    if phase not in ("ended", "validating") and meta["state"] == "BATCH_STATE_PENDING":
         meta["state"] = "BATCH_STATE_RUNNING"
         meta["updateTime"] = _stamp(time.time())
     if meta["state"] == "BATCH_STATE_RUNNING":
@@ -314,9 +304,7 @@ def _cancel(call: RouteCall) -> SimReply:
     state = _refresh(store, job)["metadata"]["state"]
     if state in _ENDED:
         raise SimError(400, "FAILED_PRECONDITION", f"The batch cannot be cancelled in state {state}.")
-    with store.lock:
-        if job.cancelled_at is None:  # a second cancel does not restart the cancellation
-            job.cancelled_at = time.time()
+    cancel_once(store, job)
     return _json({})
 
 
@@ -328,15 +316,10 @@ def _delete(call: RouteCall) -> SimReply:
     return _json({})
 
 
-def _query(call: RouteCall) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(call.headers.get(QUERY_HEADER, "")).items()}
-
-
 def _list(call: RouteCall) -> SimReply:
     """``GET batches``: newest first, ``pageSize`` / ``pageToken`` paging (``nextPageToken``)."""
     store, q = _store(call), _query(call)
-    with store.lock:
-        jobs = [j for j in reversed(list(store.jobs.values())) if j.api == "gemini"]
+    jobs = newest_first(store, "gemini")
     raw_size = q.get("pageSize") or str(_PAGE)
     size = min(int(raw_size), 1000) if raw_size.isdigit() and int(raw_size) > 0 else _PAGE
     start = int(q["pageToken"]) if q.get("pageToken", "").isdigit() else 0

@@ -13,6 +13,8 @@ from email.parser import BytesParser
 from email.policy import default as email_policy
 from typing import Any
 
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
@@ -29,10 +31,6 @@ def _bad(message: str, param: str | None = None) -> SimError:
 
 def _not_found(kind: str, oid: str) -> SimError:
     return SimError(404, "invalid_request_error", f"No such {kind}: '{oid}'", None)
-
-
-def _store(call: RouteCall) -> BatchStore:
-    return call.sim.batches
 
 
 def _multipart(call: RouteCall) -> dict[str, tuple[str | None, bytes]]:
@@ -129,12 +127,9 @@ def _delete_file(call: RouteCall) -> SimReply:
 
 
 def _answer(call: RouteCall, body: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
-    from agentlab.sim.app import handle  # the live endpoint's dispatch (lazy: app imports protocols)
-
     headers = {"authorization": call.headers.get("authorization", ""), "content-type": "application/json"}
-    status, rh, chunks = handle(call.sim, "POST", "/v1/responses", headers, json.dumps(body).encode())
-    raw = b"".join(c for c in chunks if isinstance(c, bytes))
-    return status, json.loads(raw or b"{}"), rh.get("x-request-id", "")
+    status, rh, answer = live_answer(call, "/v1/responses", body, headers)
+    return status, answer, rh.get("x-request-id", "")
 
 
 def _create(call: RouteCall) -> SimReply:
@@ -164,9 +159,7 @@ def _create(call: RouteCall) -> SimReply:
         "cancelled_at": None, "request_counts": {"total": len(results), "completed": 0, "failed": 0},
         "metadata": body.get("metadata"),
     }
-    job = Job(bid, time.time(), obj, results, expire_all=store.expire_all)
-    with store.lock:
-        store.jobs[bid] = job
+    add_job(store, Job(bid, time.time(), obj, results, expire_all=store.expire_all))
     return json_reply(obj)
 
 
@@ -212,11 +205,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
         return obj
     phase = store.phase(job)
     now = int(time.time())
-    if phase == "ended":
-        with store.lock:
-            if obj["status"] not in _ENDED:  # two pollers at once: the output files are written once
-                _finish(store, job)
-    elif phase in _SHOWN:
+    finish_once(store, job, phase, lambda: obj["status"] in _ENDED, _finish)  # output files written once
+    if phase in _SHOWN:
         obj["status"] = phase
         if obj.get(f"{phase}_at") is None:
             obj[f"{phase}_at"] = now
@@ -241,18 +231,13 @@ def _cancel(call: RouteCall) -> SimReply:
     obj = _refresh(store, job)
     if obj["status"] in ("completed", "expired", "cancelled", "failed"):
         raise SimError(409, "invalid_request_error", f"Cannot cancel a batch with status '{obj['status']}'.")
-    with store.lock:  # as the Anthropic and Gemini routes: a second cancel does not restart it
-        if job.cancelled_at is None:
-            job.cancelled_at = time.time()
-    obj["status"], obj["cancelling_at"] = "cancelling", int(job.cancelled_at)
+    obj["status"], obj["cancelling_at"] = "cancelling", int(cancel_once(store, job))
     return json_reply(obj)
 
 
 def _list(call: RouteCall) -> SimReply:
     store = _store(call)
-    with store.lock:
-        jobs = [j for j in reversed(list(store.jobs.values())) if j.api == "openai"]
-    data = [_refresh(store, j) for j in jobs]
+    data = [_refresh(store, j) for j in newest_first(store, "openai")]
     first = data[0]["id"] if data else None
     last = data[-1]["id"] if data else None
     return json_reply({"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": False})
