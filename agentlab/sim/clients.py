@@ -42,6 +42,14 @@ def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
     return transport, kw
 
 
+def _sdk_kwargs(kw: dict[str, Any], base_url: str) -> tuple[SimTransport, dict[str, Any]]:
+    """The transport, and the SDK kwargs with the placeholder key and the simulator's base URL filled in."""
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", base_url)
+    return transport, rest
+
+
 def openai_client(**kw: Any) -> openai.AsyncOpenAI:
     """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
 
@@ -52,9 +60,7 @@ def openai_client(**kw: Any) -> openai.AsyncOpenAI:
     import httpx2
     import openai
 
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", OPENAI_BASE_URL)
+    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
     return openai.AsyncOpenAI(http_client=httpx2.AsyncClient(transport=transport), **rest)
 
 
@@ -63,9 +69,7 @@ def openai_sync_client(**kw: Any) -> openai.OpenAI:
     import httpx2
     import openai
 
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", OPENAI_BASE_URL)
+    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
     return openai.OpenAI(http_client=httpx2.Client(transport=transport), **rest)
 
 
@@ -74,9 +78,7 @@ def anthropic_client(**kw: Any) -> anthropic.AsyncAnthropic:
     import anthropic
     import httpx2
 
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
+    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
     return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=transport), **rest)
 
 
@@ -85,9 +87,7 @@ def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
     import anthropic
     import httpx2
 
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
+    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
     return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
 
 
@@ -130,9 +130,7 @@ def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
 
     if dialect not in _CHAT_BASE_URLS:
         raise ValueError(f"dialect must be one of {sorted(_CHAT_BASE_URLS)}, not {dialect!r}")
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", _CHAT_BASE_URLS[dialect])
+    transport, rest = _sdk_kwargs(kw, _CHAT_BASE_URLS[dialect])
     headers = {"x-agentlab-chat-dialect": dialect, **(rest.pop("default_headers", None) or {})}
     return openai.AsyncOpenAI(
         http_client=httpx2.AsyncClient(transport=transport), default_headers=headers, **rest

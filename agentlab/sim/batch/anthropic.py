@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, job_of, live_answer, newest_first
 from agentlab.sim.batch.routes import query as _query
 from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
@@ -169,8 +169,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 def _job(call: RouteCall) -> Job:
     bid = call.params["batch_id"]
-    job = _store(call).jobs.get(bid)
-    if job is None or job.api != "anthropic":
+    job = job_of(call, bid, "anthropic")
+    if job is None:
         raise _not_found(bid)
     return job
 

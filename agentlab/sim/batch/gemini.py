@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentlab.sim.app import PATH_HEADER, QUERY_HEADER
-from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, job_of, live_answer, newest_first
 from agentlab.sim.batch.routes import query as _query
 from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
@@ -288,8 +288,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 def _job(call: RouteCall) -> Job:
     name = f"batches/{call.params['batch_id']}"
-    job = _store(call).jobs.get(name)
-    if job is None or job.api != "gemini":
+    job = job_of(call, name, "gemini")
+    if job is None:
         raise SimError(404, "NOT_FOUND", "Requested entity was not found.")
     return job
 

@@ -13,7 +13,7 @@ from email.parser import BytesParser
 from email.policy import default as email_policy
 from typing import Any
 
-from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, live_answer, newest_first
+from agentlab.sim.batch.routes import add_job, cancel_once, finish_once, job_of, live_answer, newest_first
 from agentlab.sim.batch.routes import store as _store
 from agentlab.sim.batch.store import BatchStore, Job
 from agentlab.sim.core import SimReply
@@ -216,8 +216,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 
 def _job(call: RouteCall) -> Job:
-    job = _store(call).jobs.get(call.params["batch_id"])
-    if job is None or job.api != "openai":
+    job = job_of(call, call.params["batch_id"], "openai")
+    if job is None:
         raise _not_found("batch", call.params["batch_id"])
     return job
 

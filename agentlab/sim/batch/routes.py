@@ -58,6 +58,12 @@ def live_answer(
     return status, reply_headers, json.loads(b"".join(c for c in chunks if isinstance(c, bytes)) or b"{}")
 
 
+def job_of(call: RouteCall, job_id: str, api: str) -> Job | None:
+    """The job ``job_id`` of ``api``, or None (another API's job is not found here, as on two hosts)."""
+    job = store(call).jobs.get(job_id)
+    return job if job is not None and job.api == api else None
+
+
 def add_job(batches: BatchStore, job: Job) -> None:
     """Keep a created job (under the store's lock: pollers may be listing)."""
     with batches.lock:
