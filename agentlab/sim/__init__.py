@@ -60,19 +60,19 @@ Rules enforced (the point of it):
 * Determinism: same request + same seed -> byte-identical reply (on a fresh simulator, since the
   prompt cache remembers earlier requests).
 
-Gemini (:mod:`agentlab.sim.gemini`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
+Gemini (:mod:`agentlab.sim.gemini.generate`): ``sim-gemini`` (Gemini 3: ``thinkingLevel``, thought signatures
 required back on function calls, checked by HMAC over call and position) and ``sim-gemini-legacy``
 (Gemini 2.5: ``thinkingBudget``) at ``/{v1,v1beta,v1alpha}/models/{model}:generateContent`` /
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
-Chat Completions (:mod:`agentlab.sim.chat_completions`): three dialects as strict profiles behind
+Chat Completions (:mod:`agentlab.sim.chat.completions`): three dialects as strict profiles behind
 the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
 assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /
 ``-claude`` / ``-openai`` (OpenRouter ``reasoning_details``; Gemini's dropped or altered item and
 Claude's signature are refused with the real bodies, OpenAI's is lenient), ``sim-local`` /
 ``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key); :func:`chat_client` wires an
-``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat_rules` for the rules).
+``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat.rules` for the rules).
 
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
@@ -88,21 +88,56 @@ Faults (header ``x-sim-fault`` or model option ``sim-reasoner+fault=<spec>``; se
 
 ``xN`` faults only the first N attempts of the same request (same spec, path and body), so a
 retrying SDK sees N failures then a success.
+
+Layout: the shared core at this level (:mod:`~agentlab.sim.app` dispatch, :mod:`~agentlab.sim.protocols`
+table, :mod:`~agentlab.sim.routes`, :mod:`~agentlab.sim.transport`, :mod:`~agentlab.sim.server`,
+:mod:`~agentlab.sim.faults`, :mod:`~agentlab.sim.pacing`, :mod:`~agentlab.sim.signing`,
+:mod:`~agentlab.sim.caching`, :mod:`~agentlab.sim.reasoner`, :mod:`~agentlab.sim.tokenizer`, ...), one
+subpackage per wire protocol (``openai/``, ``anthropic/``, ``gemini/``, ``chat/``), ``batch/`` (the
+three batch APIs over one store) and ``schemas/`` (request-body validation). Inside the simulator,
+modules import each other directly, never this facade (so no import cycle runs through it), and
+nothing imports from agentlab outside ``agentlab.sim`` (``tests/sim/test_leaf.py``).
+
+Public surface: code outside ``agentlab/sim`` uses only the names in ``__all__`` below; the modules
+under it are internal and may move. The clients and base URLs (:mod:`agentlab.sim.clients`),
+``SIM_API_KEY``, the simulated model tables (``OPENAI_MODELS``, ``ANTHROPIC_MODELS``,
+``GEMINI_MODELS``, ``CHAT_MODELS``: dialect -> names), the transport and simulator
+(``SimTransport``, ``Simulator``), the protocol table (``SimProtocol``, ``Route``,
+``register_protocol``, ...), and the parsers of a model's ``+`` options, so a caller can refuse a bad
+option before anything is sent: ``parse_model_options(model)`` (``(name, fault spec or None,
+pace)``, :class:`PaceError` on a bad ``tps``/``ttft``) and ``parse_faults(spec)``
+(:class:`FaultSpecError`). Importing this package imports no SDK (the clients import theirs on
+first call).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from agentlab.sim import anthropic_messages, chat_completions, gemini, openai_responses
+from agentlab.sim.anthropic import messages as anthropic_messages
+from agentlab.sim.chat import completions as chat_completions
+from agentlab.sim.clients import (
+    ANTHROPIC_BASE_URL,
+    DEEPSEEK_BASE_URL,
+    GEMINI_BASE_URL,
+    LOCAL_BASE_URL,
+    OPENAI_BASE_URL,
+    OPENROUTER_BASE_URL,
+    SIM_API_KEY,
+    anthropic_client,
+    anthropic_sync_client,
+    chat_client,
+    gemini_client,
+    openai_client,
+    openai_sync_client,
+)
 from agentlab.sim.core import ANTHROPIC_MODELS, CHAT_MODELS, GEMINI_MODELS, OPENAI_MODELS, Simulator
+from agentlab.sim.faults import FaultSpecError
+from agentlab.sim.faults import parse as parse_faults
+from agentlab.sim.gemini import generate as gemini
+from agentlab.sim.openai import responses as openai_responses
+from agentlab.sim.pacing import PaceError
+from agentlab.sim.pacing import parse_options as parse_model_options
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
-
-if TYPE_CHECKING:
-    import anthropic
-    import openai
-    from google import genai
 
 __all__ = [
     "ANTHROPIC_BASE_URL",
@@ -115,6 +150,9 @@ __all__ = [
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
     "OPENROUTER_BASE_URL",
+    "SIM_API_KEY",
+    "FaultSpecError",
+    "PaceError",
     "Route",
     "SimProtocol",
     "SimTransport",
@@ -125,6 +163,8 @@ __all__ = [
     "gemini_client",
     "openai_client",
     "openai_sync_client",
+    "parse_faults",
+    "parse_model_options",
     "protocols",
     "register_protocol",
     "unregister_protocol",
@@ -136,124 +176,3 @@ register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)
 register_protocol(chat_completions.OPENROUTER_PROTOCOL)
-
-OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
-ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
-#: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
-GEMINI_BASE_URL = "http://sim.agentlab.local"
-#: Chat Completions hosts, as each SDK ``base_url`` takes them (the SDK appends ``/chat/completions``).
-DEEPSEEK_BASE_URL = "http://sim.agentlab.local"
-OPENROUTER_BASE_URL = "http://sim.agentlab.local/api/v1"
-LOCAL_BASE_URL = "http://sim.agentlab.local/v1"
-_CHAT_BASE_URLS = {"deepseek": DEEPSEEK_BASE_URL, "openrouter": OPENROUTER_BASE_URL, "local": LOCAL_BASE_URL}
-#: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
-SIM_API_KEY = "sim-key"
-_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
-
-
-def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
-    """Separate simulator options from SDK client kwargs; reuse a given ``transport``."""
-    transport = kw.pop("transport", None)
-    sim_kw = {k: kw.pop(k) for k in _SIM_OPTIONS if k in kw}
-    if transport is None:
-        transport = SimTransport(**sim_kw)
-    elif sim_kw:
-        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
-    return transport, kw
-
-
-def openai_client(**kw: Any) -> openai.AsyncOpenAI:
-    """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
-
-    Simulator options (``seed``, ``secret``, ``retry_after_ms``, ``default_fault``, ``real_models``,
-    ``latency_ms``, ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
-    ``timeout``, ...) to the SDK client.
-    """
-    import httpx2
-    import openai
-
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", OPENAI_BASE_URL)
-    return openai.AsyncOpenAI(http_client=httpx2.AsyncClient(transport=transport), **rest)
-
-
-def openai_sync_client(**kw: Any) -> openai.OpenAI:
-    """Sync twin of :func:`openai_client`."""
-    import httpx2
-    import openai
-
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", OPENAI_BASE_URL)
-    return openai.OpenAI(http_client=httpx2.Client(transport=transport), **rest)
-
-
-def anthropic_client(**kw: Any) -> anthropic.AsyncAnthropic:
-    """An ``anthropic.AsyncAnthropic`` talking to the in-process simulator (options as above)."""
-    import anthropic
-    import httpx2
-
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
-    return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=transport), **rest)
-
-
-def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
-    """Sync twin of :func:`anthropic_client`."""
-    import anthropic
-    import httpx2
-
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", ANTHROPIC_BASE_URL)
-    return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
-
-
-def gemini_client(**kw: Any) -> genai.Client:
-    """A ``google.genai.Client`` talking to the in-process simulator, sync and async (``client.aio``).
-
-    Simulator options or ``transport=`` go to the transport; ``http_options`` (a dict or
-    ``types.HttpOptions``: ``api_version``, ``retry_options``, ...) are kept, with the simulator's
-    base URL and clients filled in; everything else (``api_key``, ...) to ``genai.Client``.
-    """
-    import httpx2
-    from google import genai
-    from google.genai import types
-
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    given = rest.pop("http_options", None)
-    if isinstance(given, dict):
-        given = types.HttpOptions.model_validate(given)
-    opts = given or types.HttpOptions()
-    opts = opts.model_copy(
-        update={
-            "base_url": opts.base_url or GEMINI_BASE_URL,
-            "httpx_client": httpx2.Client(transport=transport),
-            "httpx_async_client": httpx2.AsyncClient(transport=transport),
-        }
-    )
-    return genai.Client(http_options=opts, **rest)
-
-
-def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
-    """An ``openai.AsyncOpenAI`` talking to one simulated Chat Completions host (options as above).
-
-    ``dialect`` is ``"deepseek"``, ``"openrouter"`` or ``"local"`` and picks the base URL; requests
-    carry the ``x-agentlab-chat-dialect`` header so a path two hosts share (``GET /v1/models``) reaches
-    this one. Local servers need no key; the client still sends the placeholder, as SDKs do.
-    """
-    import httpx2
-    import openai
-
-    if dialect not in _CHAT_BASE_URLS:
-        raise ValueError(f"dialect must be one of {sorted(_CHAT_BASE_URLS)}, not {dialect!r}")
-    transport, rest = _split(kw)
-    rest.setdefault("api_key", SIM_API_KEY)
-    rest.setdefault("base_url", _CHAT_BASE_URLS[dialect])
-    headers = {"x-agentlab-chat-dialect": dialect, **(rest.pop("default_headers", None) or {})}
-    return openai.AsyncOpenAI(
-        http_client=httpx2.AsyncClient(transport=transport), default_headers=headers, **rest
-    )

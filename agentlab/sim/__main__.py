@@ -102,7 +102,7 @@ def _schemas(*, write: bool) -> int:
 
     Importing both SDKs takes seconds, so it is a command of its own, never done while serving.
     """
-    from agentlab.sim import request_schema_dialects as schemas
+    from agentlab.sim.schemas import dialects as schemas
 
     if write:
         print(f"wrote {schemas.write_snapshot()} from {schemas.sdk_versions()}")

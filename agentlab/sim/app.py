@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentlab.sim import errors as E
-from agentlab.sim import faults
+import agentlab.sim.errors as E
+import agentlab.sim.faults as faults
 from agentlab.sim.core import Simulator
 from agentlab.sim.faults import Chunk, Fault
 from agentlab.sim.pacing import PaceError, parse_options

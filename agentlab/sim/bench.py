@@ -83,7 +83,7 @@ def run_bench(seconds: float = 2.0) -> dict[str, float]:
 
 
 async def _sdk_rates(seconds: float) -> dict[str, float]:
-    from agentlab.sim import anthropic_client, openai_client
+    from agentlab.sim.clients import anthropic_client, openai_client
 
     oai, ant = openai_client(), anthropic_client()
 

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.sim.batch_store import BatchStore
+from agentlab.sim.batch.store import BatchStore
 from agentlab.sim.caching import CacheStore
 from agentlab.sim.signing import DEFAULT_SECRET, Signer
 from agentlab.sim.threads import ThreadStore
@@ -23,7 +23,7 @@ ANTHROPIC_MODELS = ("sim-thinker", "sim-thinker-legacy")
 #: ``sim-gemini`` behaves as Gemini 3 (``thinkingLevel``, thought signatures required back on function
 #: calls); ``sim-gemini-legacy`` as Gemini 2.5 Flash (``thinkingBudget``, signatures not enforced).
 GEMINI_MODELS = ("sim-gemini", "sim-gemini-legacy")
-#: Chat Completions dialect -> its simulated models (see :mod:`agentlab.sim.chat_dialects`).
+#: Chat Completions dialect -> its simulated models (see :mod:`agentlab.sim.chat.dialects`).
 CHAT_MODELS: dict[str, tuple[str, ...]] = {
     "deepseek": ("sim-deepseek",),
     "openrouter": ("sim-router-gemini", "sim-router-claude", "sim-router-openai"),
@@ -121,7 +121,7 @@ class Simulator:
     #: Anthropic message threads held under response ids (in memory, bounded, short-lived).
     threads: ThreadStore = field(default_factory=ThreadStore)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: Files and jobs of the simulated batch APIs (see :mod:`agentlab.sim.batch_store`).
+    #: Files and jobs of the simulated batch APIs (see :mod:`agentlab.sim.batch.store`).
     batches: BatchStore = field(default_factory=BatchStore)
 
     def __post_init__(self) -> None:

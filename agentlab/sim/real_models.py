@@ -124,6 +124,6 @@ def requested_name(model: str) -> str:
     """The name the client asked for, from a handler's ``model`` (the inverse of :func:`label`).
 
     Handlers behave as the simulated model they are given, but a few labels the real model decides
-    (``phase``, see :mod:`agentlab.sim.phase`) follow the real name a client sent.
+    (``phase``, see :mod:`agentlab.sim.openai.phase`) follow the real name a client sent.
     """
     return _LABELLED.sub("", model)

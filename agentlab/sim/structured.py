@@ -30,7 +30,7 @@ import math
 import re
 from typing import Any
 
-from agentlab.sim import errors as E
+import agentlab.sim.errors as E
 
 __all__ = [
     "NO_STRUCTURED_OUTPUTS",

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.sim import errors as E
+import agentlab.sim.errors as E
 
 __all__ = ["THREADS_BETA", "HeldTurn", "ThreadStore", "expand", "hold"]
 

@@ -28,8 +28,11 @@ whole batch.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -334,14 +337,59 @@ def sim_tools() -> list[Tool]:
         Args:
             expression: e.g. "12 * (3 + 4)".
         """
-        from agentlab.sim.reasoner import fmt, safe_eval
-
         try:
-            return fmt(safe_eval(expression))
+            return _number_text(_arithmetic(expression))
         except ValueError as e:
             return f"error: {e}"
 
     return [get_weather, get_population, get_elevation, calculator]
+
+
+#: The calculator's operators: the four of arithmetic and a sign, nothing that can run code.
+_ARITHMETIC: dict[type, Callable[..., float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+
+
+def _arithmetic(expression: str) -> float:
+    """``+ - * / ( )`` over numbers, by walking the parsed expression; anything else is a ValueError.
+
+    Why its own and not the simulator's: the tool ships for real providers too, and a sweep scored
+    on the simulator should not pass because tool and simulated model share one evaluator (the
+    simulator is a leaf the sweep tools do not reach into).
+    """
+
+    def value(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int | float)
+            and not isinstance(node.value, bool)
+        ):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            return float(_ARITHMETIC[type(node.op)](value(node.left), value(node.right)))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
+            return float(_ARITHMETIC[type(node.op)](value(node.operand)))
+        raise ValueError("unsupported expression")
+
+    try:
+        return value(ast.parse(expression, mode="eval"))
+    except (SyntaxError, ZeroDivisionError, OverflowError) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _number_text(x: float) -> str:
+    """A result as people write it: whole numbers without ``.0``, others to at most 4 decimals."""
+    if math.isfinite(x) and x == int(x):
+        return str(int(x))
+    return f"{x:.4f}".rstrip("0").rstrip(".")
 
 
 def sim_tasks(tags: Sequence[str] | None = None) -> list[Task]:

@@ -1,6 +1,6 @@
 """Explicit Gemini caching (``CacheHints(mode="explicit")``) through ``agentlab.Run`` on the simulator.
 
-The simulator serves ``cachedContents`` as the API does (``agentlab.sim.gemini_cache``), refuses
+The simulator serves ``cachedContents`` as the API does (``agentlab.sim.gemini.cache``), refuses
 ``cachedContent`` beside system instruction/tools/tool config, and answers unknown caches with 403;
 these tests read what the adapter really sent (a recording transport) and what the simulator holds.
 """
@@ -20,8 +20,9 @@ from agentlab.adapters.google_gemini._cache import minimum_tokens
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.items import SystemItem, UserItem
 from agentlab.neutral.request import CacheHints, ModelRequest, ToolSpec
-from agentlab.sim import gemini_cache, gemini_client
+from agentlab.sim import gemini_client
 from agentlab.sim.core import Simulator
+from agentlab.sim.gemini import cache as gemini_cache
 from agentlab.sim.transport import SimTransport
 
 BIG = "You answer weather questions. Reference notes: " + "alpha beta gamma delta " * 1100

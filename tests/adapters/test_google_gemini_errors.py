@@ -1,6 +1,6 @@
 """The Gemini API's authentication refusals (400 / 401 / 403), translated once into agentlab's tree.
 
-The bodies are the simulator's renderings of the API's real shapes (``agentlab.sim.gemini_errors``:
+The bodies are the simulator's renderings of the API's real shapes (``agentlab.sim.gemini.errors``:
 an invalid key is 400 ``INVALID_ARGUMENT`` with a ``google.rpc.ErrorInfo`` ``API_KEY_INVALID``, no
 credential 403 ``PERMISSION_DENIED``, a bad OAuth token 401 ``UNAUTHENTICATED``), served through the
 real SDK client. What a caller needs: the HTTP status, the API status name, the ErrorInfo reason as
@@ -25,8 +25,8 @@ from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from agentlab.sim import gemini_errors as GE
 from agentlab.sim.errors import SimError
+from agentlab.sim.gemini import errors as GE
 from tests.adapters.gemini_support import FAKE_KEY, Replay, Served, adapter_on
 from tests.support.cassettes import fixtures_dir
 

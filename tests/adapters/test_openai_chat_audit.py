@@ -293,7 +293,7 @@ def test_every_dialect_asks_for_usage_in_its_stream(case_name: str, stream: bool
 
 def test_the_contract_cases_say_what_the_simulated_profiles_report() -> None:
     """A case's ``unreported_usage`` is the simulator profile's fact, not a guess made to pass."""
-    from agentlab.sim.chat_dialects import PROFILES
+    from agentlab.sim.chat.dialects import PROFILES
 
     chat_cases = [c for c in CASES.values() if c.model in PROFILES]
     assert len(chat_cases) == 6

@@ -61,7 +61,7 @@ def is_sim_gemini_signature(token: str, secret: bytes = DEFAULT_SECRET) -> bool:
     return hmac.compare_digest(raw[_HEAD:], want)
 
 
-_ROUTER_GEMINI_HEAD = 2 + 2 + 16  # agentlab.sim.chat_rules.sign_gemini: magic | position | digest | tag
+_ROUTER_GEMINI_HEAD = 2 + 2 + 16  # agentlab.sim.chat.rules.sign_gemini: magic | position | digest | tag
 _THINKING_HEAD = 3 + LAYOUT_BYTES + 16  # Signer.sign_thinking: version | position | layout | digest
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentlab.sim.batch_store import BatchStore
+from agentlab.sim.batch.store import BatchStore
 
 
 def left_at_provider(store: BatchStore) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,6 +140,41 @@ def test_shipped_tools_answer_from_the_table() -> None:
     assert tools["get_elevation"].fn("La Paz, Bolivia") == "3640 m"
     assert tools["calculator"].fn("12 * (3 + 4)") == "84"
     assert "no weather data" in tools["get_weather"].fn("Atlantis")
+
+
+@pytest.mark.parametrize(
+    ("expression", "shown"),
+    [
+        ("12 * (3 + 4)", "84"),
+        ("(18 + 24 + 21) / 3", "21"),
+        ("1 / 3", "0.3333"),
+        ("-2.5 * 4", "-10"),
+        ("1 / 0", "error: float division by zero"),
+        ("2 ** 3", "error: unsupported expression"),
+        ("__import__('os')", "error: unsupported expression"),
+        ("True + 1", "error: unsupported expression"),
+    ],
+)
+def test_the_calculator_tool_does_arithmetic_and_nothing_else(expression: str, shown: str) -> None:
+    calculator = next(t for t in sim_tools() if t.name == "calculator")
+    assert calculator.fn(expression) == shown
+
+
+def test_the_calculator_tool_does_not_reach_into_the_simulator() -> None:
+    """The shipped tool runs for real providers too: it answers without importing ``agentlab.sim``."""
+    code = (
+        "import sys\n"
+        "from agentlab.sweeps import sim_tools\n"
+        "calc = next(t for t in sim_tools() if t.name == 'calculator')\n"
+        "assert calc.fn('6 * 7') == '42'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('agentlab.sim')))\n"
+    )
+    root = Path(__file__).resolve().parents[2]  # the checkout, so ``-c`` imports this agentlab
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False, cwd=root
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 def test_number_checker_rounding_rule() -> None:

@@ -1,0 +1,1 @@
+"""The simulated Anthropic Messages protocol (``POST /v1/messages`` and its routes)."""

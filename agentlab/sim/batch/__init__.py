@@ -1,0 +1,1 @@
+"""The simulated batch APIs of the three providers, over one store of files and jobs."""

@@ -1,0 +1,1 @@
+"""The simulated Chat Completions hosts (DeepSeek, OpenRouter, local servers) as strict dialects."""

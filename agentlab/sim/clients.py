@@ -1,0 +1,137 @@
+"""SDK clients wired to the in-process simulator, and the base URLs a loopback server answers on.
+
+Why a module of its own: the facade (:mod:`agentlab.sim`) re-exports these, and the simulator's own
+modules (:mod:`agentlab.sim.bench`) use them too; importing them from here keeps every arrow inside
+the simulator pointing away from the facade (no import cycle through ``agentlab/sim/__init__.py``).
+The SDKs are imported on first call, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentlab.sim.transport import SimTransport
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+    from google import genai
+
+OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
+ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
+#: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
+GEMINI_BASE_URL = "http://sim.agentlab.local"
+#: Chat Completions hosts, as each SDK ``base_url`` takes them (the SDK appends ``/chat/completions``).
+DEEPSEEK_BASE_URL = "http://sim.agentlab.local"
+OPENROUTER_BASE_URL = "http://sim.agentlab.local/api/v1"
+LOCAL_BASE_URL = "http://sim.agentlab.local/v1"
+_CHAT_BASE_URLS = {"deepseek": DEEPSEEK_BASE_URL, "openrouter": OPENROUTER_BASE_URL, "local": LOCAL_BASE_URL}
+#: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
+SIM_API_KEY = "sim-key"
+_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
+
+
+def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
+    """Separate simulator options from SDK client kwargs; reuse a given ``transport``."""
+    transport = kw.pop("transport", None)
+    sim_kw = {k: kw.pop(k) for k in _SIM_OPTIONS if k in kw}
+    if transport is None:
+        transport = SimTransport(**sim_kw)
+    elif sim_kw:
+        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
+    return transport, kw
+
+
+def _sdk_kwargs(kw: dict[str, Any], base_url: str) -> tuple[SimTransport, dict[str, Any]]:
+    """The transport, and the SDK kwargs with the placeholder key and the simulator's base URL filled in."""
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("base_url", base_url)
+    return transport, rest
+
+
+def openai_client(**kw: Any) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
+
+    Simulator options (``seed``, ``secret``, ``retry_after_ms``, ``default_fault``, ``real_models``,
+    ``latency_ms``, ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
+    ``timeout``, ...) to the SDK client.
+    """
+    import httpx2
+    import openai
+
+    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
+    return openai.AsyncOpenAI(http_client=httpx2.AsyncClient(transport=transport), **rest)
+
+
+def openai_sync_client(**kw: Any) -> openai.OpenAI:
+    """Sync twin of :func:`openai_client`."""
+    import httpx2
+    import openai
+
+    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
+    return openai.OpenAI(http_client=httpx2.Client(transport=transport), **rest)
+
+
+def anthropic_client(**kw: Any) -> anthropic.AsyncAnthropic:
+    """An ``anthropic.AsyncAnthropic`` talking to the in-process simulator (options as above)."""
+    import anthropic
+    import httpx2
+
+    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
+    return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=transport), **rest)
+
+
+def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
+    """Sync twin of :func:`anthropic_client`."""
+    import anthropic
+    import httpx2
+
+    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
+    return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
+
+
+def gemini_client(**kw: Any) -> genai.Client:
+    """A ``google.genai.Client`` talking to the in-process simulator, sync and async (``client.aio``).
+
+    Simulator options or ``transport=`` go to the transport; ``http_options`` (a dict or
+    ``types.HttpOptions``: ``api_version``, ``retry_options``, ...) are kept, with the simulator's
+    base URL and clients filled in; everything else (``api_key``, ...) to ``genai.Client``.
+    """
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    transport, rest = _split(kw)
+    rest.setdefault("api_key", SIM_API_KEY)
+    given = rest.pop("http_options", None)
+    if isinstance(given, dict):
+        given = types.HttpOptions.model_validate(given)
+    opts = given or types.HttpOptions()
+    opts = opts.model_copy(
+        update={
+            "base_url": opts.base_url or GEMINI_BASE_URL,
+            "httpx_client": httpx2.Client(transport=transport),
+            "httpx_async_client": httpx2.AsyncClient(transport=transport),
+        }
+    )
+    return genai.Client(http_options=opts, **rest)
+
+
+def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` talking to one simulated Chat Completions host (options as above).
+
+    ``dialect`` is ``"deepseek"``, ``"openrouter"`` or ``"local"`` and picks the base URL; requests
+    carry the ``x-agentlab-chat-dialect`` header so a path two hosts share (``GET /v1/models``) reaches
+    this one. Local servers need no key; the client still sends the placeholder, as SDKs do.
+    """
+    import httpx2
+    import openai
+
+    if dialect not in _CHAT_BASE_URLS:
+        raise ValueError(f"dialect must be one of {sorted(_CHAT_BASE_URLS)}, not {dialect!r}")
+    transport, rest = _sdk_kwargs(kw, _CHAT_BASE_URLS[dialect])
+    headers = {"x-agentlab-chat-dialect": dialect, **(rest.pop("default_headers", None) or {})}
+    return openai.AsyncOpenAI(
+        http_client=httpx2.AsyncClient(transport=transport), default_headers=headers, **rest
+    )

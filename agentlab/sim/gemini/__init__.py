@@ -1,0 +1,1 @@
+"""The simulated Gemini API (``generateContent``, explicit caches, files and their errors)."""

@@ -1,0 +1,1 @@
+"""The simulated OpenAI Responses protocol (``POST /v1/responses`` and its routes)."""
