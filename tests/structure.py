@@ -76,12 +76,17 @@ def _targets(node: ast.AST, name: str, path: Path, mods: dict[str, Path]) -> Ite
             yield value
 
 
-def _lazy_strings(tree: ast.Module) -> Iterator[str]:
-    """Module names in lazy tables: string constants that look like ``agentlab.x.y``."""
+def _lazy_strings(tree: ast.Module, mods: dict[str, Path]) -> Iterator[str]:
+    """Module names in lazy tables: constants naming an agentlab module (``agentlab.x.y[:attr]``).
+
+    Only exact module names count: a telemetry attribute or an MLflow tag such as
+    ``"agentlab.run_id"`` looks like a dotted name but imports nothing.
+    """
     for node in ast.walk(tree):
         value = node.value if isinstance(node, ast.Constant) else None
-        if isinstance(value, str) and value.startswith("agentlab.") and " " not in value:
-            yield value.split(":")[0]
+        name = value.split(":")[0] if isinstance(value, str) else ""
+        if name.startswith("agentlab.") and name in mods:
+            yield name
 
 
 def import_graph(root: Path = ROOT, *, lazy: bool = False) -> dict[str, set[str]]:
@@ -100,7 +105,7 @@ def import_graph(root: Path = ROOT, *, lazy: bool = False) -> dict[str, set[str]
             if id(node) not in skip:
                 found.update(_targets(node, name, path, mods))
         if lazy:
-            found.update(_lazy_strings(tree))
+            found.update(_lazy_strings(tree, mods))
         for target in found:
             while target and target not in mods:
                 target = target.rpartition(".")[0]
