@@ -62,6 +62,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentlab.costs.throughput import CallTimes
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -80,8 +82,12 @@ __all__ = [
 
 
 @runtime_checkable
-class PricedCall(Protocol):
-    """What a row is read from: one priced model call (``agentlab.loop.result.CallRecord``)."""
+class PricedCall(CallTimes, Protocol):
+    """What a row is read from: one priced model call (``agentlab.loop.result.CallRecord``).
+
+    The timings and ``model`` are :class:`~agentlab.costs.throughput.CallTimes`'s; here the usage
+    and model are known, and the call says where it belongs and what it cost.
+    """
 
     @property
     def run_id(self) -> str | None:
@@ -114,18 +120,6 @@ class PricedCall(Protocol):
     @property
     def provider_cost_usd(self) -> float | None:
         """The provider's own cost figure, or ``None``."""
-
-    @property
-    def latency_s(self) -> float | None:
-        """Request start to completed response."""
-
-    @property
-    def first_reasoning_s(self) -> float | None:
-        """Time to the first reasoning delta (``None``: none streamed)."""
-
-    @property
-    def first_text_s(self) -> float | None:
-        """Time to the first answer-text delta (``None``: none streamed)."""
 
     @property
     def stop_reason(self) -> str | None:
