@@ -224,7 +224,7 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-__version__ = "0.1.0"
+from agentlab._version import __version__ as __version__
 
 _EXPORTS: dict[str, str] = {
     # items

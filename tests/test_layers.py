@@ -19,6 +19,11 @@ The rule, precisely:
   points into the notebook package (kept where users import it from).
 
 Core reaches the Jupyter edge only through ``agentlab.frontend`` and ``Run.subscribe``.
+
+The structure checks at the end hold the figures ``python -m tests.structure`` prints at their
+targets, instead of a sentence in the docs: no function over 80 lines; the runtime import cycles
+exactly ``structure.ALLOWED_CYCLES`` (at most two, each with its reason); no package importing
+against the data path (``structure.LAYERS``, lazy tables included); the simulator a leaf.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import sys
 from pathlib import Path
 
 import agentlab
+from tests import structure
 
 ROOT = Path(agentlab.__file__).resolve().parent
 EDGE = {"__init__.py", "__main__.py"}
@@ -147,3 +153,62 @@ def test_importing_every_core_module_loads_no_notebook_or_ipython() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+# Checks, not claims: the structure figures of ``tests/structure.py`` held at their targets.
+
+
+def test_no_function_is_over_80_lines() -> None:
+    over = [f"{where} ({n} lines)" for n, where in structure.function_lengths() if n > structure.MAX_LINES]
+    assert over == []
+
+
+def test_the_runtime_import_cycles_are_the_allowed_ones_each_with_a_reason() -> None:
+    assert len(structure.ALLOWED_CYCLES) <= 2
+    assert all(reason.strip() for reason in structure.ALLOWED_CYCLES.values())
+    found = {frozenset(c) for c in structure.cycles(structure.import_graph())}
+    assert sorted(sorted(c) for c in found - set(structure.ALLOWED_CYCLES)) == [], "new cycles"
+    assert sorted(sorted(c) for c in set(structure.ALLOWED_CYCLES) - found) == [], "allowed but gone"
+
+
+def test_no_package_imports_against_the_data_path() -> None:
+    """Lazy tables count: an upward reach hidden in a string is still one."""
+    arrows = structure.arrows_against_path(structure.import_graph(lazy=True))
+    assert [f"{a} -> {b}" for a, b in arrows] == []
+
+
+def test_the_simulator_imports_nothing_of_agentlab_outside_itself() -> None:
+    assert structure.sim_reaches_out(structure.import_graph(lazy=True)) == []
+
+
+def test_the_structure_checker_sees_relative_function_level_and_lazy_imports_not_type_checking(
+    tmp_path: Path,
+) -> None:
+    """The graph the checks read: what counts as an import, and what does not.
+
+    A relative import inside a function and a lazy-table string are edges (and so arrows, when
+    they point up); an import under ``TYPE_CHECKING`` and a dotted tag name are not.
+    """
+    pkg = tmp_path / "agentlab"
+    for rel in ("__init__.py", "neutral/__init__.py", "loop/__init__.py", "notebook/__init__.py"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("")
+    (pkg / "loop/runner.py").write_text("")
+    (pkg / "notebook/view.py").write_text("")
+    (pkg / "neutral/request.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from agentlab.notebook.view import View\n"
+        "def f():\n    from ..loop import runner\n"
+    )
+    (pkg / "neutral/table.py").write_text(
+        "_LAZY = {'View': 'agentlab.notebook.view', 'tag': 'agentlab.run_id'}\n"
+    )
+    graph = structure.import_graph(pkg, lazy=True)
+    assert graph["agentlab.neutral.request"] == {"agentlab.loop", "agentlab.loop.runner"}
+    assert graph["agentlab.neutral.table"] == {"agentlab.notebook.view"}
+    assert structure.arrows_against_path(graph) == [
+        ("agentlab.neutral.request", "agentlab.loop"),
+        ("agentlab.neutral.request", "agentlab.loop.runner"),
+        ("agentlab.neutral.table", "agentlab.notebook.view"),
+    ]
+    assert structure.import_graph(pkg)["agentlab.neutral.table"] == set()  # a string imports at first use

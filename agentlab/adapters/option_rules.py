@@ -8,7 +8,8 @@ sets; :func:`check_provider_options` applies that declaration the same way for e
 a ``Run`` (or a ``compare``) is built and again in the adapter's build, so both refuse the same keys
 with the same words. Nothing here names a provider.
 
-The checks, in order: keys of another registered provider (a run is pinned to one provider, and a
+The checks, in order: keys with no registered provider's prefix (a typo, or a generic knob such as
+``reasoning`` given here); keys of another registered provider (a run is pinned to one provider, and a
 knob meant for another would do nothing); values that are not JSON (every option goes into a JSON
 request body, so an ``object()`` would fail inside the SDK after logging); keys agentlab builds;
 wrong types; sub-keys of a dict option that agentlab builds; and a key given together with the
@@ -102,6 +103,15 @@ def _neutral_set(request: ModelRequest, name: str) -> bool:
     return bool(getattr(request, name) != info.get_default(call_default_factory=True))
 
 
+def _check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[str, Any]) -> None:
+    bad = sorted(str(k) for k in options if not (isinstance(k, str) and k.startswith(prefixes)))
+    if bad:
+        raise InvalidSettingsError(
+            f"provider_options {bad}: keys must start with a provider's prefix ('{provider}_...' for this "
+            "run); generic knobs such as reasoning or max_output_tokens are Run keywords"
+        )
+
+
 def _check_foreign(provider: str, prefix: str, options: Mapping[str, Any]) -> None:
     foreign = sorted(k for k in options if not k.startswith(prefix))
     if foreign:
@@ -165,13 +175,18 @@ def _check_neutral(
                 )
 
 
-def check_provider_options(provider: str, prefix: str, rules: OptionRules, request: ModelRequest) -> None:
+def check_provider_options(
+    provider: str, prefix: str, rules: OptionRules, request: ModelRequest, *, prefixes: tuple[str, ...]
+) -> None:
     """``request.provider_options`` against ``rules``; the first problem as one-line ``InvalidSettingsError``.
 
-    ``provider``/``prefix``: the provider the request is for and its key prefix (``"openai_"``).
+    ``provider``/``prefix``: the provider the request is for and its key prefix (``"openai_"``);
+    ``prefixes``: every registered provider's prefix (a key with none of them is a typo or a generic
+    knob in the wrong place, said apart from another provider's key).
     """
     if not request.provider_options:
         return
+    _check_prefixed(provider, prefixes, request.provider_options)
     _check_foreign(provider, prefix, request.provider_options)
     opts = request.options_for(provider)
     _check_values(provider, prefix, opts, rules)

@@ -173,7 +173,8 @@ class ProviderSpec:
 
     def check_provider_options(self, request: ModelRequest) -> None:
         """The request's ``provider_options`` against this provider's declared ``options`` rules."""
-        check_provider_options(self.name, self.option_prefix, self.options, request)
+        prefixes = option_prefixes()
+        check_provider_options(self.name, self.option_prefix, self.options, request, prefixes=prefixes)
 
     def check_request_options(self, request: ModelRequest, adapter: object | None = None) -> None:
         """The provider's rules for the request: its ``options`` declaration, then ``check_options``.

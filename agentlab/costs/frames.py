@@ -50,20 +50,90 @@ short: the columns people read first (``UsageFrame.MAIN_COLUMNS``), formatted, w
 the rest. ``df.frame(all_columns=True)`` shows every column formatted; ``pd.DataFrame(df)`` the raw one.
 
 Accepted records: ``CallRecord``s, ``RunResult``s (their calls), ``ModelCallCompletedEvent``s (cost
-recomputed from the current price table), or an iterable mixing them.
+recomputed from the current price table), or an iterable mixing them. The frame reads the loop's
+records through two small protocols, :class:`PricedCall` and :class:`RunCalls`, which ``CallRecord``
+and ``RunResult`` satisfy: ``costs`` sits below ``loop`` on the data path and never imports it.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from agentlab.costs.throughput import CallTimes
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["THROUGHPUT_COLUMNS", "TOKEN_COST_COLUMNS", "USAGE_COLUMNS", "usage_by", "usage_frame"]
+    from agentlab.costs.pricing import Cost
+    from agentlab.neutral.usage import CallUsage
+
+__all__ = [
+    "THROUGHPUT_COLUMNS",
+    "TOKEN_COST_COLUMNS",
+    "USAGE_COLUMNS",
+    "PricedCall",
+    "RunCalls",
+    "usage_by",
+    "usage_frame",
+]
+
+
+@runtime_checkable
+class PricedCall(CallTimes, Protocol):
+    """What a row is read from: one priced model call (``agentlab.loop.result.CallRecord``).
+
+    The timings and ``model`` are :class:`~agentlab.costs.throughput.CallTimes`'s; here the usage
+    and model are known, and the call says where it belongs and what it cost.
+    """
+
+    @property
+    def run_id(self) -> str | None:
+        """The run the call belongs to."""
+
+    @property
+    def step(self) -> int | None:
+        """1-based model call number within the run."""
+
+    @property
+    def provider(self) -> str:
+        """The provider that answered."""
+
+    @property
+    def model(self) -> str:
+        """The model that answered."""
+
+    @property
+    def usage(self) -> CallUsage:
+        """Token counts in agentlab's convention (unknown stays ``None``)."""
+
+    @property
+    def cost(self) -> Cost:
+        """The call's cost, priced when it was recorded."""
+
+    @property
+    def reasoning_items_dropped(self) -> int:
+        """Opaque items not sent back for this call."""
+
+    @property
+    def provider_cost_usd(self) -> float | None:
+        """The provider's own cost figure, or ``None``."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the model stopped."""
+
+
+@runtime_checkable
+class RunCalls(Protocol):
+    """A record holding its calls (``agentlab.loop.result.RunResult``): one row per call."""
+
+    @property
+    def calls(self) -> Sequence[PricedCall]:
+        """The run's priced calls, in order."""
+
 
 TOKEN_COST_COLUMNS: dict[str, str] = {
     "input_tokens": "Int64",
@@ -111,29 +181,26 @@ def _nan(v: float | None) -> float:
 
 def _rows(records: Any) -> Iterable[dict[str, Any]]:
     from agentlab.costs.pricing import UnpricedModelWarning, price_call
-    from agentlab.loop.result import CallRecord, RunResult
     from agentlab.neutral.events import ModelCallCompletedEvent
 
-    if isinstance(records, CallRecord | RunResult | ModelCallCompletedEvent):
+    if isinstance(records, ModelCallCompletedEvent | RunCalls | PricedCall):
         records = [records]
     for r in records:
-        if isinstance(r, RunResult):
-            yield from _rows(r.calls)
-            continue
         if isinstance(r, ModelCallCompletedEvent):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UnpricedModelWarning)
                 cost = price_call(r.usage, r.provider, r.model)
-            run_id, step, dropped = r.run_id, r.step, r.reasoning_items_dropped
-            latency, fr, ft = r.latency_s, r.first_reasoning_s, r.first_text_s
-        elif isinstance(r, CallRecord):
+        elif isinstance(r, RunCalls):
+            yield from _rows(r.calls)
+            continue
+        elif isinstance(r, PricedCall):
             cost = r.cost
-            run_id, step, dropped = r.run_id, r.step, r.reasoning_items_dropped
-            latency, fr, ft = r.latency_s, r.first_reasoning_s, r.first_text_s
         else:
             raise TypeError(
                 f"usage_frame takes CallRecord, RunResult or ModelCallCompletedEvent, got {type(r).__name__}"
             )
+        run_id, step, dropped = r.run_id, r.step, r.reasoning_items_dropped
+        latency, fr, ft = r.latency_s, r.first_reasoning_s, r.first_text_s
         u = r.usage
         yield {
             "run_id": run_id,

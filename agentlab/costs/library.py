@@ -24,12 +24,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentlab.adapters.registry import find_provider
-
-if TYPE_CHECKING:
-    from agentlab.costs.pricing import Price
+from agentlab.costs.price import Price, PriceTier
 
 __all__ = ["RELEASE_DATES", "library_price", "library_source"]
 
@@ -94,8 +92,6 @@ def _rates(keyed: dict[str, Any], input_tokens: int) -> dict[str, float]:
 
 def _to_price(model_price: Any, source: str, updated: str | None) -> Price | None:
     from genai_prices.types import TieredPrices
-
-    from agentlab.costs.pricing import Price, PriceTier
 
     keyed = {k: v for k, v in vars(model_price).items() if v is not None and not k.startswith("_")}
     if "input_mtok" not in keyed or "output_mtok" not in keyed:

@@ -48,10 +48,11 @@ from contextvars import ContextVar
 from importlib import resources
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 
 from agentlab.adapters._simulated import simulated_base
 from agentlab.costs.library import library_price
+from agentlab.costs.price import Price, PriceTier
 from agentlab.errors import ConfigError
 from agentlab.neutral.usage import CallUsage
 
@@ -72,51 +73,6 @@ _NAN = float("nan")
 
 class UnpricedModelWarning(UserWarning):
     """A call to a model with no price: its cost is NaN (``set_price`` fixes it)."""
-
-
-class PriceTier(BaseModel):
-    """Rates for a call whose inclusive input is above ``above_input_tokens`` (USD per million)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    above_input_tokens: int = Field(ge=0)
-    input: float = Field(ge=0)
-    cache_read: float = Field(ge=0)
-    cache_write_5m: float = Field(ge=0)
-    cache_write_1h: float = Field(ge=0)
-    output: float = Field(ge=0)
-
-
-class Price(BaseModel):
-    """USD per million tokens for one model, with its long-context tiers (ascending thresholds)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    input: float = Field(ge=0)
-    cache_read: float = Field(ge=0)
-    cache_write_5m: float = Field(ge=0)
-    cache_write_1h: float = Field(ge=0)
-    output: float = Field(ge=0)
-    tiers: tuple[PriceTier, ...] = ()
-    simulated: bool = False
-    source: str = "user override"
-    as_of: str | None = None
-
-    def rates_for(self, input_tokens: int | None) -> Price | PriceTier | None:
-        """The rates that apply to a call with ``input_tokens`` (None: unknown, when tiers exist).
-
-        Why a whole-call switch: the providers bill every token of a call above the threshold at
-        the higher rate, not only the part above it.
-        """
-        if not self.tiers:
-            return self
-        if input_tokens is None:
-            return None
-        chosen: Price | PriceTier = self
-        for tier in sorted(self.tiers, key=lambda t: t.above_input_tokens):
-            if input_tokens > tier.above_input_tokens:
-                chosen = tier
-        return chosen
 
 
 def _null_is_unknown(v: Any) -> Any:

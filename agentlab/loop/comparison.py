@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentlab import frontend
+import agentlab.frontend as frontend
 from agentlab.adapters.base import Adapter, ModelRef, parse_model
 from agentlab.loop.runner import Run
 from agentlab.loop.sync import run_sync

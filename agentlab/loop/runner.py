@@ -39,7 +39,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, M
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload, runtime_checkable
 
-from agentlab import frontend
+import agentlab.frontend as frontend
 from agentlab.adapters.base import Adapter, ModelRef, check_simulated, create_adapter, parse_model
 from agentlab.adapters.registry import find_provider
 from agentlab.assembly.assembler import stamped

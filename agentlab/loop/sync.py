@@ -17,7 +17,7 @@ import time
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
-from agentlab import frontend
+import agentlab.frontend as frontend
 from agentlab.records.logs import get_logger
 
 __all__ = ["CANCEL_WAIT_S", "run_sync"]

@@ -238,25 +238,17 @@ def non_negative_number(value: object, name: str) -> float:
 def provider_options(value: object, provider: str) -> dict[str, Any]:
     """The escape hatch: a dict whose keys carry a provider's prefix (``openai_*``, ``anthropic_*``).
 
-    A key without one can only be a typo or a generic knob in the wrong place. The provider's own
-    rules (another provider's keys, owned keys, types, clashes with generic knobs) are its spec's
-    declaration, run by ``Run`` right after (``ProviderSpec.options``); ``compare`` hands each run
-    only its provider's keys.
+    Only its shape is checked here. The keys are the provider's spec's business, checked by
+    ``ProviderSpec.check_provider_options`` (``agentlab.adapters.option_rules``), which ``Run`` runs
+    on its first request right after: a key with no provider's prefix (a typo, or a generic knob in
+    the wrong place), another provider's keys, owned keys, types, clashes with generic knobs.
+    ``compare`` hands each run only its provider's keys.
     """
-    from agentlab.adapters.registry import option_prefixes
-
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise InvalidSettingsError(
             f"provider_options must be a dict such as {{'{provider}_...': value}}, got {type(value).__name__}"
-        )
-    prefixes = option_prefixes()
-    bad = sorted(str(k) for k in value if not (isinstance(k, str) and k.startswith(prefixes)))
-    if bad:
-        raise InvalidSettingsError(
-            f"provider_options {bad}: keys must start with a provider's prefix ('{provider}_...' for this "
-            "run); generic knobs such as reasoning or max_output_tokens are Run keywords"
         )
     return dict(value)
 

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from agentlab.errors import AgentlabError
-from agentlab.records.logs import redact_secrets
+from agentlab.neutral.redaction import redact_secrets
 
 __all__ = [
     "WireFieldError",

@@ -265,21 +265,6 @@ class ModelRequest(ShapedRepr, BaseModel):
     """The run and step this call belongs to: the adapter builds every event of the call with it
     (events are frozen and born stamped). ``None`` outside a run; not part of the wire request."""
 
-    @field_validator("provider_options")
-    @classmethod
-    def _prefixed(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if not v:
-            return v
-        from agentlab.adapters.registry import option_prefixes
-
-        prefixes = option_prefixes()
-        bad = [k for k in v if not k.startswith(prefixes)]
-        if bad:
-            raise ValueError(
-                f"provider_options keys must start with one of {list(prefixes)}; got {sorted(bad)}"
-            )
-        return v
-
     @field_validator("tool_choice")
     @classmethod
     def _choice(cls, v: str) -> str:

@@ -7,29 +7,15 @@ ipywidgets when it is not.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any
+
+from agentlab.notebook.kernel import in_kernel
 
 if TYPE_CHECKING:
     from agentlab.notebook.run_view import RunView
 
 __all__ = ["display", "in_kernel", "live_run_view", "sdk_note"]
-
-
-def in_kernel() -> bool:
-    """True inside a Jupyter kernel (a frontend that can show widgets), False in scripts and IPython TUI.
-
-    ``AGENTLAB_NO_WIDGETS=1`` turns live widgets off (static HTML results still render).
-    """
-    if os.environ.get("AGENTLAB_NO_WIDGETS", "").lower() in {"1", "true", "yes"}:
-        return False
-    if "IPython" not in sys.modules or "ipykernel" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    ip = get_ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 def display(obj: Any) -> None:

@@ -7,7 +7,7 @@ importing the SDKs then moves that cost off the cell that asks for a model.
 
 Safety, in order of importance:
 
-* **Kernels only.** :func:`start` does nothing unless :func:`agentlab.notebook.live.in_kernel` is
+* **Kernels only.** :func:`start` does nothing unless :func:`agentlab.notebook.kernel.in_kernel` is
   true, so scripts, tests and the IPython terminal import nothing they did not ask for.
   ``AGENTLAB_WARMUP=0`` turns it off in a kernel too.
 * **Only while no cell runs.** The thread imports one package at a time and, before each, waits
@@ -37,7 +37,7 @@ import os
 import threading
 from typing import Any
 
-from agentlab.notebook.live import in_kernel
+from agentlab.notebook.kernel import in_kernel
 
 __all__ = ["modules_to_warm", "start", "wait"]
 

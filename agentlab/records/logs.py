@@ -27,8 +27,9 @@ Records keep structured fields under ``record.agentlab`` (a dict) when passed as
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
+
+from agentlab.neutral.redaction import REDACTED, redact_secrets
 
 __all__ = [
     "SDK_LOGGERS",
@@ -40,16 +41,11 @@ __all__ = [
     "stack_loggers",
 ]
 
-REDACTED = "[REDACTED]"
 SDK_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
 """The HTTP-stack loggers every provider SDK may log through. Each provider's own SDK loggers come
 from its registry entry (``ProviderSpec.sdk_loggers``, added when the provider is first routed), and
 adapters add what their client is really built on (``stack_loggers``)."""
 
-_SECRET_RE = re.compile(
-    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|(?i:x-api-key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._\-]{12,})"
-)
 _SENSITIVE_KEYS = frozenset(
     {
         "encrypted_content",
@@ -75,11 +71,6 @@ _OPAQUE_TYPES = (
     "ModelResponse",
     "ResponseCompletedEvent",
 )
-
-
-def redact_secrets(text: str) -> str:
-    """Replace API-key-looking substrings with ``[REDACTED]``."""
-    return _SECRET_RE.sub(REDACTED, text) if text else text
 
 
 def redact(value: Any, _depth: int = 0, *, wire: bool = True) -> Any:

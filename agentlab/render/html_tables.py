@@ -49,19 +49,23 @@ def fmt_int(v: Any) -> str:
         return "<NA>"
 
 
+def _known(v: Any) -> float | None:
+    """``v`` as a float, or None when it is unknown (None, NaN, ``pd.NA``) or not a number."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
 def fmt_usd(v: Any) -> str:
     """Dollars, one rule everywhere: 4 significant digits, at least cents; ``<NA>`` for unknown.
 
     ``$0.01000`` sits next to ``$0.005556`` and ``$1.234`` next to ``$12.35``, so amounts line up
     by magnitude; whole cents from $10 up (``$1,234.50``), never scientific notation.
     """
-    if v is None:
-        return "<NA>"
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return "<NA>"
-    if math.isnan(f):
+    f = _known(v)
+    if f is None:
         return "<NA>"
     if f == 0:
         return "$0"
@@ -71,11 +75,8 @@ def fmt_usd(v: Any) -> str:
 
 def fmt_rate(v: Any) -> str:
     """Tokens per second, 3 significant digits (``412 tok/s``); ``<NA>`` for unknown."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return "<NA>"
-    if math.isnan(f):
+    f = _known(v)
+    if f is None:
         return "<NA>"
     return f"{f:,.0f} tok/s" if abs(f) >= 100 else f"{f:.3g} tok/s"
 

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from agentlab import frontend
+import agentlab.frontend as frontend
 from agentlab.errors import ConfigError
 from agentlab.render.html_tables import fmt_usd
 

@@ -52,7 +52,7 @@ _active: _Instrumented | None = None
 
 
 def _tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
-    from agentlab import __version__
+    from agentlab._version import __version__
 
     return (provider or trace.get_tracer_provider()).get_tracer(TRACER_NAME, __version__)
 

@@ -35,6 +35,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+import agentlab.telemetry.attributes as attrs
 from agentlab.neutral.events import (
     DiagnosticEvent,
     ErrorEvent,
@@ -45,7 +46,6 @@ from agentlab.neutral.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentlab.telemetry import attributes as attrs
 
 if TYPE_CHECKING:
     from agentlab.loop.runner import Run

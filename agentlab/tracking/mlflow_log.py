@@ -110,9 +110,9 @@ def _experiment_id(client: MlflowClient, name: str, artifact_location: str | Non
 
 
 def _version() -> str:
-    import agentlab
+    from agentlab._version import __version__
 
-    return agentlab.__version__
+    return __version__
 
 
 def _totals(frame: pd.DataFrame) -> dict[str, float]:

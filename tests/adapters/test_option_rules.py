@@ -163,6 +163,24 @@ async def test_the_adapters_build_refuses_what_construction_refuses() -> None:
             await adapter.aclose()
 
 
+@pytest.mark.parametrize("spec_name", provider_names())
+def test_a_key_with_no_providers_prefix_is_refused_by_the_spec_with_the_runs_words(spec_name: str) -> None:
+    """One check, one message: ``Run(provider_options={"foo": 1})`` and a hand-built request alike.
+
+    The rule is the provider's spec's (the neutral ``ModelRequest`` does not ask the registry).
+    """
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+
+    req = ModelRequest(model="m", items=(UserItem(text="hi"),), provider_options={"foo": 1})
+    with pytest.raises(InvalidSettingsError) as by_spec:
+        get_provider(spec_name).check_provider_options(req)
+    with pytest.raises(InvalidSettingsError) as by_run:
+        al.Run(f"{spec_name}:m", "hi", provider_options={"foo": 1})
+    assert str(by_spec.value) == str(by_run.value)
+    assert f"'{spec_name}_...' for this run" in str(by_spec.value)
+
+
 def test_a_generation_config_that_sets_max_output_tokens_alone_is_sent() -> None:
     """No conflict without the neutral knob: the provider's key is the one setting it."""
     r = al.run(

@@ -61,6 +61,26 @@ def test_from_events_and_results_and_empty() -> None:
         al.usage_frame([object()])
 
 
+def test_frames_read_records_through_the_protocols_not_the_loops_classes() -> None:
+    """Anything shaped like a priced call (or a run holding such calls) makes rows: costs needs no loop."""
+    import dataclasses
+
+    from agentlab.costs.frames import PricedCall, RunCalls
+    from agentlab.loop.result import CallRecord, RunResult
+
+    r = al.run("openai:sim-reasoner", "x", adapter=ScriptedAdapter([Step(text="a")]))
+    call: PricedCall = r.calls[0]  # the loop's records satisfy the protocols (mypy checks these two)
+    run: RunCalls = r
+    assert isinstance(call, CallRecord) and isinstance(run, RunResult)
+
+    @dataclasses.dataclass
+    class Mine:
+        calls: tuple[PricedCall, ...]
+
+    pd.testing.assert_frame_equal(al.usage_frame(Mine(calls=(call,))), r.usage_frame())
+    pd.testing.assert_frame_equal(al.usage_frame([Mine(calls=(call,))]), r.usage_frame())
+
+
 def test_usage_values_render_as_html_without_widgets() -> None:
     import agentlab as al
     from agentlab.testing import ScriptedAdapter, Step

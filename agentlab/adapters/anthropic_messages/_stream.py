@@ -118,7 +118,6 @@ class MessageAssembler(Assembler):
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.message_id: str | None = None
-        self.response_model: str | None = None
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
@@ -181,7 +180,6 @@ class MessageAssembler(Assembler):
             msg = ev.get("message") or {}
             self.started = True
             self.message_id = msg.get("id")
-            self.response_model = msg.get("model")
             self.usage = dict(msg.get("usage") or {})
             return None
         if t == "message_delta":
@@ -307,7 +305,6 @@ class MessageAssembler(Assembler):
         self.started = True
         self.completed = True
         self.message_id = msg.get("id")
-        self.response_model = msg.get("model")
         self.usage = dict(msg.get("usage") or {})
         self.stop_reason = msg.get("stop_reason")
         self.stop_sequence = msg.get("stop_sequence")

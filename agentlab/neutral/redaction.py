@@ -1,0 +1,24 @@
+"""The one pattern for API-key-looking strings, and the function that blanks them.
+
+Why it lives in ``neutral``: every layer that writes text somewhere durable redacts keys with it
+(error texts here, the logging filter and event log in ``records``, the loop's and the sweeps'
+error rows), so it sits below all of them and imports nothing of agentlab.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REDACTED", "redact_secrets"]
+
+REDACTED = "[REDACTED]"
+
+_SECRET_RE = re.compile(
+    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
+    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|(?i:x-api-key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._\-]{12,})"
+)
+
+
+def redact_secrets(text: str) -> str:
+    """Replace API-key-looking substrings with ``[REDACTED]``."""
+    return _SECRET_RE.sub(REDACTED, text) if text else text
