@@ -30,7 +30,13 @@ from agentlab.errors import StorageError
 from tests.support.faulty_files import AtomicFaults
 
 PACKAGE = Path(al.__file__).resolve().parent
-WRITERS = {PACKAGE / "records" / "atomic_file.py", PACKAGE / "records" / "jsonl.py"}
+# The simulator, a leaf that imports nothing from agentlab, has its own temp-fsync-rename writer for
+# its schema snapshot (tests/sim/test_leaf.py checks it on a full disk).
+WRITERS = {
+    PACKAGE / "records" / "atomic_file.py",
+    PACKAGE / "records" / "jsonl.py",
+    PACKAGE / "sim" / "atomic_file.py",
+}
 
 _TO_PATH = {"to_csv", "to_parquet", "to_excel", "to_json", "to_feather", "to_pickle", "to_html",
             "to_latex", "to_markdown", "to_stata", "to_hdf", "to_orc", "to_xml", "savefig",

@@ -17,14 +17,9 @@ import agentlab.sim as sim
 
 PACKAGE = Path(__file__).resolve().parents[2] / "agentlab"
 
-#: Reaches past the facade that are known and on their way out: the adapters reach the simulator
-#: through their provider specs instead (issue 30, the ``adapterbase`` work); the names they need
-#: are exported already (``parse_model_options``, ``parse_faults``, ``PaceError``,
-#: ``FaultSpecError``, ``CHAT_MODELS``). Shrink this, never grow it.
-KNOWN: dict[str, set[str]] = {
-    "adapters/base.py": {"agentlab.sim.faults", "agentlab.sim.pacing"},
-    "adapters/openai_chat/_simnames.py": {"agentlab.sim.core"},
-}
+#: Reaches past the facade allowed outside the simulator: none (the adapters reach it through their
+#: provider specs' "agentlab.sim:<name>" strings, which the walk below checks too). Never grow it.
+KNOWN: dict[str, set[str]] = {}
 
 
 def _reaches(source: str) -> set[str]:
@@ -38,6 +33,11 @@ def _reaches(source: str) -> set[str]:
             names = [node.module]
             if node.module == "agentlab.sim":
                 names += [f"agentlab.sim.{a.name}" for a in node.names if a.name not in sim.__all__]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and ":" in node.value:
+            module, _, attr = node.value.partition(":")  # a spec string: "agentlab.sim:openai_client"
+            names = [module] + (
+                [f"agentlab.sim.{attr}"] if module == "agentlab.sim" and attr not in sim.__all__ else []
+            )
         out |= {n for n in names if n.startswith("agentlab.sim.")}
     return out
 
