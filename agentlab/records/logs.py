@@ -222,7 +222,7 @@ def stack_loggers(client: object) -> tuple[str, ...]:
     renamed or swapped HTTP library is covered without a list to update.
 
     Those three attributes are private (the SDKs and httpx2 have no public accessor for the objects
-    under a client); ``tests/core/test_stack_loggers.py`` walks real clients of the installed SDKs, so
+    under a client); ``tests/records/test_stack_loggers.py`` walks real clients of the installed SDKs, so
     a release that renames one fails there. Whatever the walk misses, ``SDK_LOGGERS`` still covers.
     """
     names: list[str] = []

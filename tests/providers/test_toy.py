@@ -102,7 +102,7 @@ def test_run_end_to_end_with_a_tool_call(priced_toy: ProviderSpec) -> None:
 
 def test_drop_is_allowed_and_the_continuity_arms_include_the_toy(priced_toy: ProviderSpec) -> None:
     arms = {s.name: s.providers for s in al.continuity_settings()}
-    from tests.core.test_registry import DROP, THINKING_OFF  # the built-ins' arms
+    from tests.adapters.test_registry import DROP, THINKING_OFF  # the built-ins' arms
 
     assert arms["drop"] == (*DROP, "toy") and arms["thinking_off"] == THINKING_OFF
     result = al.run("toy:toy-1", "What is 12 * (3 + 4)?", continuation_policy="drop")
