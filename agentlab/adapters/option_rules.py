@@ -103,7 +103,8 @@ def _neutral_set(request: ModelRequest, name: str) -> bool:
     return bool(getattr(request, name) != info.get_default(call_default_factory=True))
 
 
-def _check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[str, Any]) -> None:
+def check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[str, Any]) -> None:
+    """Every key carries some registered provider's prefix: the one rule that needs no provider spec."""
     bad = sorted(str(k) for k in options if not (isinstance(k, str) and k.startswith(prefixes)))
     if bad:
         raise InvalidSettingsError(
@@ -186,7 +187,7 @@ def check_provider_options(
     """
     if not request.provider_options:
         return
-    _check_prefixed(provider, prefixes, request.provider_options)
+    check_prefixed(provider, prefixes, request.provider_options)
     _check_foreign(provider, prefix, request.provider_options)
     opts = request.options_for(provider)
     _check_values(provider, prefix, opts, rules)

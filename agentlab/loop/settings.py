@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-from agentlab.adapters.registry import get_provider, provider_names
+from agentlab.adapters.option_rules import check_prefixed
+from agentlab.adapters.registry import get_provider, option_prefixes, provider_names
 from agentlab.errors import ConfigError, InvalidSettingsError, UserError
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, check_timeout
 from agentlab.neutral import _inputs
@@ -229,6 +230,7 @@ def _normalize(data: dict[str, Any], provider: str) -> dict[str, Any]:
         data["cache"] = _inputs.cache_hints(data["cache"])
     data["max_output_tokens"] = _inputs.max_output_tokens(data.get("max_output_tokens"))
     data["provider_options"] = _inputs.provider_options(data.get("provider_options"), provider)
+    check_prefixed(provider, option_prefixes(), data["provider_options"])
     data["options"] = _inputs.call_options(data.get("options"), **knobs)
     if data.get("system") is not None:
         _inputs.check_text(data["system"], "system")
