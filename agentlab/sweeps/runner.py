@@ -252,7 +252,9 @@ def _check_combination(ref: ModelRef, s: Setting) -> None:
         )
 
 
-def _settings(settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None) -> list[Setting]:
+def parse_settings(
+    settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None,
+) -> list[Setting]:
     if settings is None:
         return [Setting("default")]
     out: list[Setting] = []
@@ -382,18 +384,18 @@ class SweepReport:
 
 
 @dataclass
-class _Plan:
+class Plan:
     key: RunKey
     task: Task
     ref: ModelRef
     setting: Setting
 
 
-def _iso_now() -> str:
+def iso_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _concurrency(value: int | Mapping[str, int], providers: Iterable[str]) -> dict[str, int]:
+def concurrency_limits(value: int | Mapping[str, int], providers: Iterable[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for p in providers:
         v = value.get(p, 4) if isinstance(value, Mapping) else value
@@ -403,8 +405,8 @@ def _concurrency(value: int | Mapping[str, int], providers: Iterable[str]) -> di
     return out
 
 
-def _row(
-    plan: _Plan,
+def build_row(
+    plan: Plan,
     result: RunResult | None,
     err: BaseException | None,
     latency: float,
@@ -500,7 +502,7 @@ def _usd(v: Any) -> float:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) else 0.0
 
 
-def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
+def spend(row: Mapping[str, Any]) -> tuple[float, int]:
     """What a row cost (USD, input + output tokens): the run's, plus its judges' (an evaluation's).
 
     A judge's spend is kept out of the run's own columns, but it is money spent, so the budget
@@ -516,7 +518,7 @@ def _spend(row: Mapping[str, Any]) -> tuple[float, int]:
     return usd, int(tokens)
 
 
-_DONE = object()
+DONE = object()
 
 
 @dataclass
@@ -533,7 +535,7 @@ class _State:
     down: dict[str, str] = field(default_factory=dict)
     consecutive: dict[str, int] = field(default_factory=dict)
     storage: StorageError | None = None
-    """Set when a row could not be written: the sweep stops (see :func:`_stopped_on_storage`)."""
+    """Set when a row could not be written: the sweep stops (see :func:`stopped_on_storage`)."""
     unwritten: int = 0
 
     def stops(self, provider: str) -> bool:
@@ -541,7 +543,7 @@ class _State:
         return bool(self.budget) or provider in self.down or self.storage is not None
 
 
-def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started: int) -> StorageError:
+def stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started: int) -> StorageError:
     """The error a sweep raises when its results file could not take a row, with what happened."""
     return StorageError(
         f"{e}; sweep stopped: {st.done} run(s) recorded in this call, {st.unwritten} finished run(s) "
@@ -553,7 +555,7 @@ def _stopped_on_storage(e: StorageError, st: _State, cancelled: int, not_started
     )
 
 
-def _check_limits(
+def check_limits(
     repeats: object,
     budget_usd: object,
     budget_tokens: object,
@@ -589,7 +591,7 @@ def _check_limits(
 # ---------------------------------------------------------------------- the steps of a sweep
 
 
-def _models(
+def resolve_models(
     models: Sequence[str | ModelRef], adapter_factory: Callable[[ModelRef], Adapter] | None
 ) -> list[ModelRef]:
     """Parse and check the model list once, so a typo fails before anything runs, not in every run."""
@@ -606,7 +608,7 @@ def _models(
     return refs
 
 
-def _check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budget_usd: float | None) -> None:
+def check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budget_usd: float | None) -> None:
     """Refuse combinations a provider cannot run, and a USD budget that could not be measured."""
     for ref in refs:
         for s in setting_list:
@@ -623,27 +625,27 @@ def _check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budge
             )
 
 
-def _build_plan(
+def build_plan(
     task_list: Sequence[Task], refs: Sequence[ModelRef], setting_list: Sequence[Setting], repeats: int
-) -> list[_Plan]:
+) -> list[Plan]:
     """Every (task, model, setting, repeat) the sweep covers, in a fixed order (tasks outermost).
 
     Pure: the same inputs give the same keys in the same order, which is what resume relies on.
     Settings restricted to other providers (``providers=``) are left out for that model.
     """
-    plan: list[_Plan] = []
+    plan: list[Plan] = []
     for task in task_list:
         for ref in refs:
             for s in setting_list:
                 if not s.applies_to(ref.provider):
                     continue
                 for rep in range(repeats):
-                    plan.append(_Plan((task.id, str(ref), s.name, rep), task, ref, s))
+                    plan.append(Plan((task.id, str(ref), s.name, rep), task, ref, s))
     return plan
 
 
 @dataclass
-class _Finished:
+class Finished:
     """What the results file already holds: the last status per key and the money spent so far."""
 
     last_status: dict[RunKey, str] = field(default_factory=dict)
@@ -651,17 +653,17 @@ class _Finished:
     tokens: int = 0
 
 
-def _read_finished(path: Path, fingerprints: Mapping[str, str]) -> _Finished:
+def read_finished(path: Path, fingerprints: Mapping[str, str]) -> Finished:
     """Read every row (including superseded failures: their money was spent) and check definitions.
 
     A setting whose fingerprint differs from the one recorded under its name is refused, since mixing
     two definitions under one name would corrupt the comparison.
     """
-    out = _Finished()
+    out = Finished()
     for row in read_rows(path):
         key = row_key(row)
         out.last_status[key] = str(row.get("status"))
-        c, t = _spend(row)
+        c, t = spend(row)
         out.usd += c
         out.tokens += t
         name = key[2]
@@ -674,9 +676,9 @@ def _read_finished(path: Path, fingerprints: Mapping[str, str]) -> _Finished:
     return out
 
 
-def _pending(plan: Sequence[_Plan], last_status: Mapping[RunKey, str], retry_failed: bool) -> list[_Plan]:
+def pending(plan: Sequence[Plan], last_status: Mapping[RunKey, str], retry_failed: bool) -> list[Plan]:
     """The plan minus finished keys; ``retry_failed`` also keeps keys whose last row failed."""
-    todo: list[_Plan] = []
+    todo: list[Plan] = []
     for p in plan:
         prev = last_status.get(p.key)
         if prev is None or (retry_failed and prev == "failed"):
@@ -685,7 +687,7 @@ def _pending(plan: Sequence[_Plan], last_status: Mapping[RunKey, str], retry_fai
 
 
 @dataclass(frozen=True)
-class _Budget:
+class Budget:
     """The budget guard's two rules as pure functions of the spend figures (no sweep state inside)."""
 
     usd: float | None
@@ -717,7 +719,7 @@ class _Budget:
 
 
 @dataclass(frozen=True)
-class _RunConfig:
+class RunConfig:
     """What every run of the sweep shares besides its plan entry (validated before anything runs)."""
 
     tools: list[Tool]
@@ -747,7 +749,7 @@ def _task_tools(task: Task, tools: Sequence[Tool]) -> list[Tool]:
     return [t for t in tools if t.name in task.tools]
 
 
-def _check_task_tools(tasks: Sequence[Task], tools: Sequence[Tool]) -> None:
+def check_task_tools(tasks: Sequence[Task], tools: Sequence[Tool]) -> None:
     """A task naming a tool the sweep does not have fails here, before anything runs."""
     names = {t.name for t in tools}
     for task in tasks:
@@ -759,10 +761,10 @@ def _check_task_tools(tasks: Sequence[Task], tools: Sequence[Tool]) -> None:
 
 
 async def run_plan(
-    p: _Plan,
+    p: Plan,
     adapter: Callable[[], Adapter],
     gate: _Gate,
-    cfg: _RunConfig,
+    cfg: RunConfig,
     *,
     resume: tuple[SessionLink, int] | None = None,
     on_run: Callable[[Run], None] | None = None,
@@ -783,7 +785,7 @@ async def run_plan(
     if resume is not None:
         session, done = resume
         prompt, max_steps = None, max(1, s.max_steps - done)
-    at, t0 = _iso_now(), time.perf_counter()
+    at, t0 = iso_now(), time.perf_counter()
     run: Run | None = None
     err: BaseException | None = None
     try:
@@ -811,13 +813,13 @@ async def run_plan(
     except Exception as e:  # the run's own record says what failed; keep the sweep going
         err = e
     result = run.result if run is not None else None
-    row = _row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
+    row = build_row(p, result, err, time.perf_counter() - t0, at, cfg.fingerprints[s.name])
     if cfg.score_run is not None:
         row.update(await cfg.score_run(p.task, result))
     return row
 
 
-class _Scheduler:
+class Scheduler:
     """The shared mutable state of one sweep call, as explicit fields, and the steps that change it.
 
     Why one object: workers of every provider read and write the same counters (budget, provider
@@ -830,12 +832,12 @@ class _Scheduler:
         *,
         plan_size: int,
         from_file: int,
-        todo: Sequence[_Plan],
+        todo: Sequence[Plan],
         concurrency: Mapping[str, int],
-        finished: _Finished,
-        budget: _Budget,
+        finished: Finished,
+        budget: Budget,
         writer: ResultsFile,
-        config: _RunConfig,
+        config: RunConfig,
         t_start: float,
     ) -> None:
         self.plan_size = plan_size
@@ -847,12 +849,12 @@ class _Scheduler:
         self.config = config
         self.t_start = t_start
         self.limiters = {p: AdaptiveLimiter(p, n) for p, n in concurrency.items()}
-        self.queues: dict[str, collections.deque[_Plan]] = {p: collections.deque() for p in concurrency}
+        self.queues: dict[str, collections.deque[Plan]] = {p: collections.deque() for p in concurrency}
         for p in todo:
             self.queues[p.ref.provider].append(p)
         self.adapters: dict[str, Adapter] = {}
         self.events: asyncio.Queue[Any] = asyncio.Queue()
-        """``None`` when a run starts, a ``SweepProgress`` when one was recorded, ``_DONE`` per worker."""
+        """``None`` when a run starts, a ``SweepProgress`` when one was recorded, ``DONE`` per worker."""
         self.st = _State(usd=finished.usd, tokens=finished.tokens, consecutive=dict.fromkeys(concurrency, 0))
         self.st.budget = self.budget.reached(self.st.usd, self.st.tokens)
         self.remote_stats: dict[str, LimiterStats] | None = None
@@ -912,13 +914,13 @@ class _Scheduler:
             self.adapters[str(ref)] = a
         return a
 
-    async def run_one(self, p: _Plan) -> dict[str, Any]:
+    async def run_one(self, p: Plan) -> dict[str, Any]:
         """Run one plan entry to its results row on the model's shared adapter."""
         return await run_plan(p, lambda: self.adapter_for(p.ref), self.limiters[p.ref.provider], self.config)
 
     # -------------------------------------------------------------- record a result
 
-    def record(self, p: _Plan, row: dict[str, Any]) -> None:
+    def record(self, p: Plan, row: dict[str, Any]) -> None:
         """Append the row, then count it; a row the file cannot take stops the sweep instead."""
         st = self.st
         try:
@@ -927,7 +929,7 @@ class _Scheduler:
             st.storage = st.storage or e
             st.unwritten += 1
             return
-        c, t = _spend(row)
+        c, t = spend(row)
         st.usd += c
         st.tokens += t
         st.done += 1
@@ -982,7 +984,7 @@ class _Scheduler:
                     await lim.release()
                 self.events.put_nowait(snap_after)  # the state right after this run was recorded
         finally:
-            self.events.put_nowait(_DONE)
+            self.events.put_nowait(DONE)
 
     def start_workers(self) -> list[asyncio.Task[None]]:
         """``concurrency`` workers per provider that has queued runs (the limiter may admit fewer).
@@ -1012,7 +1014,7 @@ class _Scheduler:
 
 
 async def _pump(
-    sched: _Scheduler,
+    sched: Scheduler,
     workers: Sequence[asyncio.Task[None]],
     display: ProgressDisplay | None,
     on_progress: Callable[[SweepProgress], Any] | None,
@@ -1029,7 +1031,7 @@ async def _pump(
         if sched.st.storage is not None:
             return sched.st.running
         item = await sched.events.get()
-        if item is _DONE:
+        if item is DONE:
             alive -= 1
             continue
         if display is not None:
@@ -1042,8 +1044,8 @@ async def _pump(
     return 0
 
 
-async def _execute(
-    sched: _Scheduler,
+async def execute(
+    sched: Scheduler,
     display: ProgressDisplay | None,
     on_progress: Callable[[SweepProgress], Any] | None,
 ) -> int:
@@ -1070,19 +1072,21 @@ async def _execute(
     return cancelled
 
 
-def say_stopped(sched: _Scheduler, display: ProgressDisplay | None) -> None:
+def say_stopped(sched: Scheduler, display: ProgressDisplay | None) -> None:
     """The final progress line of an interrupted or storage-stopped sweep (either executor)."""
     if display is not None:
         why = "results file not writable" if sched.st.storage else "interrupted"
         display.update(sched.snapshot(f"{why}: finished runs are saved; call again to resume"), final=True)
 
 
-def _report(sched: _Scheduler, path: Path, display: ProgressDisplay | None, cancelled: int) -> SweepReport:
+def build_report(
+    sched: Scheduler, path: Path, display: ProgressDisplay | None, cancelled: int
+) -> SweepReport:
     """The final status, message and figures (or the ``StorageError`` of a storage stop)."""
     st = sched.st
     not_started = sched.not_started()
     if st.storage is not None:
-        raise _stopped_on_storage(st.storage, st, cancelled, not_started)
+        raise stopped_on_storage(st.storage, st, cancelled, not_started)
     status: SweepStatus = "completed"
     msgs: list[str] = []
     if st.budget:
@@ -1114,14 +1118,14 @@ def _report(sched: _Scheduler, path: Path, display: ProgressDisplay | None, canc
     )
 
 
-def _open_results(path: Path, fsync: bool, fingerprints: Mapping[str, str]) -> tuple[ResultsFile, _Finished]:
+def _open_results(path: Path, fsync: bool, fingerprints: Mapping[str, str]) -> tuple[ResultsFile, Finished]:
     """Open the results file (cutting a torn last line first, so reading sees none) and read it.
 
     The writer is closed again if reading fails (a changed setting definition, unreadable file).
     """
     writer = ResultsFile(path, fsync=fsync)
     try:
-        return writer, _read_finished(path, fingerprints)
+        return writer, read_finished(path, fingerprints)
     except BaseException:
         writer.close()
         raise
@@ -1177,17 +1181,17 @@ async def asweep(
     task_list = load_tasks(tasks)
     if not task_list:
         raise ConfigError("no tasks to run")
-    refs = _models(models, adapter_factory)
-    setting_list = _settings(settings)
-    _check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
+    refs = resolve_models(models, adapter_factory)
+    setting_list = parse_settings(settings)
+    check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
     tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
-    _check_task_tools(task_list, tool_list)
+    check_task_tools(task_list, tool_list)
     _inputs.callable_or_none(on_progress, "on_progress")
     _inputs.callable_or_none(adapter_factory, "adapter_factory")
     _inputs.callable_or_none(score_run, "score_run")
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     structured = structured_output(output_type)
-    _check_arms(refs, setting_list, budget_usd)
+    check_arms(refs, setting_list, budget_usd)
     if backend not in ("asyncio", "batch"):
         raise ConfigError(f"backend must be 'asyncio' or 'batch', got {backend!r}")
     batch_opts = None
@@ -1199,14 +1203,14 @@ async def asweep(
         concurrency = batch_opts.runs
     elif batch is not None:
         raise ConfigError("batch= options need backend='batch'")
-    conc = _concurrency(concurrency, dict.fromkeys(r.provider for r in refs))
+    conc = concurrency_limits(concurrency, dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint(structured.spec if structured else None) for s in setting_list}
-    plan = _build_plan(task_list, refs, setting_list, repeats)
+    plan = build_plan(task_list, refs, setting_list, repeats)
     display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
     if not plan:
         raise ConfigError("no (model, setting) combination applies: check each setting's providers=")
 
-    config = _RunConfig(
+    config = RunConfig(
         tools=tool_list,
         retries=retries,
         retry_delay=retry_delay,
@@ -1221,14 +1225,14 @@ async def asweep(
 
     path = Path(results)
     writer, finished = _open_results(path, fsync, fingerprints)
-    todo = _pending(plan, finished.last_status, retry_failed)
+    todo = pending(plan, finished.last_status, retry_failed)
     common: dict[str, Any] = dict(
         plan_size=len(plan),
         from_file=len(plan) - len(todo),
         todo=todo,
         concurrency=conc,
         finished=finished,
-        budget=_Budget(budget_usd, budget_tokens),
+        budget=Budget(budget_usd, budget_tokens),
         writer=writer,
         config=config,
         t_start=t_start,
@@ -1236,21 +1240,21 @@ async def asweep(
     if batch_opts is not None:
         from agentlab.sweeps.batch.driver import batch_scheduler
 
-        sched: _Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
+        sched: Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
     else:
-        sched = _Scheduler(**common)
+        sched = Scheduler(**common)
     if ray_exec is None:
-        cancelled = await _execute(sched, display, on_progress)
+        cancelled = await execute(sched, display, on_progress)
     else:
         cancelled = await ray_exec.execute(sched, display, on_progress)
-    return _report(sched, path, display, cancelled)
+    return build_report(sched, path, display, cancelled)
 
 
 def _ray_executor(
     executor: object,
     ray_options: Mapping[str, Any] | None,
     backend: str,
-    config: _RunConfig,
+    config: RunConfig,
     refs: Sequence[ModelRef],
     tasks: Sequence[Task],
 ) -> RayExecutor | None:
