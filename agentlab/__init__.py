@@ -161,13 +161,9 @@ if TYPE_CHECKING:
         load_results as load_results,
         summarize_sweep as summarize_sweep,
     )
-    from agentlab.sweeps.runner import (
-        Setting as Setting,
-        SweepReport as SweepReport,
-        asweep as asweep,
-        continuity_settings as continuity_settings,
-        sweep as sweep,
-    )
+    from agentlab.sweeps.report import SweepReport as SweepReport
+    from agentlab.sweeps.runner import asweep as asweep, sweep as sweep
+    from agentlab.sweeps.settings import Setting as Setting, continuity_settings as continuity_settings
     from agentlab.sweeps.tasks import (
         Task as Task,
         load_tasks as load_tasks,
@@ -313,11 +309,11 @@ _EXPORTS: dict[str, str] = {
     "timeline_frame": "agentlab.loop.run_tables",
     "tool_frame": "agentlab.loop.run_tables",
     # sweeps and continuity experiments
-    "Setting": "agentlab.sweeps.runner",
-    "SweepReport": "agentlab.sweeps.runner",
+    "Setting": "agentlab.sweeps.settings",
+    "SweepReport": "agentlab.sweeps.report",
     "Task": "agentlab.sweeps.tasks",
     "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.runner",
+    "continuity_settings": "agentlab.sweeps.settings",
     "load_results": "agentlab.sweeps.analysis",
     "load_tasks": "agentlab.sweeps.tasks",
     "summarize_sweep": "agentlab.sweeps.analysis",

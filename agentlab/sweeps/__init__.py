@@ -39,13 +39,9 @@ if TYPE_CHECKING:
         SweepProgress as SweepProgress,
         TextProgress as TextProgress,
     )
-    from agentlab.sweeps.runner import (
-        Setting as Setting,
-        SweepReport as SweepReport,
-        asweep as asweep,
-        continuity_settings as continuity_settings,
-        sweep as sweep,
-    )
+    from agentlab.sweeps.report import SweepReport as SweepReport
+    from agentlab.sweeps.runner import asweep as asweep, sweep as sweep
+    from agentlab.sweeps.settings import Setting as Setting, continuity_settings as continuity_settings
     from agentlab.sweeps.store import (
         ResultsFile as ResultsFile,
         read_rows as read_rows,
@@ -63,14 +59,14 @@ _LAZY: dict[str, str] = {
     "AdaptiveLimiter": "agentlab.sweeps.limiter",
     "CITIES": "agentlab.sweeps.tasks",
     "ResultsFile": "agentlab.sweeps.store",
-    "Setting": "agentlab.sweeps.runner",
+    "Setting": "agentlab.sweeps.settings",
     "SweepProgress": "agentlab.sweeps.progress",
-    "SweepReport": "agentlab.sweeps.runner",
+    "SweepReport": "agentlab.sweeps.report",
     "Task": "agentlab.sweeps.tasks",
     "TextProgress": "agentlab.sweeps.progress",
     "WidgetProgress": "agentlab.notebook.progress",
     "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.runner",
+    "continuity_settings": "agentlab.sweeps.settings",
     "load_results": "agentlab.sweeps.analysis",
     "load_tasks": "agentlab.sweeps.tasks",
     "mean_interval": "agentlab.sweeps.analysis",

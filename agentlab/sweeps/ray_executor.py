@@ -5,7 +5,7 @@ Why this shape:
 * **A run lives and dies in one worker process.** The task gets the plan entry (task, model,
   setting) and the sweep's shared configuration, builds its own adapter from the ``ModelRef``
   (``create_adapter(ref, max_retries=0)``, or the sweep's ``adapter_factory``), runs the whole tool
-  loop there and returns only the portable results row (:func:`agentlab.sweeps.runner.run_plan`, the
+  loop there and returns only the portable results row (:func:`agentlab.sweeps.rows.run_plan`, the
   same function the asyncio executor runs). The continuation, the history and every opaque
   reasoning item stay in the worker's memory; nothing opaque is ever pickled into Ray's object
   store (``ProviderReasoningItem`` refuses pickling anyway).
@@ -42,8 +42,10 @@ from agentlab.costs.pricing import Price, get_price, prices_override
 from agentlab.errors import ConfigError
 from agentlab.records.logs import get_logger
 from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
+from agentlab.sweeps.plan import Plan
 from agentlab.sweeps.progress import ProgressDisplay, SweepProgress
-from agentlab.sweeps.runner import Plan, RunConfig, Scheduler, build_row, iso_now, run_plan, say_stopped
+from agentlab.sweeps.rows import RunConfig, build_row, iso_now, run_plan
+from agentlab.sweeps.schedule import Scheduler, say_stopped
 from agentlab.sweeps.store import row_key
 from agentlab.sweeps.tasks import Task
 

@@ -199,7 +199,9 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
     import ray
 
     from agentlab.sweeps import ray_executor as rx
-    from agentlab.sweeps.runner import Plan, RunConfig, Setting
+    from agentlab.sweeps.plan import Plan
+    from agentlab.sweeps.rows import RunConfig
+    from agentlab.sweeps.settings import Setting
 
     s = Setting("default")
     ref = parse_model("openai:sim-reasoner+fault=slow:5")

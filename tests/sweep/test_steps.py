@@ -15,15 +15,9 @@ import pytest
 from agentlab.adapters.base import parse_model
 from agentlab.errors import ConfigError, StorageError
 from agentlab.sweeps import Setting, Task, continuity_settings
-from agentlab.sweeps.runner import (
-    Budget,
-    Finished,
-    RunConfig,
-    Scheduler,
-    build_plan,
-    pending,
-    read_finished,
-)
+from agentlab.sweeps.plan import Finished, build_plan, pending, read_finished
+from agentlab.sweeps.rows import RunConfig
+from agentlab.sweeps.schedule import Budget, Scheduler
 
 OPENAI, ANTHROPIC = parse_model("openai:sim-reasoner"), parse_model("anthropic:sim-thinker")
 

@@ -35,8 +35,10 @@ from agentlab.records.logs import get_logger
 from agentlab.sweeps.batch.adapter import BatchedAdapter
 from agentlab.sweeps.batch.manifest import Journal, Manifest, journal_path, manifest_path
 from agentlab.sweeps.batch.rounds import Intent, Poll, RoundQueue, Submitted, discard
+from agentlab.sweeps.plan import Plan
 from agentlab.sweeps.progress import SweepProgress
-from agentlab.sweeps.runner import DONE, Plan, Scheduler, run_plan
+from agentlab.sweeps.rows import run_plan
+from agentlab.sweeps.schedule import DONE, Scheduler
 from agentlab.sweeps.store import RunKey
 
 __all__ = ["BatchOptions", "BatchScheduler", "batch_api_for", "batch_options"]
