@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from agentlab.loop.checkpoint import (
         Checkpoint as Checkpoint,
     )
-    from agentlab.loop.comparison import (
+    from agentlab.sweeps.compare import (
         Comparison as Comparison,
         acompare as acompare,
         compare as compare,
@@ -296,9 +296,9 @@ _EXPORTS: dict[str, str] = {
     "usage_from_anthropic": "agentlab.adapters.anthropic_messages._usage",
     "usage_from_openai": "agentlab.adapters.openai_responses._usage",
     # comparing models, notebooks
-    "Comparison": "agentlab.loop.comparison",
-    "acompare": "agentlab.loop.comparison",
-    "compare": "agentlab.loop.comparison",
+    "Comparison": "agentlab.sweeps.compare",
+    "acompare": "agentlab.sweeps.compare",
+    "compare": "agentlab.sweeps.compare",
     # timelines, tool tables, export
     "MissingExtraError": "agentlab.errors",
     "UsageFrame": "agentlab.costs.usage_view",

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from mlflow.tracking import MlflowClient
 
-    from agentlab.loop.comparison import Comparison
+    from agentlab.sweeps.compare import Comparison
     from agentlab.sweeps.report import SweepReport
     from agentlab.sweeps.settings import Setting
 

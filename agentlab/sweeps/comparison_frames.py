@@ -21,7 +21,7 @@ from agentlab.neutral.events import ToolCallEvent
 if TYPE_CHECKING:
     import pandas as pd
 
-    from agentlab.loop.comparison import ComparisonEntry
+    from agentlab.sweeps.compare import ComparisonEntry
 
 __all__ = ["SPREAD_HEADER", "runs_frame", "spread_rows"]
 
