@@ -29,7 +29,6 @@ from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import as_tools
 from agentlab.sweeps.comparison import Comparison, ComparisonEntry
 
-
 __all__ = ["Comparison", "ComparisonEntry", "acompare", "compare"]
 
 
