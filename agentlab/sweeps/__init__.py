@@ -15,7 +15,6 @@ from agentlab._lazy import lazy_exports
 # For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
 # typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
 # tests/test_import.py keeps the two in step; `X as X` marks an explicit re-export.
-# WidgetProgress is left out: it lives in the notebook layer, which core never imports.
 if TYPE_CHECKING:
     # isort: off
     from agentlab.sweeps.analysis import (
@@ -64,7 +63,6 @@ _LAZY: dict[str, str] = {
     "SweepReport": "agentlab.sweeps.report",
     "Task": "agentlab.sweeps.tasks",
     "TextProgress": "agentlab.sweeps.progress",
-    "WidgetProgress": "agentlab.notebook.progress",
     "asweep": "agentlab.sweeps.runner",
     "continuity_settings": "agentlab.sweeps.settings",
     "load_results": "agentlab.sweeps.analysis",
