@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         plot_reasoning_share as plot_reasoning_share,
         plot_success_rate as plot_success_rate,
     )
+    from agentlab.sweeps.execution import (
+        ExecutionOptions as ExecutionOptions,
+    )
     from agentlab.sweeps.limiter import (
         AdaptiveLimiter as AdaptiveLimiter,
     )
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "AdaptiveLimiter": "agentlab.sweeps.limiter",
     "CITIES": "agentlab.sweeps.tasks",
+    "ExecutionOptions": "agentlab.sweeps.execution",
     "ResultsFile": "agentlab.sweeps.store",
     "Setting": "agentlab.sweeps.settings",
     "SweepProgress": "agentlab.sweeps.progress",

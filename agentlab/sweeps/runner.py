@@ -50,17 +50,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agentlab.adapters.base import Adapter, ModelRef
 from agentlab.errors import (
     ConfigError,
-    MissingExtraError,
 )
 from agentlab.loop.output import structured_output
 from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
 from agentlab.neutral import _inputs
+from agentlab.sweeps.execution import EXECUTORS, Backend, ExecutionOptions, Executor
 from agentlab.sweeps.plan import Finished, build_plan, check_arms, pending, read_finished, resolve_models
 from agentlab.sweeps.progress import ProgressDisplay, SweepProgress, make_display
 from agentlab.sweeps.report import SweepReport, SweepStatus, build_report
@@ -71,10 +71,11 @@ from agentlab.sweeps.store import ResultsFile
 from agentlab.sweeps.tasks import Task, load_tasks
 
 if TYPE_CHECKING:
-    from agentlab.sweeps.ray_executor import RayExecutor
+    from agentlab.sweeps.batch.driver import BatchOptions
 
 __all__ = [
     "EXECUTORS",
+    "ExecutionOptions",
     "Executor",
     "Setting",
     "SweepReport",
@@ -83,12 +84,6 @@ __all__ = [
     "continuity_settings",
     "sweep",
 ]
-
-Executor = Literal["asyncio", "ray"]
-
-
-EXECUTORS: tuple[Executor, ...] = ("asyncio", "ray")
-
 
 def _open_results(path: Path, fsync: bool, fingerprints: Mapping[str, str]) -> tuple[ResultsFile, Finished]:
     """Open the results file (cutting a torn last line first, so reading sees none) and read it.
@@ -124,7 +119,8 @@ async def asweep(
     fsync: bool = True,
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     output_type: Any = None,
-    backend: Literal["asyncio", "batch"] = "asyncio",
+    execution: ExecutionOptions | None = None,
+    backend: Backend = "asyncio",
     batch: Mapping[str, Any] | Any = None,
     executor: Executor = "asyncio",
     ray_options: Mapping[str, Any] | None = None,
@@ -132,123 +128,77 @@ async def asweep(
 ) -> SweepReport:
     """Run every (task, model, setting, repeat) not yet in ``results``; see the module docstring.
 
-    ``tasks``: a JSONL path or a list of ``Task``s / dicts / prompts. ``models``: ``provider:model``
-    strings. ``settings``: ``Setting``s, names, or ``{name: {field: value}}`` (default: one setting
-    ``"default"``). ``concurrency``: runs in flight per provider (an int, or ``{"openai": 8, ...}``).
-    ``on_progress`` gets a :class:`SweepProgress` after each finished run; an exception it raises
-    stops the sweep (runs in flight are cancelled and not recorded). ``adapter_factory(ref)`` builds
-    the shared adapter of each model (default: ``create_adapter(ref, max_retries=0)``); the sweep
-    closes what it builds. ``tool_timeout`` bounds each tool call of every run (see ``Run``);
-    ``output_type`` asks every run for a structured answer (its row holds the validated value as
-    JSON in ``output_value`` and ``output_valid``). ``backend="batch"`` sends every model call
-    through the provider's batch API, all runs advancing one step per round, at batch prices
-    (:mod:`agentlab.sweeps.batch.driver`; ``batch={"runs", "poll_s", "poll_max_s"}`` tunes it).
-    ``executor="ray"`` runs each (live) run inside one Ray task (:mod:`agentlab.sweeps.ray_executor`;
-    the ``ray`` extra), with ``ray_options`` (e.g. ``{"num_cpus": 0.25}``) passed to each task; the
-    default ``"asyncio"`` runs them all on this process's event loop. ``score_run`` adds fields to
-    each row before it is written (see :data:`ScoreRun`; ``agentlab.evals.evaluate`` passes its
-    scorers this way). The whole configuration is validated before anything runs.
+    ``tasks``: a JSONL path or ``Task``s / dicts / prompts; ``models``: ``provider:model`` strings;
+    ``settings``: ``Setting``s, names or ``{name: {field: value}}``; ``concurrency``: runs in flight
+    per provider (an int or ``{"openai": 8}``). ``on_progress(SweepProgress)`` after each run (raising
+    stops the sweep); ``adapter_factory(ref)`` builds each model's shared adapter (the sweep closes
+    it); ``tool_timeout`` bounds each tool call; ``output_type`` asks every run for a structured
+    answer; ``score_run`` adds fields to each row before it is written (:data:`ScoreRun`).
+    ``execution`` (or ``backend``, ``batch``, ``executor``, ``ray_options``): how the runs are carried
+    out, see :class:`~agentlab.sweeps.execution.ExecutionOptions`. All is checked before anything runs.
     """
     t_start = time.monotonic()
-    task_list = load_tasks(tasks)
-    if not task_list:
-        raise ConfigError("no tasks to run")
-    refs = resolve_models(models, adapter_factory)
-    setting_list = parse_settings(settings)
+    exe = ExecutionOptions.resolve(
+        execution, backend=backend, batch=batch, executor=executor, ray_options=ray_options
+    )
+    task_list, refs, setting_list, tool_list = _checked(tasks, models, settings, tools, adapter_factory)
     check_limits(repeats, budget_usd, budget_tokens, max_consecutive_failures, retries)
-    tool_list = list(as_tools(tools).values())  # a bad tool fails here, once, not in every run
-    check_task_tools(task_list, tool_list)
-    _inputs.callable_or_none(on_progress, "on_progress")
-    _inputs.callable_or_none(adapter_factory, "adapter_factory")
-    _inputs.callable_or_none(score_run, "score_run")
+    for fn, name in ((on_progress, "on_progress"), (score_run, "score_run")):
+        _inputs.callable_or_none(fn, name)
     check_timeout(tool_timeout, "tool_timeout", ConfigError)
     structured = structured_output(output_type)
     check_arms(refs, setting_list, budget_usd)
-    if backend not in ("asyncio", "batch"):
-        raise ConfigError(f"backend must be 'asyncio' or 'batch', got {backend!r}")
-    batch_opts = None
-    if backend == "batch":
-        from agentlab.sweeps.batch.driver import batch_options, check_batch_providers
-
-        batch_opts = batch_options(batch)
-        check_batch_providers(refs)
-        concurrency = batch_opts.runs
-    elif batch is not None:
-        raise ConfigError("batch= options need backend='batch'")
-    conc = concurrency_limits(concurrency, dict.fromkeys(r.provider for r in refs))
+    exe.check_models(refs)
+    conc = concurrency_limits(exe.runs_in_flight(concurrency), dict.fromkeys(r.provider for r in refs))
     fingerprints = {s.name: s.fingerprint(structured.spec if structured else None) for s in setting_list}
     plan = build_plan(task_list, refs, setting_list, repeats)
     display = progress if not isinstance(progress, str | type(None)) else make_display(progress)
     if not plan:
         raise ConfigError("no (model, setting) combination applies: check each setting's providers=")
-
     config = RunConfig(
-        tools=tool_list,
-        retries=retries,
-        retry_delay=retry_delay,
-        tool_timeout=tool_timeout,
-        fingerprints=fingerprints,
-        adapter_factory=adapter_factory,
-        max_consecutive_failures=max_consecutive_failures,
-        output_type=output_type,
-        score_run=score_run,
-    )
-    ray_exec = _ray_executor(executor, ray_options, backend, config, refs, task_list)
-
+        tools=tool_list, retries=retries, retry_delay=retry_delay, tool_timeout=tool_timeout,
+        fingerprints=fingerprints, adapter_factory=adapter_factory,
+        max_consecutive_failures=max_consecutive_failures, output_type=output_type, score_run=score_run,
+    )  # fmt: skip
+    ray_exec = exe.ray_executor(config, refs, task_list)
     path = Path(results)
     writer, finished = _open_results(path, fsync, fingerprints)
     todo = pending(plan, finished.last_status, retry_failed)
-    common: dict[str, Any] = dict(
-        plan_size=len(plan),
-        from_file=len(plan) - len(todo),
-        todo=todo,
-        concurrency=conc,
-        finished=finished,
-        budget=Budget(budget_usd, budget_tokens),
-        writer=writer,
-        config=config,
-        t_start=t_start,
-    )
-    if batch_opts is not None:
-        from agentlab.sweeps.batch.driver import batch_scheduler
-
-        sched: Scheduler = await batch_scheduler(path=path, options=batch_opts, fsync=fsync, **common)
-    else:
-        sched = Scheduler(**common)
-    if ray_exec is None:
-        cancelled = await execute(sched, display, on_progress)
-    else:
-        cancelled = await ray_exec.execute(sched, display, on_progress)
-    return build_report(sched, path, display, cancelled)
+    sched = await _scheduler(
+        exe.batch_options, path, fsync, plan_size=len(plan), from_file=len(plan) - len(todo), todo=todo,
+        concurrency=conc, finished=finished, budget=Budget(budget_usd, budget_tokens), writer=writer,
+        config=config, t_start=t_start,
+    )  # fmt: skip
+    run_all = execute if ray_exec is None else ray_exec.execute
+    return build_report(sched, path, display, await run_all(sched, display, on_progress))
 
 
-def _ray_executor(
-    executor: object,
-    ray_options: Mapping[str, Any] | None,
-    backend: str,
-    config: RunConfig,
-    refs: Sequence[ModelRef],
-    tasks: Sequence[Task],
-) -> RayExecutor | None:
-    """Check the executor choice (``None``: asyncio); Ray's module is imported only when chosen."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, got {executor!r}")
-    if executor == "asyncio":
-        if ray_options is not None:
-            raise ConfigError("ray_options applies to executor='ray' only")
-        return None
-    if backend == "batch":
-        raise ConfigError(
-            "executor='ray' runs live calls, one run per Ray task; backend='batch' needs every run's "
-            "calls in one driver process: use one or the other"
-        )
-    import importlib.util
+def _checked(
+    tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
+    models: Sequence[str | ModelRef],
+    settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None,
+    tools: Iterable[Tool | Callable[..., Any]],
+    adapter_factory: Callable[[ModelRef], Adapter] | None,
+) -> tuple[list[Task], list[ModelRef], list[Setting], list[Tool]]:
+    """The tasks, models, settings and tools, each checked once (a bad tool fails here, not in every run)."""
+    task_list = load_tasks(tasks)
+    if not task_list:
+        raise ConfigError("no tasks to run")
+    refs = resolve_models(models, adapter_factory)
+    _inputs.callable_or_none(adapter_factory, "adapter_factory")
+    setting_list = parse_settings(settings)
+    tool_list = list(as_tools(tools).values())
+    check_task_tools(task_list, tool_list)
+    return task_list, refs, setting_list, tool_list
 
-    if importlib.util.find_spec("ray") is None:
-        raise MissingExtraError("The Ray executor (executor='ray')", "ray", "ray")
-    from agentlab.sweeps.ray_executor import prepare
 
-    return prepare(config, refs, tasks, ray_options)
+async def _scheduler(batch: BatchOptions | None, path: Path, fsync: bool, **common: Any) -> Scheduler:
+    """The asyncio scheduler, or the batch driver's (journal and manifest next to ``path``)."""
+    if batch is None:
+        return Scheduler(**common)
+    from agentlab.sweeps.batch.driver import batch_scheduler
+
+    return await batch_scheduler(path=path, options=batch, fsync=fsync, **common)
 
 
 def sweep(
