@@ -15,7 +15,7 @@ and for small n, unlike the normal approximation.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "spread",
     "summarize",
     "summarize_sweep",
+    "typed_rows_frame",
     "wilson_interval",
 ]
 
@@ -142,6 +143,19 @@ def rows_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Checked results rows as a frame with :data:`ROW_FIELDS`' dtypes (what ``load_results`` returns)."""
     import pandas as pd
 
+    df = typed_rows_frame(rows)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
+    return df
+
+
+def typed_rows_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Every column of :data:`ROW_FIELDS` with its dtype (a missing float is NaN).
+
+    A sweep's rows and a comparison's runs share it, so their frames have the same columns and the
+    same summaries.
+    """
+    import pandas as pd
+
     cols: dict[str, Any] = {}
     for name, dtype in ROW_FIELDS.items():
         data = [r.get(name) for r in rows]
@@ -149,9 +163,7 @@ def rows_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
             cols[name] = pd.array([math.nan if v is None else float(v) for v in data], dtype="float64")
         else:
             cols[name] = pd.array(data, dtype=dtype)
-    df = pd.DataFrame(cols)
-    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
-    return df
+    return pd.DataFrame(cols)
 
 
 def _sum_known(s: pd.Series) -> Any:

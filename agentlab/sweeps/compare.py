@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 import agentlab.frontend as frontend
@@ -223,11 +223,7 @@ async def acompare(
     provider's (a key for no compared provider is refused). Every run is built, and so every option
     checked, before any of them starts.
     """
-    _limit(concurrency, 1)  # a bad value fails before anything is built or sent
-    labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check, repeats)
-    return await _execute(
-        task, labels, model_list, runs, finish, check, len(runs) // len(labels), concurrency
-    )
+    return await _start(task, models, tools, check, live, adapters, repeats, concurrency, run_kw)
 
 
 def compare(
@@ -243,8 +239,25 @@ def compare(
     **run_kw: Any,
 ) -> Comparison:
     """Sync form of :func:`acompare`; works in scripts and inside Jupyter's running event loop."""
-    _limit(concurrency, 1)
+    return run_sync(_start(task, models, tools, check, live, adapters, repeats, concurrency, run_kw))
+
+
+def _start(
+    task: str,
+    models: Iterable[str | ModelRef],
+    tools: Iterable[Any],
+    check: Callable[[str | None], bool] | None,
+    live: bool | None,
+    adapters: Sequence[Adapter | None] | None,
+    repeats: int,
+    concurrency: int | None,
+    run_kw: dict[str, Any],
+) -> Coroutine[Any, Any, Comparison]:
+    """Build every run (and the live view) here, in the caller's thread; return what runs them.
+
+    Everything is checked before any run starts, and the view appears in the calling cell even when
+    ``compare`` runs the coroutine on another thread (``run_sync`` inside Jupyter's loop).
+    """
+    _limit(concurrency, 1)  # a bad value fails before anything is built or sent
     labels, model_list, runs, finish = _prepare(task, models, tools, live, adapters, run_kw, check, repeats)
-    return run_sync(
-        _execute(task, labels, model_list, runs, finish, check, len(runs) // len(labels), concurrency)
-    )
+    return _execute(task, labels, model_list, runs, finish, check, len(runs) // len(labels), concurrency)
