@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from agentlab.loop.checkpoint import (
         Checkpoint as Checkpoint,
     )
-    from agentlab.loop.comparison import (
+    from agentlab.sweeps.compare import (
         Comparison as Comparison,
         acompare as acompare,
         compare as compare,
@@ -164,13 +164,9 @@ if TYPE_CHECKING:
         load_results as load_results,
         summarize_sweep as summarize_sweep,
     )
-    from agentlab.sweeps.runner import (
-        Setting as Setting,
-        SweepReport as SweepReport,
-        asweep as asweep,
-        continuity_settings as continuity_settings,
-        sweep as sweep,
-    )
+    from agentlab.sweeps.report import SweepReport as SweepReport
+    from agentlab.sweeps.runner import asweep as asweep, sweep as sweep
+    from agentlab.sweeps.settings import Setting as Setting, continuity_settings as continuity_settings
     from agentlab.sweeps.tasks import (
         Task as Task,
         load_tasks as load_tasks,
@@ -304,9 +300,9 @@ _EXPORTS: dict[str, str] = {
     "usage_from_anthropic": "agentlab.adapters.anthropic_messages._usage",
     "usage_from_openai": "agentlab.adapters.openai_responses._usage",
     # comparing models, notebooks
-    "Comparison": "agentlab.loop.comparison",
-    "acompare": "agentlab.loop.comparison",
-    "compare": "agentlab.loop.comparison",
+    "Comparison": "agentlab.sweeps.compare",
+    "acompare": "agentlab.sweeps.compare",
+    "compare": "agentlab.sweeps.compare",
     # timelines, tool tables, export
     "MissingExtraError": "agentlab.errors",
     "UsageFrame": "agentlab.costs.usage_view",
@@ -317,11 +313,11 @@ _EXPORTS: dict[str, str] = {
     "timeline_frame": "agentlab.loop.run_tables",
     "tool_frame": "agentlab.loop.run_tables",
     # sweeps and continuity experiments
-    "Setting": "agentlab.sweeps.runner",
-    "SweepReport": "agentlab.sweeps.runner",
+    "Setting": "agentlab.sweeps.settings",
+    "SweepReport": "agentlab.sweeps.report",
     "Task": "agentlab.sweeps.tasks",
     "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.runner",
+    "continuity_settings": "agentlab.sweeps.settings",
     "load_results": "agentlab.sweeps.analysis",
     "load_tasks": "agentlab.sweeps.tasks",
     "summarize_sweep": "agentlab.sweeps.analysis",

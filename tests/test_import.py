@@ -73,8 +73,7 @@ def _type_checking_exports(module: ModuleType) -> dict[str, str]:
     ("facade", "table", "not_typed"),
     [
         ("agentlab", "_EXPORTS", set()),
-        # core may not import the notebook layer, not even for types (tests/test_layers.py)
-        ("agentlab.sweeps", "_LAZY", {"WidgetProgress"}),
+        ("agentlab.sweeps", "_LAZY", set()),
         ("agentlab.notebook", "_LAZY", set()),
         ("agentlab.tracking", "_LAZY", set()),
     ],

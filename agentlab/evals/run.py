@@ -38,7 +38,7 @@ from agentlab.sweeps.tasks import Task
 if TYPE_CHECKING:
     import pandas as pd
 
-    from agentlab.sweeps.runner import SweepReport
+    from agentlab.sweeps.report import SweepReport
 
 __all__ = [
     "REDUCERS",

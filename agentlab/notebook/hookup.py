@@ -1,6 +1,6 @@
 """The Jupyter hook-up, in one place: what core asks of a frontend, answered for IPython/Jupyter.
 
-Core (``agentlab.loop.runner``, ``agentlab.loop.comparison``, ``agentlab.sweeps``) never imports this package;
+Core (``agentlab.loop.runner``, ``agentlab.sweeps.compare``, ``agentlab.sweeps``) never imports this package;
 it calls the :class:`agentlab.frontend.Frontend` protocol, and ``agentlab/__init__.py`` declares
 that this module's :class:`JupyterFrontend` is installed once IPython is loaded. It lives in the
 notebook package (not beside core) because everything it does is the notebook layer's: load the

@@ -262,7 +262,7 @@ def _run_interval_bars(ax: Axes, df: pd.DataFrame, by: str | None, means: list[f
     A group's runs are its ``run_id`` values; its bar (the stacked means) is their mean cost, so the
     interval is centred on it. One run gives no interval (no bar drawn): unknown, not zero.
     """
-    from agentlab.sweeps.analysis import mean_interval
+    from agentlab.render.intervals import mean_interval
 
     key, _ = _group_col(df, by)
     lows, highs = [], []

@@ -15,7 +15,6 @@ from agentlab._lazy import lazy_exports
 # For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
 # typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
 # tests/test_import.py keeps the two in step; `X as X` marks an explicit re-export.
-# WidgetProgress is left out: it lives in the notebook layer, which core never imports.
 if TYPE_CHECKING:
     # isort: off
     from agentlab.sweeps.analysis import (
@@ -32,6 +31,9 @@ if TYPE_CHECKING:
         plot_reasoning_share as plot_reasoning_share,
         plot_success_rate as plot_success_rate,
     )
+    from agentlab.sweeps.execution import (
+        ExecutionOptions as ExecutionOptions,
+    )
     from agentlab.sweeps.limiter import (
         AdaptiveLimiter as AdaptiveLimiter,
     )
@@ -39,13 +41,9 @@ if TYPE_CHECKING:
         SweepProgress as SweepProgress,
         TextProgress as TextProgress,
     )
-    from agentlab.sweeps.runner import (
-        Setting as Setting,
-        SweepReport as SweepReport,
-        asweep as asweep,
-        continuity_settings as continuity_settings,
-        sweep as sweep,
-    )
+    from agentlab.sweeps.report import SweepReport as SweepReport
+    from agentlab.sweeps.runner import asweep as asweep, sweep as sweep
+    from agentlab.sweeps.settings import Setting as Setting, continuity_settings as continuity_settings
     from agentlab.sweeps.store import (
         ResultsFile as ResultsFile,
         read_rows as read_rows,
@@ -62,15 +60,15 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "AdaptiveLimiter": "agentlab.sweeps.limiter",
     "CITIES": "agentlab.sweeps.tasks",
+    "ExecutionOptions": "agentlab.sweeps.execution",
     "ResultsFile": "agentlab.sweeps.store",
-    "Setting": "agentlab.sweeps.runner",
+    "Setting": "agentlab.sweeps.settings",
     "SweepProgress": "agentlab.sweeps.progress",
-    "SweepReport": "agentlab.sweeps.runner",
+    "SweepReport": "agentlab.sweeps.report",
     "Task": "agentlab.sweeps.tasks",
     "TextProgress": "agentlab.sweeps.progress",
-    "WidgetProgress": "agentlab.notebook.progress",
     "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.runner",
+    "continuity_settings": "agentlab.sweeps.settings",
     "load_results": "agentlab.sweeps.analysis",
     "load_tasks": "agentlab.sweeps.tasks",
     "mean_interval": "agentlab.sweeps.analysis",

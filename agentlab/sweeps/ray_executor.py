@@ -5,7 +5,7 @@ Why this shape:
 * **A run lives and dies in one worker process.** The task gets the plan entry (task, model,
   setting) and the sweep's shared configuration, builds its own adapter from the ``ModelRef``
   (``create_adapter(ref, max_retries=0)``, or the sweep's ``adapter_factory``), runs the whole tool
-  loop there and returns only the portable results row (:func:`agentlab.sweeps.runner.run_plan`, the
+  loop there and returns only the portable results row (:func:`agentlab.sweeps.rows.run_plan`, the
   same function the asyncio executor runs). The continuation, the history and every opaque
   reasoning item stay in the worker's memory; nothing opaque is ever pickled into Ray's object
   store (``ProviderReasoningItem`` refuses pickling anyway).
@@ -42,8 +42,10 @@ from agentlab.costs.pricing import Price, get_price, prices_override
 from agentlab.errors import ConfigError
 from agentlab.records.logs import get_logger
 from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
+from agentlab.sweeps.plan import Plan
 from agentlab.sweeps.progress import ProgressDisplay, SweepProgress
-from agentlab.sweeps.runner import _iso_now, _Plan, _row, _RunConfig, _Scheduler, run_plan, say_stopped
+from agentlab.sweeps.rows import RunConfig, build_row, iso_now, run_plan
+from agentlab.sweeps.schedule import Scheduler, say_stopped
 from agentlab.sweeps.store import row_key
 from agentlab.sweeps.tasks import Task
 
@@ -138,12 +140,12 @@ class _ActorGate:
 class _Shared:
     """What every task of one sweep needs besides its plan entry (put in the object store once)."""
 
-    config: _RunConfig
+    config: RunConfig
     prices: dict[str, Price]
     """``provider:model`` -> the price the driver resolved (workers do not see ``set_price``)."""
 
 
-async def _run_in_worker(p: _Plan, shared: _Shared, actor: Any, token: int) -> dict[str, Any] | None:
+async def _run_in_worker(p: Plan, shared: _Shared, actor: Any, token: int) -> dict[str, Any] | None:
     provider = p.ref.provider
     if not await actor.acquire.remote(provider, token):
         return None  # the driver stopped waiting for this task
@@ -167,7 +169,7 @@ async def _run_in_worker(p: _Plan, shared: _Shared, actor: Any, token: int) -> d
         await actor.release.remote(token)
 
 
-def _run_task(p: _Plan, shared: _Shared, actor: Any, token: int) -> dict[str, Any] | None:
+def _run_task(p: Plan, shared: _Shared, actor: Any, token: int) -> dict[str, Any] | None:
     """The Ray task: one run on a fresh event loop in this worker; only the row comes back."""
     return asyncio.run(_run_in_worker(p, shared, actor, token))
 
@@ -198,7 +200,7 @@ def _resolved_prices(refs: Sequence[ModelRef]) -> dict[str, Price]:
 
 
 def prepare(
-    config: _RunConfig, refs: Sequence[ModelRef], tasks: Sequence[Task], ray_options: Mapping[str, Any] | None
+    config: RunConfig, refs: Sequence[ModelRef], tasks: Sequence[Task], ray_options: Mapping[str, Any] | None
 ) -> RayExecutor:
     """Check everything a Ray sweep sends to its workers; start nothing (no cluster yet)."""
     if ray_options is not None and (
@@ -226,7 +228,7 @@ def prepare(
 
 @dataclass
 class _InFlight:
-    plan: _Plan
+    plan: Plan
     ref: Any
     token: int
     at: str
@@ -243,7 +245,7 @@ class RayExecutor:
 
     async def execute(
         self,
-        sched: _Scheduler,
+        sched: Scheduler,
         display: ProgressDisplay | None,
         on_progress: Callable[[SweepProgress], Any] | None,
     ) -> int:
@@ -279,7 +281,7 @@ class _Driver:
 
     def __init__(
         self,
-        sched: _Scheduler,
+        sched: Scheduler,
         actor: Any,
         submit: Callable[..., Any],
         shared: _Shared,
@@ -307,7 +309,7 @@ class _Driver:
                 p = q.popleft()
                 token = next(self.tokens)
                 ref = self.submit(p, self.shared_ref, self.actor, token)
-                job = _InFlight(p, ref, token, _iso_now(), time.perf_counter())
+                job = _InFlight(p, ref, token, iso_now(), time.perf_counter())
                 self.inflight[asyncio.wrap_future(ref.future())] = job
                 self.per_provider[prov] += 1
                 st.running += 1
@@ -372,14 +374,14 @@ class _Driver:
         self.inflight.clear()
 
 
-def _lost_row(job: _InFlight, e: ray.exceptions.RayError, config: _RunConfig) -> dict[str, Any]:
+def _lost_row(job: _InFlight, e: ray.exceptions.RayError, config: RunConfig) -> dict[str, Any]:
     """A failed row when Ray lost the task (worker crash, node lost, out of memory).
 
     It names Ray's error class only: the error's text holds the remote traceback, whose frames
     can show any value the run touched.
     """
     p = job.plan
-    row = _row(p, None, None, time.perf_counter() - job.t0, job.at, config.fingerprints[p.setting.name])
+    row = build_row(p, None, None, time.perf_counter() - job.t0, job.at, config.fingerprints[p.setting.name])
     row.update(
         error_type=type(e).__name__,
         error=f"the Ray task of this run ended without a row ({type(e).__name__}); "

@@ -46,8 +46,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from mlflow.tracking import MlflowClient
 
-    from agentlab.loop.comparison import Comparison
-    from agentlab.sweeps.runner import Setting, SweepReport
+    from agentlab.sweeps.compare import Comparison
+    from agentlab.sweeps.report import SweepReport
+    from agentlab.sweeps.settings import Setting
 
 __all__ = ["LoggedRuns", "default_store", "log_comparison", "log_sweep"]
 
@@ -240,7 +241,7 @@ def _log(
 
 def _sweep_frame(source: SweepReport | str | Path | pd.DataFrame) -> tuple[pd.DataFrame, SweepReport | None]:
     from agentlab.sweeps.analysis import load_results
-    from agentlab.sweeps.runner import SweepReport
+    from agentlab.sweeps.report import SweepReport
 
     if isinstance(source, SweepReport):
         return source.frame(), source

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from agentlab.adapters._simulated import is_simulated
 
 if TYPE_CHECKING:
-    from agentlab.sweeps.runner import Setting
+    from agentlab.sweeps.settings import Setting
 
 __all__ = [
     "METRIC_COLUMNS",

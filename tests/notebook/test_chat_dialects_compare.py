@@ -15,8 +15,8 @@ import pytest
 from matplotlib.colors import to_hex
 
 import agentlab
-from agentlab.loop.comparison import Comparison, compare
 from agentlab.notebook import charts
+from agentlab.sweeps.compare import Comparison, compare
 
 MODELS = [
     "openai:sim-reasoner",

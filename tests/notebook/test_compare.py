@@ -11,7 +11,7 @@ import pytest
 
 import agentlab
 from agentlab.errors import ProviderServerError, UserError
-from agentlab.loop.comparison import Comparison, acompare, compare
+from agentlab.sweeps.compare import Comparison, acompare, compare
 from agentlab.testing import ScriptedAdapter, Step
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker", "openai:sim-reasoner-mini"]

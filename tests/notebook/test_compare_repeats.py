@@ -9,8 +9,8 @@ import pytest
 
 import agentlab
 from agentlab.errors import UserError
-from agentlab.loop.comparison import compare
 from agentlab.sweeps.analysis import bootstrap_mean_interval, mean_interval, spread, wilson_interval
+from agentlab.sweeps.compare import compare
 from agentlab.testing import ScriptedAdapter, Step
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker"]

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab.loop.comparison import Comparison
 from agentlab.notebook import run_view
 from agentlab.sweeps.analysis import mean_interval
+from agentlab.sweeps.compare import Comparison
 from agentlab.testing import ScriptedAdapter, Step
 
 MODELS = [

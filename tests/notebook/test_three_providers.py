@@ -15,8 +15,8 @@ from matplotlib.colors import to_hex
 from matplotlib.patches import Rectangle
 
 import agentlab
-from agentlab.loop.comparison import Comparison, compare
 from agentlab.notebook import charts
+from agentlab.sweeps.compare import Comparison, compare
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

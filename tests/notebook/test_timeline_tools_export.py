@@ -67,7 +67,7 @@ def _run(
 
 
 def _compare() -> al.Comparison:
-    from agentlab.loop.comparison import Comparison, ComparisonEntry
+    from agentlab.sweeps.compare import Comparison, ComparisonEntry
 
     a, b = _run(), _run("anthropic", "sim-thinker")
     entries = [

@@ -16,7 +16,7 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import ProviderServerError
-from agentlab.loop.comparison import Comparison, ComparisonEntry
+from agentlab.sweeps.compare import Comparison, ComparisonEntry
 from agentlab.testing import ScriptedAdapter, Step
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -132,8 +132,8 @@ def test_money_tables_are_not_typeset_as_maths_and_identical_runs_have_no_noise(
     """JupyterLab's MathJax sets ``$a ± $b`` as maths unless told not to; a 0 spread reads ``± $0``."""
     import pandas as pd
 
-    from agentlab.loop.comparison_frames import _pm
     from agentlab.render.html_tables import fields_html, fmt_usd, table_html
+    from agentlab.sweeps.comparison_frames import _pm
 
     t = table_html(["cost"], [["$0.003579 ± $0"]])
     assert "tex2jax_ignore" in t and "mathjax_ignore" in t

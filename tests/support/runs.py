@@ -9,7 +9,7 @@ import agentlab as al
 
 def count_started_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Make the sweep build runs that record their id when they start; return that (live) list."""
-    import agentlab.sweeps.runner as sweep_runner
+    import agentlab.sweeps.rows as sweep_rows
 
     started: list[str] = []
 
@@ -18,5 +18,5 @@ def count_started_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             started.append(self.run_id)
             return await super().arun()
 
-    monkeypatch.setattr(sweep_runner, "Run", CountingRun)
+    monkeypatch.setattr(sweep_rows, "Run", CountingRun)
     return started

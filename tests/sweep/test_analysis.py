@@ -15,10 +15,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
+from agentlab.notebook.progress import WidgetProgress
 from agentlab.sweeps import (
     SweepProgress,
     TextProgress,
-    WidgetProgress,
     load_results,
     plot_cost_per_solved,
     plot_reasoning_share,

@@ -199,11 +199,13 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
     import ray
 
     from agentlab.sweeps import ray_executor as rx
-    from agentlab.sweeps.runner import Setting, _Plan, _RunConfig
+    from agentlab.sweeps.plan import Plan
+    from agentlab.sweeps.rows import RunConfig
+    from agentlab.sweeps.settings import Setting
 
     s = Setting("default")
     ref = parse_model("openai:sim-reasoner+fault=slow:5")
-    config = _RunConfig(
+    config = RunConfig(
         tools=list(sim_tools()),
         retries=0,
         retry_delay=0.0,
@@ -218,7 +220,7 @@ def _submit_direct(limit: int, n: int) -> list[dict[str, Any]]:
     shared = ray.put(execu.shared)
     try:
         refs = [
-            execu.remote.remote(_Plan((task.id, str(ref), "default", i), task, ref, s), shared, actor, i)
+            execu.remote.remote(Plan((task.id, str(ref), "default", i), task, ref, s), shared, actor, i)
             for i in range(n)
         ]
         rows: list[dict[str, Any]] = ray.get(refs)

@@ -15,15 +15,9 @@ import pytest
 from agentlab.adapters.base import parse_model
 from agentlab.errors import ConfigError, StorageError
 from agentlab.sweeps import Setting, Task, continuity_settings
-from agentlab.sweeps.runner import (
-    _Budget,
-    _build_plan,
-    _Finished,
-    _pending,
-    _read_finished,
-    _RunConfig,
-    _Scheduler,
-)
+from agentlab.sweeps.plan import Finished, build_plan, pending, read_finished
+from agentlab.sweeps.rows import RunConfig
+from agentlab.sweeps.schedule import Budget, Scheduler
 
 OPENAI, ANTHROPIC = parse_model("openai:sim-reasoner"), parse_model("anthropic:sim-thinker")
 
@@ -36,7 +30,7 @@ def _tasks(n: int) -> list[Task]:
 
 
 def test_plan_is_every_applicable_combination_in_a_fixed_order() -> None:
-    plan = _build_plan(_tasks(2), [OPENAI, ANTHROPIC], continuity_settings(), repeats=2)
+    plan = build_plan(_tasks(2), [OPENAI, ANTHROPIC], continuity_settings(), repeats=2)
     keys = [p.key for p in plan]
     # verbatim runs on both; drop only on OpenAI; thinking_off only on Anthropic: 2 arms per model
     assert len(keys) == 2 * 2 * 2 * 2
@@ -52,24 +46,24 @@ def test_plan_is_every_applicable_combination_in_a_fixed_order() -> None:
     assert ("t1", "openai:sim-reasoner", "thinking_off", 0) not in keys
     assert all(p.key == (p.task.id, str(p.ref), p.setting.name, p.key[3]) for p in plan)
     # pure: the same inputs give the same keys (resume depends on it)
-    assert [p.key for p in _build_plan(_tasks(2), [OPENAI, ANTHROPIC], continuity_settings(), 2)] == keys
+    assert [p.key for p in build_plan(_tasks(2), [OPENAI, ANTHROPIC], continuity_settings(), 2)] == keys
 
 
 def test_plan_is_empty_when_no_setting_applies() -> None:
     only_anthropic = [Setting("a", providers=("anthropic",))]
-    assert _build_plan(_tasks(3), [OPENAI], only_anthropic, repeats=3) == []
+    assert build_plan(_tasks(3), [OPENAI], only_anthropic, repeats=3) == []
 
 
 # ---------------------------------------------------------------------- resume
 
 
 def test_pending_skips_finished_keys_and_redoes_failures_only_when_asked() -> None:
-    plan = _build_plan(_tasks(3), [OPENAI], [Setting("s")], repeats=1)
+    plan = build_plan(_tasks(3), [OPENAI], [Setting("s")], repeats=1)
     last = {plan[0].key: "completed", plan[1].key: "failed"}
-    assert [p.key for p in _pending(plan, last, retry_failed=False)] == [plan[2].key]
-    assert [p.key for p in _pending(plan, last, retry_failed=True)] == [plan[1].key, plan[2].key]
+    assert [p.key for p in pending(plan, last, retry_failed=False)] == [plan[2].key]
+    assert [p.key for p in pending(plan, last, retry_failed=True)] == [plan[1].key, plan[2].key]
     # a key whose last row is step_limit or error is finished: it is never redone
-    assert _pending(plan, dict.fromkeys((p.key for p in plan), "step_limit"), retry_failed=True) == []
+    assert pending(plan, dict.fromkeys((p.key for p in plan), "step_limit"), retry_failed=True) == []
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -103,7 +97,7 @@ def test_read_finished_keeps_the_last_status_and_counts_every_rows_spend(tmp_pat
             _file_row("b", "completed", 0.03, None),
         ],
     )
-    got = _read_finished(out, {"s": fp})
+    got = read_finished(out, {"s": fp})
     assert got.last_status == {
         ("a", "openai:sim-reasoner", "s", 0): "completed",
         ("b", "openai:sim-reasoner", "s", 0): "completed",
@@ -116,23 +110,23 @@ def test_read_finished_refuses_a_changed_setting_definition(tmp_path: Path) -> N
     out = tmp_path / "r.jsonl"
     _write(out, [_file_row("a", "completed", 0.01, Setting("s", max_steps=3).fingerprint())])
     with pytest.raises(ConfigError, match="different definition"):
-        _read_finished(out, {"s": Setting("s").fingerprint()})
+        read_finished(out, {"s": Setting("s").fingerprint()})
     # a setting that is not in this call is not checked
-    assert _read_finished(out, {"other": Setting("other").fingerprint()}).usd == pytest.approx(0.01)
+    assert read_finished(out, {"other": Setting("other").fingerprint()}).usd == pytest.approx(0.01)
 
 
 # ---------------------------------------------------------------------- the budget guard
 
 
 def test_budget_reached_is_at_or_past_either_limit() -> None:
-    assert _Budget(None, None).reached(1e9, 10**9) is None
-    assert _Budget(1.0, None).reached(0.99, 10**9) is None
-    assert "budget_usd=1.0" in (_Budget(1.0, None).reached(1.0, 0) or "")
-    assert _Budget(None, 100).reached(5.0, 99) is None
-    assert "100 tokens used of budget_tokens=100" in (_Budget(None, 100).reached(0.0, 100) or "")
+    assert Budget(None, None).reached(1e9, 10**9) is None
+    assert Budget(1.0, None).reached(0.99, 10**9) is None
+    assert "budget_usd=1.0" in (Budget(1.0, None).reached(1.0, 0) or "")
+    assert Budget(None, 100).reached(5.0, 99) is None
+    assert "100 tokens used of budget_tokens=100" in (Budget(None, 100).reached(0.0, 100) or "")
 
 
-def _overshoot(b: _Budget, **kw: Any) -> bool:
+def _overshoot(b: Budget, **kw: Any) -> bool:
     args: dict[str, Any] = {
         "running": 1,
         "done": 1,
@@ -145,7 +139,7 @@ def _overshoot(b: _Budget, **kw: Any) -> bool:
 
 
 def test_budget_projection_uses_this_calls_average_run() -> None:
-    b = _Budget(1.1, None)
+    b = Budget(1.1, None)
     # 2 runs done now, $0.20 each, 2 in flight: 0.40 + 3 x 0.20 = 1.00, not past 1.1 -> may start
     assert not _overshoot(b, running=2, done=2, usd=0.40)
     # 3 in flight: 0.40 + 4 x 0.20 = 1.20 > 1.1 -> hold back
@@ -153,16 +147,16 @@ def test_budget_projection_uses_this_calls_average_run() -> None:
     # the file's earlier spend is in the total but not in the average
     assert not _overshoot(b, running=1, done=2, usd=0.60, base_usd=0.40)  # avg 0.10: 0.6 + 2 x 0.1 = 0.8
     assert _overshoot(b, running=1, done=2, usd=0.90, base_usd=0.40)  # avg 0.25: 0.9 + 2 x 0.25 = 1.4
-    tb = _Budget(None, 1000)
+    tb = Budget(None, 1000)
     assert not _overshoot(tb, running=1, done=1, tokens=300)  # 300 + 2 x 300 = 900
     assert _overshoot(tb, running=2, done=1, tokens=300)  # 300 + 3 x 300 = 1200 > 1000
 
 
 def test_budget_projection_never_holds_back_with_nothing_to_learn_from() -> None:
-    b = _Budget(0.01, 1)
+    b = Budget(0.01, 1)
     assert not _overshoot(b, running=0, done=5, usd=0.009)  # nothing in flight: the sweep never stalls
     assert not _overshoot(b, running=4, done=0, usd=0.0)  # no average yet
-    assert not _overshoot(_Budget(None, None), running=100, done=1, usd=1e9, tokens=10**9)
+    assert not _overshoot(Budget(None, None), running=100, done=1, usd=1e9, tokens=10**9)
 
 
 # ---------------------------------------------------------------------- recording results
@@ -182,9 +176,9 @@ class _Writer:
         pass
 
 
-def _scheduler(writer: _Writer, *, max_failures: int | None = 2, budget: _Budget | None = None) -> _Scheduler:
-    plan = _build_plan(_tasks(4), [OPENAI, ANTHROPIC], [Setting("s")], repeats=1)
-    cfg = _RunConfig(
+def _scheduler(writer: _Writer, *, max_failures: int | None = 2, budget: Budget | None = None) -> Scheduler:
+    plan = build_plan(_tasks(4), [OPENAI, ANTHROPIC], [Setting("s")], repeats=1)
+    cfg = RunConfig(
         tools=[],
         retries=0,
         retry_delay=0.0,
@@ -193,13 +187,13 @@ def _scheduler(writer: _Writer, *, max_failures: int | None = 2, budget: _Budget
         adapter_factory=None,
         max_consecutive_failures=max_failures,
     )
-    return _Scheduler(
+    return Scheduler(
         plan_size=len(plan),
         from_file=0,
         todo=plan,
         concurrency={"openai": 2, "anthropic": 2},
-        finished=_Finished(),
-        budget=budget or _Budget(None, None),
+        finished=Finished(),
+        budget=budget or Budget(None, None),
         writer=cast(Any, writer),
         config=cfg,
         t_start=0.0,
@@ -255,21 +249,21 @@ def test_a_row_the_file_cannot_take_stops_the_sweep_and_is_not_counted() -> None
 
 
 def test_the_budget_is_checked_after_each_recorded_row_and_at_start() -> None:
-    s = _scheduler(_Writer(), budget=_Budget(0.5, None))
+    s = _scheduler(_Writer(), budget=Budget(0.5, None))
     assert s.st.budget is None
     s.record(s.queues["openai"][0], _result_row("completed", cost=0.3))
     assert s.st.budget is None
     s.record(s.queues["openai"][0], _result_row("completed", cost=0.3))
     assert s.st.budget is not None and "budget_usd=0.5" in s.st.budget
     assert s.st.stops("anthropic")
-    spent = _Finished(usd=0.5)
-    cfg_started = _Scheduler(
+    spent = Finished(usd=0.5)
+    cfg_started = Scheduler(
         plan_size=0,
         from_file=0,
         todo=[],
         concurrency={"openai": 1},
         finished=spent,
-        budget=_Budget(0.5, None),
+        budget=Budget(0.5, None),
         writer=cast(Any, _Writer()),
         config=s.config,
         t_start=0.0,

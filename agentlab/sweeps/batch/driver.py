@@ -35,8 +35,10 @@ from agentlab.records.logs import get_logger
 from agentlab.sweeps.batch.adapter import BatchedAdapter
 from agentlab.sweeps.batch.manifest import Journal, Manifest, journal_path, manifest_path
 from agentlab.sweeps.batch.rounds import Intent, Poll, RoundQueue, Submitted, discard
+from agentlab.sweeps.plan import Plan
 from agentlab.sweeps.progress import SweepProgress
-from agentlab.sweeps.runner import _DONE, _Plan, _Scheduler, run_plan
+from agentlab.sweeps.rows import run_plan
+from agentlab.sweeps.schedule import DONE, Scheduler
 from agentlab.sweeps.store import RunKey
 
 __all__ = ["BatchOptions", "BatchScheduler", "batch_api_for", "batch_options"]
@@ -116,7 +118,7 @@ class _Resumed:
         """The results row records the run; the journal already has its portable steps."""
 
 
-class BatchScheduler(_Scheduler):
+class BatchScheduler(Scheduler):
     """The sweep scheduler with batched adapters and one dispatcher per provider."""
 
     def __init__(
@@ -184,7 +186,7 @@ class BatchScheduler(_Scheduler):
 
     # -------------------------------------------------------------- one run
 
-    async def run_one(self, p: _Plan) -> dict[str, Any]:
+    async def run_one(self, p: Plan) -> dict[str, Any]:
         """One run to its row through ``run_plan``, resumed from its journaled checkpoint after a restart."""
         cp = self.resumed.get(p.key)
         batched = self.adapter_for(p.ref)  # built by the dispatcher already, before the run entered
@@ -220,7 +222,7 @@ class BatchScheduler(_Scheduler):
             return False
         return in_flight < self.concurrency[provider] and not self.would_overshoot()
 
-    async def _finish(self, p: _Plan) -> tuple[_Plan, dict[str, Any]]:
+    async def _finish(self, p: Plan) -> tuple[Plan, dict[str, Any]]:
         try:
             return p, await self.run_one(p)
         finally:
@@ -228,7 +230,7 @@ class BatchScheduler(_Scheduler):
 
     async def worker(self, provider: str) -> None:
         """Admit runs up to the limit (all before the first round goes out), record them as they end."""
-        q, in_flight = self.queues[provider], set[asyncio.Task[tuple[_Plan, dict[str, Any]]]]()
+        q, in_flight = self.queues[provider], set[asyncio.Task[tuple[Plan, dict[str, Any]]]]()
         try:
             while True:
                 while self._admit(provider, len(in_flight)):
@@ -253,7 +255,7 @@ class BatchScheduler(_Scheduler):
             for rq in list(self.round_queues.values()):  # this provider's rounds only
                 if rq.api.provider == provider:
                     await rq.aclose()
-            self.events.put_nowait(_DONE)
+            self.events.put_nowait(DONE)
 
     def start_workers(self) -> list[asyncio.Task[None]]:
         """One dispatcher per provider with queued runs (it admits them up to ``batch runs``)."""
@@ -323,7 +325,7 @@ async def find_unrecorded(
     return found
 
 
-async def _clean_up(sched: BatchScheduler, manifest: Manifest, todo: Sequence[_Plan], poll: Poll) -> None:
+async def _clean_up(sched: BatchScheduler, manifest: Manifest, todo: Sequence[Plan], poll: Poll) -> None:
     """What earlier calls left at the providers: found, cancelled if running, deleted."""
     left, intents = Manifest.undeleted(manifest.path), Manifest.unresolved(manifest.path)
     if not left and not intents:
@@ -353,7 +355,7 @@ def check_batch_providers(refs: Sequence[ModelRef]) -> None:
 
 
 async def batch_scheduler(
-    *, path: Path, options: BatchOptions, fsync: bool, todo: Sequence[_Plan], **common: Any
+    *, path: Path, options: BatchOptions, fsync: bool, todo: Sequence[Plan], **common: Any
 ) -> BatchScheduler:
     """The batch scheduler, after a restart's clean-up: open batches cancelled, checkpoints read."""
     manifest = Manifest(manifest_path(path), fsync=fsync)

@@ -21,7 +21,7 @@ from agentlab.neutral.events import ToolCallEvent
 if TYPE_CHECKING:
     import pandas as pd
 
-    from agentlab.loop.comparison import ComparisonEntry
+    from agentlab.sweeps.compare import ComparisonEntry
 
 __all__ = ["SPREAD_HEADER", "runs_frame", "spread_rows"]
 
@@ -62,19 +62,9 @@ def _row(e: ComparisonEntry) -> dict[str, Any]:
 
 def runs_frame(entries: Sequence[ComparisonEntry]) -> pd.DataFrame:
     """One row per run, every column of :data:`agentlab.sweeps.store.ROW_FIELDS` with its dtype."""
-    import pandas as pd
+    from agentlab.sweeps.analysis import typed_rows_frame
 
-    from agentlab.sweeps.store import ROW_FIELDS
-
-    rows = [_row(e) for e in entries]
-    cols: dict[str, Any] = {}
-    for name, dtype in ROW_FIELDS.items():
-        data = [r.get(name) for r in rows]
-        if dtype == "float64":
-            cols[name] = pd.array([math.nan if v is None else float(v) for v in data], dtype="float64")
-        else:
-            cols[name] = pd.array(data, dtype=dtype)
-    return pd.DataFrame(cols)
+    return typed_rows_frame([_row(e) for e in entries])
 
 
 SPREAD_HEADER = ("model", "runs", "failed", "solved", "success (95% CI)", "cost / run", "output tok / run",
