@@ -15,8 +15,8 @@ The rule, precisely:
 - ``matplotlib`` only in the chart modules ``agentlab/render/charts.py`` and ``agentlab/sweeps/charts.py``;
   elsewhere only under ``if TYPE_CHECKING:`` (types of the methods that delegate to the charts).
 - Package facades map public names to modules in lazy tables (strings, resolved on first access);
-  those are not imports by core code. ``agentlab.sweeps.WidgetProgress`` is the one such entry that
-  points into the notebook package (kept where users import it from).
+  those are not imports at import time, but they are arrows: none may point up the data path (no
+  core facade names ``agentlab.notebook``).
 
 Core reaches the Jupyter edge only through ``agentlab.frontend`` and ``Run.subscribe``.
 

@@ -16,7 +16,7 @@ from agentlab.adapters.base import Adapter, ModelRef, check_simulated, parse_mod
 from agentlab.errors import (
     ConfigError,
 )
-from agentlab.sweeps.settings import Setting, _check_combination
+from agentlab.sweeps.settings import Setting, check_setting
 from agentlab.sweeps.store import RunKey, read_rows, row_key
 from agentlab.sweeps.tasks import Task
 
@@ -63,7 +63,7 @@ def check_arms(refs: Sequence[ModelRef], setting_list: Sequence[Setting], budget
     for ref in refs:
         for s in setting_list:
             if s.applies_to(ref.provider):
-                _check_combination(ref, s)
+                check_setting(ref, s)
     if budget_usd is not None:
         from agentlab.costs.pricing import get_price
 

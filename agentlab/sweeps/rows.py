@@ -24,12 +24,14 @@ from agentlab.errors import (
 )
 from agentlab.loop.result import RunResult
 from agentlab.loop.runner import Run, SessionLink
+from agentlab.loop.settings import RunSettings
 from agentlab.loop.tools import Tool
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ToolCallEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import redact_secrets
 from agentlab.sweeps.plan import Plan
+from agentlab.sweeps.settings import Setting
 from agentlab.sweeps.tasks import Task
 
 __all__ = ["RunConfig", "ScoreRun", "build_row", "check_task_tools", "iso_now", "run_plan"]
@@ -258,12 +260,7 @@ async def run_plan(
             p.ref,
             prompt,
             tools=_task_tools(p.task, cfg.tools),
-            system=p.task.system if p.task.system is not None else s.system,
-            reasoning=s.reasoning,
-            max_steps=max_steps,
-            max_output_tokens=s.max_output_tokens,
-            options=s.call_options,
-            continuation_policy=s.continuation_policy,
+            settings=_run_settings(s, p.task.system, max_steps),
             adapter=gated,
             session=session,
             retries=cfg.retries,
@@ -281,3 +278,9 @@ async def run_plan(
     if cfg.score_run is not None:
         row.update(await cfg.score_run(p.task, result))
     return row
+
+
+def _run_settings(s: Setting, task_system: str | None, max_steps: int) -> RunSettings:
+    """The arm's settings for one task: its own system prompt wins, and the sweep's step cap."""
+    extra = {"system": task_system} if task_system is not None else {}
+    return s.run_settings.replace(max_steps=max_steps, **extra)

@@ -9,27 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.adapters.base import ModelRef
-from agentlab.adapters.registry import get_provider, provider_names
-from agentlab.errors import (
-    ConfigError,
-    InvalidSettingsError,
-)
-from agentlab.loop.runner import ContinuationPolicy
-from agentlab.neutral import _inputs
+from agentlab.errors import ConfigError
+from agentlab.loop.settings import ContinuationPolicy, RunSettings, drop_split
 from agentlab.neutral.output import OutputSpec
 from agentlab.neutral.request import CallOptions, ReasoningSettings, ServiceTier
 
-__all__ = ["Setting", "continuity_settings", "parse_settings"]
-
-def _reasoning(
-    value: ReasoningSettings | Mapping[str, Any] | str | None, name: str
-) -> ReasoningSettings | None:
-    """Same rules as ``Run(reasoning=...)`` (one helper owns them); ``None`` stays "the default"."""
-    return None if value is None else _inputs.reasoning_settings(value, f"setting {name!r}: reasoning")
+__all__ = ["Setting", "check_setting", "continuity_settings", "parse_settings"]
 
 
 @dataclass(frozen=True)
@@ -64,29 +53,23 @@ class Setting:
     user_id: str | None = None
     service_tier: ServiceTier | None = None
 
+    run_settings: RunSettings = field(init=False, repr=False, compare=False)
+    """The run-settings value every run of this arm gets: checked once, by the rules ``Run`` uses."""
+
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"a setting needs a non-empty name, got {self.name!r}")
-        if self.continuation_policy not in ("verbatim", "drop"):
-            raise ConfigError(
-                f"setting {self.name!r}: continuation_policy must be 'verbatim' or 'drop', "
-                f"got {self.continuation_policy!r}"
-            )
-        object.__setattr__(self, "reasoning", _reasoning(self.reasoning, self.name))
-        where = f"setting {self.name!r}:"
-        _inputs.positive_int(self.max_steps, f"{where} max_steps")
-        if self.max_output_tokens is not None:
-            _inputs.positive_int(
-                self.max_output_tokens, f"{where} max_output_tokens", error=InvalidSettingsError
-            )
-        if self.system is not None:
-            _inputs.check_text(self.system, f"{where} system")
         if self.providers is not None:
             if isinstance(self.providers, str):  # tuple("openai") would be six one-letter providers
-                raise ConfigError(f"{where} providers must be a list, e.g. providers=({self.providers!r},)")
+                raise ConfigError(
+                    f"setting {self.name!r}: providers must be a list, e.g. providers=({self.providers!r},)"
+                )
             object.__setattr__(self, "providers", tuple(self.providers))
-        flat = {k: getattr(self, k) for k in _inputs.CALL_KNOBS if k != "reset_tool_choice"}
-        object.__setattr__(self, "options", _inputs.call_options(self.options, f"{where} options", **flat))
+        run = RunSettings.from_setting(self)
+        object.__setattr__(self, "run_settings", run)
+        if self.reasoning is not None:  # None stays "the default", so fingerprints stay stable
+            object.__setattr__(self, "reasoning", run.reasoning)
+        object.__setattr__(self, "options", run.options)
 
     @property
     def call_options(self) -> CallOptions:
@@ -135,7 +118,7 @@ def continuity_settings(*, max_steps: int = 20) -> list[Setting]:
     is on (the API rejects it), so its ablation is no thinking at all: a different question (what
     reasoning buys), labelled as such.
     """
-    can_drop, cannot = _drop_split()
+    can_drop, cannot = drop_split()
     return [
         Setting("verbatim", max_steps=max_steps),
         Setting("drop", continuation_policy="drop", max_steps=max_steps, providers=can_drop),
@@ -148,29 +131,9 @@ def continuity_settings(*, max_steps: int = 20) -> list[Setting]:
     ]
 
 
-def _drop_split() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(providers that can drop reasoning mid-loop, providers that cannot)``, from their specs."""
-    specs = [get_provider(n) for n in provider_names()]
-    return (
-        tuple(s.name for s in specs if s.drop_with_reasoning),
-        tuple(s.name for s in specs if not s.drop_with_reasoning),
-    )
-
-
-def _check_combination(ref: ModelRef, s: Setting) -> None:
-    spec = get_provider(ref.provider)
-    refusal = spec.drop_refusal_for(ref.model) if s.continuation_policy == "drop" and s.thinking else None
-    if refusal is not None:
-        can_drop, _ = _drop_split()
-        raise InvalidSettingsError(
-            f"setting {s.name!r} (continuation_policy='drop') cannot run on {ref}: {refusal}, "
-            "so a 'drop' run would only be possible by rewriting the tool calls as plain text, which is "
-            f"a different experiment, not the ablation. For {spec.label}, ablate with "
-            f"{spec.reasoning_term} off: "
-            "Setting('thinking_off', reasoning=ReasoningSettings(enabled=False), "
-            f"providers=({spec.name!r},)), and give 'drop' providers={can_drop!r}; "
-            "agentlab.sweeps.continuity_settings() builds exactly that."
-        )
+def check_setting(ref: ModelRef, s: Setting) -> None:
+    """The one combination rule (``agentlab.loop.settings.check_combination``), naming the setting."""
+    s.run_settings.check_model(ref, where=f"setting {s.name!r}:")
 
 
 def parse_settings(
