@@ -13,6 +13,9 @@ so its peak memory is its own:
   ``display="none"``, its default log (``.eval``) in a temporary directory, default concurrency.
 * ``scale``: ``al.evaluate`` on 1,000 tasks x 3 simulated models (OpenAI Responses, Anthropic
   Messages, Gemini) x 3 repeats = 9,000 runs: wall, CPU per run, peak RSS, RSS after 1k / 3k / 9k runs.
+* ``resume``: the same 9,000 runs stopped with ``KeyboardInterrupt`` after 3,000, then the same
+  call again (requests counted at the simulators' transport: one per run it ran, none for a
+  finished run) and a third time (nothing left: no request).
 * ``memory``: the same 9,000 runs with ``tracemalloc`` started after the first 100 (so imports and
   warm-up are not counted): Python memory still held after 1k / 3k / 9k runs (after ``gc.collect()``),
   and the growth per 1,000 finished runs. Slower (tracing), so its time is not reported.
@@ -45,7 +48,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -229,11 +232,64 @@ def child_scale(n: int, tmp: Path, *, traced: bool) -> dict[str, Any]:
     return out
 
 
+def child_resume(n: int, tmp: Path) -> dict[str, Any]:
+    """``n`` x 3 models x 3 repeats stopped (``KeyboardInterrupt``) after a third, then the same call twice.
+
+    Every request the simulators answer is counted at their transport; a run of these tasks is one
+    model call, so the resumed call must send exactly one request per run it ran, and the third
+    call (everything in the file) none.
+    """
+    import agentlab as al
+    from agentlab.evals import includes
+    from agentlab.sim.transport import SimTransport
+
+    sent = [0]
+    real = SimTransport._respond
+
+    def counting(self: SimTransport, request: Any, body: bytes) -> Any:
+        sent[0] += 1
+        return real(self, request, body)
+
+    SimTransport._respond = counting  # type: ignore[method-assign]
+    kw: dict[str, Any] = {"scorers": [includes()], "repeats": 3, "progress": None}
+    al.evaluate(samples(WARMUP, offset=10**6), SCALE_MODELS, results=tmp / "warmup.jsonl", **kw)
+    total = n * len(SCALE_MODELS) * 3
+    stop_at = total // 3
+
+    def stop(p: Any) -> None:
+        if p.done == stop_at:
+            raise KeyboardInterrupt
+
+    path = tmp / "resume.jsonl"
+    with suppress(KeyboardInterrupt):
+        al.evaluate(samples(n), SCALE_MODELS, results=path, on_progress=stop, **kw)
+    kept = len(al.load_eval(path).runs())
+    before, t = sent[0], time.perf_counter()
+    rep = al.evaluate(samples(n), SCALE_MODELS, results=path, **kw).report
+    resume_s, resume_requests = time.perf_counter() - t, sent[0] - before
+    before, t = sent[0], time.perf_counter()
+    again = al.evaluate(samples(n), SCALE_MODELS, results=path, **kw).report
+    assert rep is not None and again is not None
+    return {
+        "runs": total,
+        "stopped_at": stop_at,
+        "kept": kept,
+        "resume_from_file": rep.from_file,
+        "resume_ran": rep.ran,
+        "resume_requests": resume_requests,
+        "resume_s": resume_s,
+        "third_ran": again.ran,
+        "third_requests": sent[0] - before,
+        "third_s": time.perf_counter() - t,
+    }
+
+
 CHILDREN: dict[str, Callable[[int, Path], dict[str, Any]]] = {
     "agentlab": child_agentlab,
     "inspect": child_inspect,
     "scale": lambda n, tmp: child_scale(n, tmp, traced=False),
     "memory": lambda n, tmp: child_scale(n, tmp, traced=True),
+    "resume": child_resume,
 }
 
 
@@ -256,7 +312,8 @@ def spawn(name: str, n: int) -> dict[str, Any]:
 def measure(n: int, scale_n: int, say: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     figs: dict[str, Any] = {"samples": n, "scale_tasks": scale_n, "per_sample": PER_SAMPLE}
     have_inspect = importlib.util.find_spec("inspect_ai") is not None
-    for name, size in (("agentlab", n), ("inspect", n), ("scale", scale_n), ("memory", scale_n)):
+    sides = (("agentlab", n), ("inspect", n), ("scale", scale_n), ("memory", scale_n), ("resume", scale_n))
+    for name, size in sides:
         if name == "inspect" and not have_inspect:
             figs[name] = {"skipped": "inspect_ai is not installed (the bench extra has it)"}
             continue
@@ -322,7 +379,18 @@ def run(quick: bool) -> Section:
         sec.row("Python memory held after N finished runs (tracemalloc)", _memory_row(m))
         growth = m["traced_growth_kb_per_1k_runs"]
         sec.targets.append(Target("evaluate: memory growth per 1,000 finished runs", growth, 100.0, "KB"))
-    for name, f in (("agentlab", a), ("inspect", i), ("scale", s), ("memory", m)):
+    r = figs["resume"]
+    if "error" not in r:
+        sec.row(
+            f"interrupted after {r['stopped_at']:,} of {r['runs']:,} runs, then the same call twice",
+            f"{r['kept']:,} finished runs kept; the resumed call ran {r['resume_ran']:,} "
+            f"({r['resume_from_file']:,} from the file) with {r['resume_requests']:,} requests in "
+            f"{r['resume_s']:.1f} s; the third call ran {r['third_ran']} with {r['third_requests']} "
+            f"requests in {r['third_s']:.2f} s",
+        )
+        extra = r["resume_requests"] - r["resume_ran"] + r["third_requests"]
+        sec.targets.append(Target("evaluate resume: requests for runs already in the file", extra, 0))
+    for name, f in (("agentlab", a), ("inspect", i), ("scale", s), ("memory", m), ("resume", r)):
         if "error" in f:
             raise RuntimeError(f"{name}: {f['error']}")
     sec.notes.append(f"per sample, agentlab: {PER_SAMPLE['agentlab']}; Inspect: {PER_SAMPLE['inspect']}")

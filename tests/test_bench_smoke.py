@@ -82,6 +82,8 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     assert set(evals["agentlab"]) >= {"wall_ms_per_sample", "cpu_ms_per_sample", "peak_rss_mb"}
     assert evals["agentlab"]["completed"] == evals["agentlab"]["samples"]
     assert len(evals["memory"]["at"]) == 3 and "traced_growth_kb_per_1k_runs" in evals["memory"]
+    resume = evals["resume"]
+    assert resume["kept"] + resume["resume_ran"] == resume["runs"] and resume["third_requests"] == 0
     assert "| target | measured | limit | met |" in proc.stdout  # the markdown table was printed
 
 
