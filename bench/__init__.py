@@ -19,6 +19,9 @@ hard-coded. Sections:
 9. ``warm_start``: first cell in a fresh kernel, execute to first request, cold vs warmed SDKs.
 10. ``sweep_ray``: one simulated sweep on the asyncio and on the Ray executor (``ray`` extra): runs/s,
     driver and worker memory, outcomes compared run by run.
+11. ``eval_scale``: ``evaluate`` on 1,000 tasks beside Inspect AI's ``eval()`` with ``mockllm`` on the
+    same samples (wall, CPU per sample, peak memory), and 1,000 tasks x 3 models x 3 repeats with
+    the memory held after 1k / 3k / 9k finished runs.
 """
 
 SECTIONS = (
@@ -32,4 +35,5 @@ SECTIONS = (
     "adapter_chat",
     "warm_start",
     "sweep_ray",
+    "eval_scale",
 )

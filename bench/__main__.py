@@ -32,6 +32,7 @@ PACKAGES = (
     "ipywidgets",
     "litellm",
     "pydantic-ai-slim",
+    "inspect-ai",
 )
 
 
@@ -131,7 +132,18 @@ def table(results: dict[str, Any]) -> str:
     for sec in results["sections"]:
         for note in sec.get("notes", []):
             lines.append(f"\n_{sec['name']}: {note}_")
+        if sec.get("measured"):
+            lines.append(f"\n_{sec['name']}: {_measured(sec['measured'])}_")
     return "\n".join(lines)
+
+
+def _measured(m: dict[str, Any]) -> str:
+    """The stamp of a section measured on its own and merged into a stored run (``--merge``)."""
+    versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
+    return (
+        f"measured separately {m['started_utc']} with `{m['command']}`; load average before/after "
+        f"{m['loadavg_before']} / {m['loadavg_after']}; {versions}"
+    )
 
 
 def profile(name: str, quick: bool) -> int:
@@ -171,6 +183,39 @@ def stamped_table(results: dict[str, Any]) -> str:
     return f"{stamp}\n\n{table(results)}\n"
 
 
+def merge(
+    out: Path,
+    sections: list[dict[str, Any]],
+    a: argparse.Namespace,
+    started: dt.datetime,
+    load_before: list[float],
+) -> int:
+    """Replace (or add) ``sections`` in the stored run at ``out``, each with its own stamp.
+
+    Why: a section added later (or re-measured) must not re-run every other section, nor be shown
+    under the stored run's date and load; its ``measured`` stamp is printed under the table.
+    """
+    if not a.only:
+        print("--merge needs --only SECTION ...", file=sys.stderr)
+        return 2
+    results: dict[str, Any] = json.loads(out.read_text())
+    stamp = {
+        "command": f"python -m bench --only {' '.join(a.only)} --merge" + (" --quick" if a.quick else ""),
+        "started_utc": started.isoformat(timespec="seconds"),
+        "loadavg_before": load_before,
+        "loadavg_after": _loadavg(),
+        "cpus": os.cpu_count(),
+        "versions": {pkg: _version(pkg) for pkg in PACKAGES},
+    }
+    new = {s["name"]: {**s, "measured": stamp} for s in sections}
+    kept = [new.pop(s["name"], s) for s in results["sections"]]
+    results["sections"] = kept + list(new.values())
+    out.write_text(json.dumps(results, indent=1, default=str))
+    print(table({**results, "sections": sections}))
+    print(f"\n(merged into {out})")
+    return 1 if any(s.get("error") for s in sections) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument(
@@ -188,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=SECTIONS,
         metavar="SECTION",
         help="run one section under pyinstrument (bench extra) and print its call tree, no table",
+    )
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: put these sections into the stored --out file (each stamped with when and "
+        "how it was measured), keeping the others",
     )
     p.add_argument("--section", choices=SECTIONS, help=argparse.SUPPRESS)
     p.add_argument("--section-out", type=Path, help=argparse.SUPPRESS)
@@ -211,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         err = f" ERROR {sec['error']}" if sec.get("error") else ""
         print(f"[bench] {name}: {sec.get('seconds', 0):.1f} s{err}", file=sys.stderr, flush=True)
         sections.append(sec)
+    if a.merge:
+        return merge(out, sections, a, started, load_before)
     results = {
         "command": "python -m bench" + (" --quick" if a.quick else ""),
         "quick": a.quick,

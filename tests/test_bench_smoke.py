@@ -42,6 +42,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "adapter_chat",
         "warm_start",
         "sweep_ray",
+        "eval_scale",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:
@@ -77,6 +78,12 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     assert "floor_httpx" in chat["socket"]["us_per_event"]
     chat_targets = [t["name"] for t in named["adapter_chat"]["targets"]]
     assert len(chat_targets) == 6 and sum("socket" in n for n in chat_targets) == 3
+    evals = named["eval_scale"]["figures"]
+    assert set(evals["agentlab"]) >= {"wall_ms_per_sample", "cpu_ms_per_sample", "peak_rss_mb"}
+    assert evals["agentlab"]["completed"] == evals["agentlab"]["samples"]
+    assert len(evals["memory"]["at"]) == 3 and "traced_growth_kb_per_1k_runs" in evals["memory"]
+    resume = evals["resume"]
+    assert resume["kept"] + resume["resume_ran"] == resume["runs"] and resume["third_requests"] == 0
     assert "| target | measured | limit | met |" in proc.stdout  # the markdown table was printed
 
 

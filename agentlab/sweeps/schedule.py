@@ -320,6 +320,9 @@ class Scheduler:
                 finally:
                     await lim.release()
                 self.events.put_nowait(snap_after)  # the state right after this run was recorded
+                # A run on an in-process simulator never suspends, so without this the worker would do
+                # its whole queue in one step: no progress, on_progress or Ctrl-C until the very end.
+                await asyncio.sleep(0)
         finally:
             self.events.put_nowait(DONE)
 
