@@ -9,9 +9,10 @@ many columns, costs a bounded number of frontend messages. Reasoning goes to one
 shown here is portable (tool calls and results, answers, usage, throughput, the timeline strip of
 :mod:`agentlab.notebook.timeline_strip`) and may be saved with the notebook.
 
-A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
-its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
-show how the run ended, not the placeholder of the moment it started.
+A displayed view's output is replaced at cell end, once its run is over, by its static final state
+(:func:`refresh_displays`: ``text/html`` and ``text/plain``, no widget), so JupyterLab with its
+default settings, VS Code, GitHub, nbviewer and nbconvert show how the run ended, without a kernel
+and without widget state: not the placeholder of the moment it started, not "model not found".
 """
 
 from __future__ import annotations
@@ -46,11 +47,12 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
+from agentlab.notebook._live_text import TEXT_STYLE
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
-__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved"]
+__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved", "static_bundle"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
 _STATUS_SLACK = 0.5
@@ -106,30 +108,48 @@ def show_saved(view: Any) -> Any:
 
 
 def refresh_displays() -> int:
-    """Replace the saved output of every displayed view whose final state changed (cell end).
+    """Replace the output of every displayed view that finished by its static final state (cell end).
 
-    A view is displayed when its run starts ("importing the SDK…", "waiting, 0 steps"), and that
-    first mimebundle is what a saved notebook keeps beside the widget: its ``text/plain`` and
-    ``text/html`` (what GitHub, nbviewer and a reader without widgets show). At cell end the
-    extension calls this, on the kernel's main thread, and each changed view's output is updated
-    (``update_display_data``, which nbclient and JupyterLab apply) to its final state. Returns how
-    many were updated.
+    A view is displayed when its run starts ("importing the SDK…", "waiting, 0 steps"), as a widget
+    with ``text/plain`` and ``text/html`` beside it. A frontend renders the widget first, and a
+    notebook reopened without its widget state (JupyterLab's default: "Save Widget State
+    Automatically" off; or saved after a kernel restart) shows "Error displaying widget: model not
+    found" in its place, whatever HTML sits beside it. So at cell end the extension calls this, on
+    the kernel's main thread, and a finished view's output is updated (``update_display_data``, which
+    JupyterLab, VS Code and nbclient apply) to :func:`static_bundle`: text and HTML only, no widget
+    mime type, what every frontend renders without a kernel. A view still running (a task left
+    running past its cell) keeps its widget, its saved text brought up to date, until a later cell
+    end finds it finished. Returns how many outputs were updated.
     """
     with _shown_lock:
         items = list(_shown.items())
     n = 0
     for view, last in items:
         now = view.summary_text()
-        if now != last and view._display is not None:
-            view._display.update(view)
+        done = _finished(view)
+        if view._display is not None and (done or now != last):
+            if done:
+                view._display.update(static_bundle(view), raw=True)
+            else:
+                view._display.update(view)
             n += 1
         with _shown_lock:
             _held.pop(id(view), None)  # its cell has ended: its saved output is now its last state
-            if _finished(view):  # final: nothing left to update, stop checking it
+            if done:  # final: nothing left to update, stop checking it
                 _shown.pop(view, None)
             else:
                 _shown[view] = now
     return n
+
+
+def static_bundle(view: Any) -> dict[str, str]:
+    """``view``'s final state as a mimebundle every frontend renders without a kernel or widget state.
+
+    ``text/html`` (``summary_html``: no reasoning, unless the view keeps it) and ``text/plain``
+    (``summary_text``), and no ``application/vnd.jupyter.widget-view+json``: a frontend picks the
+    widget first when it is there, and without the widget's state it draws an error instead.
+    """
+    return {"text/plain": view.summary_text(), "text/html": view.summary_html()}
 
 
 def _finished(view: Any) -> bool:
@@ -138,6 +158,21 @@ def _finished(view: Any) -> bool:
         return done
     cols = view.columns if isinstance(view, CompareView) else [view]
     return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
+
+
+def _reasoning_note(st: _Step) -> str:
+    """A step's reasoning in a static view: its size, and the text only where the panel keeps it."""
+    chars = st.call.reasoning_chars
+    if not chars:
+        return ""
+    if st.panel.keep_text:  # the explicit opt-in: the text is saved, folded as in the collapsed panel
+        return (
+            f"<details><summary style='font-size:11px;opacity:0.75'>{chars:,} chars of reasoning (kept in "
+            f'this notebook)</summary><pre style="{TEXT_STYLE};max-height:30em">'
+            f"{html.escape(st.call.reasoning)}</pre></details>"
+        )
+    note = f"{chars:,} chars of reasoning: not saved in the notebook"
+    return f'<div style="font-size:11px;opacity:0.65">{note}</div>'
 
 
 def _clip(s: str, n: int = _MAX_CELL) -> str:
@@ -585,20 +620,13 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         with self._lock:
             steps = []
             for _, st in sorted(self._steps.items()):
-                chars = st.call.reasoning_chars
-                note = (
-                    f'<div style="font-size:11px;opacity:0.65">{chars:,} chars of reasoning: '
-                    "not saved in the notebook</div>"
-                    if chars
-                    else ""
-                )
-                steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
+                steps.append(f"{self._render_step_title(st)}{_reasoning_note(st)}{self._render_tools(st)}")
             timeline = strip_html(self._timeline_rows())
             body = self._render_header() + "".join(steps) + timeline + self._render_footer()
         width = "flex:1 1 0;min-width:260px" if self._compact else ""
         return (
-            f'<div style="{UI_FONT};border:1px solid {PALETTE["grey"]}55;padding:4px;'
-            f'box-sizing:border-box;{width}">{body}</div>'
+            f'<div class="agentlab-view agentlab-static" style="{UI_FONT};border:1px solid '
+            f'{PALETTE["grey"]}55;padding:4px;box-sizing:border-box;{width}">{body}</div>'
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -713,7 +741,10 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         else:
             cols = "".join(self._model_html(i, label) for i, label in enumerate(self.labels))
         head = f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}</div>'
-        return f'{head}<div style="display:flex;flex-flow:row wrap;gap:4px;width:100%">{cols}</div>'
+        return (
+            f'<div class="agentlab-compare">{head}<div class="agentlab-row" style="display:flex;'
+            f'flex-flow:row wrap;gap:4px;width:100%">{cols}</div></div>'
+        )
 
     def _model_html(self, i: int, label: str) -> str:
         runs = "".join(
