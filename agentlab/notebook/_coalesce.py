@@ -146,12 +146,17 @@ class _Flusher:
             if key not in self._queue:
                 self._queue[key] = view
                 self._deadline[key] = due
+                wake = True
             else:
+                # Already queued: the flusher's next wake-up covers it. Waking it for every delta
+                # (thousands a second) made it contend for the GIL with the run it displays.
+                wake = first or due < self._deadline.get(key, due)
                 self._deadline[key] = min(self._deadline.get(key, due), due)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="agentlab-view-flusher", daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
+            if wake:
+                self._cond.notify_all()
 
     def render_now(self, view: Flushable) -> None:
         key = id(view)

@@ -41,6 +41,7 @@ import ipywidgets as widgets
 from agentlab.assembly.reducer import EMPTY, CallSnapshot, accumulate
 from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.usage import CallUsage
+from agentlab.notebook import _shared as shared
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
 from agentlab.notebook._live_text import TEXT_STYLE, LiveText, Snapshot
 from agentlab.notebook.display import UI_FONT
@@ -148,13 +149,15 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value=f'<div style="{UI_FONT}">{self._hide_toggle()}{self._render_header()}</div>',
             # Stretch, not width 100%: the HTML widget has side margins, and 100% plus margins
             # overflowed the panel (an empty horizontal scrollbar under every panel).
-            layout=widgets.Layout(width="auto", align_self="stretch"),
+            layout=shared.layout(width="auto", align_self="stretch"),
+            style=shared.html_style(),
         )
         self._toggle = widgets.ToggleButton(
             value=False,
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
-            layout=widgets.Layout(width="auto", height="24px"),
+            layout=shared.layout(width="auto", height="24px"),
+            style=shared.toggle_style(),
             # Shown or hidden by a rule in the header (:meth:`_render_body`), not by its own layout:
             # the cell-end collapse then costs one message less per panel. The class is random, not
             # a counter: a rule left in an older output (a kernel restarted in the same page) must
@@ -167,10 +170,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         # Syncs (and snapshots) of these are sent by the flusher only, within the frontend's budget.
         # The live text first: when a stream starts, the first frame the budget allows is the text
         # (with its counters), and the header's "streaming…" takes the next one.
-        self._synced: list[Any] = [self._live, gate(self._body), gate(self._toggle.layout)]
+        self._synced: list[Any] = [self._live, gate(self._body)]
         super().__init__(
             children=[self._body, self._toggle, self._live],
-            layout=widgets.Layout(width="100%", align_items="flex-start"),
+            layout=shared.layout(width="100%", align_items="flex-start"),
             _dom_classes=["agentlab-panel"],
         )
         with _panels_lock:

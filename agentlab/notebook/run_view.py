@@ -46,6 +46,7 @@ from agentlab.neutral.events import (
     ToolResultEvent,
 )
 from agentlab.neutral.usage import CallUsage
+from agentlab.notebook import _shared as shared
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
 from agentlab.notebook._live_text import TEXT_STYLE
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
@@ -220,6 +221,11 @@ def _step_title(n: int) -> str:
     return f'<div style="font-size:12px"><b>Step {n}</b> · streaming…</div>'
 
 
+def _html(value: str) -> widgets.HTML:
+    """An ``HTML`` widget on the shared layout and style: one widget model, not three."""
+    return widgets.HTML(value=value, layout=shared.layout(), style=shared.html_style())
+
+
 def _wrap(v: str) -> str:
     return f'<div style="{UI_FONT}">{v}</div>' if v else ""
 
@@ -261,18 +267,18 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._partial = False
         self._display: Any = None
 
-        self._header = widgets.HTML(value=self._render_header())
-        self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self._timeline = widgets.HTML(value="")
-        self._footer = widgets.HTML(value="")
+        self._header = _html(self._render_header())
+        self._steps_box = widgets.VBox(layout=shared.layout(width="100%"))
+        self._timeline = _html("")
+        self._footer = _html("")
         # A repeat of a compare column: one summary line, shown above its collapsed full view.
-        self.line: widgets.HTML | None = widgets.HTML(value=_wrap(self.line_html())) if line else None
+        self.line: widgets.HTML | None = _html(_wrap(self.line_html())) if line else None
         # A compact view is a compare column: its layout is set at creation (setting it afterwards
         # would cost a frontend message per trait per column).
         column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
         super().__init__(
             children=[self._header, self._steps_box, self._timeline, self._footer],
-            layout=widgets.Layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
+            layout=shared.layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
             _dom_classes=["agentlab-view"],
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
@@ -420,11 +426,11 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if st is not None:
                 return st
             panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
-            title = gate(widgets.HTML(value=_wrap(_step_title(n))))
-            tools_html = gate(widgets.HTML(value=""))
+            title = gate(_html(_wrap(_step_title(n))))
+            tools_html = gate(_html(""))
             box = widgets.VBox(
                 children=[title, panel, tools_html],
-                layout=widgets.Layout(width="100%", margin="2px 0 2px 0"),
+                layout=shared.layout(width="100%", margin="2px 0 2px 0"),
             )
             st = _Step(n, panel, title, tools_html, box)
             self._steps[n] = st
@@ -707,13 +713,13 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         out = []
         for i, label in enumerate(self.labels):
             parts: list[widgets.Widget] = [
-                widgets.HTML(value=_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
+                _html(_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
             ]
             for v in self._runs_of(i):
                 assert v.line is not None
                 parts += [v.line, widgets.Accordion(children=[v], titles=(f"{v.title}: full run view",))]
             out.append(
-                widgets.VBox(children=parts, layout=widgets.Layout(**_MODEL_COLUMN)),
+                widgets.VBox(children=parts, layout=shared.layout(**_MODEL_COLUMN)),
             )
         return out
 
