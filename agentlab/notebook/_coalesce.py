@@ -47,6 +47,7 @@ __all__ = [
     "Flushable",
     "flush_all",
     "flush_now",
+    "forget",
     "gate",
     "mark_dirty",
     "render_now",
@@ -183,6 +184,15 @@ class _Flusher:
             self._tokens = min(self._tokens, 0.0) if sent else self._tokens
         return sent
 
+    def forget(self, view: Flushable) -> None:
+        key = id(view)
+        with view._lock, self._cond:  # view first, as the flusher thread takes them: never mid-sync
+            self._queue.pop(key, None)
+            self._deadline.pop(key, None)
+            self._render.discard(key)
+            self._last.pop(key, None)
+            self._cursor.pop(key, None)
+
     def flush_all(self) -> int:
         with self._cond:
             views = list(self._queue.values())
@@ -285,6 +295,11 @@ def render_now(view: Flushable) -> None:
 def flush_now(view: Flushable) -> int:
     """Render and send ``view`` now, on this thread, outside the budget; returns the messages sent."""
     return _flusher.flush_now(view)
+
+
+def forget(view: Flushable) -> None:
+    """Drop ``view``'s pending updates: it is no longer on screen (replaced by its static final state)."""
+    _flusher.forget(view)
 
 
 def flush_all() -> int:

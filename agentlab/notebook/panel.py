@@ -42,7 +42,15 @@ from agentlab.assembly.reducer import EMPTY, CallSnapshot, accumulate
 from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook import _shared as shared
-from agentlab.notebook._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
+from agentlab.notebook._coalesce import (
+    DEFAULT_INTERVAL,
+    flush_all,
+    flush_now,
+    forget,
+    gate,
+    mark_dirty,
+    render_now,
+)
 from agentlab.notebook._live_text import TEXT_STYLE, LiveText, Snapshot
 from agentlab.notebook.display import UI_FONT
 
@@ -240,6 +248,17 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._close_live()
         flush_now(self)
         return True
+
+    def retire(self) -> None:
+        """Off screen for good (its view was replaced by its static final state): close the live text.
+
+        Nothing is rendered or sent but the live text's closing: the widget is not shown anywhere.
+        """
+        with self._lock:
+            self._collapsed = True
+            self._streaming = False
+        self._close_live()
+        forget(self)
 
     def _open_live(self) -> None:
         with self._lock:

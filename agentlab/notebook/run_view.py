@@ -47,7 +47,7 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook import _shared as shared
-from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
+from agentlab.notebook._coalesce import DEFAULT_INTERVAL, forget, gate, mark_dirty, render_now
 from agentlab.notebook._live_text import TEXT_STYLE
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
 from agentlab.notebook.panel import ReasoningPanel
@@ -131,6 +131,7 @@ def refresh_displays() -> int:
         if view._display is not None and (done or now != last):
             if done:
                 view._display.update(static_bundle(view), raw=True)
+                _retire(view)
             else:
                 view._display.update(view)
             n += 1
@@ -141,6 +142,20 @@ def refresh_displays() -> int:
             else:
                 _shown[view] = now
     return n
+
+
+def _retire(view: Any) -> None:
+    """A view replaced by its static state: its pending widget updates and live texts are dropped.
+
+    Its widgets are on screen nowhere any more, so the cell-end collapse need not render them.
+    """
+    cols = view.columns if isinstance(view, CompareView) else [view] if isinstance(view, RunView) else []
+    for col in cols:
+        forget(col)
+        with col._lock:  # the panels made so far (none is made for a view no longer shown)
+            panels = [s.panel for s in col._steps.values() if s.panel is not None]
+        for panel in panels:
+            panel.retire()
 
 
 def static_bundle(view: Any) -> dict[str, str]:
@@ -161,12 +176,12 @@ def _finished(view: Any) -> bool:
     return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
 
 
-def _reasoning_note(st: _Step) -> str:
+def _reasoning_note(st: _Step, keep_text: bool) -> str:
     """A step's reasoning in a static view: its size, and the text only where the panel keeps it."""
     chars = st.call.reasoning_chars
     if not chars:
         return ""
-    if st.panel.keep_text:  # the explicit opt-in: the text is saved, folded as in the collapsed panel
+    if keep_text:  # the explicit opt-in: the text is saved, folded as in the collapsed panel
         return (
             f"<details><summary style='font-size:11px;opacity:0.75'>{chars:,} chars of reasoning (kept in "
             f'this notebook)</summary><pre style="{TEXT_STYLE};max-height:30em">'
@@ -189,13 +204,17 @@ def _pretty_args(arguments: str) -> str:
 
 @dataclass
 class _Step:
-    """One step's widgets and its model call's state (folded by the shared reducer, one fold per event)."""
+    """One step's model call state (folded by the shared reducer, one fold per event) and its widgets.
+
+    The widgets are made later than the step, off the run's thread (:meth:`RunView._build_steps`):
+    None until then.
+    """
 
     number: int
-    panel: ReasoningPanel
-    title: widgets.HTML
-    tools_html: widgets.HTML
-    box: widgets.VBox
+    panel: ReasoningPanel | None = None
+    title: widgets.HTML | None = None
+    tools_html: widgets.HTML | None = None
+    box: widgets.VBox | None = None
     call: CallSnapshot = field(default_factory=lambda: EMPTY)
     started: float = field(default_factory=time.monotonic)
     model_span: Span | None = None
@@ -256,6 +275,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._status = "waiting"
         self._t0 = time.monotonic()
         self._t_end: float | None = None
+        self._feeders: set[threading.Thread] = set()
+        """Worker threads that delivered this view's events (a run's loop): no widget is made there."""
         self._steps: dict[int, _Step] = {}
         self._answer: str | None = None
         self._errors: list[str] = []
@@ -303,9 +324,11 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         render shows the current snapshot, so frames the flusher skips lose nothing.
         """
         t = type(event)
+        self._note_feeder()
         if t is ReasoningDeltaEvent or t is TextDeltaEvent:
             st = self._fold(event)
-            st.panel.show_call(st.call)
+            if st.panel is not None:  # else its widgets, when made, start from the call so far
+                st.panel.show_call(st.call)
             if t is ReasoningDeltaEvent:
                 return
         elif t in _FOLDED:
@@ -326,17 +349,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             with self._lock:
                 self._status = "running"
         elif isinstance(event, ModelCallCompletedEvent):
-            st = self._fold(event)
-            with self._lock:
-                st.model_span = self._span(
-                    "model", f"{event.provider}:{event.model}", event.started_s, event.latency_s
-                )
-                self._calls += 1
-                self._usage = event.usage if self._usage is None else self._usage + event.usage
-                if event.cost_usd is not None:
-                    self._cost = (self._cost or 0.0) + event.cost_usd
-            st.panel.set_usage(event.usage)
-            st.panel.end(event.stop_reason)
+            self._call_completed(event)
         elif isinstance(event, ErrorEvent):
             with self._lock:
                 line = f"{event.error_type}: {event.message}"
@@ -362,6 +375,25 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             return
         mark_dirty(self)
 
+    def _note_feeder(self) -> None:
+        th = threading.current_thread()
+        if th not in self._feeders and th is not threading.main_thread():
+            self._feeders.add(th)
+
+    def _call_completed(self, event: ModelCallCompletedEvent) -> None:
+        st = self._fold(event)
+        with self._lock:
+            st.model_span = self._span(
+                "model", f"{event.provider}:{event.model}", event.started_s, event.latency_s
+            )
+            self._calls += 1
+            self._usage = event.usage if self._usage is None else self._usage + event.usage
+            if event.cost_usd is not None:
+                self._cost = (self._cost or 0.0) + event.cost_usd
+        if st.panel is not None:  # else made later, from the completed call
+            st.panel.set_usage(event.usage)
+            st.panel.end(event.stop_reason)
+
     def set_status(self, status: str) -> None:
         """Show a status before the run's first event (e.g. that the provider SDK is being imported)."""
         with self._lock:
@@ -383,7 +415,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             # not the zeros (and $0) of the calls that did complete.
             self._partial = any(not s.done and (s.call.reasoning_chars or s.call.text_chars) for s in steps)
         for st in steps:
-            if not st.done:
+            if not st.done and st.panel is not None:
                 st.panel.end(self._status)
         render_now(self)
 
@@ -420,24 +452,48 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         return st
 
     def _step_for(self, step: int | None) -> _Step:
+        """The step's state, new if need be; its widgets are made at the view's next render."""
         n = 0 if step is None else step
         with self._lock:
             st = self._steps.get(n)
             if st is not None:
                 return st
-            panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
-            title = gate(_html(_wrap(_step_title(n))))
-            tools_html = gate(_html(""))
-            box = widgets.VBox(
-                children=[title, panel, tools_html],
-                layout=shared.layout(width="100%", margin="2px 0 2px 0"),
-            )
-            st = _Step(n, panel, title, tools_html, box)
-            self._steps[n] = st
-            self._synced[-1:-1] = [title, tools_html]  # before the footer
-            self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
+            st = self._steps[n] = _Step(n)
         mark_dirty(self, slack=0.0)  # the new step's box must reach the frontend while reasoning streams
         return st
+
+    def _build_steps(self) -> None:
+        """Make the widgets of the steps that have none yet, each starting from its call so far.
+
+        Not on the run's own thread (see :meth:`_flush`): a step's widgets are 8 widget models, each
+        a comm opened, and the run's loop, in a compare every run's, is what the run's timings are
+        measured on. The flusher thread (or the cell end, or :attr:`panels`) makes them instead.
+        """
+        with self._lock:
+            new = [st for st in self._steps.values() if st.panel is None]
+            for st in new:
+                panel = ReasoningPanel(f"Reasoning · step {st.number}", keep_text=self._keep_text)
+                st.title = gate(_html(_wrap(_step_title(st.number))))
+                st.tools_html = gate(_html(""))
+                st.box = widgets.VBox(
+                    children=[st.title, panel, st.tools_html],
+                    layout=shared.layout(width="100%", margin="2px 0 2px 0"),
+                )
+                st.panel = panel
+                self._synced[-1:-1] = [st.title, st.tools_html]  # before the footer
+                panel.show_call(st.call)
+                if st.done:
+                    panel.set_usage(st.call.usage)
+                    panel.end(st.call.stop_reason or "")
+                elif self._t_end is not None and self._status not in ("running", "waiting"):
+                    panel.end(self._status)
+            if new:
+                self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
+
+    def _keeps_text(self) -> bool:
+        from agentlab.notebook.panel import options
+
+        return options.keep_reasoning if self._keep_text is None else self._keep_text
 
     # ------------------------------------------------------------------ rendering
 
@@ -575,6 +631,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def _flush(self) -> None:
         with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
+            if threading.current_thread() not in self._feeders:
+                self._build_steps()
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
@@ -583,7 +641,10 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if self.line is not None:
                 pairs.append((self.line, self.line_html()))
             for w, v in pairs + [
-                pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
+                pair
+                for st, title, tools in steps
+                if st.title is not None and st.tools_html is not None
+                for pair in ((st.title, title), (st.tools_html, tools))
             ]:
                 v = _wrap(v)
                 if w.value != v:
@@ -594,8 +655,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     @property
     def panels(self) -> list[ReasoningPanel]:
         """The reasoning panel of every step so far, in step order (a snapshot; steps may still be added)."""
+        self._build_steps()
         with self._lock:
-            return [s.panel for _, s in sorted(self._steps.items())]
+            return [s.panel for _, s in sorted(self._steps.items()) if s.panel is not None]
 
     @property
     def status(self) -> str:
@@ -626,7 +688,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         with self._lock:
             steps = []
             for _, st in sorted(self._steps.items()):
-                steps.append(f"{self._render_step_title(st)}{_reasoning_note(st)}{self._render_tools(st)}")
+                note = _reasoning_note(st, self._keeps_text())
+                steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
             timeline = strip_html(self._timeline_rows())
             body = self._render_header() + "".join(steps) + timeline + self._render_footer()
         width = "flex:1 1 0;min-width:260px" if self._compact else ""

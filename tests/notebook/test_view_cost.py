@@ -51,3 +51,34 @@ def test_deltas_to_a_queued_view_do_not_wake_the_flusher(monkeypatch: pytest.Mon
     for i in range(500):
         view.on_event(ReasoningDeltaEvent(run_id="r", step=1, text=f"w{i} ", block="0"))
     assert wakes <= 5, wakes  # the view and its panel joining the queue, not 500 deltas x 2
+
+
+def test_a_run_thread_makes_no_widget_the_view_needs_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fed from a run's worker thread (a kernel's ``run_sync``), the view only records its steps.
+
+    Their widgets are made by the flusher thread (or when asked for, ``view.panels``), not on the
+    loop the runs and their timings run on.
+    """
+    from ipywidgets import Widget
+
+    opened_on: list[threading.Thread] = []
+    real_open = Widget.open
+
+    def open_(self: Widget) -> None:
+        opened_on.append(threading.current_thread())
+        real_open(self)
+
+    monkeypatch.setattr(Widget, "open", open_)
+    view = RunView("m")
+
+    def feed() -> None:
+        for s in (1, 2, 3):
+            view.on_event(ModelCallStartedEvent(run_id="r", step=s, provider="openai", model="m"))
+            view.on_event(ReasoningDeltaEvent(run_id="r", step=s, text="thinking", block="0"))
+        view.finish("completed")
+
+    t = threading.Thread(target=feed, name="a-run")
+    t.start()
+    t.join()
+    assert not [th for th in opened_on if th is t]
+    assert [p.text for p in view.panels] == ["thinking"] * 3  # made by now, each from its call so far
