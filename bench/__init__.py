@@ -19,6 +19,10 @@ hard-coded. Sections:
 9. ``warm_start``: first cell in a fresh kernel, execute to first request, cold vs warmed SDKs.
 10. ``sweep_ray``: one simulated sweep on the asyncio and on the Ray executor (``ray`` extra): runs/s,
     driver and worker memory, outcomes compared run by run.
+11. ``live_view``: in a real kernel, a 15-run compare with and without the live view: wall time and
+    a 10 ms tool's recorded median, side by side.
+12. ``first_cell``: the first model-call cell of a fresh kernel under Run All and at reading pace,
+    with and without the SDK warm-up.
 """
 
 SECTIONS = (
@@ -32,4 +36,6 @@ SECTIONS = (
     "adapter_chat",
     "warm_start",
     "sweep_ray",
+    "live_view",
+    "first_cell",
 )
