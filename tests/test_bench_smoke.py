@@ -42,6 +42,8 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "adapter_chat",
         "warm_start",
         "sweep_ray",
+        "live_view",
+        "first_cell",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:
