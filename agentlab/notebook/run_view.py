@@ -633,6 +633,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
             if threading.current_thread() not in self._feeders:
                 self._build_steps()
+            elif any(st.panel is None for st in self._steps.values()):
+                mark_dirty(self)  # a render on the flusher thread makes them (a run's end renders here)
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()

@@ -81,4 +81,6 @@ def test_a_run_thread_makes_no_widget_the_view_needs_later(monkeypatch: pytest.M
     t.start()
     t.join()
     assert not [th for th in opened_on if th is t]
-    assert [p.text for p in view.panels] == ["thinking"] * 3  # made by now, each from its call so far
+    assert _coalesce.wait_idle(30)  # the flusher made them, also after the run's end rendered
+    assert all(st.panel is not None for st in view._steps.values())
+    assert [p.text for p in view.panels] == ["thinking"] * 3  # each from its call so far
