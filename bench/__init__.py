@@ -22,6 +22,10 @@ hard-coded. Sections:
 11. ``eval_scale``: ``evaluate`` on 1,000 tasks beside Inspect AI's ``eval()`` with ``mockllm`` on the
     same samples (wall, CPU per sample, peak memory), and 1,000 tasks x 3 models x 3 repeats with
     the memory held after 1k / 3k / 9k finished runs.
+12. ``live_view``: in a real kernel, a 15-run compare with and without the live view: wall time and
+    a 10 ms tool's recorded median, side by side.
+13. ``first_cell``: the first model-call cell of a fresh kernel under Run All and at reading pace,
+    with and without the SDK warm-up.
 """
 
 SECTIONS = (
@@ -36,4 +40,6 @@ SECTIONS = (
     "warm_start",
     "sweep_ray",
     "eval_scale",
+    "live_view",
+    "first_cell",
 )

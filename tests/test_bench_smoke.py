@@ -43,6 +43,8 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "warm_start",
         "sweep_ray",
         "eval_scale",
+        "live_view",
+        "first_cell",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

@@ -972,7 +972,12 @@ class Run:
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
-            return res, t0 - self._t0, time.perf_counter() - t0
+            # Stamped where the tool ran (outcome.started/duration_s), not when this loop got round to
+            # it: the loop also feeds other runs' observers. The wait here stands in only for a call
+            # that never ran or never finished.
+            started = outcome.started if outcome.started is not None else t0
+            dur = outcome.duration_s if outcome.duration_s is not None else time.perf_counter() - t0
+            return res, started - self._t0, dur
 
         if len(calls) == 1:
             out = [await one(calls[0])]

@@ -21,6 +21,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, get_type_hints, overload
 
@@ -79,6 +80,13 @@ class ToolOutcome(BaseModel):
     """Timed out with its event loop blocked: an async tool making a blocking call (``time.sleep``,
     sync I/O), which no cancellation can reach. Async tools share the tool loop, so the blocking
     call may be another tool's running at the same time; worth saying, since the fix is in a tool."""
+    started: float | None = None
+    """When the function was called, on ``time.perf_counter``'s clock, taken where it runs (its
+    thread, or the tool loop); None when it never ran (invalid arguments)."""
+    duration_s: float | None = None
+    """How long the function ran, measured where it runs: not how long the run's loop took to
+    notice (a loop busy with other runs' events, or a slow observer, is not the tool's time).
+    None when it did not finish (timed out or abandoned)."""
 
     @field_validator("output")
     @classmethod
@@ -207,7 +215,9 @@ def check_timeout(value: object, what: str, error: type[Exception]) -> float | N
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
-def _start_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> asyncio.Future[Any]:
+def _start_in_thread(
+    fn: Callable[..., Any], kwargs: dict[str, Any], name: str, clock: _Clock | None = None
+) -> asyncio.Future[Any]:
     """Call a sync tool in its own daemon thread; a future on the running loop gets its outcome.
 
     Not ``asyncio.to_thread``: a pool thread is joined when its loop shuts down (``asyncio.run``'s
@@ -227,10 +237,14 @@ def _start_in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) 
             fut.set_exception(value)
 
     def target() -> None:
+        if clock is not None:
+            clock.began()
         try:
             out: tuple[bool, Any] = (True, fn(**kwargs))
         except BaseException as e:  # delivered to the awaiting coroutine, like to_thread does
             out = (False, e)
+        if clock is not None:
+            clock.ended()
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
             loop.call_soon_threadsafe(settle, *out)
 
@@ -248,17 +262,49 @@ class _Raised:
         self.exc = exc
 
 
-async def _capture(coro: Awaitable[Any]) -> Any:
+class _Clock:
+    """A tool call's start and end, stamped where the tool runs (its thread, or the tool loop).
+
+    Why there: the run's loop hears of the end only when it gets to the callback, and in a compare
+    that loop also delivers the other runs' events to their observers (live views): a duration taken
+    there is the tool's plus whatever the loop was busy with.
+    """
+
+    __slots__ = ("end", "start")
+
+    def __init__(self) -> None:
+        self.start: float | None = None
+        self.end: float | None = None
+
+    def began(self) -> None:
+        if self.start is None:  # a sync wrapper's coroutine, awaited next, is the same call
+            self.start = time.perf_counter()
+
+    def ended(self) -> None:
+        self.end = time.perf_counter()
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.start is None or self.end is None else self.end - self.start
+
+
+async def _capture(coro: Awaitable[Any], clock: _Clock | None = None) -> Any:
     """Run an async tool's coroutine as a task of the tool loop without letting Ctrl-C escape it.
 
     Raised inside a task, ``KeyboardInterrupt`` and ``SystemExit`` propagate out of the event loop
     itself (ending the tool loop's thread), not to the awaiting run; carried out as a value they
-    are re-raised in the run, as they were when the tool ran inline.
+    are re-raised in the run, as they were when the tool ran inline. ``clock`` is stamped around
+    the await, on the tool loop.
     """
+    if clock is not None:
+        clock.began()
     try:
         return await coro
     except (KeyboardInterrupt, SystemExit) as e:
         return _Raised(e)
+    finally:
+        if clock is not None:
+            clock.ended()
 
 
 def _unwrap(value: Any) -> Any:
@@ -536,14 +582,25 @@ class Tool:
             return ToolOutcome(output=_format_validation_error(self.name, e), is_error=True)
         kwargs = {k: getattr(args, k) for k in type(args).model_fields}
         limit = self.timeout if self.timeout is not None else timeout
+        clock = _Clock()
         try:
-            finished, value = await self._call(kwargs, limit, on_abandon)
+            finished, value = await self._call(kwargs, limit, on_abandon, clock)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             return ToolOutcome(
-                output=f"Error: tool {self.name!r} raised {type(e).__name__}: {e}", is_error=True
+                output=f"Error: tool {self.name!r} raised {type(e).__name__}: {e}",
+                is_error=True,
+                started=clock.start,
+                duration_s=clock.duration_s,
             )
+        outcome = self._outcome(finished, value, limit)
+        return outcome.model_copy(
+            update={"started": clock.start, "duration_s": clock.duration_s if finished else None}
+        )
+
+    def _outcome(self, finished: bool, value: Any, limit: float | None) -> ToolOutcome:
+        """The outcome of a call that returned ``value`` (or timed out: ``finished`` False)."""
         if not finished:
             return ToolOutcome(
                 output=(
@@ -568,7 +625,11 @@ class Tool:
         return ToolOutcome(output=out, truncated=truncated)
 
     async def _call(
-        self, kwargs: dict[str, Any], timeout: float | None, on_abandon: AbandonHook | None
+        self,
+        kwargs: dict[str, Any],
+        timeout: float | None,
+        on_abandon: AbandonHook | None,
+        clock: _Clock | None = None,
     ) -> tuple[bool, Any]:
         """Call the function within ``timeout``: ``(True, value)``, or ``(False, stalled)`` if it timed out.
 
@@ -577,14 +638,14 @@ class Tool:
         """
         call: Pending
         if self.is_async:
-            call = start_on_tool_loop(lambda: _capture(self.fn(**kwargs)))
+            call = start_on_tool_loop(lambda: _capture(self.fn(**kwargs), clock))
         else:
-            call = _start_in_thread(self.fn, kwargs, self.name)
+            call = _start_in_thread(self.fn, kwargs, self.name, clock)
         finished, value = await _await_bounded(call, timeout, on_abandon)
         if finished and inspect.isawaitable(value):  # a sync wrapper returning a coroutine
             awaitable = value
             finished, value = await _await_bounded(
-                start_on_tool_loop(lambda: _capture(awaitable)), timeout, on_abandon
+                start_on_tool_loop(lambda: _capture(awaitable, clock)), timeout, on_abandon
             )
         return finished, value
 

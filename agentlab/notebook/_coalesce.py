@@ -47,6 +47,7 @@ __all__ = [
     "Flushable",
     "flush_all",
     "flush_now",
+    "forget",
     "gate",
     "mark_dirty",
     "render_now",
@@ -146,12 +147,17 @@ class _Flusher:
             if key not in self._queue:
                 self._queue[key] = view
                 self._deadline[key] = due
+                wake = True
             else:
+                # Already queued: the flusher's next wake-up covers it. Waking it for every delta
+                # (thousands a second) made it contend for the GIL with the run it displays.
+                wake = first or due < self._deadline.get(key, due)
                 self._deadline[key] = min(self._deadline.get(key, due), due)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="agentlab-view-flusher", daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
+            if wake:
+                self._cond.notify_all()
 
     def render_now(self, view: Flushable) -> None:
         key = id(view)
@@ -177,6 +183,15 @@ class _Flusher:
             # Charged, but as no debt: a cell-end burst must not silence the next cell's first stream.
             self._tokens = min(self._tokens, 0.0) if sent else self._tokens
         return sent
+
+    def forget(self, view: Flushable) -> None:
+        key = id(view)
+        with view._lock, self._cond:  # view first, as the flusher thread takes them: never mid-sync
+            self._queue.pop(key, None)
+            self._deadline.pop(key, None)
+            self._render.discard(key)
+            self._last.pop(key, None)
+            self._cursor.pop(key, None)
 
     def flush_all(self) -> int:
         with self._cond:
@@ -280,6 +295,11 @@ def render_now(view: Flushable) -> None:
 def flush_now(view: Flushable) -> int:
     """Render and send ``view`` now, on this thread, outside the budget; returns the messages sent."""
     return _flusher.flush_now(view)
+
+
+def forget(view: Flushable) -> None:
+    """Drop ``view``'s pending updates: it is no longer on screen (replaced by its static final state)."""
+    _flusher.forget(view)
 
 
 def flush_all() -> int:

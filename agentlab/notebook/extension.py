@@ -49,14 +49,16 @@ class _CellScope:
 
         # The loading cell is covered too: ``gen`` was taken when the extension was loaded.
         release_since(self.gen)
+        # Finished views first: their outputs become static final states (what any save keeps), and
+        # their widgets, on screen nowhere any more, need no collapse.
+        if "agentlab.notebook.run_view" in sys.modules:
+            from agentlab.notebook.run_view import refresh_displays
+
+            refresh_displays()
         if "agentlab.notebook.panel" in sys.modules:
             from agentlab.notebook.panel import collapse_panels
 
             collapse_panels()
-        if "agentlab.notebook.run_view" in sys.modules:  # saved outputs: final states, not placeholders
-            from agentlab.notebook.run_view import refresh_displays
-
-            refresh_displays()
 
 
 def _scope(ip: Any) -> _CellScope | None:

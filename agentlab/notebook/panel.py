@@ -41,7 +41,16 @@ import ipywidgets as widgets
 from agentlab.assembly.reducer import EMPTY, CallSnapshot, accumulate
 from agentlab.neutral.events import ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.usage import CallUsage
-from agentlab.notebook._coalesce import DEFAULT_INTERVAL, flush_all, flush_now, gate, mark_dirty, render_now
+from agentlab.notebook import _shared as shared
+from agentlab.notebook._coalesce import (
+    DEFAULT_INTERVAL,
+    flush_all,
+    flush_now,
+    forget,
+    gate,
+    mark_dirty,
+    render_now,
+)
 from agentlab.notebook._live_text import TEXT_STYLE, LiveText, Snapshot
 from agentlab.notebook.display import UI_FONT
 
@@ -148,13 +157,15 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             value=f'<div style="{UI_FONT}">{self._hide_toggle()}{self._render_header()}</div>',
             # Stretch, not width 100%: the HTML widget has side margins, and 100% plus margins
             # overflowed the panel (an empty horizontal scrollbar under every panel).
-            layout=widgets.Layout(width="auto", align_self="stretch"),
+            layout=shared.layout(width="auto", align_self="stretch"),
+            style=shared.html_style(),
         )
         self._toggle = widgets.ToggleButton(
             value=False,
             description="Show reasoning",
             tooltip="Reasoning text is kept in kernel memory; shown here, it is not saved with the notebook",
-            layout=widgets.Layout(width="auto", height="24px"),
+            layout=shared.layout(width="auto", height="24px"),
+            style=shared.toggle_style(),
             # Shown or hidden by a rule in the header (:meth:`_render_body`), not by its own layout:
             # the cell-end collapse then costs one message less per panel. The class is random, not
             # a counter: a rule left in an older output (a kernel restarted in the same page) must
@@ -167,10 +178,10 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         # Syncs (and snapshots) of these are sent by the flusher only, within the frontend's budget.
         # The live text first: when a stream starts, the first frame the budget allows is the text
         # (with its counters), and the header's "streaming…" takes the next one.
-        self._synced: list[Any] = [self._live, gate(self._body), gate(self._toggle.layout)]
+        self._synced: list[Any] = [self._live, gate(self._body)]
         super().__init__(
             children=[self._body, self._toggle, self._live],
-            layout=widgets.Layout(width="100%", align_items="flex-start"),
+            layout=shared.layout(width="100%", align_items="flex-start"),
             _dom_classes=["agentlab-panel"],
         )
         with _panels_lock:
@@ -237,6 +248,17 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         self._close_live()
         flush_now(self)
         return True
+
+    def retire(self) -> None:
+        """Off screen for good (its view was replaced by its static final state): close the live text.
+
+        Nothing is rendered or sent but the live text's closing: the widget is not shown anywhere.
+        """
+        with self._lock:
+            self._collapsed = True
+            self._streaming = False
+        self._close_live()
+        forget(self)
 
     def _open_live(self) -> None:
         with self._lock:

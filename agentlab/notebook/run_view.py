@@ -9,9 +9,10 @@ many columns, costs a bounded number of frontend messages. Reasoning goes to one
 shown here is portable (tool calls and results, answers, usage, throughput, the timeline strip of
 :mod:`agentlab.notebook.timeline_strip`) and may be saved with the notebook.
 
-A displayed view's saved output (``text/plain`` and ``text/html`` beside the widget) is replaced by
-its final state at cell end (:func:`refresh_displays`), so GitHub, nbviewer and a reopened notebook
-show how the run ended, not the placeholder of the moment it started.
+A displayed view's output is replaced at cell end, once its run is over, by its static final state
+(:func:`refresh_displays`: ``text/html`` and ``text/plain``, no widget), so JupyterLab with its
+default settings, VS Code, GitHub, nbviewer and nbconvert show how the run ended, without a kernel
+and without widget state: not the placeholder of the moment it started, not "model not found".
 """
 
 from __future__ import annotations
@@ -45,12 +46,14 @@ from agentlab.neutral.events import (
     ToolResultEvent,
 )
 from agentlab.neutral.usage import CallUsage
-from agentlab.notebook._coalesce import DEFAULT_INTERVAL, gate, mark_dirty, render_now
+from agentlab.notebook import _shared as shared
+from agentlab.notebook._coalesce import DEFAULT_INTERVAL, forget, gate, mark_dirty, render_now
+from agentlab.notebook._live_text import TEXT_STYLE
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
-__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved"]
+__all__ = ["CompareView", "RunView", "refresh_displays", "show_saved", "static_bundle"]
 
 _MAX_CELL = 400  # characters of a tool argument/result shown in the timeline
 _STATUS_SLACK = 0.5
@@ -106,30 +109,63 @@ def show_saved(view: Any) -> Any:
 
 
 def refresh_displays() -> int:
-    """Replace the saved output of every displayed view whose final state changed (cell end).
+    """Replace the output of every displayed view that finished by its static final state (cell end).
 
-    A view is displayed when its run starts ("importing the SDK…", "waiting, 0 steps"), and that
-    first mimebundle is what a saved notebook keeps beside the widget: its ``text/plain`` and
-    ``text/html`` (what GitHub, nbviewer and a reader without widgets show). At cell end the
-    extension calls this, on the kernel's main thread, and each changed view's output is updated
-    (``update_display_data``, which nbclient and JupyterLab apply) to its final state. Returns how
-    many were updated.
+    A view is displayed when its run starts ("importing the SDK…", "waiting, 0 steps"), as a widget
+    with ``text/plain`` and ``text/html`` beside it. A frontend renders the widget first, and a
+    notebook reopened without its widget state (JupyterLab's default: "Save Widget State
+    Automatically" off; or saved after a kernel restart) shows "Error displaying widget: model not
+    found" in its place, whatever HTML sits beside it. So at cell end the extension calls this, on
+    the kernel's main thread, and a finished view's output is updated (``update_display_data``, which
+    JupyterLab, VS Code and nbclient apply) to :func:`static_bundle`: text and HTML only, no widget
+    mime type, what every frontend renders without a kernel. A view still running (a task left
+    running past its cell) keeps its widget, its saved text brought up to date, until a later cell
+    end finds it finished. Returns how many outputs were updated.
     """
     with _shown_lock:
         items = list(_shown.items())
     n = 0
     for view, last in items:
         now = view.summary_text()
-        if now != last and view._display is not None:
-            view._display.update(view)
+        done = _finished(view)
+        if view._display is not None and (done or now != last):
+            if done:
+                view._display.update(static_bundle(view), raw=True)
+                _retire(view)
+            else:
+                view._display.update(view)
             n += 1
         with _shown_lock:
             _held.pop(id(view), None)  # its cell has ended: its saved output is now its last state
-            if _finished(view):  # final: nothing left to update, stop checking it
+            if done:  # final: nothing left to update, stop checking it
                 _shown.pop(view, None)
             else:
                 _shown[view] = now
     return n
+
+
+def _retire(view: Any) -> None:
+    """A view replaced by its static state: its pending widget updates and live texts are dropped.
+
+    Its widgets are on screen nowhere any more, so the cell-end collapse need not render them.
+    """
+    cols = view.columns if isinstance(view, CompareView) else [view] if isinstance(view, RunView) else []
+    for col in cols:
+        forget(col)
+        with col._lock:  # the panels made so far (none is made for a view no longer shown)
+            panels = [s.panel for s in col._steps.values() if s.panel is not None]
+        for panel in panels:
+            panel.retire()
+
+
+def static_bundle(view: Any) -> dict[str, str]:
+    """``view``'s final state as a mimebundle every frontend renders without a kernel or widget state.
+
+    ``text/html`` (``summary_html``: no reasoning, unless the view keeps it) and ``text/plain``
+    (``summary_text``), and no ``application/vnd.jupyter.widget-view+json``: a frontend picks the
+    widget first when it is there, and without the widget's state it draws an error instead.
+    """
+    return {"text/plain": view.summary_text(), "text/html": view.summary_html()}
 
 
 def _finished(view: Any) -> bool:
@@ -138,6 +174,21 @@ def _finished(view: Any) -> bool:
         return done
     cols = view.columns if isinstance(view, CompareView) else [view]
     return all(c._t_end is not None and c.status not in ("running", "waiting") for c in cols)
+
+
+def _reasoning_note(st: _Step, keep_text: bool) -> str:
+    """A step's reasoning in a static view: its size, and the text only where the panel keeps it."""
+    chars = st.call.reasoning_chars
+    if not chars:
+        return ""
+    if keep_text:  # the explicit opt-in: the text is saved, folded as in the collapsed panel
+        return (
+            f"<details><summary style='font-size:11px;opacity:0.75'>{chars:,} chars of reasoning (kept in "
+            f'this notebook)</summary><pre style="{TEXT_STYLE};max-height:30em">'
+            f"{html.escape(st.call.reasoning)}</pre></details>"
+        )
+    note = f"{chars:,} chars of reasoning: not saved in the notebook"
+    return f'<div style="font-size:11px;opacity:0.65">{note}</div>'
 
 
 def _clip(s: str, n: int = _MAX_CELL) -> str:
@@ -153,13 +204,17 @@ def _pretty_args(arguments: str) -> str:
 
 @dataclass
 class _Step:
-    """One step's widgets and its model call's state (folded by the shared reducer, one fold per event)."""
+    """One step's model call state (folded by the shared reducer, one fold per event) and its widgets.
+
+    The widgets are made later than the step, off the run's thread (:meth:`RunView._build_steps`):
+    None until then.
+    """
 
     number: int
-    panel: ReasoningPanel
-    title: widgets.HTML
-    tools_html: widgets.HTML
-    box: widgets.VBox
+    panel: ReasoningPanel | None = None
+    title: widgets.HTML | None = None
+    tools_html: widgets.HTML | None = None
+    box: widgets.VBox | None = None
     call: CallSnapshot = field(default_factory=lambda: EMPTY)
     started: float = field(default_factory=time.monotonic)
     model_span: Span | None = None
@@ -183,6 +238,11 @@ class _Step:
 
 def _step_title(n: int) -> str:
     return f'<div style="font-size:12px"><b>Step {n}</b> · streaming…</div>'
+
+
+def _html(value: str) -> widgets.HTML:
+    """An ``HTML`` widget on the shared layout and style: one widget model, not three."""
+    return widgets.HTML(value=value, layout=shared.layout(), style=shared.html_style())
 
 
 def _wrap(v: str) -> str:
@@ -215,6 +275,8 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._status = "waiting"
         self._t0 = time.monotonic()
         self._t_end: float | None = None
+        self._feeders: set[threading.Thread] = set()
+        """Worker threads that delivered this view's events (a run's loop): no widget is made there."""
         self._steps: dict[int, _Step] = {}
         self._answer: str | None = None
         self._errors: list[str] = []
@@ -226,18 +288,18 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         self._partial = False
         self._display: Any = None
 
-        self._header = widgets.HTML(value=self._render_header())
-        self._steps_box = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self._timeline = widgets.HTML(value="")
-        self._footer = widgets.HTML(value="")
+        self._header = _html(self._render_header())
+        self._steps_box = widgets.VBox(layout=shared.layout(width="100%"))
+        self._timeline = _html("")
+        self._footer = _html("")
         # A repeat of a compare column: one summary line, shown above its collapsed full view.
-        self.line: widgets.HTML | None = widgets.HTML(value=_wrap(self.line_html())) if line else None
+        self.line: widgets.HTML | None = _html(_wrap(self.line_html())) if line else None
         # A compact view is a compare column: its layout is set at creation (setting it afterwards
         # would cost a frontend message per trait per column).
         column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
         super().__init__(
             children=[self._header, self._steps_box, self._timeline, self._footer],
-            layout=widgets.Layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
+            layout=shared.layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
             _dom_classes=["agentlab-view"],
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
@@ -262,9 +324,11 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         render shows the current snapshot, so frames the flusher skips lose nothing.
         """
         t = type(event)
+        self._note_feeder()
         if t is ReasoningDeltaEvent or t is TextDeltaEvent:
             st = self._fold(event)
-            st.panel.show_call(st.call)
+            if st.panel is not None:  # else its widgets, when made, start from the call so far
+                st.panel.show_call(st.call)
             if t is ReasoningDeltaEvent:
                 return
         elif t in _FOLDED:
@@ -285,17 +349,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             with self._lock:
                 self._status = "running"
         elif isinstance(event, ModelCallCompletedEvent):
-            st = self._fold(event)
-            with self._lock:
-                st.model_span = self._span(
-                    "model", f"{event.provider}:{event.model}", event.started_s, event.latency_s
-                )
-                self._calls += 1
-                self._usage = event.usage if self._usage is None else self._usage + event.usage
-                if event.cost_usd is not None:
-                    self._cost = (self._cost or 0.0) + event.cost_usd
-            st.panel.set_usage(event.usage)
-            st.panel.end(event.stop_reason)
+            self._call_completed(event)
         elif isinstance(event, ErrorEvent):
             with self._lock:
                 line = f"{event.error_type}: {event.message}"
@@ -321,6 +375,25 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             return
         mark_dirty(self)
 
+    def _note_feeder(self) -> None:
+        th = threading.current_thread()
+        if th not in self._feeders and th is not threading.main_thread():
+            self._feeders.add(th)
+
+    def _call_completed(self, event: ModelCallCompletedEvent) -> None:
+        st = self._fold(event)
+        with self._lock:
+            st.model_span = self._span(
+                "model", f"{event.provider}:{event.model}", event.started_s, event.latency_s
+            )
+            self._calls += 1
+            self._usage = event.usage if self._usage is None else self._usage + event.usage
+            if event.cost_usd is not None:
+                self._cost = (self._cost or 0.0) + event.cost_usd
+        if st.panel is not None:  # else made later, from the completed call
+            st.panel.set_usage(event.usage)
+            st.panel.end(event.stop_reason)
+
     def set_status(self, status: str) -> None:
         """Show a status before the run's first event (e.g. that the provider SDK is being imported)."""
         with self._lock:
@@ -342,7 +415,7 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             # not the zeros (and $0) of the calls that did complete.
             self._partial = any(not s.done and (s.call.reasoning_chars or s.call.text_chars) for s in steps)
         for st in steps:
-            if not st.done:
+            if not st.done and st.panel is not None:
                 st.panel.end(self._status)
         render_now(self)
 
@@ -379,24 +452,48 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         return st
 
     def _step_for(self, step: int | None) -> _Step:
+        """The step's state, new if need be; its widgets are made at the view's next render."""
         n = 0 if step is None else step
         with self._lock:
             st = self._steps.get(n)
             if st is not None:
                 return st
-            panel = ReasoningPanel(f"Reasoning · step {n}", keep_text=self._keep_text)
-            title = gate(widgets.HTML(value=_wrap(_step_title(n))))
-            tools_html = gate(widgets.HTML(value=""))
-            box = widgets.VBox(
-                children=[title, panel, tools_html],
-                layout=widgets.Layout(width="100%", margin="2px 0 2px 0"),
-            )
-            st = _Step(n, panel, title, tools_html, box)
-            self._steps[n] = st
-            self._synced[-1:-1] = [title, tools_html]  # before the footer
-            self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
+            st = self._steps[n] = _Step(n)
         mark_dirty(self, slack=0.0)  # the new step's box must reach the frontend while reasoning streams
         return st
+
+    def _build_steps(self) -> None:
+        """Make the widgets of the steps that have none yet, each starting from its call so far.
+
+        Not on the run's own thread (see :meth:`_flush`): a step's widgets are 8 widget models, each
+        a comm opened, and the run's loop, in a compare every run's, is what the run's timings are
+        measured on. The flusher thread (or the cell end, or :attr:`panels`) makes them instead.
+        """
+        with self._lock:
+            new = [st for st in self._steps.values() if st.panel is None]
+            for st in new:
+                panel = ReasoningPanel(f"Reasoning · step {st.number}", keep_text=self._keep_text)
+                st.title = gate(_html(_wrap(_step_title(st.number))))
+                st.tools_html = gate(_html(""))
+                st.box = widgets.VBox(
+                    children=[st.title, panel, st.tools_html],
+                    layout=shared.layout(width="100%", margin="2px 0 2px 0"),
+                )
+                st.panel = panel
+                self._synced[-1:-1] = [st.title, st.tools_html]  # before the footer
+                panel.show_call(st.call)
+                if st.done:
+                    panel.set_usage(st.call.usage)
+                    panel.end(st.call.stop_reason or "")
+                elif self._t_end is not None and self._status not in ("running", "waiting"):
+                    panel.end(self._status)
+            if new:
+                self._steps_box.children = [s.box for _, s in sorted(self._steps.items())]
+
+    def _keeps_text(self) -> bool:
+        from agentlab.notebook.panel import options
+
+        return options.keep_reasoning if self._keep_text is None else self._keep_text
 
     # ------------------------------------------------------------------ rendering
 
@@ -534,6 +631,10 @@ class RunView(widgets.VBox):  # type: ignore[misc]
 
     def _flush(self) -> None:
         with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
+            if threading.current_thread() not in self._feeders:
+                self._build_steps()
+            elif any(st.panel is None for st in self._steps.values()):
+                mark_dirty(self)  # a render on the flusher thread makes them (a run's end renders here)
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
@@ -542,7 +643,10 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             if self.line is not None:
                 pairs.append((self.line, self.line_html()))
             for w, v in pairs + [
-                pair for st, title, tools in steps for pair in ((st.title, title), (st.tools_html, tools))
+                pair
+                for st, title, tools in steps
+                if st.title is not None and st.tools_html is not None
+                for pair in ((st.title, title), (st.tools_html, tools))
             ]:
                 v = _wrap(v)
                 if w.value != v:
@@ -553,8 +657,9 @@ class RunView(widgets.VBox):  # type: ignore[misc]
     @property
     def panels(self) -> list[ReasoningPanel]:
         """The reasoning panel of every step so far, in step order (a snapshot; steps may still be added)."""
+        self._build_steps()
         with self._lock:
-            return [s.panel for _, s in sorted(self._steps.items())]
+            return [s.panel for _, s in sorted(self._steps.items()) if s.panel is not None]
 
     @property
     def status(self) -> str:
@@ -585,20 +690,14 @@ class RunView(widgets.VBox):  # type: ignore[misc]
         with self._lock:
             steps = []
             for _, st in sorted(self._steps.items()):
-                chars = st.call.reasoning_chars
-                note = (
-                    f'<div style="font-size:11px;opacity:0.65">{chars:,} chars of reasoning: '
-                    "not saved in the notebook</div>"
-                    if chars
-                    else ""
-                )
+                note = _reasoning_note(st, self._keeps_text())
                 steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
             timeline = strip_html(self._timeline_rows())
             body = self._render_header() + "".join(steps) + timeline + self._render_footer()
         width = "flex:1 1 0;min-width:260px" if self._compact else ""
         return (
-            f'<div style="{UI_FONT};border:1px solid {PALETTE["grey"]}55;padding:4px;'
-            f'box-sizing:border-box;{width}">{body}</div>'
+            f'<div class="agentlab-view agentlab-static" style="{UI_FONT};border:1px solid '
+            f'{PALETTE["grey"]}55;padding:4px;box-sizing:border-box;{width}">{body}</div>'
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -679,13 +778,13 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         out = []
         for i, label in enumerate(self.labels):
             parts: list[widgets.Widget] = [
-                widgets.HTML(value=_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
+                _html(_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
             ]
             for v in self._runs_of(i):
                 assert v.line is not None
                 parts += [v.line, widgets.Accordion(children=[v], titles=(f"{v.title}: full run view",))]
             out.append(
-                widgets.VBox(children=parts, layout=widgets.Layout(**_MODEL_COLUMN)),
+                widgets.VBox(children=parts, layout=shared.layout(**_MODEL_COLUMN)),
             )
         return out
 
@@ -713,7 +812,10 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
         else:
             cols = "".join(self._model_html(i, label) for i, label in enumerate(self.labels))
         head = f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}</div>'
-        return f'{head}<div style="display:flex;flex-flow:row wrap;gap:4px;width:100%">{cols}</div>'
+        return (
+            f'<div class="agentlab-compare">{head}<div class="agentlab-row" style="display:flex;'
+            f'flex-flow:row wrap;gap:4px;width:100%">{cols}</div></div>'
+        )
 
     def _model_html(self, i: int, label: str) -> str:
         runs = "".join(

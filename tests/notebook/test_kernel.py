@@ -270,6 +270,8 @@ from agentlab.notebook.panel import live_panels
 CANARY = f"CANARY-{uuid.uuid4().hex}"
 steps = [Step(reasoning=[f"think {CANARY}"], text="ok")]
 r = agentlab.run("openai:sim-reasoner", "q", adapter=ScriptedAdapter(steps))
+from agentlab.notebook._coalesce import wait_idle
+wait_idle(30)  # the view's step widgets are made by the flusher thread, never on the run's thread
 (shown,) = [p for p in live_panels() if CANARY in p.text]
 print("IDS", CANARY, shown._toggle.model_id)
 """

@@ -114,8 +114,8 @@ def test_sweep_progress_saves_its_line_not_the_widget_repr(monkeypatch: pytest.M
     shown: list[dict[str, Any]] = []
 
     class Handle:
-        def update(self, obj: Any) -> None:
-            shown.append(obj._repr_mimebundle_())
+        def update(self, obj: Any, raw: bool = False) -> None:
+            shown.append(obj if raw else obj._repr_mimebundle_())
 
     def display(obj: Any, display_id: bool = False) -> Handle:
         shown.append(obj._repr_mimebundle_())
@@ -132,6 +132,7 @@ def test_sweep_progress_saves_its_line_not_the_widget_repr(monkeypatch: pytest.M
     assert refresh_displays() >= 1  # cell end: the saved output becomes the final line
     assert shown[-1]["text/plain"].startswith("sweep 10/10 done")
     assert "sweep 10/10 done" in shown[-1]["text/html"]
+    assert set(shown[-1]) == {"text/plain", "text/html"}  # no widget left that needs its saved state
     assert not any(re.search(r"HBox\(|IntProgress\(", json.dumps(b)) for b in shown)
     assert refresh_displays() == 0  # final: no further updates
 

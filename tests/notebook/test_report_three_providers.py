@@ -52,9 +52,13 @@ def test_the_compare_page_has_three_provider_columns(report: object) -> None:
     (nb,), (page,) = report.notebooks, report.html
     text = json.dumps(_outputs(nb))
     assert all(m in text for m in MODELS)
-    # The live view's saved text/plain is its final state, one column per model (not a placeholder).
+    # The live view's saved output is its static final state (no widget left that needs its saved
+    # state), one column per model (not a placeholder).
     widget = "application/vnd.jupyter.widget-view+json"
-    views = [o["data"] for o in _outputs(nb) if widget in o.get("data", {})]
+    views = [
+        o["data"] for o in _outputs(nb) if "agentlab-static" in _text(o.get("data", {}).get("text/html", ""))
+    ]
+    assert views and not any(widget in d for d in views)
     plain = next(_text(d["text/plain"]) for d in views if all(m in _text(d["text/plain"]) for m in MODELS))
     assert all(f"{m} · completed" in plain for m in MODELS), plain
     stdout = [_text(o["text"]) for o in _outputs(nb) if o.get("name") == "stdout"]

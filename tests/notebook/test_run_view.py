@@ -50,6 +50,8 @@ def test_run_view_renders_the_timeline(comm_messages: list[dict[str, Any]]) -> N
     assert view.status == "completed"
     assert [p.title for p in view.panels] == ["Reasoning · step 1", "Reasoning · step 2"]
     assert CANARY in view.panels[0].text
+    assert view._steps[1].tools_html is not None and view._steps[2].title is not None
+    assert view._steps[1].title is not None
     tools = view._steps[1].tools_html.value
     assert "get_weather" in tools and "Paris: 21 C" in tools and "error:" in tools and "no such city" in tools
     assert "Let me check." in tools

@@ -46,7 +46,7 @@ def _events() -> list[Any]:
 def _rendered(view: RunView) -> list[str]:
     view._flush()
     return [view._footer.value] + [  # (the header holds a clock)
-        w.value for st in view._steps.values() for w in (st.title, st.tools_html)
+        w.value for st in view._steps.values() for w in (st.title, st.tools_html) if w is not None
     ]
 
 
@@ -64,13 +64,15 @@ def test_run_view_rendering_every_kth_frame_ends_on_the_full_fold(k: int) -> Non
         full = fold(ev for ev in events if getattr(ev, "step", None) == s)
         got = view._steps[s].call
         assert got == full and got.text == full.text and got.reasoning == full.reasoning
-        assert view._steps[s].panel.text == full.reasoning
+        panel = view._steps[s].panel
+        assert panel is not None and panel.text == full.reasoning
         assert [t.arguments for t in got.tool_calls] == [t.arguments for t in full.tool_calls]
     reference = RunView("m")
     for ev in events:
         reference.on_event(ev)
     assert _rendered(view) == _rendered(reference)
-    assert "Rome: 21 C" in view._steps[1].tools_html.value
+    tools = view._steps[1].tools_html
+    assert tools is not None and "Rome: 21 C" in tools.value
     collapse_panels()
 
 

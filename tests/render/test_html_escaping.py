@@ -109,7 +109,9 @@ def test_run_view_escapes_tool_names_arguments_outputs_errors_and_text() -> None
     result = _hostile_run(view.on_event)
     view.finish()
     parts = [view._header.value, view._footer.value]
+    view.panels  # noqa: B018 - makes the steps' widgets
     for st in view._steps.values():
+        assert st.title is not None and st.tools_html is not None
         parts += [st.title.value, st.tools_html.value]
     for p in parts:
         assert not _TAG.search(p), p
