@@ -5,6 +5,7 @@ A core package: it never imports the notebook layer. See ``docs/how-to/evaluate.
 
 from agentlab.evals.dataset import Dataset, DatasetError, EvalTask, MissingDatasetsError, load_dataset
 from agentlab.evals.judge import Judge, judge
+from agentlab.evals.results import Results, ResultsFormError, as_results, plot_costs
 from agentlab.evals.run import (
     REDUCERS,
     EvalResult,
@@ -43,9 +44,12 @@ __all__ = [
     "Judge",
     "JudgeUsage",
     "MissingDatasetsError",
+    "Results",
+    "ResultsFormError",
     "Score",
     "Scorer",
     "aevaluate",
+    "as_results",
     "choice",
     "evaluate",
     "exact",
@@ -56,6 +60,7 @@ __all__ = [
     "load_eval",
     "normalize",
     "numeric",
+    "plot_costs",
     "reduce_runs",
     "regex",
     "rescore",
