@@ -11,6 +11,9 @@ How an evaluation behaves:
   spend in its own entry) and the run's tool calls (``called_tools``). ``success`` is the first
   scorer's verdict when it is a pass/fail. A run that failed (provider error, bad settings) is not
   scored: every score is ``None`` ("the run failed"), never a fail.
+* **Each run's durable records are kept beside the file** (``<stem>.transcripts.jsonl``, through an
+  ``EventLog``: the task, answer text, tool calls and results, usage and cost per step; never
+  reasoning), so :meth:`EvalResult.transcript` shows any run after the fact.
 * **Re-scoring reads the file only** (:func:`rescore`): new scorers on the stored answers and tool
   calls, no candidate model called. A judge among them does call its own model.
 * **One tidy runs table** (:meth:`EvalResult.runs`): the sweep's runs frame (one row per run: task
@@ -37,7 +40,9 @@ from agentlab.sweeps.tasks import Task
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
 
+    from agentlab.evals.views import Disagreements, Matrix, Transcript
     from agentlab.sweeps.runner import SweepReport
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "reduce_runs",
     "rescore",
     "runs_table",
+    "transcripts_path",
 ]
 
 Reducer = Literal["mean", "majority", "pass@k", "all"]
@@ -132,12 +138,32 @@ def _row_fields(scores: Mapping[str, Score], called: Sequence[CalledTool]) -> di
     }
 
 
+def transcripts_path(results: str | Path) -> Path:
+    """Where an evaluation keeps its runs' durable records: ``<results stem>.transcripts.jsonl``."""
+    p = Path(results)
+    return p.with_name(p.stem + ".transcripts.jsonl")
+
+
+def _keep_records(path: Path, result: RunResult | None) -> None:
+    """The run's durable events, appended to the transcripts file (what ``EvalResult.transcript`` reads).
+
+    Through an ``EventLog``, which takes durable records by exact type only: reasoning deltas and
+    opaque provider items cannot reach the file. Opened per run, so nothing is held in memory.
+    """
+    from agentlab.records.eventlog import EventLog
+
+    if result is not None and result.events:
+        EventLog(path).extend(result.events)
+
+
 def _score_hook(
-    scorers: Sequence[Scorer], tasks: Mapping[str, EvalTask]
+    scorers: Sequence[Scorer], tasks: Mapping[str, EvalTask], transcripts: Path | None = None
 ) -> Callable[[Task, RunResult | None], Any]:
     """The sweep's ``score_run``: the evaluation's scorers on each finished run, before it is written."""
 
     async def score_run(task: Task, result: RunResult | None) -> dict[str, Any]:
+        if transcripts is not None:
+            _keep_records(transcripts, result)
         called = _called_tools(result)
         status = result.status if result is not None else "failed"
         answer = result.output if result is not None and result.status == "completed" else None
@@ -184,6 +210,32 @@ class EvalResult:
         out["total_cost_usd"] = g["total_cost_usd"].sum(min_count=1)
         out["judge_cost_usd"] = g["judge_cost_usd"].sum(min_count=1)
         return out
+
+    # ------------------------------------------------------------ views (agentlab.evals.views)
+
+    def matrix(self, score: str | None = None) -> Matrix:
+        """Task x model: ``score`` per cell (mean ± sd across repeats), per model a mean with its CI."""
+        from agentlab.evals.views import matrix
+
+        return matrix(self, score)
+
+    def transcript(self, run_id: str | None = None, **where: Any) -> Transcript:
+        """One run after the fact (by ``run_id``, or ``task=``, ``model=``, ``repeat=``); never reasoning."""
+        from agentlab.evals.views import transcript
+
+        return transcript(self, run_id, **where)
+
+    def disagreements(self, a: str, b: str, score: str | None = None) -> Disagreements:
+        """The tasks where baseline ``a`` and candidate ``b`` score differently, largest gap first."""
+        from agentlab.evals.views import disagreements
+
+        return disagreements(self, a, b, score)
+
+    def plot_frontier(self, score: str | None = None, *, ax: Axes | None = None) -> Axes:
+        """Mean score against mean cost per run, per model, with 95% CIs on both and the frontier."""
+        from agentlab.evals.views import plot_frontier
+
+        return plot_frontier(self, score, ax=ax)
 
     def __str__(self) -> str:
         where = str(self.path) if self.path is not None else "re-scored rows"
@@ -340,7 +392,7 @@ async def aevaluate(
         results=results,
         tools=ds.tools,
         repeats=repeats,
-        score_run=_score_hook(scorer_list, ds.by_id()),
+        score_run=_score_hook(scorer_list, ds.by_id(), transcripts_path(results)),
         **sweep_kw,
     )
     return EvalResult(Path(results), report, reducer, k)

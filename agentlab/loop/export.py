@@ -6,8 +6,11 @@ from the same frames and static HTML as the notebook's saved output.
 
 Parquet needs ``pyarrow``, the ``parquet`` extra (``pip install 'agentlab[parquet]'``); without it
 ``export_frames(..., format="parquet")`` raises ``MissingExtraError`` naming the extra, before any
-file is written. The HTML report is self-contained (styles inline, charts as inline SVG, no script),
-so a colleague can open it in a browser without a kernel.
+file is written. The HTML report is self-contained (styles inline, charts as inline SVG, nothing fetched),
+so a colleague can open it in a browser without a kernel. Scored results (an evaluation, a sweep with
+a check) add the views of ``agentlab.evals.views``: the task x model matrix (with one small inline
+script that sorts it; without scripts it is the same table), the score-against-cost chart, the
+tasks where the two best models disagree and each model's first transcript.
 
 Every file is written whole or not at all (:func:`agentlab.records.atomic_file.write_atomic`): on
 a full disk the earlier file, if any, is left as it was and a ``StorageError`` names the path.
@@ -125,12 +128,13 @@ def _head(res: Results) -> str:
 
 def _sections(res: Results, frames: dict[str, pd.DataFrame]) -> list[tuple[str, str]]:
     from agentlab.costs.usage_view import UsageFrame
+    from agentlab.evals.views import report_sections
     from agentlab.render.charts import plot_cost_breakdown, plot_reasoning_per_step
     from agentlab.render.frame_style import style_frame
     from agentlab.render.timeline_chart import chart_svg as _svg
     from agentlab.render.timeline_chart import plot_timeline
 
-    parts: list[tuple[str, str]] = [("Summary", _head(res))]
+    parts: list[tuple[str, str]] = [("Summary", _head(res)), *report_sections(res)]
     usage = frames["usage"]
     if len(usage):
         parts.append(("Usage per model call", UsageFrame(usage).frame().to_html()))

@@ -78,6 +78,7 @@ def _timeline(obj: Any, tmp: Path) -> Any:
     frame = al.timeline_frame(obj)
     assert len(frame) > 0 and frame["duration_s"].notna().any()
     ax = al.plot_timeline(obj)
+    assert ax.get_yticklabels()  # one lane per model (and repeat)
     plt.close("all")
     return frame
 
