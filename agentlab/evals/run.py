@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import ConfigError
 from agentlab.evals.dataset import EvalTask, load_dataset, load_tasks_only
+from agentlab.evals.results import runs_table, transcripts_path
 from agentlab.evals.scorers import Attempt, CalledTool, Score, Scorer, as_scorer
 from agentlab.loop.result import RunResult
 from agentlab.loop.sync import run_sync
@@ -59,13 +60,6 @@ __all__ = [
 
 Reducer = Literal["mean", "majority", "pass@k", "all"]
 REDUCERS: tuple[Reducer, ...] = ("mean", "majority", "pass@k", "all")
-JUDGE_COLUMNS: dict[str, str] = {
-    "judge_input_tokens": "Int64",
-    "judge_output_tokens": "Int64",
-    "judge_reasoning_tokens": "Int64",
-    "judge_cost_usd": "float64",
-}
-"""The judges' own spend per run (summed over the run's judges): never part of the candidate's cost."""
 _NOT_IN_SWEEPS = ("tasks", "tools", "score_run", "executor", "ray_options")
 
 
@@ -136,12 +130,6 @@ def _row_fields(scores: Mapping[str, Score], called: Sequence[CalledTool]) -> di
         "called_tools": [c.model_dump(mode="json") for c in called],
         "success": success,
     }
-
-
-def transcripts_path(results: str | Path) -> Path:
-    """Where an evaluation keeps its runs' durable records: ``<results stem>.transcripts.jsonl``."""
-    p = Path(results)
-    return p.with_name(p.stem + ".transcripts.jsonl")
 
 
 def _keep_records(path: Path, result: RunResult | None) -> None:
@@ -244,60 +232,6 @@ class EvalResult:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
-
-
-def _score_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """``score_<name>`` columns from the rows' ``scores`` (boolean when every known value is)."""
-    import pandas as pd
-
-    stored = [s if isinstance(s, dict) else {} for s in df["scores"].tolist()]
-    names: dict[str, None] = {}
-    for s in stored:
-        names.update(dict.fromkeys(s))
-    cols: dict[str, Any] = {}
-    for n in names:
-        vals = [(s.get(n) or {}).get("value") for s in stored]
-        known = [v for v in vals if v is not None]
-        if known and all(isinstance(v, bool) for v in known):
-            cols[f"score_{n}"] = pd.array(vals, dtype="boolean")
-        else:
-            cols[f"score_{n}"] = pd.array(
-                [math.nan if v is None else float(v) for v in vals], dtype="float64"
-            )
-    return cols
-
-
-def _judge_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """The judges' spend per run, summed over the run's judge scores (``<NA>`` when none judged it)."""
-    import pandas as pd
-
-    sums: dict[str, list[Any]] = {c: [] for c in JUDGE_COLUMNS}
-    for s in df["scores"].tolist():
-        judges = [v["judge"] for v in (s or {}).values() if isinstance(v, dict) and v.get("judge")]
-        for c in JUDGE_COLUMNS:
-            parts = [j.get(c.removeprefix("judge_")) for j in judges]
-            sums[c].append(None if not parts or any(p is None for p in parts) else sum(parts))
-    out: dict[str, Any] = {}
-    for c, dtype in JUDGE_COLUMNS.items():
-        data = sums[c] if dtype != "float64" else [math.nan if v is None else float(v) for v in sums[c]]
-        out[c] = pd.array(data, dtype=dtype)
-    return out
-
-
-def runs_table(results: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """The tidy runs table of a results file (or a ``load_results`` frame): see :meth:`EvalResult.runs`."""
-    import pandas as pd
-
-    from agentlab.sweeps.analysis import load_results
-
-    df = load_results(results) if isinstance(results, str | Path) else results
-    if not isinstance(df, pd.DataFrame) or "scores" not in df.columns:
-        raise ConfigError(
-            f"runs_table takes a results file path or a load_results frame, got {type(results).__name__}"
-        )
-    extra = {**_score_columns(df), **_judge_columns(df)}
-    base = df.drop(columns=["scores", "called_tools"]).reset_index(drop=True)
-    return pd.concat([base, pd.DataFrame(extra, index=base.index)], axis=1)
 
 
 def _pass_at_k(n: int, c: int, k: int) -> float:

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentlab.errors import ConfigError
-from agentlab.evals.results import Results, as_results
-from agentlab.evals.run import transcripts_path
+from agentlab.evals.results import Results, as_results, transcripts_path
 from agentlab.render.html_tables import NO_MATH, fmt_int, fmt_usd, table_html
 
 if TYPE_CHECKING:
