@@ -45,6 +45,7 @@ __all__ = [
     "Results",
     "ResultsFormError",
     "as_results",
+    "evaluation_results",
     "plot_costs",
     "runs_table",
     "transcripts_path",
@@ -144,9 +145,10 @@ def _from_object(obj: Any) -> Results | None:
     """A comparison, sweep report, evaluation or run result; None for anything else."""
     import agentlab as al
 
-    if isinstance(obj, al.EvalResult):
-        frame = _eval_frame(obj)
-        return Results("evaluation", frame, source=obj, path=obj.path, evaluation=obj, sweep=obj.report)
+    own = getattr(type(obj), "_as_results_", None)  # an evaluation says what it is (evals.run imports us)
+    if callable(own):
+        made: Results = own(obj)
+        return made
     if isinstance(obj, al.SweepReport):
         from agentlab.sweeps.analysis import load_results
 
@@ -160,14 +162,17 @@ def _from_object(obj: Any) -> Results | None:
     return None
 
 
-def _eval_frame(ev: EvalResult) -> pd.DataFrame:
+def evaluation_results(ev: EvalResult) -> Results:
+    """An evaluation as :class:`Results`: its rows (re-scored ones, or its results file)."""
     from agentlab.sweeps.analysis import load_results, rows_frame
 
     if ev.rows is not None:
-        return rows_frame(ev.rows)
-    if ev.path is None:
+        frame = rows_frame(ev.rows)
+    elif ev.path is not None:
+        frame = load_results(ev.path)
+    else:
         raise ResultsFormError("this EvalResult has neither a results file nor rows")
-    return load_results(ev.path)
+    return Results("evaluation", frame, source=ev, path=ev.path, evaluation=ev, sweep=ev.report)
 
 
 def _from_path(path: Path, what: str) -> Results:

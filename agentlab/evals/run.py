@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import ConfigError
 from agentlab.evals.dataset import EvalTask, load_dataset, load_tasks_only
-from agentlab.evals.results import runs_table, transcripts_path
+from agentlab.evals.results import Results, evaluation_results, runs_table, transcripts_path
 from agentlab.evals.scorers import Attempt, CalledTool, Score, Scorer, as_scorer
 from agentlab.loop.result import RunResult
 from agentlab.loop.sync import run_sync
@@ -198,6 +198,10 @@ class EvalResult:
         out["total_cost_usd"] = g["total_cost_usd"].sum(min_count=1)
         out["judge_cost_usd"] = g["judge_cost_usd"].sum(min_count=1)
         return out
+
+    def _as_results_(self) -> Results:
+        """The one results shape (``agentlab.evals.results.as_results`` asks: it cannot import us)."""
+        return evaluation_results(self)
 
     # ------------------------------------------------------------ views (agentlab.evals.views)
 
