@@ -318,13 +318,17 @@ def _short(v: Any, n: int = 160) -> str:
 
 
 def disagreements(results: Any, a: str, b: str, score: str | None = None) -> Disagreements:
-    """Baseline ``a`` against candidate ``b``: every task where their mean scores differ."""
+    """Baseline ``a`` against candidate ``b``: every task where their mean scores differ.
+
+    ``a`` and ``b`` are models, or ``"model · setting"`` (the matrix's columns) when the results hold
+    several settings: the same model with and without a knob is a baseline and a candidate too.
+    """
     import pandas as pd
 
     res = as_results(results, what="disagreements")
     runs = res.runs()
     col = score_column(runs, score)
-    frame = runs.assign(_v=_values(runs, col))
+    frame = runs.assign(model=_column_key(runs), _v=_values(runs, col))  # "model · setting" with settings
     have = set(frame["model"].astype(str))
     missing = [m for m in (a, b) if m not in have]
     if missing:

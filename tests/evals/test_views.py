@@ -265,3 +265,13 @@ def test_transcripts_file_is_durable_records_only(tmp_path: Path) -> None:
     events: list[Any] = EventLog.read(tmp_path / "e.transcripts.jsonl")
     assert {e.run_id for e in events} == set(res.runs()["run_id"])
     assert {e.kind for e in events} >= {"run_started", "model_call_completed", "tool_call", "tool_result"}
+
+
+def test_disagreements_between_two_settings_of_one_model() -> None:
+    runs = pd.DataFrame({
+        "task_id": ["a", "a", "b", "b"], "model": ["M"] * 4, "setting": ["base", "tight"] * 2,
+        "repeat": [0] * 4, "score_s": [1.0, 0.0, 1.0, 1.0], "output": ["x", None, "y", "y"],
+    })  # fmt: skip
+    d = views.disagreements(runs, "M · base", "M · tight")
+    assert d.frame["task_id"].tolist() == ["a"] and d.frame["diff"].tolist() == [-1.0]
+    assert list(views.matrix(runs).mean.columns) == ["M · base", "M · tight"]
