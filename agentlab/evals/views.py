@@ -341,7 +341,8 @@ def disagreements(results: Any, a: str, b: str, score: str | None = None) -> Dis
     both["diff"] = both["mean_b"] - both["mean_a"]
     differ = both[(both["diff"].abs() > 1e-12) | (both["mean_a"].isna() != both["mean_b"].isna())]
     out = differ.reset_index().rename(columns={"index": "task_id"})
-    out = out.iloc[out["diff"].abs().fillna(math.inf).argsort()[::-1].to_numpy()].reset_index(drop=True)
+    out["_gap"] = -out["diff"].abs().fillna(math.inf)
+    out = out.sort_values(["_gap", "task_id"], kind="stable").reset_index(drop=True)  # ties: by task id
     cols = ["task_id", "mean_a", "mean_b", "diff", "answer_a", "answer_b"]
     return Disagreements(a, b, col.removeprefix("score_"), out[cols], tasks=len(both))
 
