@@ -46,7 +46,13 @@ def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["01_quickstart", "02_compare_providers", "03_reasoning_costs", "04_continuity_value", "05_evaluate_providers"],
+    [
+        "01_quickstart",
+        "02_compare_providers",
+        "03_reasoning_costs",
+        "04_continuity_value",
+        "05_evaluate_providers",
+    ],
 )
 def test_every_notebook_ran_gemini_beside_the_others(name: str) -> None:
     """Saved with the outputs of runs on all three providers (the scans above then cover Gemini's too)."""
@@ -73,7 +79,7 @@ def test_quickstart_was_saved_with_its_widget_state() -> None:
 
 
 def test_evaluation_notebook_was_saved_with_every_view() -> None:
-    """Notebook 05 (issue 32): five models, three scorers, the matrix, paired tests, frontier, transcript, report.
+    """Notebook 05: five models, three scorers, the matrix, paired tests, frontier, transcript, report.
 
     Each view is saved as static HTML (or the chart as an image), so it shows without a kernel.
     """
@@ -81,12 +87,13 @@ def test_evaluation_notebook_was_saved_with_every_view() -> None:
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert not [o for c in code for o in c.get("outputs", []) if o["output_type"] == "error"]
     outputs = json.dumps([c.get("outputs") for c in code])
-    for model in ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini", "deepseek:sim-deepseek",
-                  "openrouter:sim-router-claude", "openai:sim-reasoner-mini"):  # fmt: skip
+    models = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini", "deepseek:sim-deepseek",
+              "openrouter:sim-router-claude", "openai:sim-reasoner-mini")  # fmt: skip
+    for model in models:
         assert model in outputs, model
     assert "150 runs ran now, 0 from the file, 0 failed" in outputs  # 10 tasks x 5 models x 3 repeats
-    assert outputs.count("agentlab-matrix ") >= 3 and "mean [95% CI]" in outputs  # matrices, as HTML
-    assert "McNemar exact p = 1.000" in outputs and "Wilcoxon signed-rank p = 0.002" in outputs  # the sentences
+    assert outputs.count("agentlab-matrix ") >= 3 and "mean [95% CI]" in outputs  # matrices as HTML
+    assert "McNemar exact p = 1.000" in outputs and "Wilcoxon signed-rank p = 0.002" in outputs  # sentences
     assert "agentlab-transcript" in outputs and "Reasoning text is not stored" in outputs
     assert "disagree on includes" in outputs and "evaluation.html and runs.csv" in outputs
     frontier = next(c for c in code if "plot_frontier" in "".join(c["source"]))
