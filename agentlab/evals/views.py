@@ -230,7 +230,8 @@ def _matrix_html(m: Matrix) -> str:
         mean_key = "" if math.isnan(row_mean) else f"{row_mean:.6g}"
         mean_text = "<NA>" if math.isnan(row_mean) else f"{row_mean:.2f}"
         body.append(
-            f"<tr><td data-v='{html.escape(str(task))}' style='padding:2px 8px'>{html.escape(str(task))}</td>"
+            f"<tr><td data-v='{html.escape(str(task))}' style='text-align:left;padding:2px 8px'>"
+            f"{html.escape(str(task))}</td>"
             f"{cells}<td data-v='{mean_key}' style='text-align:right;padding:2px 8px;color:#555'>"
             f"{mean_text}</td></tr>"
         )
