@@ -111,8 +111,22 @@ class Results:
         if self.kind in ("comparison", "evaluation") and callable(own):
             out: pd.DataFrame = own()
             return out
+        self.require(_SUMMARY_NEEDS, "a summary")
         by = [c for c in ("model", "setting") if c in self.frame.columns]
         return summarize(self.frame, by=by)
+
+    def require(self, columns: tuple[str, ...], what: str) -> None:
+        """``ResultsFormError`` (one line) when the runs frame lacks columns ``what`` is made of.
+
+        A hand-made frame with a score per task and model is enough for the paired tests; a
+        summary, a report or a cost chart needs the results file's columns.
+        """
+        missing = [c for c in columns if c not in self.frame.columns]
+        if missing:
+            raise ResultsFormError(
+                f"this runs frame lacks column(s) {missing} that {what} needs; pass the results file, "
+                "load_results(path) or EvalResult.runs()"
+            )
 
     def labelled(self) -> Iterator[Record]:
         """``(label, repeat, RunResult)`` of every run held in memory."""
@@ -184,6 +198,14 @@ def _from_path(path: Path, what: str) -> Results:
 
 
 _NEEDED = ("task_id", "model")
+_SUMMARY_NEEDS = (
+    "status", "success", "steps", "tool_calls", "input_tokens", "cache_read_tokens", "output_tokens",
+    "reasoning_tokens", "total_cost_usd", "price_source", "latency_s",
+)  # fmt: skip
+_COST_NEEDS = (
+    "run_id", "input_cost_usd", "cache_read_cost_usd", "cache_write_cost_usd", "output_cost_usd",
+    "reasoning_cost_usd", "total_cost_usd",
+)  # fmt: skip
 
 
 def _from_frame(df: pd.DataFrame, what: str) -> Results:
@@ -246,6 +268,7 @@ def plot_costs(results: Any, *, ax: Axes | None = None, title: str | None = None
     from agentlab.render.charts import plot_cost_breakdown
 
     res = as_results(results, what="plot_costs")
+    res.require(_COST_NEEDS, "plot_costs")
     frame = res.frame
     if frame.empty:
         raise ResultsFormError("plot_costs: the results hold no runs yet")

@@ -202,3 +202,15 @@ def test_a_results_file_keeps_what_it_has_and_nothing_is_made_up(forms: dict[str
     assert math.isclose(timeline["start_s"].min(), 0.0)
     # a sweep's rows keep no tool calls: the tool frame is empty, never invented
     assert al.tool_frame(forms["sweep report"]).empty
+
+
+def test_a_hand_made_frame_is_enough_for_the_tests_and_one_line_short_of_a_report(tmp_path: Path) -> None:
+    scores = pd.DataFrame({"task_id": ["a", "b", "a", "b"], "model": ["A", "A", "B", "B"], "repeat": [0] * 4,
+                           "score_s": [1.0, 0.0, 1.0, 1.0]})  # fmt: skip
+    assert len(al.paired_tests(scores, ["score_s"])) == 1
+    for call in (lambda: al.save_report(scores, tmp_path / "r.html"), lambda: al.plot_costs(scores),
+                 lambda: al.export_frames(scores, tmp_path / "x", format="csv")):  # fmt: skip
+        with pytest.raises(al.ResultsFormError, match=r"lacks column\(s\) \[") as info:
+            call()
+        assert "\n" not in str(info.value)
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "x").exists()
