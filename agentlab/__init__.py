@@ -189,6 +189,11 @@ if TYPE_CHECKING:
         load_eval as load_eval,
         rescore as rescore,
     )
+    from agentlab.evals.results import (
+        ResultsFormError as ResultsFormError,
+        as_results as as_results,
+        plot_costs as plot_costs,
+    )
     from agentlab.evals.scorers import (
         Score as Score,
         Scorer as Scorer,
@@ -334,6 +339,10 @@ _EXPORTS: dict[str, str] = {
     "load_dataset": "agentlab.evals.dataset",
     "load_eval": "agentlab.evals.run",
     "rescore": "agentlab.evals.run",
+    # one results model: every form (compare, sweep, evaluation, file, frame) for what reads results
+    "ResultsFormError": "agentlab.evals.results",
+    "as_results": "agentlab.evals.results",
+    "plot_costs": "agentlab.evals.results",
     # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
     "log_comparison": "agentlab.tracking.mlflow_log",
     "log_sweep": "agentlab.tracking.mlflow_log",

@@ -5,6 +5,7 @@ A core package: it never imports the notebook layer. See ``docs/how-to/evaluate.
 
 from agentlab.evals.dataset import Dataset, DatasetError, EvalTask, MissingDatasetsError, load_dataset
 from agentlab.evals.judge import Judge, judge
+from agentlab.evals.results import Results, ResultsFormError, as_results, plot_costs
 from agentlab.evals.run import (
     REDUCERS,
     EvalResult,
@@ -31,6 +32,15 @@ from agentlab.evals.scorers import (
     scorer,
     tool_called,
 )
+from agentlab.evals.views import (
+    Disagreements,
+    Matrix,
+    Transcript,
+    disagreements,
+    matrix,
+    plot_frontier,
+    transcript,
+)
 
 __all__ = [
     "REDUCERS",
@@ -38,15 +48,22 @@ __all__ = [
     "CalledTool",
     "Dataset",
     "DatasetError",
+    "Disagreements",
     "EvalResult",
     "EvalTask",
     "Judge",
     "JudgeUsage",
+    "Matrix",
     "MissingDatasetsError",
+    "Results",
+    "ResultsFormError",
     "Score",
     "Scorer",
+    "Transcript",
     "aevaluate",
+    "as_results",
     "choice",
+    "disagreements",
     "evaluate",
     "exact",
     "includes",
@@ -54,12 +71,16 @@ __all__ = [
     "judge",
     "load_dataset",
     "load_eval",
+    "matrix",
     "normalize",
     "numeric",
+    "plot_costs",
+    "plot_frontier",
     "reduce_runs",
     "regex",
     "rescore",
     "runs_table",
     "scorer",
     "tool_called",
+    "transcript",
 ]

@@ -11,6 +11,9 @@ How an evaluation behaves:
   spend in its own entry) and the run's tool calls (``called_tools``). ``success`` is the first
   scorer's verdict when it is a pass/fail. A run that failed (provider error, bad settings) is not
   scored: every score is ``None`` ("the run failed"), never a fail.
+* **Each run's durable records are kept beside the file** (``<stem>.transcripts.jsonl``, through an
+  ``EventLog``: the task, answer text, tool calls and results, usage and cost per step; never
+  reasoning), so :meth:`EvalResult.transcript` shows any run after the fact.
 * **Re-scoring reads the file only** (:func:`rescore`): new scorers on the stored answers and tool
   calls, no candidate model called. A judge among them does call its own model.
 * **One tidy runs table** (:meth:`EvalResult.runs`): the sweep's runs frame (one row per run: task
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import ConfigError
 from agentlab.evals.dataset import EvalTask, load_dataset, load_tasks_only
+from agentlab.evals.results import Results, evaluation_results, runs_table, transcripts_path
 from agentlab.evals.scorers import Attempt, CalledTool, Score, Scorer, as_scorer
 from agentlab.loop.result import RunResult
 from agentlab.loop.sync import run_sync
@@ -37,7 +41,9 @@ from agentlab.sweeps.tasks import Task
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
 
+    from agentlab.evals.views import Disagreements, Matrix, Transcript
     from agentlab.sweeps.report import SweepReport
 
 __all__ = [
@@ -49,17 +55,11 @@ __all__ = [
     "reduce_runs",
     "rescore",
     "runs_table",
+    "transcripts_path",
 ]
 
 Reducer = Literal["mean", "majority", "pass@k", "all"]
 REDUCERS: tuple[Reducer, ...] = ("mean", "majority", "pass@k", "all")
-JUDGE_COLUMNS: dict[str, str] = {
-    "judge_input_tokens": "Int64",
-    "judge_output_tokens": "Int64",
-    "judge_reasoning_tokens": "Int64",
-    "judge_cost_usd": "float64",
-}
-"""The judges' own spend per run (summed over the run's judges): never part of the candidate's cost."""
 _NOT_IN_SWEEPS = ("tasks", "tools", "score_run", "executor", "ray_options")
 
 
@@ -132,12 +132,26 @@ def _row_fields(scores: Mapping[str, Score], called: Sequence[CalledTool]) -> di
     }
 
 
+def _keep_records(path: Path, result: RunResult | None) -> None:
+    """The run's durable events, appended to the transcripts file (what ``EvalResult.transcript`` reads).
+
+    Through an ``EventLog``, which takes durable records by exact type only: reasoning deltas and
+    opaque provider items cannot reach the file. Opened per run, so nothing is held in memory.
+    """
+    from agentlab.records.eventlog import EventLog
+
+    if result is not None and result.events:
+        EventLog(path).extend(result.events)
+
+
 def _score_hook(
-    scorers: Sequence[Scorer], tasks: Mapping[str, EvalTask]
+    scorers: Sequence[Scorer], tasks: Mapping[str, EvalTask], transcripts: Path | None = None
 ) -> Callable[[Task, RunResult | None], Any]:
     """The sweep's ``score_run``: the evaluation's scorers on each finished run, before it is written."""
 
     async def score_run(task: Task, result: RunResult | None) -> dict[str, Any]:
+        if transcripts is not None:
+            _keep_records(transcripts, result)
         called = _called_tools(result)
         status = result.status if result is not None else "failed"
         answer = result.output if result is not None and result.status == "completed" else None
@@ -185,6 +199,36 @@ class EvalResult:
         out["judge_cost_usd"] = g["judge_cost_usd"].sum(min_count=1)
         return out
 
+    def _as_results_(self) -> Results:
+        """The one results shape (``agentlab.evals.results.as_results`` asks: it cannot import us)."""
+        return evaluation_results(self)
+
+    # ------------------------------------------------------------ views (agentlab.evals.views)
+
+    def matrix(self, score: str | None = None) -> Matrix:
+        """Task x model: ``score`` per cell (mean ± sd across repeats), per model a mean with its CI."""
+        from agentlab.evals.views import matrix
+
+        return matrix(self, score)
+
+    def transcript(self, run_id: str | None = None, **where: Any) -> Transcript:
+        """One run after the fact (by ``run_id``, or ``task=``, ``model=``, ``repeat=``); never reasoning."""
+        from agentlab.evals.views import transcript
+
+        return transcript(self, run_id, **where)
+
+    def disagreements(self, a: str, b: str, score: str | None = None) -> Disagreements:
+        """The tasks where baseline ``a`` and candidate ``b`` score differently, largest gap first."""
+        from agentlab.evals.views import disagreements
+
+        return disagreements(self, a, b, score)
+
+    def plot_frontier(self, score: str | None = None, *, ax: Axes | None = None) -> Axes:
+        """Mean score against mean cost per run, per model, with 95% CIs on both and the frontier."""
+        from agentlab.evals.views import plot_frontier
+
+        return plot_frontier(self, score, ax=ax)
+
     def __str__(self) -> str:
         where = str(self.path) if self.path is not None else "re-scored rows"
         head = f"evaluation in {where}"
@@ -192,60 +236,6 @@ class EvalResult:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
-
-
-def _score_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """``score_<name>`` columns from the rows' ``scores`` (boolean when every known value is)."""
-    import pandas as pd
-
-    stored = [s if isinstance(s, dict) else {} for s in df["scores"].tolist()]
-    names: dict[str, None] = {}
-    for s in stored:
-        names.update(dict.fromkeys(s))
-    cols: dict[str, Any] = {}
-    for n in names:
-        vals = [(s.get(n) or {}).get("value") for s in stored]
-        known = [v for v in vals if v is not None]
-        if known and all(isinstance(v, bool) for v in known):
-            cols[f"score_{n}"] = pd.array(vals, dtype="boolean")
-        else:
-            cols[f"score_{n}"] = pd.array(
-                [math.nan if v is None else float(v) for v in vals], dtype="float64"
-            )
-    return cols
-
-
-def _judge_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """The judges' spend per run, summed over the run's judge scores (``<NA>`` when none judged it)."""
-    import pandas as pd
-
-    sums: dict[str, list[Any]] = {c: [] for c in JUDGE_COLUMNS}
-    for s in df["scores"].tolist():
-        judges = [v["judge"] for v in (s or {}).values() if isinstance(v, dict) and v.get("judge")]
-        for c in JUDGE_COLUMNS:
-            parts = [j.get(c.removeprefix("judge_")) for j in judges]
-            sums[c].append(None if not parts or any(p is None for p in parts) else sum(parts))
-    out: dict[str, Any] = {}
-    for c, dtype in JUDGE_COLUMNS.items():
-        data = sums[c] if dtype != "float64" else [math.nan if v is None else float(v) for v in sums[c]]
-        out[c] = pd.array(data, dtype=dtype)
-    return out
-
-
-def runs_table(results: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """The tidy runs table of a results file (or a ``load_results`` frame): see :meth:`EvalResult.runs`."""
-    import pandas as pd
-
-    from agentlab.sweeps.analysis import load_results
-
-    df = load_results(results) if isinstance(results, str | Path) else results
-    if not isinstance(df, pd.DataFrame) or "scores" not in df.columns:
-        raise ConfigError(
-            f"runs_table takes a results file path or a load_results frame, got {type(results).__name__}"
-        )
-    extra = {**_score_columns(df), **_judge_columns(df)}
-    base = df.drop(columns=["scores", "called_tools"]).reset_index(drop=True)
-    return pd.concat([base, pd.DataFrame(extra, index=base.index)], axis=1)
 
 
 def _pass_at_k(n: int, c: int, k: int) -> float:
@@ -340,7 +330,7 @@ async def aevaluate(
         results=results,
         tools=ds.tools,
         repeats=repeats,
-        score_run=_score_hook(scorer_list, ds.by_id()),
+        score_run=_score_hook(scorer_list, ds.by_id(), transcripts_path(results)),
         **sweep_kw,
     )
     return EvalResult(Path(results), report, reducer, k)

@@ -1,7 +1,9 @@
 """Paired statistics between models on the same tasks, following Miller (2024).
 
 Miller, "Adding Error Bars to Evals: A Statistical Approach to Language Model Evaluations"
-(arXiv:2411.00640). The input is a tidy runs frame: one row per run with ``task_id``, ``model``,
+(arXiv:2411.00640). The input is any results form (a compare result, a sweep report, an evaluation,
+a results file, a ``load_results`` frame: :func:`agentlab.evals.results.as_results`), used as its tidy
+runs table: one row per run with ``task_id``, ``model``,
 ``repeat`` and metric columns (scores in [0, 1] or bool, ``total_cost_usd``, tokens, ``latency_s``),
 optionally a ``cluster`` column when tasks come in groups (several questions on one passage).
 
@@ -72,11 +74,14 @@ _KEYS = ("task_id", "model", "repeat")
 # ---------------------------------------------------------------- input
 
 
-def _check_runs(runs: Any, metrics: Sequence[str]) -> None:
-    import pandas as pd
+def _runs_of(runs: Any, what: str) -> pd.DataFrame:
+    """Every results form as its tidy runs table (:func:`agentlab.evals.results.as_results`)."""
+    from agentlab.evals.results import as_results
 
-    if not isinstance(runs, pd.DataFrame):
-        raise ConfigError(f"runs must be a pandas DataFrame of runs, got {type(runs).__name__}")
+    return as_results(runs, what=what).runs()
+
+
+def _check_runs(runs: pd.DataFrame, metrics: Sequence[str]) -> None:
     missing = [c for c in (*_KEYS, *metrics) if c not in runs.columns]
     if missing:
         raise ConfigError(
@@ -160,7 +165,7 @@ def _t_interval(mean: float, se: float, df: int, confidence: float) -> tuple[flo
 
 
 def model_means(
-    runs: pd.DataFrame,
+    runs: Any,
     metrics: Sequence[str] | None = None,
     *,
     cluster: str | None = None,
@@ -172,6 +177,7 @@ def model_means(
     Miller's sigma^2, the variance that more repeats per task would divide down. ``se`` is computed
     from the per-task means, so it already includes sigma^2 / repeats.
     """
+    runs = _runs_of(runs, "model_means")
     names = _metrics_of(runs, metrics)
     _check_runs(runs, [*names, *([cluster] if cluster else [])])
     import pandas as pd
@@ -332,7 +338,7 @@ def _pd_na() -> Any:
 
 
 def paired_tests(
-    runs: pd.DataFrame,
+    runs: Any,
     metrics: Sequence[str] | None = None,
     *,
     models: Sequence[str] | None = None,
@@ -350,6 +356,7 @@ def paired_tests(
     across the pairs of that metric. ``effect_size`` is Cohen's d_z (mean / sd of the paired
     differences). The frame's ``attrs["method"]`` says the same in one paragraph.
     """
+    runs = _runs_of(runs, "paired_tests")
     names = _metrics_of(runs, metrics)
     _check_runs(runs, [*names, *([cluster] if cluster else [])])
     import pandas as pd
@@ -420,7 +427,7 @@ def tasks_needed(
 
 
 def tasks_needed_observed(
-    runs: pd.DataFrame,
+    runs: Any,
     model_a: str,
     model_b: str,
     metric: str,
@@ -436,6 +443,7 @@ def tasks_needed_observed(
     pilot's K repeats; sigma2 is estimated from the repeats, so omega2 is what remains (not below 0),
     and ``repeats`` (default: the pilot's) sets K for the planned study. Needs 2+ tasks.
     """
+    runs = _runs_of(runs, "tasks_needed_observed")
     _check_runs(runs, [metric])
     table = _task_table(runs, metric, None)
     a, b = (table[table["model"] == m].drop(columns="model") for m in (model_a, model_b))

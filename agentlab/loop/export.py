@@ -6,8 +6,11 @@ from the same frames and static HTML as the notebook's saved output.
 
 Parquet needs ``pyarrow``, the ``parquet`` extra (``pip install 'agentlab[parquet]'``); without it
 ``export_frames(..., format="parquet")`` raises ``MissingExtraError`` naming the extra, before any
-file is written. The HTML report is self-contained (styles inline, charts as inline SVG, no script),
-so a colleague can open it in a browser without a kernel.
+file is written. The HTML report is self-contained (styles inline, charts as inline SVG, nothing fetched),
+so a colleague can open it in a browser without a kernel. Scored results (an evaluation, a sweep with
+a check) add the views of ``agentlab.evals.views``: the task x model matrix (with one small inline
+script that sorts it; without scripts it is the same table), the score-against-cost chart, the
+tasks where the two best models disagree and each model's first transcript.
 
 Every file is written whole or not at all (:func:`agentlab.records.atomic_file.write_atomic`): on
 a full disk the earlier file, if any, is left as it was and a ``StorageError`` names the path.
@@ -25,32 +28,39 @@ from agentlab.records.atomic_file import ensure_dir, write_atomic
 if TYPE_CHECKING:
     import pandas as pd
 
+    from agentlab.evals.results import Results
+
 __all__ = ["export_frames", "report_html", "save_report"]
 
 ExportFormat = Literal["parquet", "csv"]
 
 
-def _frames(obj: Any) -> dict[str, pd.DataFrame]:
+def _frames(res: Results) -> dict[str, pd.DataFrame]:
     import pandas as pd
 
     from agentlab.costs.frames import usage_frame
-    from agentlab.loop.run_tables import labelled_results, timeline_frame, tool_frame
+    from agentlab.loop.run_tables import timeline_frame, tool_frame
 
-    pairs = list(labelled_results(obj))
     usage = []
-    for label, r in pairs:
+    for label, _k, r in res.records:
         df = pd.DataFrame(usage_frame(r))
         df.insert(0, "label", pd.array([label] * len(df), dtype="string"))
         usage.append(df)
-    out = {
+    return {
         "usage": pd.concat(usage, ignore_index=True) if usage else pd.DataFrame(usage_frame(())),
-        "tools": tool_frame(obj),
-        "timeline": timeline_frame(obj),
+        "tools": tool_frame(res),
+        "timeline": timeline_frame(res),
+        "summary": res.summary(),
+        "runs": _portable(res.runs()),
     }
-    summary = getattr(obj, "summary", None)
-    if callable(summary):
-        out["summary"] = summary()
-    return out
+
+
+def _portable(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs table without its nested columns (scores, tool calls): CSV and Parquet want scalars.
+
+    Scores are in the ``score_<name>`` columns already; tool calls are the ``tools`` frame.
+    """
+    return runs.drop(columns=[c for c in ("scores", "called_tools") if c in runs.columns])
 
 
 def _require_pyarrow() -> None:
@@ -61,15 +71,21 @@ def _require_pyarrow() -> None:
 
 
 def export_frames(obj: Any, directory: str | Path, *, format: ExportFormat = "parquet") -> dict[str, Path]:
-    """Write ``usage``, ``tools``, ``timeline`` (and a comparison's ``summary``) as files in ``directory``.
+    """Write ``usage``, ``tools``, ``timeline``, ``summary`` and ``runs`` as files in ``directory``.
 
-    ``obj``: a ``RunResult``, a ``Comparison`` or several results. Returns ``{name: path}``.
+    ``obj``: any results form (a comparison, a sweep report, an evaluation, a results file, a
+    ``load_results`` frame, run results; see ``agentlab.evals.results``). ``runs`` is the tidy runs
+    table, one row per run; ``usage`` (per model call) is empty for a results file, which keeps
+    totals per run only. Returns ``{name: path}``.
     """
+    from agentlab.evals.results import as_results
+
+    res = as_results(obj, what="export_frames")
     if format not in ("parquet", "csv"):
         raise ConfigError(f"export_frames format must be 'parquet' or 'csv', got {format!r}")
     if format == "parquet":
         _require_pyarrow()
-    frames = _frames(obj)
+    frames = _frames(res)
     out_dir = ensure_dir(directory)
     paths: dict[str, Path] = {}
     for name, df in frames.items():
@@ -100,16 +116,25 @@ _CSS = (
 )
 
 
-def _sections(obj: Any, frames: dict[str, pd.DataFrame]) -> list[tuple[str, str]]:
+def _head(res: Results) -> str:
+    """The report's summary: the object's own HTML (a comparison, a run), else the summary table."""
+    from agentlab.render.frame_style import style_frame
+
+    own = getattr(res.source, "_repr_html_", None)
+    if res.kind in ("comparison", "run") and callable(own):
+        return str(own())
+    return str(style_frame(res.summary()).to_html())
+
+
+def _sections(res: Results, frames: dict[str, pd.DataFrame]) -> list[tuple[str, str]]:
     from agentlab.costs.usage_view import UsageFrame
+    from agentlab.evals.views import report_sections
     from agentlab.render.charts import plot_cost_breakdown, plot_reasoning_per_step
     from agentlab.render.frame_style import style_frame
     from agentlab.render.timeline_chart import chart_svg as _svg
     from agentlab.render.timeline_chart import plot_timeline
 
-    parts: list[tuple[str, str]] = []
-    head = obj._repr_html_() if hasattr(obj, "_repr_html_") else ""
-    parts.append(("Summary", head))
+    parts: list[tuple[str, str]] = [("Summary", _head(res)), *report_sections(res)]
     usage = frames["usage"]
     if len(usage):
         parts.append(("Usage per model call", UsageFrame(usage).frame().to_html()))
@@ -117,6 +142,8 @@ def _sections(obj: Any, frames: dict[str, pd.DataFrame]) -> list[tuple[str, str]
         parts.append(
             ("Reasoning tokens per step", _svg(lambda d: plot_reasoning_per_step(d, by="label"), usage))
         )
+    elif len(res.frame):
+        parts.append(("What it cost", _svg(_plot_costs, res)))
     if len(frames["timeline"]):
         parts.append(("Timeline", _svg(plot_timeline, frames["timeline"])))
     tools = frames["tools"]
@@ -125,11 +152,23 @@ def _sections(obj: Any, frames: dict[str, pd.DataFrame]) -> list[tuple[str, str]
     return parts
 
 
+def _plot_costs(res: Results) -> Any:
+    from agentlab.evals.results import plot_costs
+
+    return plot_costs(res)
+
+
+_TITLES = {"comparison": "agentlab comparison", "run": "agentlab run", "evaluation": "agentlab evaluation"}
+
+
 def report_html(obj: Any, *, title: str | None = None) -> str:
-    """The report as one HTML document (see ``save_report``)."""
-    frames = _frames(obj)
-    task = getattr(obj, "task", None)
-    name = title or ("agentlab comparison" if hasattr(obj, "entries") else "agentlab run")
+    """The report as one HTML document (see ``save_report``); takes every results form."""
+    from agentlab.evals.results import as_results
+
+    res = as_results(obj, what="save_report")
+    frames = _frames(res)
+    task = getattr(res.source, "task", None) if res.kind == "comparison" else None
+    name = title or _TITLES.get(res.kind, "agentlab sweep")
     body = [f"<h1>{html.escape(name)}</h1>"]
     if task:
         body.append(f"<p><b>task:</b> {html.escape(str(task))}</p>")
@@ -137,7 +176,7 @@ def report_html(obj: Any, *, title: str | None = None) -> str:
         "<p class='note'>Saved by agentlab: answers, tool calls, usage and timings. Reasoning is "
         "never saved, so none is shown.</p>"
     )
-    for heading, content in _sections(obj, frames):
+    for heading, content in _sections(res, frames):
         body.append(f"<h2>{html.escape(heading)}</h2>{content}")
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
@@ -148,7 +187,7 @@ def report_html(obj: Any, *, title: str | None = None) -> str:
 
 
 def save_report(obj: Any, path: str | Path, *, title: str | None = None) -> Path:
-    """Write a self-contained HTML report of a comparison (or a run) that opens without a kernel."""
+    """Write a self-contained HTML report of any results form that opens without a kernel."""
     out = Path(path)
     page = report_html(obj, title=title)  # built before the file is touched
     ensure_dir(out.parent)

@@ -22,7 +22,7 @@ has its stamp.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -86,23 +86,10 @@ def labelled_results(obj: Any) -> Iterator[tuple[str, RunResult]]:
 
 
 def _labelled_runs(obj: Any) -> Iterator[tuple[str, int, RunResult]]:
-    """``(label, repeat, result)``: as :func:`labelled_results`, with a comparison entry's repeat."""
-    from agentlab.loop.result import RunResult
+    """``(label, repeat, result)`` of the runs ``obj`` holds in memory (every results form is taken)."""
+    from agentlab.evals.results import as_results
 
-    if isinstance(obj, RunResult):
-        yield f"{obj.provider}:{obj.model}", 0, obj
-        return
-    entries = getattr(obj, "entries", None)
-    if entries is not None:
-        for e in entries:
-            if e.result is not None:
-                yield e.label, e.repeat, e.result
-        return
-    if isinstance(obj, Iterable):
-        for item in obj:
-            yield from _labelled_runs(item)
-        return
-    raise TypeError(f"expected a RunResult, a Comparison or results, got {type(obj).__name__}")
+    yield from as_results(obj, what="tool_frame / timeline_frame").records
 
 
 def _frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
@@ -136,9 +123,40 @@ def _tool_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[str, 
         }
 
 
+def _stored_tool_rows(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """Tool calls as a results file keeps them (an evaluation's ``called_tools``): name and arguments.
+
+    Steps, durations and results were never written to the file: they are unknown, not 0.
+    """
+    import json
+
+    if "called_tools" not in frame.columns:
+        return
+    for _, run in frame.iterrows():
+        for call in run["called_tools"] if isinstance(run["called_tools"], list) else ():
+            args = call.get("arguments")
+            yield {
+                "label": run["model"],
+                "repeat": run.get("repeat"),
+                "run_id": run.get("run_id"),
+                "tool": call.get("name"),
+                "arguments": args if isinstance(args, str) else json.dumps(args, sort_keys=True),
+                "duration_s": math.nan,
+            }
+
+
 def tool_frame(obj: Any) -> pd.DataFrame:
-    """One row per tool call: step, tool, arguments, duration, error (columns: ``TOOL_COLUMNS``)."""
-    rows = [row for label, k, r in _labelled_runs(obj) for row in _tool_rows(label, r, k)]
+    """One row per tool call: step, tool, arguments, duration, error (columns: ``TOOL_COLUMNS``).
+
+    Takes every results form (``agentlab.evals.results.as_results``); from a results file only what
+    it kept (an evaluation's tool names and arguments), the rest unknown.
+    """
+    from agentlab.evals.results import as_results
+
+    res = as_results(obj, what="tool_frame")
+    rows = [row for label, k, r in res.records for row in _tool_rows(label, r, k)]
+    if not res.records:
+        rows = list(_stored_tool_rows(res.frame))
     return _frame(rows, TOOL_COLUMNS)
 
 
@@ -211,17 +229,52 @@ def _timeline_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[s
         t = step_end
 
 
+def _run_span_rows(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """One bar per run from a results file: its recorded start and latency (``timing``: ``per run``).
+
+    A file keeps no per-call records, so the bar is the whole run, placed from the first run's start.
+    """
+    has_starts = "started_at" in frame.columns and bool(frame["started_at"].notna().any())
+    t0 = frame["started_at"].min() if has_starts else None
+    for _, run in frame.iterrows():
+        at = run["started_at"] if has_starts else None
+        start = 0.0 if t0 is None or _missing(at) else float((at - t0).total_seconds())
+        lat = _nan(None if _missing(run.get("latency_s")) else float(run["latency_s"]))
+        yield {
+            "label": run["model"], "repeat": run.get("repeat"), "run_id": run.get("run_id"),
+            "kind": "model", "name": run["model"], "start_s": start, "end_s": start + lat,
+            "duration_s": lat, "first_reasoning_s": math.nan, "first_text_s": math.nan,
+            "is_error": run.get("status") == "failed", "timing": "per run",
+        }  # fmt: skip
+
+
+def _missing(v: Any) -> bool:
+    import pandas as pd
+
+    return v is None or bool(pd.isna(v))
+
+
 def timeline_frame(obj: Any) -> pd.DataFrame:
-    """Model calls and tool calls of each run on one time axis (columns: ``TIMELINE_COLUMNS``)."""
-    rows = [row for label, k, r in _labelled_runs(obj) for row in _timeline_rows(label, r, k)]
+    """Model calls and tool calls of each run on one time axis (columns: ``TIMELINE_COLUMNS``).
+
+    Takes every results form; a results file (no per-call records) gives one bar per run.
+    """
+    from agentlab.evals.results import as_results
+
+    res = as_results(obj, what="timeline_frame")
+    rows = [row for label, k, r in res.records for row in _timeline_rows(label, r, k)]
+    if not res.records:
+        rows = list(_run_span_rows(res.frame))
     return _frame(rows, TIMELINE_COLUMNS)
 
 
 def plot_timeline(obj: Any, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """The timeline chart of a run, a comparison (one lane pair per model) or a timeline frame."""
+    """The timeline chart of any results form (one lane pair per model and repeat) or a timeline frame."""
     import pandas as pd
 
+    from agentlab.evals.results import as_results
     from agentlab.render.timeline_chart import plot_timeline as draw
 
-    frame = obj if isinstance(obj, pd.DataFrame) else timeline_frame(obj)
+    is_timeline = isinstance(obj, pd.DataFrame) and {"kind", "start_s"} <= set(obj.columns)
+    frame = obj if is_timeline else timeline_frame(as_results(obj, what="plot_timeline"))
     return draw(frame, ax=ax, title=title)

@@ -32,6 +32,7 @@ __all__ = [
     "detached_ax",
     "plot_cost_breakdown",
     "plot_cost_per_solved",
+    "plot_frontier",
     "plot_metric",
     "plot_reasoning_per_step",
     "plot_reasoning_share",
@@ -640,4 +641,112 @@ def plot_reasoning_share(summary: pd.DataFrame, *, ax: Axes | None = None, title
     )
     ax.set_ylim(0, max(1.15, ax.get_ylim()[1]))
     _percent_axis(ax)
+    return ax
+
+
+# ---------------------------------------------------------------- score against cost
+
+_LABEL_SPOTS = (
+    (7, 5, "left", "bottom"), (7, -5, "left", "top"), (-7, 5, "right", "bottom"),
+    (-7, -5, "right", "top"), (0, 9, "center", "bottom"), (0, -9, "center", "top"),
+    (12, 0, "left", "center"), (-12, 0, "right", "center"),
+)  # fmt: skip
+"""Where a point's label may go, in points from it: the first spot that overlaps nothing wins."""
+
+
+def _place_labels(ax: Axes, points: list[tuple[float, float, str]]) -> None:
+    """Label each point where its text overlaps no other label and stays inside the axes.
+
+    Greedy, in the order given; with nowhere free, labels move further out in the same directions.
+    Drawn boxes are measured with the figure's renderer after layout, as the overlap test does.
+    """
+    ax.get_figure(root=True).draw_without_rendering()  # type: ignore[union-attr]
+    inside = ax.get_window_extent()
+    placed: list[Any] = []
+    for x, y, text in points:
+        chosen = None
+        for scale in (1.0, 2.0, 3.0):
+            for dx, dy, ha, va in _LABEL_SPOTS:
+                t = ax.annotate(text, (x, y), xytext=(dx * scale, dy * scale), textcoords="offset points",
+                                ha=ha, va=va, fontsize=8)  # fmt: skip
+                box = t.get_window_extent()
+                fits = inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
+                if fits and not any(box.overlaps(p) for p in placed):
+                    chosen = box
+                    break
+                t.remove()
+            if chosen is not None:
+                break
+        if chosen is None:  # crowded: the first spot, drawn anyway (the table beside it has the numbers)
+            t = ax.annotate(text, (x, y), xytext=(7, 5), textcoords="offset points", fontsize=8)
+            chosen = t.get_window_extent()
+        placed.append(chosen)
+
+
+def _frontier(points: pd.DataFrame) -> pd.DataFrame:
+    """The models no cheaper model beats: sorted by cost, each scoring above every cheaper one."""
+    known = points.dropna(subset=["score", "cost"]).sort_values(["cost", "score"], ascending=[True, False])
+    keep, best = [], -math.inf
+    for i, row in known.iterrows():
+        if row["score"] > best:
+            keep.append(i)
+            best = row["score"]
+    return known.loc[keep]
+
+
+def _bounds(lo: Any, hi: Any, centre: Any, floor: float | None = None) -> list[list[float]]:
+    """Error bar lengths below and above ``centre`` (0 where the interval is unknown)."""
+    below, above = [], []
+    for low, high, c in zip(lo, hi, centre, strict=True):
+        low = max(floor, low) if floor is not None and not math.isnan(low) else low
+        below.append(0.0 if math.isnan(low) else max(0.0, c - low))
+        above.append(0.0 if math.isnan(high) else max(0.0, high - c))
+    return [below, above]
+
+
+def plot_frontier(
+    points: pd.DataFrame, *, score_name: str = "score", ax: Axes | None = None, title: str | None = None
+) -> Axes:
+    """Mean score against mean cost per run, one point per model, with 95% CIs on both axes.
+
+    ``points``: one row per model with ``model``, ``score``, ``score_low``, ``score_high``, ``cost``,
+    ``cost_low``, ``cost_high`` (``agentlab.evals.views.frontier_points``). The dashed line joins the
+    models on the frontier (none cheaper scores higher); the cost interval is cut at $0, where a
+    symmetric interval on few tasks would reach below. Cost is a log axis when the models' costs
+    span more than 20x. Labels are placed so that no two overlap.
+    """
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    if ax is None:
+        ax = _new_ax((7.5, 4.8))
+    known = points.dropna(subset=["score", "cost"])
+    for i, (_, row) in enumerate(known.iterrows()):
+        colour, marker = _LINE_COLOURS[i % len(_LINE_COLOURS)], _MARKERS[i % len(_MARKERS)]
+        xerr = _bounds([row["cost_low"]], [row["cost_high"]], [row["cost"]], floor=0.0)
+        yerr = _bounds([row["score_low"]], [row["score_high"]], [row["score"]])
+        ax.errorbar([row["cost"]], [row["score"]], xerr=xerr, yerr=yerr, fmt=marker, color=colour,
+                    ecolor=colour, elinewidth=1.1, capsize=3, markersize=7, alpha=0.95)  # fmt: skip
+    front = _frontier(known)
+    if len(front) > 1:
+        ax.step(front["cost"], front["score"], where="post", linestyle="--", color=PALETTE["grey"],
+                linewidth=1.0, label="frontier: no cheaper model scores higher")  # fmt: skip
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    costs = [c for c in known["cost"] if c > 0]
+    if costs and max(costs) / min(costs) > 20:
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.xaxis.set_major_formatter(FuncFormatter(_usd_tick))
+    ax.margins(x=0.18, y=0.15)
+    ax.set_xlabel("mean cost per run (USD, 95% CI)")
+    ax.set_ylabel(f"mean {score_name} (95% CI)")
+    ax.grid(alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(title or f"{score_name} against cost, per model")
+    ax.set_xlim(ax.get_xlim())
+    ax.set_ylim(ax.get_ylim())
+    _place_labels(ax, [(float(r["cost"]), float(r["score"]), str(r["model"])) for _, r in known.iterrows()])
     return ax

@@ -40,11 +40,19 @@ def _f(v: Any) -> float:
 def _timing_note(frame: pd.DataFrame) -> str:
     """What the x axis is: recorded start times, or a rebuild from durations (for older results)."""
     kinds = set(frame["timing"].dropna().unique()) if "timing" in frame.columns else set()
+    if kinds == {"per run"}:
+        return "one bar per run: its start and latency from the results file"
     if kinds == {"recorded"}:
         return "recorded start times"
     if "recorded" in kinds:
         return "recorded start times; older runs rebuilt from durations"
     return "rebuilt from recorded durations"
+
+
+def _missing(v: Any) -> bool:
+    import pandas as pd
+
+    return v is None or bool(pd.isna(v))
 
 
 def _model_bars(ax: Axes, g: pd.DataFrame, y: float) -> None:
@@ -57,6 +65,8 @@ def _model_bars(ax: Axes, g: pd.DataFrame, y: float) -> None:
         if not math.isnan(fr):
             end = ft if not math.isnan(ft) and ft > fr else dur
             ax.broken_barh([(start + fr, end - fr)], (y - 0.35, 0.7), facecolors=_REASONING, linewidth=0)
+        if _missing(row["step"]):  # a whole run (from a results file), not a numbered call
+            continue
         ax.annotate(
             str(row["step"]), (start, y), xytext=(2, 0), textcoords="offset points", fontsize=7,
             va="center", ha="left", color="white",
@@ -108,6 +118,7 @@ def plot_timeline(frame: pd.DataFrame, *, ax: Axes | None = None, title: str | N
             "pass agentlab.timeline_frame(result) or call agentlab.plot_timeline(result)"
         )
     lanes = _lanes(frame)
+    note = _timing_note(frame)
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -123,7 +134,7 @@ def plot_timeline(frame: pd.DataFrame, *, ax: Axes | None = None, title: str | N
     ax.set_yticks(ticks, names, fontsize=8)
     ax.set_ylim(len(ticks) - 0.5, -0.5)  # first run on top
     ax.set_xlim(left=0)
-    ax.set_xlabel(f"seconds from run start ({_timing_note(frame)})")
+    ax.set_xlabel(f"seconds from {'the first run' if note.startswith('one bar') else 'run'} start ({note})")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     ax.set_title(title or "Run timeline: model calls and tool calls")

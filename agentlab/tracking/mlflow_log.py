@@ -239,22 +239,12 @@ def _log(
     return LoggedRuns(client.tracking_uri, experiment_id, pid, tuple(children))
 
 
-def _sweep_frame(source: SweepReport | str | Path | pd.DataFrame) -> tuple[pd.DataFrame, SweepReport | None]:
-    from agentlab.sweeps.analysis import load_results
-    from agentlab.sweeps.report import SweepReport
+def _sweep_frame(source: Any) -> tuple[pd.DataFrame, SweepReport | None]:
+    """The runs to log and the sweep's report when there is one: every results form is taken."""
+    from agentlab.evals.results import as_results
 
-    if isinstance(source, SweepReport):
-        return source.frame(), source
-    if isinstance(source, str | Path):
-        return load_results(source), None
-    import pandas as pd
-
-    if isinstance(source, pd.DataFrame):
-        return source, None
-    raise ConfigError(
-        "log_sweep takes a SweepReport, a results file path or load_results()'s frame, "
-        f"got {type(source).__name__}"
-    )
+    res = as_results(source, what="log_sweep")
+    return res.frame, res.sweep
 
 
 def _names(values: Iterable[Any]) -> str:
@@ -262,7 +252,7 @@ def _names(values: Iterable[Any]) -> str:
 
 
 def log_sweep(
-    report_or_results: SweepReport | str | Path | pd.DataFrame,
+    report_or_results: Any,
     *,
     experiment: str,
     tracking_uri: str | None = None,
@@ -272,7 +262,8 @@ def log_sweep(
 ) -> LoggedRuns:
     """Log a sweep to MLflow: a parent run (summary, charts, totals) and a child run per results row.
 
-    ``report_or_results``: what ``sweep`` returned, its results file, or ``load_results()``'s frame.
+    ``report_or_results``: any results form (what ``sweep`` or ``evaluate`` returned, a results
+    file, ``load_results()``'s frame, a comparison; see ``agentlab.evals.results``).
     ``settings``: the sweep's ``Setting``s, to log their knobs as ``setting.*`` params on each child
     (the results file holds only each setting's name and fingerprint). ``artifact_location`` is used
     only when the experiment is created here (MLflow's default otherwise). Calling it again logs a
@@ -325,7 +316,7 @@ def _comparison_figures(comparison: Comparison) -> dict[str, Any]:
 
 
 def log_comparison(
-    comparison: Comparison,
+    comparison: Any,
     *,
     experiment: str,
     tracking_uri: str | None = None,
@@ -340,10 +331,16 @@ def log_comparison(
     interval, cost, tokens and time per run as mean and 95% interval) as the summary, the sweep
     charts and the comparison's cost and reasoning-per-step charts. The task's text is not logged
     (it is the user's prompt); ``params`` adds your own labels to the parent (e.g. the knobs the
-    runs were given: a comparison does not keep them).
+    runs were given: a comparison does not keep them). Any other results form is logged as
+    :func:`log_sweep` logs it (``params`` then unused).
     """
+    from agentlab.evals.results import as_results
     from agentlab.sweeps.analysis import summarize
 
+    res = as_results(comparison, what="log_comparison")
+    if res.kind != "comparison":  # another form: logged as the sweep it is, with the same knobs
+        return log_sweep(res, experiment=experiment, tracking_uri=tracking_uri, run_name=run_name,
+                         artifact_location=artifact_location)  # fmt: skip
     frame = comparison.runs_frame()
     if frame.empty:
         raise ConfigError("log_comparison: the comparison holds no runs")

@@ -14,7 +14,9 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.i
 
 
 def test_every_notebook_is_checked() -> None:
-    assert {"01_quickstart", "02_compare_providers", "03_reasoning_costs"} <= {p.stem for p in NOTEBOOKS}
+    assert {"01_quickstart", "02_compare_providers", "03_reasoning_costs", "05_evaluate_providers"} <= {
+        p.stem for p in NOTEBOOKS
+    }
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -43,7 +45,14 @@ def test_saved_notebook_holds_no_opaque_item(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["01_quickstart", "02_compare_providers", "03_reasoning_costs", "04_continuity_value"]
+    "name",
+    [
+        "01_quickstart",
+        "02_compare_providers",
+        "03_reasoning_costs",
+        "04_continuity_value",
+        "05_evaluate_providers",
+    ],
 )
 def test_every_notebook_ran_gemini_beside_the_others(name: str) -> None:
     """Saved with the outputs of runs on all three providers (the scans above then cover Gemini's too)."""
@@ -76,3 +85,27 @@ def test_quickstart_was_saved_with_its_views_final_states() -> None:
         if "text/html" in o.get("data", {})
     ]
     assert any("chars of reasoning: not saved in the notebook" in h for h in html)
+
+
+def test_evaluation_notebook_was_saved_with_every_view() -> None:
+    """Notebook 05: five models, three scorers, the matrix, paired tests, frontier, transcript, report.
+
+    Each view is saved as static HTML (or the chart as an image), so it shows without a kernel.
+    """
+    nb = json.loads(next(p for p in NOTEBOOKS if p.stem == "05_evaluate_providers").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert not [o for c in code for o in c.get("outputs", []) if o["output_type"] == "error"]
+    outputs = json.dumps([c.get("outputs") for c in code])
+    models = ("openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini", "deepseek:sim-deepseek",
+              "openrouter:sim-router-claude", "openai:sim-reasoner-mini")  # fmt: skip
+    for model in models:
+        assert model in outputs, model
+    assert "150 runs ran now, 0 from the file, 0 failed" in outputs  # 10 tasks x 5 models x 3 repeats
+    assert outputs.count("agentlab-matrix ") >= 3 and "mean [95% CI]" in outputs  # matrices as HTML
+    assert "McNemar exact p = 1.000" in outputs and "Wilcoxon signed-rank p = 0.002" in outputs  # sentences
+    assert "agentlab-transcript" in outputs and "Reasoning text is not stored" in outputs
+    assert "disagree on includes" in outputs and "evaluation.html and runs.csv" in outputs
+    frontier = next(c for c in code if "plot_frontier" in "".join(c["source"]))
+    assert any("image/png" in o.get("data", {}) for o in frontier["outputs"])
+    checked = [c for c in code if "# NBVAL_CHECK_OUTPUT" in "".join(c["source"])]
+    assert len(checked) >= 4  # nbval compares these: deterministic on the simulator

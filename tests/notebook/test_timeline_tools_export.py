@@ -154,7 +154,7 @@ def test_plot_timeline_draws_lanes_per_model() -> None:
 def test_export_csv_and_the_parquet_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cmp = _compare()
     paths = al.export_frames(cmp, tmp_path / "csv", format="csv")
-    assert set(paths) == {"usage", "tools", "timeline", "summary"}
+    assert set(paths) == {"usage", "tools", "timeline", "summary", "runs"}
     usage = pd.read_csv(paths["usage"])
     assert len(usage) == 6 and "reasoning_tokens_per_s" in usage.columns
     for p in paths.values():
