@@ -201,12 +201,12 @@ if TYPE_CHECKING:
     from agentlab.errors import (
         MissingExtraError as MissingExtraError,
     )
-    from agentlab.loop.export import (
+    from agentlab.evals.export import (
         export_frames as export_frames,
         report_html as report_html,
         save_report as save_report,
     )
-    from agentlab.loop.run_tables import (
+    from agentlab.evals.run_tables import (
         plot_timeline as plot_timeline,
         timeline_frame as timeline_frame,
         tool_frame as tool_frame,
@@ -311,12 +311,12 @@ _EXPORTS: dict[str, str] = {
     # timelines, tool tables, export
     "MissingExtraError": "agentlab.errors",
     "UsageFrame": "agentlab.costs.usage_view",
-    "export_frames": "agentlab.loop.export",
-    "plot_timeline": "agentlab.loop.run_tables",
-    "report_html": "agentlab.loop.export",
-    "save_report": "agentlab.loop.export",
-    "timeline_frame": "agentlab.loop.run_tables",
-    "tool_frame": "agentlab.loop.run_tables",
+    "export_frames": "agentlab.evals.export",
+    "plot_timeline": "agentlab.evals.run_tables",
+    "report_html": "agentlab.evals.export",
+    "save_report": "agentlab.evals.export",
+    "timeline_frame": "agentlab.evals.run_tables",
+    "tool_frame": "agentlab.evals.run_tables",
     # sweeps and continuity experiments
     "Setting": "agentlab.sweeps.settings",
     "SweepReport": "agentlab.sweeps.report",

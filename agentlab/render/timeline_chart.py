@@ -5,7 +5,7 @@ Draws a ``timeline_frame`` (``agentlab.timeline_frame``): per run (per provider 
 delta in the reasoning colour, and a "tools" lane below it where tool calls of one step (which run
 side by side) share the lane in thin rows. Failed tools are drawn in vermillion and hatched. The
 times are the run's recorded start times, or rebuilt from durations for older results (see
-``agentlab.loop.run_tables``); the x label says which.
+``agentlab.evals.run_tables``); the x label says which.
 """
 
 from __future__ import annotations

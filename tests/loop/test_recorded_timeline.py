@@ -17,8 +17,8 @@ import pytest
 import agentlab as al
 from agentlab.costs.throughput import Throughput, call_throughput, run_throughput
 from agentlab.errors import ProviderConnectionError
+from agentlab.evals.run_tables import timeline_frame
 from agentlab.loop.result import CallRecord, RunResult
-from agentlab.loop.run_tables import timeline_frame
 from agentlab.neutral.events import ModelCallCompletedEvent, ToolResultEvent
 from agentlab.neutral.usage import CallUsage
 from agentlab.testing import ScriptedAdapter, Step

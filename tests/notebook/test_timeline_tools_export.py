@@ -23,7 +23,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 import agentlab as al
-from agentlab.loop.run_tables import TIMELINE_COLUMNS, TOOL_COLUMNS
+from agentlab.evals.run_tables import TIMELINE_COLUMNS, TOOL_COLUMNS
 from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.testing import ScriptedAdapter, Step
 

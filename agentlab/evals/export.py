@@ -39,7 +39,7 @@ def _frames(res: Results) -> dict[str, pd.DataFrame]:
     import pandas as pd
 
     from agentlab.costs.frames import usage_frame
-    from agentlab.loop.run_tables import timeline_frame, tool_frame
+    from agentlab.evals.run_tables import timeline_frame, tool_frame
 
     usage = []
     for label, _k, r in res.records:
