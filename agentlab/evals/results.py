@@ -157,20 +157,22 @@ def _name(obj: Any) -> str:
 
 def _from_object(obj: Any) -> Results | None:
     """A comparison, sweep report, evaluation or run result; None for anything else."""
-    import agentlab as al
+    from agentlab.loop.result import RunResult
+    from agentlab.sweeps.comparison import Comparison
+    from agentlab.sweeps.report import SweepReport
 
     own = getattr(type(obj), "_as_results_", None)  # an evaluation says what it is (evals.run imports us)
     if callable(own):
         made: Results = own(obj)
         return made
-    if isinstance(obj, al.SweepReport):
+    if isinstance(obj, SweepReport):
         from agentlab.sweeps.analysis import load_results
 
         return Results("sweep", load_results(obj.path), source=obj, path=obj.path, sweep=obj)
-    if isinstance(obj, al.Comparison):
+    if isinstance(obj, Comparison):
         records = tuple((e.label, e.repeat, e.result) for e in obj.entries if e.result is not None)
         return Results("comparison", obj.runs_frame(), records, source=obj)
-    if isinstance(obj, al.RunResult):
+    if isinstance(obj, RunResult):
         record = (f"{obj.provider}:{obj.model}", 0, obj)
         return Results("run", _records_frame([record]), (record,), source=obj)
     return None
