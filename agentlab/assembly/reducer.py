@@ -474,49 +474,42 @@ def _final_text(snap: CallSnapshot, text: str) -> Chunks:
     return snap._text if snap._text.size == len(text) and snap._text.text == text else _chunks(text)
 
 
-def _on_response(snap: CallSnapshot, ev: ResponseCompletedEvent) -> CallSnapshot:
-    r = ev.response  # its opaque reasoning items are not kept
+#: What a finished call's snapshot takes from its answer: the live response or, on replay, its record.
+_ANSWER_FIELDS = ("provider", "model", "response_id", "request_id", "stop_reason", "usage")
+
+
+def _completed(
+    snap: CallSnapshot,
+    ev: ResponseCompletedEvent | ModelCallCompletedEvent,
+    answer: Any,
+    text: Chunks,
+    calls: Iterable[ToolCallItem],
+) -> CallSnapshot:
+    """The snapshot of a finished call; the live response and its durable record fill it alike."""
     new = _touch(snap, ev)
     nd = new.__dict__
-    for name, value in (
-        ("status", "completed"),
-        ("_text", _final_text(snap, r.text)),
-        ("tool_calls", _complete_calls(snap.tool_calls, r.tool_calls)),
-        ("provider", r.provider),
-        ("model", r.model),
-        ("response_id", r.response_id),
-        ("request_id", r.request_id),
-        ("stop_reason", r.stop_reason),
-        ("usage", r.usage),
-        ("latency_s", ev.latency_s),
-        ("first_reasoning_s", ev.first_reasoning_s),
-        ("first_text_s", ev.first_text_s),
-    ):
-        nd[name] = value
+    nd["status"] = "completed"
+    nd["_text"] = text
+    nd["tool_calls"] = _complete_calls(snap.tool_calls, calls)
+    for name in _ANSWER_FIELDS:
+        nd[name] = getattr(answer, name)
+    nd["latency_s"] = ev.latency_s
+    nd["first_reasoning_s"] = ev.first_reasoning_s
+    nd["first_text_s"] = ev.first_text_s
     return new
 
 
+def _on_response(snap: CallSnapshot, ev: ResponseCompletedEvent) -> CallSnapshot:
+    r = ev.response  # its opaque reasoning items are not kept
+    return _completed(snap, ev, r, _final_text(snap, r.text), r.tool_calls)
+
+
 def _on_call_completed(snap: CallSnapshot, ev: ModelCallCompletedEvent) -> CallSnapshot:
-    new = _touch(snap, ev)
-    nd = new.__dict__
     calls = [i for i in ev.items if isinstance(i, ToolCallItem)]
     texts = [i.text for i in ev.items if isinstance(i, AssistantTextItem)]
-    for name, value in (
-        ("status", "completed"),
-        ("_text", _final_text(snap, "".join(texts)) if ev.items else snap._text),
-        ("tool_calls", _complete_calls(snap.tool_calls, calls)),
-        ("provider", ev.provider),
-        ("model", ev.model),
-        ("response_id", ev.response_id),
-        ("request_id", ev.request_id),
-        ("stop_reason", ev.stop_reason),
-        ("usage", ev.usage),
-        ("cost_usd", ev.cost_usd),
-        ("latency_s", ev.latency_s),
-        ("first_reasoning_s", ev.first_reasoning_s),
-        ("first_text_s", ev.first_text_s),
-    ):
-        nd[name] = value
+    text = _final_text(snap, "".join(texts)) if ev.items else snap._text
+    new = _completed(snap, ev, ev, text, calls)
+    new.__dict__["cost_usd"] = ev.cost_usd
     return new
 
 

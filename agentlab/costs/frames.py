@@ -135,6 +135,9 @@ class RunCalls(Protocol):
         """The run's priced calls, in order."""
 
 
+_TOKEN_BUCKETS = ("input", "cache_read", "cache_write", "output", "reasoning")
+_COST_PARTS = (*_TOKEN_BUCKETS, "total")
+
 TOKEN_COST_COLUMNS: dict[str, str] = {
     "input_tokens": "Int64",
     "cache_read_tokens": "Int64",
@@ -152,6 +155,26 @@ TOKEN_COST_COLUMNS: dict[str, str] = {
     "provider_cost_usd": "float64",
 }
 """Token buckets and cost columns, shared by the usage frame and sweep results (same conventions)."""
+
+
+def token_cost_values(
+    usage: CallUsage, cost: Cost, reasoning_items_dropped: int, provider_cost_usd: float | None
+) -> dict[str, Any]:
+    """The :data:`TOKEN_COST_COLUMNS` of one call or run, in that order.
+
+    A usage frame row and a sweep results row fill them alike; one function keeps the two from
+    drifting apart when a bucket is added.
+    """
+    tokens = {f"{b}_tokens": getattr(usage, f"{b}_tokens") for b in _TOKEN_BUCKETS}
+    costs = {f"{part}_cost_usd": getattr(cost, part) for part in _COST_PARTS}
+    return {
+        **tokens,
+        "reasoning_source": usage.reasoning_source,
+        "reasoning_items_dropped": reasoning_items_dropped,
+        **costs,
+        "provider_cost_usd": provider_cost_usd,
+    }
+
 
 USAGE_COLUMNS: dict[str, str] = {
     "run_id": "string",
@@ -201,26 +224,12 @@ def _rows(records: Any) -> Iterable[dict[str, Any]]:
             )
         run_id, step, dropped = r.run_id, r.step, r.reasoning_items_dropped
         latency, fr, ft = r.latency_s, r.first_reasoning_s, r.first_text_s
-        u = r.usage
         yield {
             "run_id": run_id,
             "step": step,
             "provider": r.provider,
             "model": r.model,
-            "input_tokens": u.input_tokens,
-            "cache_read_tokens": u.cache_read_tokens,
-            "cache_write_tokens": u.cache_write_tokens,
-            "output_tokens": u.output_tokens,
-            "reasoning_tokens": u.reasoning_tokens,
-            "reasoning_source": u.reasoning_source,
-            "reasoning_items_dropped": dropped,
-            "input_cost_usd": cost.input,
-            "cache_read_cost_usd": cost.cache_read,
-            "cache_write_cost_usd": cost.cache_write,
-            "output_cost_usd": cost.output,
-            "reasoning_cost_usd": cost.reasoning,
-            "total_cost_usd": cost.total,
-            "provider_cost_usd": _nan(r.provider_cost_usd),
+            **token_cost_values(r.usage, cost, dropped, _nan(r.provider_cost_usd)),
             "price_source": cost.source,
             "price_updated": cost.updated,
             "latency_s": _nan(latency),

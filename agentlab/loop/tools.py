@@ -156,32 +156,26 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(desc).strip(), args
 
 
-def _strip_titles(schema: Any) -> Any:
-    """Drop pydantic's auto ``title`` keys: noise the model pays tokens for."""
+def _model_schema(schema: Any) -> Any:
+    """The schema as the model gets it, made in one walk.
+
+    Pydantic's auto ``title`` keys are dropped (noise the model pays tokens for), and every object
+    schema gets ``additionalProperties: false`` (strict tool schemas need it).
+    """
     if isinstance(schema, dict):
         out: dict[str, Any] = {}
         for k, v in schema.items():
             if k == "title" and isinstance(v, str):
                 continue
-            if k == "properties" and isinstance(v, dict):
-                out[k] = {name: _strip_titles(sub) for name, sub in v.items()}
+            if k == "properties" and isinstance(v, dict):  # property names are not keywords: keep "title"
+                out[k] = {name: _model_schema(sub) for name, sub in v.items()}
             else:
-                out[k] = _strip_titles(v)
-        return out
-    if isinstance(schema, list):
-        return [_strip_titles(s) for s in schema]
-    return schema
-
-
-def _close_objects(schema: Any) -> Any:
-    """Set ``additionalProperties: false`` on every object schema (needed by strict tool schemas)."""
-    if isinstance(schema, dict):
-        out = {k: _close_objects(v) for k, v in schema.items()}
+                out[k] = _model_schema(v)
         if out.get("type") == "object" and "additionalProperties" not in out:
             out["additionalProperties"] = False
         return out
     if isinstance(schema, list):
-        return [_close_objects(s) for s in schema]
+        return [_model_schema(s) for s in schema]
     return schema
 
 
@@ -491,7 +485,7 @@ class Tool:
     @property
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments object (closed, unless ``additional_properties=True``)."""
-        schema = _close_objects(_strip_titles(self._args_model.model_json_schema()))
+        schema = _model_schema(self._args_model.model_json_schema())
         schema.setdefault("properties", {})
         if self.additional_properties:
             schema["additionalProperties"] = True

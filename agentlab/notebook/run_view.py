@@ -249,7 +249,33 @@ def _wrap(v: str) -> str:
     return f'<div style="{UI_FONT}">{v}</div>' if v else ""
 
 
-class RunView(widgets.VBox):  # type: ignore[misc]
+class _SavedView(widgets.VBox):  # type: ignore[misc]
+    """A live view whose saved output (what a notebook keeps beside the widget) is its summary.
+
+    Run and compare views share it: a reader without widgets sees ``summary_text``/``summary_html``.
+    """
+
+    _display: Any = None
+
+    def summary_text(self) -> str:
+        raise NotImplementedError
+
+    def summary_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, dict):
+            data["text/plain"] = self.summary_text()
+            data["text/html"] = self.summary_html()
+        return data
+
+    def show(self) -> None:
+        """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
+        self._display = show_saved(self)
+
+
+class RunView(_SavedView):
     """A run as it happens: header, one section per step (reasoning, text, tool calls), answer, usage.
 
     ``RunView(title)`` then pass ``view.on_event`` to a run. ``finish()`` (or a ``RunCompletedEvent``)
@@ -700,17 +726,6 @@ class RunView(widgets.VBox):  # type: ignore[misc]
             f'{PALETTE["grey"]}55;padding:4px;box-sizing:border-box;{width}">{body}</div>'
         )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        data = super()._repr_mimebundle_(**kwargs)
-        if isinstance(data, dict):
-            data["text/plain"] = self.summary_text()
-            data["text/html"] = self.summary_html()
-        return data
-
-    def show(self) -> None:
-        """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = show_saved(self)
-
 
 _MODEL_COLUMN = {
     "flex": "1 1 0",
@@ -722,7 +737,7 @@ _MODEL_COLUMN = {
 """A model's column of a compare with repeats: set at creation, as a run view's column layout is."""
 
 
-class CompareView(widgets.VBox):  # type: ignore[misc]
+class CompareView(_SavedView):
     """Several run views side by side, one column per model, streaming concurrently.
 
     With ``repeats=N`` a model's column holds its N runs compactly: one summary line per repeat
@@ -828,17 +843,6 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             f'flex:1 1 0;min-width:260px"><div style="font-size:13px"><b>{html.escape(label)}</b></div>'
             f"{runs}</div>"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        data = super()._repr_mimebundle_(**kwargs)
-        if isinstance(data, dict):
-            data["text/plain"] = self.summary_text()
-            data["text/html"] = self.summary_html()
-        return data
-
-    def show(self) -> None:
-        """Display the view, and keep its saved output current (:func:`refresh_displays`, at cell end)."""
-        self._display = show_saved(self)
 
     @property
     def panels(self) -> list[ReasoningPanel]:

@@ -8,7 +8,8 @@ The SDKs are imported on first call, so importing this module stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlab.sim.transport import SimTransport
 
@@ -29,6 +30,7 @@ _CHAT_BASE_URLS = {"deepseek": DEEPSEEK_BASE_URL, "openrouter": OPENROUTER_BASE_
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
 _SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
+_Client = TypeVar("_Client")
 
 
 def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
@@ -50,6 +52,17 @@ def _sdk_kwargs(kw: dict[str, Any], base_url: str) -> tuple[SimTransport, dict[s
     return transport, rest
 
 
+def _sdk_client(
+    sdk_class: Callable[..., _Client], base_url: str, kw: dict[str, Any], *, sync: bool = False
+) -> _Client:
+    """The SDK class on an httpx client over the simulator transport (sync or async, to match the class)."""
+    import httpx2
+
+    transport, rest = _sdk_kwargs(kw, base_url)
+    http = httpx2.Client(transport=transport) if sync else httpx2.AsyncClient(transport=transport)
+    return sdk_class(http_client=http, **rest)
+
+
 def openai_client(**kw: Any) -> openai.AsyncOpenAI:
     """An ``openai.AsyncOpenAI`` talking to the in-process simulator.
 
@@ -57,38 +70,30 @@ def openai_client(**kw: Any) -> openai.AsyncOpenAI:
     ``latency_ms``, ``simulator``) or ``transport=`` go to the transport; everything else (``max_retries``,
     ``timeout``, ...) to the SDK client.
     """
-    import httpx2
     import openai
 
-    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
-    return openai.AsyncOpenAI(http_client=httpx2.AsyncClient(transport=transport), **rest)
+    return _sdk_client(openai.AsyncOpenAI, OPENAI_BASE_URL, kw)
 
 
 def openai_sync_client(**kw: Any) -> openai.OpenAI:
     """Sync twin of :func:`openai_client`."""
-    import httpx2
     import openai
 
-    transport, rest = _sdk_kwargs(kw, OPENAI_BASE_URL)
-    return openai.OpenAI(http_client=httpx2.Client(transport=transport), **rest)
+    return _sdk_client(openai.OpenAI, OPENAI_BASE_URL, kw, sync=True)
 
 
 def anthropic_client(**kw: Any) -> anthropic.AsyncAnthropic:
     """An ``anthropic.AsyncAnthropic`` talking to the in-process simulator (options as above)."""
     import anthropic
-    import httpx2
 
-    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
-    return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=transport), **rest)
+    return _sdk_client(anthropic.AsyncAnthropic, ANTHROPIC_BASE_URL, kw)
 
 
 def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
     """Sync twin of :func:`anthropic_client`."""
     import anthropic
-    import httpx2
 
-    transport, rest = _sdk_kwargs(kw, ANTHROPIC_BASE_URL)
-    return anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **rest)
+    return _sdk_client(anthropic.Anthropic, ANTHROPIC_BASE_URL, kw, sync=True)
 
 
 def gemini_client(**kw: Any) -> genai.Client:
@@ -125,13 +130,9 @@ def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
     carry the ``x-agentlab-chat-dialect`` header so a path two hosts share (``GET /v1/models``) reaches
     this one. Local servers need no key; the client still sends the placeholder, as SDKs do.
     """
-    import httpx2
     import openai
 
     if dialect not in _CHAT_BASE_URLS:
         raise ValueError(f"dialect must be one of {sorted(_CHAT_BASE_URLS)}, not {dialect!r}")
-    transport, rest = _sdk_kwargs(kw, _CHAT_BASE_URLS[dialect])
-    headers = {"x-agentlab-chat-dialect": dialect, **(rest.pop("default_headers", None) or {})}
-    return openai.AsyncOpenAI(
-        http_client=httpx2.AsyncClient(transport=transport), default_headers=headers, **rest
-    )
+    kw["default_headers"] = {"x-agentlab-chat-dialect": dialect, **(kw.get("default_headers") or {})}
+    return _sdk_client(openai.AsyncOpenAI, _CHAT_BASE_URLS[dialect], kw)

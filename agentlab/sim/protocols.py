@@ -70,6 +70,15 @@ class Route:
     raw_body: bool = False
 
 
+def versioned(versions: Sequence[str], *table: tuple[str, str, RouteHandler]) -> tuple[Route, ...]:
+    """Each ``(method, path, handler)`` of ``table`` under each API version (``/v1beta`` + path).
+
+    Gemini serves every route once per API version; listing a route once keeps the versions alike.
+    The order is the table's within each version, so a more specific pattern listed first wins.
+    """
+    return tuple(Route(method, f"/{v}{path}", handle) for v in versions for method, path, handle in table)
+
+
 @dataclass(frozen=True)
 class SimProtocol:
     """One simulated wire protocol, as the app dispatches to it.

@@ -2,7 +2,7 @@
 
 Why shared: both real APIs serve ``GET /v1/models`` and ``GET /v1/models/{model_id}`` with their own
 object shapes but the same rule (what the deployment serves; an unknown id is a 404). A protocol
-lists these handlers in its ``routes`` under its own paths and brings the shapes as
+lists these handlers in its ``routes`` (:func:`models_routes`, under its own prefix) and brings the shapes as
 ``model_card`` / ``models_page``; what is served (simulated names, and real names when the
 simulator's ``real_models`` is on) is decided here once.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from agentlab.sim.core import SimReply
 from agentlab.sim.errors import SimError
-from agentlab.sim.protocols import RouteCall
+from agentlab.sim.protocols import Route, RouteCall
 from agentlab.sim.real_models import HEADER
 
 
@@ -40,6 +40,14 @@ def retrieve_model(call: RouteCall) -> SimReply:
     if served is None:
         raise call.protocol.errors.unknown_model_card(name)
     return json_reply(call.protocol.model_card(name, served), {HEADER: served})
+
+
+def models_routes(prefix: str = "/v1") -> tuple[Route, Route]:
+    """``GET {prefix}/models`` and ``GET {prefix}/models/{model_id}``, as every models API lays them out."""
+    return (
+        Route("GET", f"{prefix}/models", list_models),
+        Route("GET", f"{prefix}/models/{{model_id}}", retrieve_model),
+    )
 
 
 def require_model(call: RouteCall) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from agentlab.adapters.base import Adapter, ModelRef
+from agentlab.costs.frames import token_cost_values
 from agentlab.errors import (
     ConfigError,
     OutputValidationError,
@@ -138,20 +139,7 @@ def build_row(
         success=success,
         steps=result.steps,
         tool_calls=tool_calls,
-        input_tokens=u.input_tokens,
-        cache_read_tokens=u.cache_read_tokens,
-        cache_write_tokens=u.cache_write_tokens,
-        output_tokens=u.output_tokens,
-        reasoning_tokens=u.reasoning_tokens,
-        reasoning_source=u.reasoning_source,
-        reasoning_items_dropped=result.usage.reasoning_items_dropped,
-        input_cost_usd=cost.input,
-        cache_read_cost_usd=cost.cache_read,
-        cache_write_cost_usd=cost.cache_write,
-        output_cost_usd=cost.output,
-        reasoning_cost_usd=cost.reasoning,
-        total_cost_usd=cost.total,
-        provider_cost_usd=result.usage.provider_cost_usd,
+        **token_cost_values(u, cost, result.usage.reasoning_items_dropped, result.usage.provider_cost_usd),
         price_source=cost.source,
         price_updated=cost.updated,
         retries=retries,

@@ -297,6 +297,12 @@ def _city(name: str) -> tuple[str, tuple[int, int, int]] | None:
     return None
 
 
+def _city_fact(city: str, column: int, unit: str, what: str) -> str:
+    """One column of :data:`CITIES` as a tool answers it, or a no-data line the model can act on."""
+    found = _city(city)
+    return f"{found[1][column]} {unit}" if found else f"no {what} data for {city}"
+
+
 def sim_tools() -> list[Tool]:
     """The tools the shipped tasks use: weather, population, elevation (a fixed table), calculator."""
 
@@ -307,8 +313,7 @@ def sim_tools() -> list[Tool]:
         Args:
             city: City name, e.g. "Paris".
         """
-        found = _city(city)
-        return f"{found[1][0]} C" if found else f"no weather data for {city}"
+        return _city_fact(city, 0, "C", "weather")
 
     @tool
     def get_population(city: str) -> str:
@@ -317,8 +322,7 @@ def sim_tools() -> list[Tool]:
         Args:
             city: City name, e.g. "Paris".
         """
-        found = _city(city)
-        return f"{found[1][1]} people" if found else f"no population data for {city}"
+        return _city_fact(city, 1, "people", "population")
 
     @tool
     def get_elevation(city: str) -> str:
@@ -327,8 +331,7 @@ def sim_tools() -> list[Tool]:
         Args:
             city: City name, e.g. "Quito".
         """
-        found = _city(city)
-        return f"{found[1][2]} m" if found else f"no elevation data for {city}"
+        return _city_fact(city, 2, "m", "elevation")
 
     @tool
     def calculator(expression: str) -> str:

@@ -59,7 +59,7 @@ from agentlab.sim.core import ANTHROPIC_MODELS, Ids, SimReply, Simulator, SSEEve
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import ANTHROPIC_REAL_MODELS, anthropic_model_rules
 from agentlab.sim.reasoner import MAGIC_REDACTED, PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
-from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
+from agentlab.sim.routes import json_reply, models_routes, require_model
 from agentlab.sim.schemas.dialects import check_anthropic_request
 from agentlab.sim.signing import ThinkingVerdict, turn_layout
 from agentlab.sim.structured import anthropic_format, instance
@@ -814,8 +814,7 @@ PROTOCOL = SimProtocol(
     # The Anthropic SDK always sends it; OpenAI clients never do.
     marker_header="anthropic-version",
     routes=(
-        Route("GET", "/v1/models", list_models),
-        Route("GET", "/v1/models/{model_id}", retrieve_model),
+        *models_routes(),
         Route("POST", "/v1/messages/count_tokens", _count_tokens),
         *BATCH_ROUTES,
     ),

@@ -169,10 +169,7 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 def _job(call: RouteCall) -> Job:
     bid = call.params["batch_id"]
-    job = job_of(call, bid, "anthropic")
-    if job is None:
-        raise _not_found(bid)
-    return job
+    return job_of(call, bid, "anthropic", _not_found(bid))
 
 
 def _retrieve(call: RouteCall) -> SimReply:

@@ -47,7 +47,7 @@ from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import files as gemini_files
 from agentlab.sim.gemini import schema as S
 from agentlab.sim.gemini.request import read_request
-from agentlab.sim.protocols import Route, RouteCall
+from agentlab.sim.protocols import Route, RouteCall, versioned
 
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 OUTPUT_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput"
@@ -288,10 +288,7 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 def _job(call: RouteCall) -> Job:
     name = f"batches/{call.params['batch_id']}"
-    job = job_of(call, name, "gemini")
-    if job is None:
-        raise SimError(404, "NOT_FOUND", "Requested entity was not found.")
-    return job
+    return job_of(call, name, "gemini", SimError(404, "NOT_FOUND", "Requested entity was not found."))
 
 
 def _get(call: RouteCall) -> SimReply:
@@ -334,13 +331,11 @@ def _list(call: RouteCall) -> SimReply:
 
 def routes(versions: tuple[str, ...]) -> tuple[Route, ...]:
     """The batch routes on each API version (the Gemini protocol lists them with its other routes)."""
-    out: list[Route] = []
-    for v in versions:
-        out += [
-            Route("POST", f"/{v}/models/{{model}}:batchGenerateContent", _create),
-            Route("GET", f"/{v}/batches", _list),
-            Route("GET", f"/{v}/batches/{{batch_id}}", _get),
-            Route("POST", f"/{v}/batches/{{batch_id}}:cancel", _cancel),
-            Route("DELETE", f"/{v}/batches/{{batch_id}}", _delete),
-        ]
-    return tuple(out)
+    return versioned(
+        versions,
+        ("POST", "/models/{model}:batchGenerateContent", _create),
+        ("GET", "/batches", _list),
+        ("GET", "/batches/{batch_id}", _get),
+        ("POST", "/batches/{batch_id}:cancel", _cancel),
+        ("DELETE", "/batches/{batch_id}", _delete),
+    )

@@ -216,10 +216,8 @@ def _refresh(store: BatchStore, job: Job) -> dict[str, Any]:
 
 
 def _job(call: RouteCall) -> Job:
-    job = job_of(call, call.params["batch_id"], "openai")
-    if job is None:
-        raise _not_found("batch", call.params["batch_id"])
-    return job
+    bid = call.params["batch_id"]
+    return job_of(call, bid, "openai", _not_found("batch", bid))
 
 
 def _retrieve(call: RouteCall) -> SimReply:

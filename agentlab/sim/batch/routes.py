@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from agentlab.sim.app import QUERY_HEADER, handle
 from agentlab.sim.batch.store import BatchStore, Job
+from agentlab.sim.errors import SimError
 from agentlab.sim.protocols import RouteCall
 
 __all__ = [
@@ -58,10 +59,12 @@ def live_answer(
     return status, reply_headers, json.loads(b"".join(c for c in chunks if isinstance(c, bytes)) or b"{}")
 
 
-def job_of(call: RouteCall, job_id: str, api: str) -> Job | None:
-    """The job ``job_id`` of ``api``, or None (another API's job is not found here, as on two hosts)."""
+def job_of(call: RouteCall, job_id: str, api: str, missing: SimError) -> Job:
+    """The job ``job_id`` of ``api``, else raise ``missing`` (another API's job is not found here either)."""
     job = store(call).jobs.get(job_id)
-    return job if job is not None and job.api == api else None
+    if job is None or job.api != api:
+        raise missing
+    return job
 
 
 def add_job(batches: BatchStore, job: Job) -> None:

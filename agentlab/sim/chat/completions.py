@@ -49,7 +49,7 @@ from agentlab.sim.chat.schema import check_pairs, situation, validate
 from agentlab.sim.core import Ids, SimReply, Simulator, SSEEvent
 from agentlab.sim.protocols import Route, SimProtocol
 from agentlab.sim.reasoner import Step, plan_step
-from agentlab.sim.routes import list_models, retrieve_model
+from agentlab.sim.routes import list_models, models_routes
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.structured import json_answer
 from agentlab.sim.tokenizer import count_tokens, tokenize, truncate_tokens
@@ -292,12 +292,7 @@ PROTOCOL = SimProtocol(
     errors=CE.CHAT,
     unknown_event=_unknown("sim-deepseek"),
     marker_header=CE.DIALECT_HEADER,
-    routes=(
-        Route("GET", "/models", list_models),
-        Route("GET", "/models/{model_id}", retrieve_model),
-        Route("GET", "/v1/models", list_models),
-        Route("GET", "/v1/models/{model_id}", retrieve_model),
-    ),
+    routes=(*models_routes(""), *models_routes("/v1")),
     check_headers=CE.shared_headers,
     real_models=CHAT_REAL_MODELS,
 )

@@ -48,7 +48,7 @@ from agentlab.sim.errors import SimError
 from agentlab.sim.gemini import errors as GE
 from agentlab.sim.gemini import schema as gemini_schema
 from agentlab.sim.gemini.request import prompt_tokens, read_request
-from agentlab.sim.protocols import Route, RouteCall
+from agentlab.sim.protocols import Route, RouteCall, versioned
 
 __all__ = [
     "CONFLICT",
@@ -335,16 +335,14 @@ def _delete(call: RouteCall) -> SimReply:
 
 def routes(versions: tuple[str, ...]) -> tuple[Route, ...]:
     """The ``cachedContents`` routes on each API version (the protocol table registers them)."""
-    out: list[Route] = []
-    for v in versions:
-        out += [
-            Route("POST", f"/{v}/cachedContents", _create),
-            Route("GET", f"/{v}/cachedContents", _list),
-            Route("GET", f"/{v}/cachedContents/{{cache_id}}", _get),
-            Route("PATCH", f"/{v}/cachedContents/{{cache_id}}", _patch),
-            Route("DELETE", f"/{v}/cachedContents/{{cache_id}}", _delete),
-        ]
-    return tuple(out)
+    return versioned(
+        versions,
+        ("POST", "/cachedContents", _create),
+        ("GET", "/cachedContents", _list),
+        ("GET", "/cachedContents/{cache_id}", _get),
+        ("PATCH", "/cachedContents/{cache_id}", _patch),
+        ("DELETE", "/cachedContents/{cache_id}", _delete),
+    )
 
 
 # -- generation with a cache ----------------------------------------------------------------------

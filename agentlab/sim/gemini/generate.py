@@ -50,7 +50,7 @@ from agentlab.sim.gemini import files as gemini_files
 from agentlab.sim.gemini.request import content_parts as _parts
 from agentlab.sim.gemini.request import content_text as _text
 from agentlab.sim.gemini.request import prompt_tokens, read_request
-from agentlab.sim.protocols import Route, RouteCall, SimProtocol
+from agentlab.sim.protocols import Route, RouteCall, SimProtocol, versioned
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolDef, plan_step
 from agentlab.sim.structured import gemini_schema, json_answer
 from agentlab.sim.tokenizer import chunks, count_tokens, truncate_tokens
@@ -662,15 +662,13 @@ def _count_tokens(call: RouteCall) -> SimReply:
 
 
 def _routes() -> tuple[Route, ...]:
-    out: list[Route] = []
-    for v in VERSIONS:
-        out += [
-            Route("GET", f"/{v}/models", _list_models),
-            Route("GET", f"/{v}/models/{{model}}", _get_model),
-            Route("POST", f"/{v}/models/{{model}}:countTokens", _count_tokens),
-        ]
     return (
-        *out,
+        *versioned(
+            VERSIONS,
+            ("GET", "/models", _list_models),
+            ("GET", "/models/{model}", _get_model),
+            ("POST", "/models/{model}:countTokens", _count_tokens),
+        ),
         *gemini_cache.routes(VERSIONS),
         *batch_gemini.routes(VERSIONS),
         *gemini_files.routes(VERSIONS),

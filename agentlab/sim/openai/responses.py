@@ -45,7 +45,7 @@ from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
-from agentlab.sim.routes import json_reply, list_models, require_model, retrieve_model
+from agentlab.sim.routes import json_reply, models_routes, require_model
 from agentlab.sim.schemas.dialects import check_openai_request
 from agentlab.sim.signing import FIXED_TIMESTAMP
 from agentlab.sim.structured import instance, openai_format, openai_text_echo
@@ -796,8 +796,7 @@ PROTOCOL = SimProtocol(
         {"type": _UNKNOWN_EVENT, "note": "an event type this client has never seen", "sequence_number": 1},
     ),
     routes=(
-        Route("GET", "/v1/models", list_models),
-        Route("GET", "/v1/models/{model_id}", retrieve_model),
+        *models_routes(),
         Route("POST", "/v1/responses/input_tokens", _input_tokens),
         Route("GET", "/v1/responses/{response_id}", _retrieve),
         Route("DELETE", "/v1/responses/{response_id}", _delete),

@@ -171,6 +171,19 @@ class LiteralNode(Node):
         return Issue("literal", path, value, self, self.values)
 
 
+def _first_member_issue(
+    node: Node, members: collections.abc.Iterable[tuple[int | str, Any]], path: Path, order: Order
+) -> Issue | None:
+    """The first issue among an array's items or a map's values, each checked against ``node``."""
+    if isinstance(node, AnyNode):
+        return None
+    for key, v in members:
+        issue = node.check(v, (*path, key), order)
+        if issue is not None:
+            return issue
+    return None
+
+
 @dataclass(eq=False)
 class ListNode(Node):
     """``List``/``Iterable``/``Sequence``: a JSON array whose items are each checked."""
@@ -187,14 +200,7 @@ class ListNode(Node):
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
         if not isinstance(value, list):
             return Issue("type", path, value, self)
-        item = self.item
-        if isinstance(item, AnyNode):
-            return None
-        for i, v in enumerate(value):
-            issue = item.check(v, (*path, i), order)
-            if issue is not None:
-                return issue
-        return None
+        return _first_member_issue(self.item, enumerate(value), path, order)
 
 
 @dataclass(eq=False)
@@ -212,13 +218,7 @@ class MapNode(Node):
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
         if not isinstance(value, dict):
             return Issue("type", path, value, self)
-        if isinstance(self.value, AnyNode):
-            return None
-        for k, v in value.items():
-            issue = self.value.check(v, (*path, str(k)), order)
-            if issue is not None:
-                return issue
-        return None
+        return _first_member_issue(self.value, ((str(k), v) for k, v in value.items()), path, order)
 
 
 @dataclass(eq=False)

@@ -56,30 +56,54 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(raw) for _, raw in iter_lines(path)]
 
 
-class Manifest:
-    """The batch ids of every round, appended as batches are created and end."""
+def _still_open(path: Path, key: str, opened: str, closed: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The ``opened`` records that no later ``closed`` record of the same ``key`` ends, oldest first.
+
+    Each question a restarted driver asks of a manifest (which batches still run, which still exist
+    at the provider, which intents never got a batch) is this one, with other events.
+    """
+    live: dict[str, dict[str, Any]] = {}
+    for rec in _records(path):
+        if rec.get("event") == opened:
+            live[str(rec[key])] = rec
+        elif rec.get("event") in closed and rec.get(key):
+            live.pop(str(rec[key]), None)
+    return list(live.values())
+
+
+def _round_record(
+    event: str, batch: Intent | Submitted, keys: Mapping[str, RunKey], **ids: str | None
+) -> dict[str, Any]:
+    """An ``intent`` or ``submitted`` line: the batch's round, provider, model, ids and requests' run keys."""
+    return {
+        "event": event,
+        "at": _now(),
+        "round": batch.round,
+        "provider": batch.provider,
+        "model": batch.model,
+        **ids,
+        "requests": len(batch.custom_ids),
+        "runs": {cid: list(keys[cid]) for cid in batch.custom_ids if cid in keys},
+    }
+
+
+class _Appended:
+    """One of the two append-only JSONL files a batch sweep keeps beside its results."""
 
     def __init__(self, path: Path, *, fsync: bool) -> None:
         self.path = path
         self._file = AppendOnlyJsonl(path, fsync=fsync)
 
     def __repr__(self) -> str:
-        return f"<Manifest {self.path}>"
+        return f"<{type(self).__name__} {self.path}>"
+
+
+class Manifest(_Appended):
+    """The batch ids of every round, appended as batches are created and end."""
 
     def intent(self, i: Intent, keys: Mapping[str, RunKey]) -> None:
         """A batch is about to be created (write-ahead: a failure here means it is not created)."""
-        self._file.append(
-            {
-                "event": "intent",
-                "at": _now(),
-                "round": i.round,
-                "provider": i.provider,
-                "model": i.model,
-                "intent": i.intent,
-                "requests": len(i.custom_ids),
-                "runs": {cid: list(keys[cid]) for cid in i.custom_ids if cid in keys},
-            }
-        )
+        self._file.append(_round_record("intent", i, keys, intent=i.intent))
 
     def void(self, intent: str, why: str) -> None:
         """No batch is known for an intent (its create call failed, or a search found none)."""
@@ -93,19 +117,7 @@ class Manifest:
 
     def submitted(self, s: Submitted, keys: Mapping[str, RunKey]) -> None:
         """A batch was created: its round, id, and the run key of each of its requests."""
-        self._file.append(
-            {
-                "event": "submitted",
-                "at": _now(),
-                "round": s.round,
-                "provider": s.provider,
-                "model": s.model,
-                "batch_id": s.batch_id,
-                "intent": s.intent,
-                "requests": len(s.custom_ids),
-                "runs": {cid: list(keys[cid]) for cid in s.custom_ids if cid in keys},
-            }
-        )
+        self._file.append(_round_record("submitted", s, keys, batch_id=s.batch_id, intent=s.intent))
 
     def deleted(self, batch_id: str) -> None:
         """Every copy of the batch at the provider is deleted (input, output, the batch itself)."""
@@ -125,46 +137,21 @@ class Manifest:
     @staticmethod
     def open_batches(path: Path) -> list[dict[str, Any]]:
         """Batches a manifest shows created but neither ended nor abandoned (a dead driver's)."""
-        created: dict[str, dict[str, Any]] = {}
-        for rec in _records(path):
-            if rec.get("event") == "submitted":
-                created[str(rec["batch_id"])] = rec
-            elif rec.get("event") in ("ended", "abandoned"):
-                created.pop(str(rec.get("batch_id")), None)
-        return list(created.values())
+        return _still_open(path, "batch_id", "submitted", ("ended", "abandoned"))
 
     @staticmethod
     def undeleted(path: Path) -> list[dict[str, Any]]:
         """Batches a manifest shows created and not deleted at the provider (any state), oldest first."""
-        created: dict[str, dict[str, Any]] = {}
-        for rec in _records(path):
-            if rec.get("event") == "submitted":
-                created[str(rec["batch_id"])] = rec
-            elif rec.get("event") == "deleted":
-                created.pop(str(rec.get("batch_id")), None)
-        return list(created.values())
+        return _still_open(path, "batch_id", "submitted", ("deleted",))
 
     @staticmethod
     def unresolved(path: Path) -> list[dict[str, Any]]:
         """Intents with neither a created batch nor a failed create: the process died in between."""
-        pending: dict[str, dict[str, Any]] = {}
-        for rec in _records(path):
-            if rec.get("event") == "intent":
-                pending[str(rec["intent"])] = rec
-            elif rec.get("event") in ("submitted", "void") and rec.get("intent"):
-                pending.pop(str(rec["intent"]), None)
-        return list(pending.values())
+        return _still_open(path, "intent", "intent", ("submitted", "void"))
 
 
-class Journal:
+class Journal(_Appended):
     """Each run's portable checkpoint as of its latest submitted request."""
-
-    def __init__(self, path: Path, *, fsync: bool) -> None:
-        self.path = path
-        self._file = AppendOnlyJsonl(path, fsync=fsync)
-
-    def __repr__(self) -> str:
-        return f"<Journal {self.path}>"
 
     def record(self, key: RunKey, checkpoint: Checkpoint) -> None:
         """The run's portable checkpoint as of the request it just submitted."""
