@@ -114,9 +114,9 @@ class SSEDecoder:
                 self.event = self._event
                 self._event = None
                 return [one]
-            if raw[:7] == b"event: ":  # Anthropic's form: ``event: name`` + ``data: X`` + a blank line
+            if raw.startswith(b"event: "):  # Anthropic's form: ``event: name``, ``data: X``, a blank line
                 i = raw.find(b"\n")
-                one = _one_event(raw[i + 1 :]) if i > 0 and b"\r" not in raw[:i] else None
+                one = _one_event(raw, i + 1) if i > 0 and raw.find(b"\r", 0, i) < 0 else None
                 if one is not None:
                     self.event = raw[7:i].decode("utf-8", "replace")
                     self._event = None
@@ -175,8 +175,8 @@ class SSEDecoder:
         return data
 
 
-def _one_event(raw: bytes) -> bytes | None:
-    """The ``data`` of a chunk that is exactly ``data: X`` + a blank line (LF or CRLF), else ``None``."""
+def _one_event(raw: bytes, start: int = 0) -> bytes | None:
+    """The ``data`` of ``raw[start:]`` when it is exactly ``data: X`` + a blank line (LF or CRLF)."""
     if raw[-4:] == b"\r\n\r\n":
         stop = len(raw) - 4
     elif raw[-2:] == b"\n\n":
@@ -184,6 +184,12 @@ def _one_event(raw: bytes) -> bytes | None:
     else:
         return None
     # One line only: no line break inside (memchr scans, no copy before the one slice returned).
-    if raw[:6] != b"data: " or raw.find(b"\n", 6, stop) >= 0 or raw.find(b"\r", 6, stop) >= 0:
+    begin = start + 6
+    if (
+        not raw.startswith(b"data: ", start)
+        or begin > stop
+        or raw.find(b"\n", begin, stop) >= 0
+        or raw.find(b"\r", begin, stop) >= 0
+    ):
         return None
-    return raw[6:stop]
+    return raw[begin:stop]
