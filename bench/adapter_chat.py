@@ -9,7 +9,8 @@ consumers and helpers: over that loopback socket and in process (an ``httpx2.Moc
 handing the body over in 16 KiB chunks), side by side in one run, the consumers interleaved per round:
 
 * ``floor``: on the socket a bare sync ``http.client`` line loop + one ``json.loads`` per ``data:``
-  line; in process the ``httpx2`` line loop; ``floor_httpx`` (socket, information only);
+  line; in process the ``httpx2`` line loop; ``floor_httpx_sync`` (socket): the sync ``httpx2``
+  ``iter_lines`` floor of section 1's issue-34 target; ``floor_httpx`` (socket, information only);
 * ``sdk``: ``client.chat.completions.create(stream=True, stream_options={"include_usage": True})``
   (the SDK's typed chunks), iterated to the end;
 * ``adapter``: ``DeepSeekAdapter.stream(request)`` to its ``ResponseCompletedEvent`` (reasoning kept
@@ -42,7 +43,7 @@ if __package__ in (None, ""):  # run as a script: make the repo importable
 
 from bench._server import _reply
 from bench._util import Section, Target, cpu_rounds, median
-from bench.adapters import DELIVERIES, LABEL, _adapter_runners, _clients, _floors, _row, _tool
+from bench.adapters import DELIVERIES, LABEL, _adapter_runners, _clients, _floors, _row, _tool, extra_targets
 from bench.streams import Stream
 
 MODEL = "deepseek-chat"
@@ -194,6 +195,7 @@ def targets(delivery: str, us: dict[str, float]) -> list[Target]:
         Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], LIMITS["sdk"], "x"),
         Target(f"{tag}: adapter / floor", us["adapter"] / us["floor"], LIMITS["floor"], "x"),
         Target(f"{tag}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], LIMITS["run_sdk"], "x"),
+        *extra_targets(tag, us),
     ]
 
 

@@ -1,10 +1,11 @@
 """Section 2: the same bytes over loopback to the raw SDKs, agentlab, LiteLLM and pydantic-ai.
 
 A server process (:mod:`bench._server`) replies to every client with the same recorded-shape stream
-(a request carrying a tool result gets the short final answer). Figures are client process CPU time
-per event (median over rounds), and each is reported as a ratio to the raw SDK's typed stream on the
-same socket. Tool loops (agentlab ``Run``, pydantic-ai ``Agent``) make two requests, the big stream
-and the short answer; their CPU is divided by the events of both.
+(a request carrying a tool result gets the short final answer), one HTTP chunk per SSE event as real
+APIs flush and as section 1's socket delivery, so every ratio is read on one delivery. Figures are
+client process CPU time per event (median over rounds), and each is reported as a ratio to the raw
+SDK's typed stream on the same socket. Tool loops (agentlab ``Run``, pydantic-ai ``Agent``) make two
+requests, the big stream and the short answer; their CPU is divided by the events of both.
 
 Peers come from the ``bench`` extra (``pip install -e '.[bench]'``); without them the section says
 so and skips. LiteLLM paths measured: ``acompletion`` on Anthropic (chat-completions chunks),
@@ -278,7 +279,7 @@ def run(quick: bool) -> Section:
     n_r, n_t, rounds = (300, 120, 2) if quick else (5000, 2000, 3)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     warnings.simplefilter("ignore")  # peers' own deprecation/serializer warnings are not ours to judge
-    with serving(n_r, n_t, per_event=False) as port:
+    with serving(n_r, n_t, per_event=True) as port:  # one HTTP chunk per SSE event, as section 1
         m = asyncio.run(measure(port, rounds, n_r, n_t))
     sec.figures = {"stream": {"reasoning_deltas": n_r, "text_deltas": n_t, "rounds": rounds}, **m}
     if m["missing"]:

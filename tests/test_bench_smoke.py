@@ -70,8 +70,10 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     assert "floor_httpx" in deliveries["socket"]["openai"]["us_per_event"]
     assert "floor_httpx" in deliveries["socket"]["gemini"]["us_per_event"]
     names = [t["name"] for t in named["adapter_overhead"]["targets"]]
-    assert sum("socket" in n for n in names) == sum("in-process" in n for n in names) == 9
-    assert sum(n.startswith("gemini (") for n in names) == 6
+    # per provider: adapter/SDK, adapter/floor, run/SDK, run/adapter; the socket adds the sync httpx2 floor
+    assert sum("socket" in n for n in names) == 15 and sum("in-process" in n for n in names) == 12
+    assert sum(n.startswith("gemini (") for n in names) == 9
+    assert "floor_httpx_sync" in deliveries["socket"]["anthropic"]["us_per_event"]
     chat = named["adapter_chat"]["figures"]["deliveries"]  # measured as section 1 measures
     assert set(chat) == {"socket", "in_process"}
     for delivery, m in chat.items():
@@ -79,7 +81,8 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         assert set(m["us_per_event"]) >= {"floor", "sdk", "adapter", "run_step"}
     assert "floor_httpx" in chat["socket"]["us_per_event"]
     chat_targets = [t["name"] for t in named["adapter_chat"]["targets"]]
-    assert len(chat_targets) == 6 and sum("socket" in n for n in chat_targets) == 3
+    assert len(chat_targets) == 9 and sum("socket" in n for n in chat_targets) == 5
+    assert "floor_httpx_sync" in chat["socket"]["us_per_event"]
     evals = named["eval_scale"]["figures"]
     assert set(evals["agentlab"]) >= {"wall_ms_per_sample", "cpu_ms_per_sample", "peak_rss_mb"}
     assert evals["agentlab"]["completed"] == evals["agentlab"]["samples"]

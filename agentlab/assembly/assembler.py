@@ -34,13 +34,13 @@ answer (the adapter's SDK call), frame its SSE text (:mod:`agentlab.assembly.sse
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from agentlab.assembly.sse import SSEDecoder
+from agentlab.assembly.wire_json import loads as _loads
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import safe_name, wire_error_text
@@ -63,7 +63,8 @@ from agentlab.neutral.usage import CallUsage
 __all__ = ["Assembler", "Completion", "WireCall", "assemble", "assembler_for", "stamped"]
 
 _perf = time.perf_counter
-_loads = json.loads
+_new = object.__new__
+_set = object.__setattr__
 E = TypeVar("E", bound=Event)
 Where = Literal["event", "block", "delta", "item"]
 
@@ -77,6 +78,21 @@ def stamped(ev: E, origin: EventOrigin | None) -> E:
     if origin is None or ev.run_id is not None:
         return ev
     return ev.model_copy(update={"run_id": origin.run_id, "step": origin.step})
+
+
+def _built(cls: type[E], fields: dict[str, Any], given: set[str]) -> E:
+    """A delta event from values that already have their fields' types, without pydantic's validation.
+
+    What the validated constructor makes (same ``__dict__`` in field order, same fields set), for
+    the events built once per streamed delta; ``tests/assembly/test_hot_path.py`` checks that the
+    two stay equal field for field, so a field added to an event cannot be skipped here.
+    """
+    ev = _new(cls)
+    _set(ev, "__dict__", fields)
+    _set(ev, "__pydantic_fields_set__", given)
+    _set(ev, "__pydantic_extra__", None)
+    _set(ev, "__pydantic_private__", None)
+    return ev
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +147,12 @@ class Assembler:
 
     # ------------------------------------------------------------------ the contract
 
-    def feed(self, data: str) -> AdapterEvent | None:
-        """One SSE event's ``data`` -> at most one neutral event; raises only agentlab errors."""
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
+        """One SSE event's ``data`` -> at most one neutral event; raises only agentlab errors.
+
+        ``bytes`` as the driver frames them (decoded by :func:`agentlab.assembly.wire_json.loads`);
+        ``str`` is read the same way.
+        """
         raise NotImplementedError
 
     def feed_body(self, body: bytes) -> list[AdapterEvent]:
@@ -154,19 +174,29 @@ class Assembler:
     # ------------------------------------------------------------------ events, built and timed here
 
     def reasoning(self, text: str, block: str) -> ReasoningDeltaEvent:
-        """A reasoning delta (display only); the first one of the call is timed."""
+        """A reasoning delta (display only); the first one of the call is timed.
+
+        Built without pydantic's validation when every value already has its field's type (the hot
+        path: one per streamed delta); anything else goes through the model, which raises as before.
+        """
         if self.first_reasoning_s is None:
             self.first_reasoning_s = _perf() - self._t0
-        if self._rid is None:  # no origin (outside a run): two fields fewer to validate
-            return ReasoningDeltaEvent(text=text, block=block)
+        if text.__class__ is str and block.__class__ is str:
+            fields = {"run_id": self._rid, "step": self._step, "kind": "reasoning_delta", "text": text}
+            fields["block"] = block
+            given = {"text", "block", "run_id", "step"} if self._rid is not None else {"text", "block"}
+            return _built(ReasoningDeltaEvent, fields, given)
         return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
 
     def text(self, text: str) -> TextDeltaEvent:
-        """An answer-text delta; the first one of the call is timed."""
+        """An answer-text delta; the first one of the call is timed (built as :meth:`reasoning`)."""
         if self.first_text_s is None:
             self.first_text_s = _perf() - self._t0
-        if self._rid is None:
-            return TextDeltaEvent(text=text)
+        if text.__class__ is str:
+            fields = {"run_id": self._rid, "step": self._step, "kind": "text_delta", "text": text}
+            return _built(
+                TextDeltaEvent, fields, {"text", "run_id", "step"} if self._rid is not None else {"text"}
+            )
         return TextDeltaEvent(text=text, run_id=self._rid, step=self._step)
 
     def tool_delta(self, call_id: str, name: str, arguments: str) -> ToolCallDeltaEvent:
@@ -223,7 +253,7 @@ class Assembler:
 
     # ------------------------------------------------------------------ end
 
-    def feed_last(self, data: str) -> AdapterEvent | None:
+    def feed_last(self, data: bytes | str) -> AdapterEvent | None:
         """The stream's last ``data``, which had no blank line after it.
 
         A complete event is fed; a cut one means the stream ended mid-event (raised without chaining the
@@ -293,13 +323,13 @@ class Assembler:
 class WireCall:
     """An opened HTTP answer, as :func:`assemble` reads it (the adapter's SDK call made it).
 
-    ``chunks``: the decoded text of a streamed answer as it arrives (``None``: a whole body to
-    ``read``). ``errors``:
+    ``chunks``: the body of a streamed answer as it arrives, ``bytes`` (the adapters: ``aiter_bytes``)
+    or decoded text (``None``: a whole body to ``read``). ``errors``:
     what reading may raise (transport errors), turned into agentlab errors by ``translate``.
     """
 
     request_id: str | None
-    chunks: AsyncIterator[str] | None
+    chunks: AsyncIterator[bytes] | AsyncIterator[str] | None
     read: Callable[[], Awaitable[bytes]]
     close: Callable[[], Awaitable[Any]]
     errors: tuple[type[BaseException], ...]
@@ -374,11 +404,11 @@ async def assemble(
                 yield ev
         else:
             frame = SSEDecoder()
-            chunk_in = frame.chunk
+            in_bytes, in_text = frame.chunk_bytes, frame.chunk
             feed = asm.feed
             try:
-                async for text in call.chunks:
-                    for data in chunk_in(text):
+                async for piece in call.chunks:
+                    for data in in_bytes(piece) if piece.__class__ is bytes else in_text(piece):  # type: ignore[arg-type]
                         out = feed(data)
                         if out is not None:
                             yield out
@@ -386,7 +416,9 @@ async def assemble(
                 failure = call.translate(e, call.request_id)
             if failure is not None:
                 raise failure
-            last = frame.end()
+            last: bytes | str | None = frame.end_bytes()
+            if last is None:
+                last = frame.end()
             if last is not None:  # a last event without its blank line: complete, or cut mid-event
                 out = asm.feed_last(last)
                 if out is not None:

@@ -8,8 +8,12 @@ empty value, unknown fields (``id``, ``retry``, others) are ignored, a trailing 
 tolerated. The event name is kept (``event``) but agentlab's assemblers do not need it: each JSON
 payload names its own ``type``.
 
-It is a plain object fed the body's text chunks (``chunk``) or lines (``line``) rather than an
-async generator: one more generator level per event would cost more than the framing itself.
+It is a plain object fed the body's chunks rather than an async generator: one more generator level
+per event would cost more than the framing itself. The adapters feed the raw ``bytes`` as they
+arrive (:meth:`SSEDecoder.chunk_bytes`): the ``data`` comes out as ``bytes`` for the JSON decoder
+(:mod:`agentlab.assembly.wire_json`), with no text decoding of the body and no ``str`` per line;
+a chunk holding exactly one event (how servers flush, ``\n\n`` or ``\r\n\r\n``) is sliced
+without splitting it into lines. Text chunks (``chunk``) and lines (``line``) follow the same rules.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ __all__ = ["SSEDecoder"]
 class SSEDecoder:
     """Feed lines (terminator removed) with :meth:`line`; it returns an event's data when one dispatches."""
 
-    __slots__ = ("_data", "_event", "_tail", "event")
+    __slots__ = ("_bdata", "_btail", "_data", "_event", "_tail", "event")
 
     def __init__(self) -> None:
         self._tail = ""
+        self._btail = b""
+        self._bdata: bytes | None = None
         self._data: str | None = None
         self._event: str | None = None
         self.event: str | None = None
@@ -96,6 +102,70 @@ class SSEDecoder:
                     out.append(data)
         return out
 
+    def chunk_bytes(self, raw: bytes) -> list[bytes]:
+        r""":meth:`chunk` on the body's ``bytes``: the ``data`` (``bytes``) of each event ``raw`` completes.
+
+        UTF-8 is never decoded here (SSE is UTF-8; the JSON decoder checks it), so a character cut
+        between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
+        """
+        if not self._btail and self._bdata is None:
+            one = _one_event(raw)
+            if one is not None:
+                self.event = self._event
+                self._event = None
+                return [one]
+            if raw.startswith(b"event: "):  # Anthropic's form: ``event: name``, ``data: X``, a blank line
+                i = raw.find(b"\n")
+                one = _one_event(raw, i + 1) if i > 0 and raw.find(b"\r", 0, i) < 0 else None
+                if one is not None:
+                    self.event = raw[7:i].decode("utf-8", "replace")
+                    self._event = None
+                    return [one]
+            buf = raw
+        else:
+            buf = self._btail + raw
+        if b"\r" in buf:
+            hold = buf[-1:] == b"\r"  # may be half of a CRLF: kept for the next chunk
+            if hold:
+                buf = buf[:-1]
+            lines = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            self._btail = lines.pop() + (b"\r" if hold else b"")
+        else:
+            lines = buf.split(b"\n")
+            self._btail = lines.pop()
+        return self._byte_lines(lines)
+
+    def _byte_lines(self, lines: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        for line in lines:
+            if line[:6] == b"data: ":
+                value = line[6:]
+                self._bdata = value if self._bdata is None else self._bdata + b"\n" + value
+            elif not line:
+                data = self._bdata
+                if data is not None:
+                    self._bdata = None
+                    self.event = self._event
+                    out.append(data)
+                self._event = None  # a name without data dispatches nothing and does not carry over
+            elif line[:1] != b":":  # not a comment: the general rule (``data:x``, ``data``, ``event``)
+                name, _, value = line.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+                if name == b"data":
+                    self._bdata = value if self._bdata is None else self._bdata + b"\n" + value
+                elif name == b"event":
+                    self._event = value.decode("utf-8", "replace")
+        return out
+
+    def end_bytes(self) -> bytes | None:
+        """:meth:`end` for a body fed as ``bytes``."""
+        btail, self._btail = self._btail.rstrip(b"\r"), b""
+        if btail:
+            self._byte_lines([btail])
+        bdata, self._bdata = self._bdata, None
+        return bdata
+
     def end(self) -> str | None:
         """The data of a last event the stream did not close with a blank line (``None``: none)."""
         tail, self._tail = self._tail.rstrip("\r"), ""
@@ -103,3 +173,23 @@ class SSEDecoder:
             self.line(tail)
         data, self._data = self._data, None
         return data
+
+
+def _one_event(raw: bytes, start: int = 0) -> bytes | None:
+    """The ``data`` of ``raw[start:]`` when it is exactly ``data: X`` + a blank line (LF or CRLF)."""
+    if raw[-4:] == b"\r\n\r\n":
+        stop = len(raw) - 4
+    elif raw[-2:] == b"\n\n":
+        stop = len(raw) - 2
+    else:
+        return None
+    # One line only: no line break inside (memchr scans, no copy before the one slice returned).
+    begin = start + 6
+    if (
+        not raw.startswith(b"data: ", start)
+        or begin > stop
+        or raw.find(b"\n", begin, stop) >= 0
+        or raw.find(b"\r", begin, stop) >= 0
+    ):
+        return None
+    return raw[begin:stop]

@@ -66,7 +66,6 @@ from agentlab.neutral import _inputs
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import (
-    AdapterEvent,
     DiagnosticEvent,
     ErrorEvent,
     Event,
@@ -805,13 +804,18 @@ class Run:
         deliver = self._deliver
         # aclosing: a consumer leaving events() early (GeneratorExit at our yield) must close the
         # adapter's stream, and with it the HTTP response, now.
-        async with _closing(_encodable(adapter.stream(call.request), origin)) as stream:
+        # The adapter's stream directly: one generator level less per delta (the completed response
+        # is made encodable here, see ``_encodable``).
+        async with _closing(adapter.stream(call.request)) as stream:
             async for ev in stream:
                 if ev.run_id is None:
                     ev = stamped(ev, origin)
                 t = type(ev)
                 if t is ResponseCompletedEvent:
-                    call.completed = ev  # type: ignore[assignment]
+                    ev, note = _encodable(ev, origin)  # type: ignore[arg-type]
+                    if note is not None:
+                        yield self._emit(note)
+                    call.completed = ev
                     continue
                 if t is DiagnosticEvent:
                     yield self._emit(ev)
@@ -1090,32 +1094,25 @@ def _scrubbed(resp: ModelResponse) -> tuple[ModelResponse, int]:
     return (resp.model_copy(update={"items": tuple(items)}), fixed) if fixed else (resp, 0)
 
 
-async def _encodable(
-    stream: AsyncIterator[AdapterEvent], origin: EventOrigin | None
-) -> AsyncGenerator[AdapterEvent, None]:
-    """An adapter's stream with its completed response made encodable (see ``_scrubbed``).
+def _encodable(
+    ev: ResponseCompletedEvent, origin: EventOrigin | None
+) -> tuple[ResponseCompletedEvent, DiagnosticEvent | None]:
+    """A completed response made encodable (see ``_scrubbed``), with the diagnostic that says so.
 
-    A response that needed it is preceded by an ``unencodable_text`` diagnostic, so the run records
-    that the model's text was changed. Deltas pass through untouched (display only, never written).
+    A response that needed it comes after an ``unencodable_text`` diagnostic, so the run records
+    that the model's text was changed. Deltas are not looked at (display only, never written).
     """
-    try:
-        async for ev in stream:
-            if type(ev) is ResponseCompletedEvent:
-                resp, fixed = _scrubbed(ev.response)
-                if fixed:
-                    yield diagnostic(
-                        "unencodable_text",
-                        f"{fixed} character(s) in the model's output could not be encoded as "
-                        "UTF-8 (lone surrogates) and were replaced with U+FFFD",
-                        origin=origin,
-                        count=fixed,
-                    )
-                    ev = ev.model_copy(update={"response": resp})
-            yield ev
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    resp, fixed = _scrubbed(ev.response)
+    if not fixed:
+        return ev, None
+    note = diagnostic(
+        "unencodable_text",
+        f"{fixed} character(s) in the model's output could not be encoded as "
+        "UTF-8 (lone surrogates) and were replaced with U+FFFD",
+        origin=origin,
+        count=fixed,
+    )
+    return ev.model_copy(update={"response": resp}), note
 
 
 @contextlib.asynccontextmanager

@@ -177,7 +177,7 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 resp = await cm.__aenter__()
                 return WireCall(
                     request_id=resp.request_id,
-                    chunks=resp.http_response.aiter_text(),
+                    chunks=resp.http_response.aiter_bytes(),
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
                     errors=(httpx2.HTTPError,),

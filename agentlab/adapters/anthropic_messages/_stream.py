@@ -29,6 +29,7 @@ from typing import Any
 
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, in_stream_error
 from agentlab.adapters.anthropic_messages._usage import usage_from_anthropic
+from agentlab.assembly import wire_json
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
@@ -38,7 +39,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 
 __all__ = ["MessageAssembler"]
 
-_loads = json.loads
+_loads = wire_json.loads
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -135,7 +136,7 @@ class MessageAssembler(Assembler):
 
     # ------------------------------------------------------------------ streaming
 
-    def feed(self, data: str) -> AdapterEvent | None:
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
         """Apply one raw stream event (an SSE ``data`` payload); return the event it produces, if any.
 
         Raises only agentlab errors: a malformed event (not JSON, wrong types, missing fields, a delta

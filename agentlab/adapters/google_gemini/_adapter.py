@@ -244,7 +244,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
         if request.stream:
             raw: httpx2.Response = resp.response_stream
             return WireCall(
-                request_id=rid, chunks=raw.aiter_text(), read=raw.aread, close=raw.aclose,
+                request_id=rid, chunks=raw.aiter_bytes(), read=raw.aread, close=raw.aclose,
                 errors=_READ_ERRORS, translate=_broken,
             )  # fmt: skip
         text = resp.response_stream[0] if resp.response_stream else ""

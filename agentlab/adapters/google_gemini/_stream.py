@@ -34,6 +34,7 @@ from typing import Any
 
 from agentlab.adapters.google_gemini._errors import PROVIDER, in_stream_error
 from agentlab.adapters.google_gemini._usage import usage_from_gemini
+from agentlab.assembly import wire_json
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError
 from agentlab.neutral._shapes import shaped_repr
@@ -45,7 +46,7 @@ __all__ = ["API", "SIGNATURE", "GeminiAssembler", "signature_kind"]
 
 API = "generate_content"
 SIGNATURE = "thought_signature"
-_loads = json.loads
+_loads = wire_json.loads
 
 TEXT, THOUGHT, CALL = "text", "thought", "functionCall"
 _KNOWN_CHUNK_KEYS = frozenset({"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId"})
@@ -98,11 +99,12 @@ def _arguments(args: Any) -> str:
 class _Part:
     """One part of the model turn being assembled (text pieces, or one call)."""
 
-    __slots__ = ("call", "index", "kind", "pieces", "signature")
+    __slots__ = ("block", "call", "index", "kind", "pieces", "signature")
     _shaped_repr = True
 
     def __init__(self, index: int, kind: str, call: dict[str, Any] | None = None) -> None:
         self.index = index
+        self.block = str(index)  # a thought part's display block, made once per part, not per piece
         self.kind = kind
         self.pieces: list[str] = []
         self.call = call
@@ -143,7 +145,7 @@ class GeminiAssembler(Assembler):
 
     # ------------------------------------------------------------------ streaming
 
-    def feed(self, data: str) -> AdapterEvent | None:
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
         """One SSE ``data`` (a response chunk) -> at most one event (the chunk's first display event).
 
         A chunk holds the parts generated since the last one; the API sends one part per chunk when
@@ -215,6 +217,15 @@ class GeminiAssembler(Assembler):
     def _part(self, part: Any) -> AdapterEvent | None:
         if part.__class__ is not dict:
             raise WireFieldError("parts[]", "object", part)
+        n = len(part)
+        text = part.get("text")
+        if text.__class__ is str and text and (n == 1 or (n == 2 and "thought" in part)):
+            # The streamed piece (nearly every chunk): text alone, or text + thought; no signature.
+            return (
+                self._piece(text, THOUGHT if part["thought"] is True else TEXT)
+                if n == 2
+                else self._piece(text, TEXT)
+            )
         sig = _get(part, "thoughtSignature", "thought_signature")
         if sig is not None and sig.__class__ is not str:
             raise WireFieldError("parts[].thoughtSignature", "string", sig)
@@ -234,6 +245,17 @@ class GeminiAssembler(Assembler):
         kind = next((k for k in part if k not in ("thoughtSignature", "thought_signature")), "empty")
         return self.unsupported("block", _snake(kind))
 
+    def _piece(self, text: str, kind: str) -> AdapterEvent:
+        """A non-empty piece without a signature: continues the open part of its kind, or opens one."""
+        parts = self.parts
+        last = parts[-1] if parts else None
+        if last is None or last.kind != kind or last.signature is not None or last.call is not None:
+            last = self._open(kind)
+        last.pieces.append(text)
+        if kind == THOUGHT:
+            return self.reasoning(text, last.block)
+        return self.text(text)
+
     def _text(self, part: dict[str, Any], sig: str | None) -> AdapterEvent | None:
         text = part["text"]
         if text.__class__ is not str:
@@ -250,7 +272,7 @@ class GeminiAssembler(Assembler):
             return None
         p.pieces.append(text)
         if kind == THOUGHT:
-            return self.reasoning(text, str(p.index))
+            return self.reasoning(text, p.block)
         return self.text(text)
 
     # ------------------------------------------------------------------ non-streaming

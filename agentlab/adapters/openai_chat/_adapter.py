@@ -156,7 +156,7 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
         read: Callable[[BaseException, str | None], AgentlabError] = self._translate_read
         return WireCall(
             request_id=resp.headers.get("x-request-id") or resp.headers.get("x-ds-trace-id"),
-            chunks=resp.aiter_text() if streamed else None,
+            chunks=resp.aiter_bytes() if streamed else None,
             read=resp.aread,
             close=resp.aclose,
             errors=_TRANSPORT_ERRORS,

@@ -25,6 +25,7 @@ from typing import Any
 from agentlab.adapters.openai_chat._details import DetailsMerger
 from agentlab.adapters.openai_chat._dialect import API, CONTENT_FIELDS, DETAILS, Dialect
 from agentlab.adapters.openai_chat._errors import in_stream_error
+from agentlab.assembly import wire_json
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError
 from agentlab.neutral.error_text import WireFieldError, type_name, wire_error_text
@@ -33,7 +34,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 
 __all__ = ["ChatAssembler"]
 
-_loads = json.loads
+_loads = wire_json.loads
 
 
 _KNOWN_CHUNK_KEYS = frozenset(
@@ -96,9 +97,9 @@ class ChatAssembler(Assembler):
 
     # ------------------------------------------------------------------ streaming
 
-    def feed(self, data: str) -> AdapterEvent | None:
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
         """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event."""
-        if data == "[DONE]":
+        if data == b"[DONE]" or data == "[DONE]":
             self.done = True
             return None
         events = self._decoded(data, "chunk")

@@ -103,7 +103,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
         return WireCall(
             request_id=resp.headers.get("x-request-id"),
-            chunks=resp.aiter_text() if streamed else None,
+            chunks=resp.aiter_bytes() if streamed else None,
             read=resp.aread,
             close=resp.aclose,
             errors=_TRANSPORT_ERRORS,

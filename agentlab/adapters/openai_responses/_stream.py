@@ -14,13 +14,13 @@ returned, one finish, the policies for unknown events and malformed tool argumen
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentlab.adapters.openai_responses._errors import in_stream_error
 from agentlab.adapters.openai_responses._raw import raw_array_elements, raw_member
 from agentlab.adapters.openai_responses._request import API, PROVIDER
 from agentlab.adapters.openai_responses._usage import usage_from_openai
+from agentlab.assembly import wire_json
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
@@ -31,7 +31,7 @@ from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ResponseAssembler", "assemble_body"]
 
-_loads = json.loads
+_loads = wire_json.loads
 
 # Events that carry nothing agentlab maps (their content arrives again in a later event we do map).
 _KNOWN_NOOP = frozenset(
@@ -55,6 +55,11 @@ _INCOMPLETE: dict[str, StopReason] = {
     "max_output_tokens": "max_tokens",
     "content_filter": "content_filter",
 }
+
+
+def _text(data: bytes | str) -> str:
+    """An event's text for the raw-member reader (which keeps the original bytes of opaque items)."""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
 class ResponseAssembler(Assembler):
@@ -92,7 +97,7 @@ class ResponseAssembler(Assembler):
 
     # ------------------------------------------------------------------ streaming
 
-    def feed(self, data: str) -> AdapterEvent | None:
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
         """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on a malformed event."""
         etype: Any = None
         try:
@@ -109,7 +114,7 @@ class ResponseAssembler(Assembler):
             f"malformed event in the OpenAI stream ({safe_name(etype) if etype else 'no type'}: {bad})"
         )
 
-    def _dispatch(self, ev: dict[str, Any], etype: str, data: str) -> AdapterEvent | None:
+    def _dispatch(self, ev: dict[str, Any], etype: str, data: bytes | str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
             case "response.reasoning_summary_text.delta":
@@ -129,13 +134,13 @@ class ResponseAssembler(Assembler):
                     self._calls[item.get("id", "")] = (item.get("call_id", ""), item.get("name", ""))
                 return None
             case "response.output_item.done":
-                return self._done_item(ev["item"], raw_member(data, "item"), ev["output_index"])
+                return self._done_item(ev["item"], raw_member(_text(data), "item"), ev["output_index"])
             case "response.created":
                 self.response_id = ev["response"].get("id")
                 return None
             case "response.completed" | "response.incomplete":
                 self._final = ev["response"]
-                self._final_raw = data
+                self._final_raw = _text(data)
                 return None
             case "response.failed":
                 self._final = ev["response"]

@@ -46,7 +46,7 @@ class ToyAssembler(Assembler):
             text_parts=self.text_parts, calls=len(self.calls), opaque=self.opaque,
         )  # fmt: skip
 
-    def feed(self, data: str) -> AdapterEvent | None:
+    def feed(self, data: bytes | str) -> AdapterEvent | None:
         """One streamed event; an event of the wrong shape is a value-free ``StreamInterruptedError``."""
         try:
             return self._map(json.loads(data))

@@ -1,0 +1,217 @@
+"""Keep what the streaming hot path won (issue 34): structure, never time.
+
+Per streamed event the adapters' path is: the body's ``bytes`` framed by
+``SSEDecoder.chunk_bytes`` (a one-event chunk sliced, never split into lines), one jiter decode
+(:mod:`agentlab.assembly.wire_json`), and a delta event built without pydantic's validation. These
+tests fail when one of them is lost (a text framing path, the stdlib decoder, a validated event per
+delta) or when the path starts allocating more per event than the budgets below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tracemalloc
+from array import array
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jiter
+import pytest
+from pydantic import BaseModel
+
+import agentlab.assembly.wire_json as wire_json
+from agentlab.adapters.anthropic_messages._stream import MessageAssembler
+from agentlab.adapters.google_gemini._stream import GeminiAssembler
+from agentlab.adapters.openai_responses._stream import ResponseAssembler
+from agentlab.assembly.assembler import Assembler, _built
+from agentlab.assembly.sse import SSEDecoder
+from agentlab.neutral.events import EventOrigin, ReasoningDeltaEvent, TextDeltaEvent
+from agentlab.neutral.items import UserItem
+from agentlab.neutral.request import ModelRequest
+from tests.adapters.contract import CASES, AdapterCase, collect
+
+# Peak bytes allocated while framing, decoding and mapping one streamed delta (median over a stream),
+# above what was allocated before it. Measured (CPython 3.11): 553 Anthropic, 559 Gemini, 824 OpenAI;
+# with the stdlib decoder and a validated event per delta: 1,999 / 2,799 / 2,395.
+PEAK_BYTES_PER_EVENT = 1_200
+# Blocks still allocated per delta once its event is dropped: the text piece the assembler keeps
+# (measured 1.03-1.06; OpenAI keeps none for a summary delta).
+KEPT_BLOCKS_PER_EVENT = 1.5
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest) -> AdapterCase:
+    return CASES[request.param]
+
+
+class _Counts:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.fast = self.stdlib = self.validated = 0
+        fast, stdlib, init = wire_json._from_json, wire_json._stdlib, BaseModel.__init__
+
+        def counted_fast(data: bytes, **kw: Any) -> Any:
+            self.fast += 1
+            return fast(data, **kw)
+
+        def counted_stdlib(data: bytes | str) -> Any:
+            self.stdlib += 1
+            return stdlib(data)
+
+        def counted_init(model: BaseModel, /, **kw: Any) -> None:
+            self.validated += 1
+            init(model, **kw)
+
+        def no_text(self: SSEDecoder, text: str) -> list[str]:
+            raise AssertionError("an adapter fed decoded text to the SSE framer, not the body's bytes")
+
+        monkeypatch.setattr(wire_json, "_from_json", counted_fast)
+        monkeypatch.setattr(wire_json, "_stdlib", counted_stdlib)
+        monkeypatch.setattr(BaseModel, "__init__", counted_init)
+        monkeypatch.setattr(SSEDecoder, "chunk", no_text)
+
+
+def test_the_fast_decoder_is_jiter() -> None:
+    assert wire_json.FAST is jiter.from_json
+    assert wire_json._from_json is jiter.from_json
+
+
+def test_every_adapter_streams_bytes_through_jiter_without_validating_deltas(
+    case: AdapterCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter, _ = case.adapter()
+    request = ModelRequest(model=case.model, items=(UserItem(text="Tell me about the weather in Paris"),))
+    counts = _Counts(monkeypatch)
+    events = asyncio.run(collect(adapter, request))
+    deltas = sum(isinstance(e, ReasoningDeltaEvent | TextDeltaEvent) for e in events)
+    assert deltas >= 2
+    assert counts.fast >= deltas  # one jiter decode per streamed event
+    assert counts.stdlib == 0  # the stdlib only for what jiter refuses
+    # Validated models per call: the response and its parts, never one per delta.
+    assert counts.validated <= 10, (counts.validated, deltas)
+    asyncio.run(adapter.aclose())
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b'{"a":1,"a":2}',
+        b'"\\ud800"',  # a lone surrogate escape: jiter refuses it, the stdlib reads it
+        b"[NaN, Infinity, -Infinity, 1e400]",
+        b"123456789012345678901234567890",
+        '{"t":"caf\u00e9 \u2014 \U0001f600"}'.encode(),
+        b'{"n":-0.0,"f":1.5,"e":[],"o":{}}',
+    ],
+)
+def test_the_decoder_gives_what_json_loads_gives(doc: bytes) -> None:
+    assert repr(wire_json.loads(doc)) == repr(json.loads(doc))
+
+
+@pytest.mark.parametrize("doc", [b"", b"{", b'{"a":1} x', b"\xff", b'{"a":}'])
+def test_malformed_json_raises_the_stdlib_error(doc: bytes) -> None:
+    with pytest.raises(ValueError) as fast:
+        wire_json.loads(doc)
+    with pytest.raises(ValueError) as std:
+        json.loads(doc)
+    assert type(fast.value) is type(std.value) and str(fast.value) == str(std.value)
+
+
+@pytest.mark.parametrize("origin", [None, EventOrigin(run_id="r1", step=3)])
+def test_unvalidated_delta_events_equal_validated_ones(origin: EventOrigin | None) -> None:
+    asm = GeminiAssembler(model="m", base_url=None, origin=origin)
+    ids: dict[str, Any] = {} if origin is None else {"run_id": origin.run_id, "step": origin.step}
+    for built, validated in (
+        (asm.reasoning("thinking", "2"), ReasoningDeltaEvent(text="thinking", block="2", **ids)),
+        (asm.text("answer"), TextDeltaEvent(text="answer", **ids)),
+    ):
+        assert type(built) is type(validated) and built == validated
+        assert list(built.__dict__.items()) == list(validated.__dict__.items())
+        assert list(built.__dict__) == list(type(built).model_fields)  # a new field cannot be skipped
+        assert built.model_fields_set == validated.model_fields_set
+        assert built.__pydantic_extra__ is None and built.__pydantic_private__ is None
+        assert built.model_dump_json() == validated.model_dump_json() and repr(built) == repr(validated)
+        copy = built.model_copy(update={"step": 9})  # the fields set is the event's own, not shared
+        assert copy.step == 9 and built.model_fields_set == validated.model_fields_set
+
+
+def test_a_value_of_the_wrong_type_still_goes_through_validation() -> None:
+    asm = GeminiAssembler(model="m", base_url=None)
+    with pytest.raises(ValueError):
+        asm.text(7)  # type: ignore[arg-type]
+    assert _built(TextDeltaEvent, {"run_id": None, "step": None, "kind": "text_delta", "text": "x"}, {"text"})
+
+
+# ---------------------------------------------------------------------- allocations per event
+
+
+def _gemini(n: int) -> Iterator[bytes]:
+    for i in range(n):
+        part = {"text": f" word{i}", "thought": True} if i < n // 2 else {"text": f" word{i}"}
+        chunk = {
+            "candidates": [{"content": {"parts": [part], "role": "model"}, "index": 0}],
+            "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": i, "totalTokenCount": 9 + i},
+            "modelVersion": "gemini-2.5-pro",
+            "responseId": "resp-1",
+        }
+        yield b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+
+
+def _anthropic(n: int) -> Iterator[bytes]:
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}
+    yield b"event: content_block_start\ndata: " + json.dumps(start).encode() + b"\n\n"
+    for i in range(n):
+        delta = {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": f" w{i}"},
+        }
+        yield b"event: content_block_delta\ndata: " + json.dumps(delta).encode() + b"\n\n"
+
+
+def _openai(n: int) -> Iterator[bytes]:
+    for i in range(n):
+        ev = {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "summary_index": 0,
+            "delta": f" w{i}",
+            "sequence_number": i,
+        }
+        yield b"data: " + json.dumps(ev).encode() + b"\n\n"
+
+
+STREAMS: dict[str, tuple[Callable[[int], Iterator[bytes]], Callable[[], Assembler]]] = {
+    "gemini": (_gemini, lambda: GeminiAssembler(model="m", base_url=None)),
+    "anthropic": (_anthropic, lambda: MessageAssembler(model="m", base_url=None)),
+    "openai": (_openai, lambda: ResponseAssembler(model="m", base_url=None)),
+}
+
+
+@pytest.mark.parametrize("protocol", sorted(STREAMS))
+def test_allocations_per_event_stay_within_budget(protocol: str) -> None:
+    make_chunks, make_asm = STREAMS[protocol]
+    chunks = list(make_chunks(400))
+    asm, frame = make_asm(), SSEDecoder()
+    for raw in chunks[:50]:  # warm up: first-use caches, the first part of each kind
+        for data in frame.chunk_bytes(raw):
+            asm.feed(data)
+    peaks = array("q", bytes(8 * (len(chunks) - 50)))  # no int object per measure
+    tracemalloc.start()
+    try:
+        kept_before = tracemalloc.take_snapshot()
+        for i, raw in enumerate(chunks[50:]):
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            for data in frame.chunk_bytes(raw):
+                ev = asm.feed(data)
+                assert ev is not None
+            peaks[i] = tracemalloc.get_traced_memory()[1] - before
+        del ev
+        kept_after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    kept = sum(s.count_diff for s in kept_after.compare_to(kept_before, "filename"))
+    assert statistics.median(peaks) <= PEAK_BYTES_PER_EVENT, statistics.median(peaks)
+    assert kept / len(peaks) <= KEPT_BLOCKS_PER_EVENT, kept / len(peaks)
