@@ -24,6 +24,15 @@ Safety, in order of importance:
   circular wait would also need an SDK's import to import the user's module, which it never does.
   ``tests/notebook/test_warmup.py`` imports the same SDKs from a cell while the warm-up runs, in a
   real kernel.
+* **Kernel > Interrupt.** SIGINT reaches only the main thread: the cell's ``import`` raises
+  ``KeyboardInterrupt`` (never swallowed here) whether it was executing a module or waiting on the
+  warm thread's lock, and a retry imports normally. One CPython behaviour needs a repair: when the
+  cell was executing a module the warm thread waits on, the warm thread's ``import`` returns the
+  interrupted module object (half-initialized, already removed from ``sys.modules``), and the warm
+  thread's module keeps it. So after a warm import that raced an interrupted cell, modules imported
+  meanwhile that hold such an orphan are removed from ``sys.modules`` (:func:`_drop_orphan_holders`),
+  and the user's next import executes them again, cleanly.
+  ``tests/adversarial/test_warmup_interrupt.py`` interrupts a real kernel in both interleavings.
 * **Never an error.** A warm-up import that fails is logged at debug level and skipped: the run
   that needs the SDK then imports it itself, with its own clear error.
 """
@@ -34,7 +43,9 @@ import importlib
 import importlib.util
 import logging
 import os
+import sys
 import threading
+import types
 from typing import Any
 
 from agentlab.notebook.kernel import in_kernel
@@ -45,6 +56,8 @@ _log = logging.getLogger("agentlab.notebook.warmup")
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _idle = threading.Event()
+_interrupts = 0
+"""Cells that ended in ``KeyboardInterrupt`` (Kernel > Interrupt) since the kernel started."""
 
 
 _AFTER = (
@@ -102,20 +115,52 @@ def _on_pre_run_cell(info: Any = None) -> None:
 
 
 def _on_post_run_cell(result: Any = None) -> None:
+    global _interrupts
+    if isinstance(getattr(result, "error_in_exec", None), KeyboardInterrupt):
+        _interrupts += 1  # counted before the thread may go on (it waits for _idle)
     _idle.set()
 
 
 def _warm(modules: list[str]) -> None:
-    import sys
-
     for mod in modules:
         _idle.wait()  # never import while a cell runs (see the module docstring)
         if mod in sys.modules:
             continue
+        interrupts, before = _interrupts, set(sys.modules)
         try:
             importlib.import_module(mod)
         except Exception as e:  # the run that needs it will import it and say what is wrong
             _log.debug("warm-up of %s skipped: %s", mod, type(e).__name__)
+        _idle.wait()  # the cell that raced this import has ended and said whether it was interrupted
+        if _interrupts != interrupts:
+            _drop_orphan_holders([n for n in list(sys.modules) if n not in before])
+
+
+def _orphan(value: object) -> bool:
+    """A module object imported from a file that ``sys.modules`` no longer maps its name to."""
+    if not isinstance(value, types.ModuleType):
+        return False
+    spec = getattr(value, "__spec__", None)
+    if spec is None or getattr(spec, "origin", None) is None or spec.name != value.__name__:
+        return False  # built on the fly, or registered under another name: not ours to judge
+    return sys.modules.get(value.__name__) is not value
+
+
+def _drop_orphan_holders(new: list[str]) -> None:
+    """Remove the ``new`` modules that hold an orphan (see the module docstring), to a fixpoint.
+
+    Only module objects bound by ``import x`` are seen; a name bound by ``from x import y`` before
+    the interrupt cannot be told apart and stays (the interrupted module had not defined much).
+    """
+    dropped = True
+    while dropped:
+        dropped = False
+        for name in new:
+            mod = sys.modules.get(name)
+            if mod is not None and any(_orphan(v) for v in list(vars(mod).values())):
+                sys.modules.pop(name, None)
+                _log.debug("warm-up: %s held a module an interrupted cell left half-initialized", name)
+                dropped = True
 
 
 def start(ip: Any = None) -> threading.Thread | None:

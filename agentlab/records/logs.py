@@ -62,6 +62,11 @@ _SENSITIVE_KEYS = frozenset(
         "provider_continuation",
     }
 )
+_MAX_DEPTH = 24
+"""How deep :func:`redact` reads; deeper containers are replaced whole. A batch request body nests
+the live body two levels down (``json_data.requests[i].params.messages[j].content[k]``: a thinking
+block at depth 8), which the former cap of 6 returned unread, signatures and all."""
+_TOO_DEEP = "<nested too deep to check: redacted>"
 _HOPS = ("_client", "_transport", "_pool")
 """The private attributes from an SDK client down to its connection pool (see ``stack_loggers``)."""
 _OPAQUE_TYPES = (
@@ -82,8 +87,8 @@ def redact(value: Any, _depth: int = 0, *, wire: bool = True) -> Any:
         return redact_secrets(value)
     if type(value).__name__ in _OPAQUE_TYPES:
         return f"<{type(value).__name__} redacted>"
-    if _depth > 6:
-        return value
+    if _depth > _MAX_DEPTH and isinstance(value, dict | list | tuple):
+        return _TOO_DEEP  # fail closed: an unread container may hold anything
     if not wire:
         if isinstance(value, dict):
             return {k: redact(v, _depth + 1, wire=False) for k, v in value.items()}

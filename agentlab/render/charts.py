@@ -252,7 +252,8 @@ def plot_cost_breakdown(
     ax.set_axisbelow(True)
     default = "What a run costs, by token kind" if per_run else "What the runs cost, by token kind"
     ax.set_title(title or (default + " (mean, 95% CI across runs)" if ci else default))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    if ax.get_legend_handles_labels()[0]:  # no priced run, no bars: matplotlib would warn, not draw
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     _note_simulated_prices(ax, df)
     return ax
 

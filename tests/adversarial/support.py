@@ -33,6 +33,7 @@ import logging
 import os
 import pickle
 import secrets
+import tempfile
 import traceback
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -1022,6 +1023,8 @@ async def _drive_run(out: Outcome, tmp: Path, log: Any) -> Any:
             "usage frame to_csv/to_json", lambda: res.usage_frame().to_csv() + res.usage_frame().to_json()
         )
         out.add("repr/str of every event (durable and live)", "\n".join(_obj_reprs(ev) for ev in res.events))
+        out.add_call("export_frames files (csv, parquet)", lambda: exported_files(res))
+        out.add_call("save_report file", lambda: saved_report(res))
 
         def memory() -> bytes:
             store = al.MemoryStore(tmp / "memory.jsonl")
@@ -1071,6 +1074,29 @@ async def _drive_sweep(out: Outcome, tmp: Path) -> None:
         await a._client.close()
 
 
+def exported_files(obj: Any) -> str:
+    """What ``export_frames`` writes for ``obj``, CSV and Parquet.
+
+    The Parquet files are read back too: their pages are compressed, so raw bytes would hide a canary.
+    """
+    import pandas as pd
+
+    with tempfile.TemporaryDirectory() as d:
+        csvs = al.export_frames(obj, Path(d) / "csv", format="csv").values()
+        parquets = al.export_frames(obj, Path(d) / "parquet", format="parquet").values()
+        assert csvs and parquets, "export_frames wrote nothing"
+        text = [p.read_bytes().decode("utf-8", "replace") for p in csvs]
+        text += [pd.read_parquet(p).to_csv() for p in parquets]
+        text += [p.read_bytes().decode("utf-8", "replace") for p in parquets]
+        return "\n".join(text)
+
+
+def saved_report(obj: Any) -> bytes:
+    """The HTML file ``save_report`` writes for ``obj``."""
+    with tempfile.TemporaryDirectory() as d:
+        return al.save_report(obj, Path(d) / "report.html").read_bytes()
+
+
 async def _drive_compare(out: Outcome) -> None:
     p, fault, c = out.provider, out.fault, out.canaries
     a = adapter_on(p, HostileTransport(p, responder_for(p, fault, c)), c.key_for(p))
@@ -1081,6 +1107,8 @@ async def _drive_compare(out: Outcome) -> None:
         out.add_call("html: Comparison", lambda: html_outputs(cmp))
         out.add_call("compare usage/summary frames", lambda: cmp.usage.to_csv() + cmp.summary().to_csv())
         out.add_call("compare pickle", lambda: pickle.dumps(cmp))
+        out.add_call("compare export_frames files (csv, parquet)", lambda: exported_files(cmp))
+        out.add_call("compare save_report file", lambda: saved_report(cmp))
     except BaseException as e:
         out.add("compare raised", f"{type(e).__name__}: {e}")
         for name, text in format_exception_sinks(e).items():
@@ -1162,6 +1190,8 @@ SINKS = (
     "object graph: error attributes",
     "object graph: traceback frames",
     "OpenTelemetry spans (content on)",
+    "export_frames files (csv, parquet)",
+    "save_report file",
 )
 """Every sink a scenario fills (those that do not apply to a fault are simply empty)."""
 

@@ -52,6 +52,8 @@ def test_scenario_really_ran(scenario: Callable[[str, str], Outcome], provider: 
     if fault in ("none", "tool_raises"):
         assert out.raised is None, f"{fault}: the run raised {out.raised!r}"
         assert "sweep results file" in out.sinks and out.sinks["sweep results file"].strip()
+        assert out.sinks["save_report file"].startswith("<!DOCTYPE html>"), "the report was written"
+        assert out.sinks["export_frames files (csv, parquet)"].startswith("label,"), "the frames were written"
     elif fault == "cancel":
         assert out.raised is not None and type(out.raised).__name__ == "CancelledError", repr(out.raised)
     else:

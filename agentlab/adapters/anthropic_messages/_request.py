@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 from typing import Any
 
 from agentlab.adapters.anthropic_messages import _models
@@ -35,6 +36,7 @@ from agentlab.adapters.anthropic_messages._output import output_config
 from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
+from agentlab.neutral.call_ids import conform_call_id
 from agentlab.neutral.diagnostics import add_dropped, diagnostic
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -529,6 +531,21 @@ def _recover_dangling(
         out.diagnostics.append(notice)
 
 
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+"""The API's grammar for ``tool_use.id`` and ``tool_result.tool_use_id`` (a 400 "String should match
+pattern" otherwise): ids another provider minted (``functions.get_weather:0``) do not all match."""
+
+
+def _conform_tool_ids(messages: list[dict[str, Any]]) -> None:
+    """Render every tool id the API's way (:mod:`agentlab.neutral.call_ids`), calls and results alike."""
+    for msg in messages:
+        for b in msg["content"]:
+            if b.get("type") == "tool_use":
+                b["id"] = conform_call_id(str(b["id"]), TOOL_ID)
+            elif b.get("type") == "tool_result":
+                b["tool_use_id"] = conform_call_id(str(b.get("tool_use_id", "")), TOOL_ID)
+
+
 def _check_results(messages: list[dict[str, Any]]) -> None:
     """Every tool_use must be answered by a tool_result in the next user turn (else a 400 follows)."""
     for i, msg in enumerate(messages):
@@ -759,6 +776,7 @@ def build_request(
     if thinking is not None:
         _recover_dangling(req, messages, carried, out)
     _check_results(messages)
+    _conform_tool_ids(messages)
 
     body: dict[str, Any] = {"model": req.model, "max_tokens": max_tokens, "messages": messages}
     if system:

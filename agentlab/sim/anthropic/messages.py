@@ -364,6 +364,7 @@ def _validate(sim: Simulator, req: dict[str, Any], messages: list[Any], thinking
     """The wire rules on messages, in the order the real API reports them (each its own 400)."""
     for i, m in enumerate(messages):
         _check_message(i, m, len(messages) - 1)
+    _check_tool_ids(messages)
     _check_tool_pairs(messages)
     n_cc = _count_cache_control(req, messages)
     if n_cc > 4:
@@ -459,6 +460,25 @@ _RESULT_NEEDS_USE = (
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
 )
 _USE_NEEDS_RESULT = "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+
+
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+"""The real API's schema for ``tool_use.id`` and ``tool_result.tool_use_id`` (pydantic's message: a
+``call_...|fc_...`` or a Kimi ``functions.get_weather:0`` id carried from another provider is refused)."""
+
+_ID_FIELDS = {"tool_use": "id", "tool_result": "tool_use_id"}
+
+
+def _check_tool_ids(messages: list[Any]) -> None:
+    """Each tool id matches the schema's pattern, checked before the pairs, as the real API does."""
+    for i, m in enumerate(messages):
+        for j, b in enumerate(_blocks(m.get("content"))):
+            field = _ID_FIELDS.get(str(b.get("type")))
+            if field is not None and not TOOL_ID.fullmatch(str(b.get(field, ""))):
+                raise _bad(
+                    f"messages.{i}.content.{j}.{b['type']}.{field}: String should match pattern "
+                    f"'{TOOL_ID.pattern}'"
+                )
 
 
 def _check_tool_pairs(messages: list[Any]) -> None:
