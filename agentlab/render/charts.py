@@ -655,33 +655,48 @@ _LABEL_SPOTS = (
 """Where a point's label may go, in points from it: the first spot that overlaps nothing wins."""
 
 
-def _place_labels(ax: Axes, points: list[tuple[float, float, str]]) -> None:
+def _place_labels(ax: Axes, points: list[tuple[float, float, str, str]]) -> None:
     """Label each point where its text overlaps no other label and stays inside the axes.
 
-    Greedy, in the order given; with nowhere free, labels move further out in the same directions.
-    Drawn boxes are measured with the figure's renderer after layout, as the overlap test does.
+    Each label is in its point's colour, with a thin leader line to it: beside a crowded row of
+    points a label alone could be read as naming its neighbour.
+
+    Greedy, in the order given; a label covers neither another label nor any point's marker; with
+    nowhere free, labels move further out in the same directions. Drawn boxes (of the text alone) are
+    measured with the figure's renderer after layout, as the
+    overlap test does; the leader is drawn once the spot is chosen.
     """
     ax.get_figure(root=True).draw_without_rendering()  # type: ignore[union-attr]
+    from matplotlib.transforms import Bbox
+
     inside = ax.get_window_extent()
-    placed: list[Any] = []
-    for x, y, text in points:
-        chosen = None
-        for scale in (1.0, 2.0, 3.0):
-            for dx, dy, ha, va in _LABEL_SPOTS:
-                t = ax.annotate(text, (x, y), xytext=(dx * scale, dy * scale), textcoords="offset points",
-                                ha=ha, va=va, fontsize=8)  # fmt: skip
-                box = t.get_window_extent()
-                fits = inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
-                if fits and not any(box.overlaps(p) for p in placed):
-                    chosen = box
-                    break
-                t.remove()
-            if chosen is not None:
-                break
-        if chosen is None:  # crowded: the first spot, drawn anyway (the table beside it has the numbers)
-            t = ax.annotate(text, (x, y), xytext=(7, 5), textcoords="offset points", fontsize=8)
-            chosen = t.get_window_extent()
-        placed.append(chosen)
+    marks = [ax.transData.transform((x, y)) for x, y, _, _ in points]
+    placed: list[Any] = [Bbox.from_extents(px - 7, py - 7, px + 7, py + 7) for px, py in marks]  # markers
+    for x, y, text, colour in points:
+        spot, box = _free_spot(ax, (x, y, text, colour), inside, placed)
+        leader = {"arrowstyle": "-", "color": colour, "lw": 0.6, "shrinkA": 0, "shrinkB": 4}
+        ax.annotate("", (x, y), xytext=spot, textcoords="offset points", arrowprops=leader)
+        placed.append(box)
+
+
+def _free_spot(
+    ax: Axes, point: tuple[float, float, str, str], inside: Any, placed: list[Any]
+) -> tuple[tuple[float, float], Any]:
+    """The first label spot (offset in points) whose text box fits the axes and overlaps no label."""
+    x, y, text, colour = point
+    for scale in (1.0, 2.0, 3.0):
+        for dx, dy, ha, va in _LABEL_SPOTS:
+            offset = (dx * scale, dy * scale)
+            t = ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", ha=ha, va=va,
+                            fontsize=8, color=colour)  # fmt: skip
+            box = t.get_window_extent()
+            fits = inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
+            if fits and not any(box.overlaps(p) for p in placed):
+                return offset, box
+            t.remove()
+    # crowded: the first spot, drawn anyway (the table beside it has the numbers)
+    t = ax.annotate(text, (x, y), xytext=(7, 5), textcoords="offset points", fontsize=8, color=colour)
+    return (7.0, 5.0), t.get_window_extent()
 
 
 def _frontier(points: pd.DataFrame) -> pd.DataFrame:
@@ -749,5 +764,7 @@ def plot_frontier(
     ax.set_title(title or f"{score_name} against cost, per model")
     ax.set_xlim(ax.get_xlim())
     ax.set_ylim(ax.get_ylim())
-    _place_labels(ax, [(float(r["cost"]), float(r["score"]), str(r["model"])) for _, r in known.iterrows()])
+    colours = [_LINE_COLOURS[i % len(_LINE_COLOURS)] for i in range(len(known))]
+    spots = [(float(r["cost"]), float(r["score"]), str(r["model"])) for _, r in known.iterrows()]
+    _place_labels(ax, [(*spot, colour) for spot, colour in zip(spots, colours, strict=True)])
     return ax
