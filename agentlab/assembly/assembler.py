@@ -66,6 +66,8 @@ _perf = time.perf_counter
 _new = object.__new__
 _set = object.__setattr__
 E = TypeVar("E", bound=Event)
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 Where = Literal["event", "block", "delta", "item"]
 
 
@@ -170,6 +172,21 @@ class Assembler:
     def interrupted(self, message: str) -> StreamInterruptedError:
         """The value-free error for this call (``message`` names wire types and fields, never values)."""
         return StreamInterruptedError(message, provider=self.provider, request_id=self.request_id)
+
+    def guarded(self, read: Callable[[_In], _Out], value: _In, what: str, after: str = "") -> _Out:
+        """``read(value)`` on a whole answer (a body, the final state), where only agentlab errors leave.
+
+        Any other error (a wrong shape) becomes ``interrupted(f"{what} ({bad}){after}")``, raised
+        outside the handler: the original holds the answer's values (a ``JSONDecodeError``'s ``doc``)
+        and must not be chained. Once per call; the per-event parsers keep their own inline ``try``.
+        """
+        try:
+            return read(value)
+        except AgentlabError:
+            raise
+        except Exception as e:
+            bad = wire_error_text(e)
+        raise self.interrupted(f"{what} ({bad}){after}")
 
     # ------------------------------------------------------------------ events, built and timed here
 
@@ -278,17 +295,12 @@ class Assembler:
         value-free ``StreamInterruptedError``, like a malformed event.
         """
         notes: list[AdapterEvent] = []
-        try:
-            done = self.complete(notes)
-            bad = None
-        except AgentlabError:
-            raise
-        except Exception as e:
-            bad = wire_error_text(e)
-        if bad is not None:  # raised outside the handler: the original holds the answer's values
-            raise self.interrupted(
-                f"malformed final {self.provider} response ({bad}); nothing of this call was kept"
-            )
+        done = self.guarded(
+            self.complete,
+            notes,
+            f"malformed final {self.provider} response",
+            "; nothing of this call was kept",
+        )
         response = ModelResponse(
             provider=self.provider,
             api=self.api,

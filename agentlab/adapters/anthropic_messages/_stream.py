@@ -294,13 +294,9 @@ class MessageAssembler(Assembler):
 
         Raises ``StreamInterruptedError`` (value-free, as ``feed``) for a body of the wrong shape.
         """
-        try:
-            return self._add_message(msg)
-        except AgentlabError:
-            raise
-        except Exception as exc:
-            bad = wire_error_text(exc)
-        raise self.interrupted(f"malformed response body ({bad}); nothing from this call was kept")
+        return self.guarded(
+            self._add_message, msg, "malformed response body", "; nothing from this call was kept"
+        )
 
     def _add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:
         self.started = True

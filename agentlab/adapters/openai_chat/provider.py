@@ -7,6 +7,8 @@ class and usage mapping. Imports no SDK (the registry reads this module to route
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
@@ -54,14 +56,41 @@ def _options(reasoning_keys: tuple[str, ...]) -> OptionRules:
     )
 
 
-DEEPSEEK = ProviderSpec(
-    name="deepseek",
-    api="chat_completions",
-    label="DeepSeek",
-    adapter=f"{_PKG}._adapter:DeepSeekAdapter",
+_CLASSES = {
+    "deepseek": "DeepSeekAdapter",
+    "openrouter": "OpenRouterAdapter",
+    "vllm": "VLLMAdapter",
+    "llamacpp": "LlamaCppAdapter",
+    "ollama": "OllamaAdapter",
+    "chat": "ChatAdapter",
+}
+
+
+def _spec(name: str, label: str, reasoning_keys: tuple[str, ...], **own: Any) -> ProviderSpec:
+    """One dialect's spec: what every dialect shares, plus ``own`` (its usage, key, drop policy...).
+
+    Shared because it is one implementation: the adapter class of ``_CLASSES`` on the ``openai`` SDK,
+    the Chat simulator, the options check ``_checks.check_<name>``.
+    """
+    return ProviderSpec(
+        name=name,
+        api="chat_completions",
+        label=label,
+        adapter=f"{_PKG}._adapter:{_CLASSES[name]}",
+        sdk_module="openai",
+        sdk_loggers=("openai",),
+        options=_options(reasoning_keys),
+        check_options=f"{_PKG}._checks:check_{name}",
+        simulator=_SIMULATOR,
+        **own,
+    )
+
+
+DEEPSEEK = _spec(
+    "deepseek",
+    "DeepSeek",
+    ("thinking", "reasoning_effort"),
     usage=f"{_PKG}._deepseek:usage_from_deepseek",
-    sdk_module="openai",
-    sdk_loggers=("openai",),
     api_key_env="DEEPSEEK_API_KEY",
     reasoning_term="thinking",
     reasoning_block_type="reasoning_content",
@@ -71,60 +100,39 @@ DEEPSEEK = ProviderSpec(
         "DeepSeek's thinking mode requires each tool-call assistant message's reasoning_content back "
         "(the API answers 400 'The reasoning_content in the thinking mode must be passed back')"
     ),
-    options=_options(("thinking", "reasoning_effort")),
-    check_options=f"{_PKG}._checks:check_deepseek",
-    simulator=_SIMULATOR,
-    simulated_models="agentlab.adapters.openai_chat._simnames:DEEPSEEK",
+    simulated_models=f"{_PKG}._simnames:DEEPSEEK",
     price_provider="deepseek",
 )
 
-OPENROUTER = ProviderSpec(
-    name="openrouter",
-    api="chat_completions",
-    label="OpenRouter",
-    adapter=f"{_PKG}._adapter:OpenRouterAdapter",
+OPENROUTER = _spec(
+    "openrouter",
+    "OpenRouter",
+    ("reasoning",),
     usage=f"{_PKG}._openrouter:usage_from_openrouter",
-    sdk_module="openai",
-    sdk_loggers=("openai",),
     api_key_env="OPENROUTER_API_KEY",
     reasoning_block_type="reasoning_details",
     # Provider-wide summary; the backing model decides (drop_rule): Gemini/Claude refuse, others can.
     drop_with_reasoning=False,
     drop_refusal="some models behind OpenRouter (Gemini, Claude) require their reasoning_details back",
     drop_rule=f"{_PKG}._openrouter:drop_rule",
-    options=_options(("reasoning",)),
-    check_options=f"{_PKG}._checks:check_openrouter",
-    simulator=_SIMULATOR,
-    simulated_models="agentlab.adapters.openai_chat._simnames:OPENROUTER",
+    simulated_models=f"{_PKG}._simnames:OPENROUTER",
     price_provider="openrouter",
 )
 
 
 def _local(name: str, label: str) -> ProviderSpec:
-    return ProviderSpec(
-        name=name,
-        api="chat_completions",
-        label=label,
-        adapter=f"{_PKG}._adapter:{_CLASSES[name]}",
+    return _spec(
+        name,
+        label,
+        ("reasoning_effort", "chat_template_kwargs"),
         usage=_LOCAL_USAGE,
-        sdk_module="openai",
-        sdk_loggers=("openai",),
         reasoning_block_type="reasoning_content",
         # Local servers take a tool loop without reasoning back: "drop" is a real ablation.
         drop_with_reasoning=True,
-        options=_options(("reasoning_effort", "chat_template_kwargs")),
-        check_options=f"{_PKG}._checks:check_{name}",
-        simulator=_SIMULATOR,
-        simulated_models="agentlab.adapters.openai_chat._simnames:LOCAL",
+        simulated_models=f"{_PKG}._simnames:LOCAL",
     )
 
 
-_CLASSES = {
-    "vllm": "VLLMAdapter",
-    "llamacpp": "LlamaCppAdapter",
-    "ollama": "OllamaAdapter",
-    "chat": "ChatAdapter",
-}
 VLLM = _local("vllm", "vLLM")
 LLAMACPP = _local("llamacpp", "llama.cpp")
 OLLAMA = _local("ollama", "Ollama")

@@ -285,14 +285,8 @@ class ResponseAssembler(Assembler):
             text = None
         if text is None:  # outside the handler: a UnicodeDecodeError's ``object`` is the body
             raise self.interrupted("OpenAI response body is not UTF-8")
-        try:
-            return self._feed_body(text)
-        except AgentlabError:
-            raise
-        except Exception as e:
-            bad = wire_error_text(e)
-        # Outside the handler: a JSONDecodeError's ``doc`` is the whole body, reasoning included.
-        raise self.interrupted(f"malformed OpenAI response body ({bad})")
+        # A JSONDecodeError's ``doc`` is the whole body, reasoning included: never chained.
+        return self.guarded(self._feed_body, text, "malformed OpenAI response body")
 
     def _feed_body(self, text: str) -> list[AdapterEvent]:
         body = _loads(text)
