@@ -673,16 +673,20 @@ def _place_labels(ax: Axes, points: list[tuple[float, float, str, str]]) -> None
     marks = [ax.transData.transform((x, y)) for x, y, _, _ in points]
     placed: list[Any] = [Bbox.from_extents(px - 7, py - 7, px + 7, py + 7) for px, py in marks]  # markers
     for x, y, text, colour in points:
-        spot, box = _free_spot(ax, (x, y, text, colour), inside, placed)
+        (spot, ha, va), box = _free_spot(ax, (x, y, text, colour), inside, placed)
         leader = {"arrowstyle": "-", "color": colour, "lw": 0.6, "shrinkA": 0, "shrinkB": 4}
-        ax.annotate("", (x, y), xytext=spot, textcoords="offset points", arrowprops=leader)
+        ax.annotate(text, (x, y), xytext=spot, textcoords="offset points", ha=ha, va=va, fontsize=8,
+                    color=colour, arrowprops=leader)  # fmt: skip
         placed.append(box)
 
 
 def _free_spot(
     ax: Axes, point: tuple[float, float, str, str], inside: Any, placed: list[Any]
-) -> tuple[tuple[float, float], Any]:
-    """The first label spot (offset in points) whose text box fits the axes and overlaps no label."""
+) -> tuple[tuple[tuple[float, float], str, str], Any]:
+    """The first label spot (offset in points, alignment) whose text fits the axes and covers nothing.
+
+    Each spot is tried with the text alone, then removed: the caller draws the label with its leader.
+    """
     x, y, text, colour = point
     for scale in (1.0, 2.0, 3.0):
         for dx, dy, ha, va in _LABEL_SPOTS:
@@ -690,13 +694,15 @@ def _free_spot(
             t = ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", ha=ha, va=va,
                             fontsize=8, color=colour)  # fmt: skip
             box = t.get_window_extent()
+            t.remove()
             fits = inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
             if fits and not any(box.overlaps(p) for p in placed):
-                return offset, box
-            t.remove()
+                return (offset, ha, va), box
     # crowded: the first spot, drawn anyway (the table beside it has the numbers)
     t = ax.annotate(text, (x, y), xytext=(7, 5), textcoords="offset points", fontsize=8, color=colour)
-    return (7.0, 5.0), t.get_window_extent()
+    box = t.get_window_extent()
+    t.remove()
+    return ((7.0, 5.0), "left", "baseline"), box
 
 
 def _frontier(points: pd.DataFrame) -> pd.DataFrame:
