@@ -282,6 +282,11 @@ class RunView(_SavedView):
     renders the final state immediately.
     """
 
+    _header: widgets.HTML
+    _steps_box: widgets.VBox
+    _timeline: widgets.HTML
+    _footer: widgets.HTML
+
     def __init__(
         self,
         title: str = "",
@@ -314,32 +319,47 @@ class RunView(_SavedView):
         self._partial = False
         self._display: Any = None
 
-        self._header = _html(self._render_header())
-        self._steps_box = widgets.VBox(layout=shared.layout(width="100%"))
-        self._timeline = _html("")
-        self._footer = _html("")
+        self._framed = False  # its own widgets made (_build_frame)
         # A repeat of a compare column: one summary line, shown above its collapsed full view.
         self.line: widgets.HTML | None = _html(_wrap(self.line_html())) if line else None
         # A compact view is a compare column: its layout is set at creation (setting it afterwards
         # would cost a frontend message per trait per column).
         column = {"flex": "1 1 0", "min_width": "260px", "width": "auto"} if compact else {"width": "100%"}
         super().__init__(
-            children=[self._header, self._steps_box, self._timeline, self._footer],
             layout=shared.layout(border=f"1px solid {PALETTE['grey']}55", padding="4px", **column),
             _dom_classes=["agentlab-view"],
         )
         # Syncs of these (and of each step's title and tools) are sent by the flusher only, within the
         # frontend's message budget; a step's reasoning panel is a view of its own.
-        # The step structure comes first in each turn (it is what makes a new step's panel visible).
-        # The timeline strip changes only when a step's call or a tool ends.
-        self._synced: list[widgets.Widget] = [
-            gate(self._steps_box),
-            gate(self._header),
-            gate(self._timeline),
-            gate(self._footer),
-        ]
+        self._synced: list[widgets.Widget] = []
         if self.line is not None:  # synced by the flusher like the rest: the same message budget
             self._synced.append(gate(self.line))
+        if compact:  # its widgets are made later, off the caller's thread (_build_frame); the view's
+            self._synced.append(gate(self))  # children are then set within the budget like the rest
+        else:
+            self._build_frame()
+
+    def _build_frame(self) -> None:
+        """Make the view's own widgets (header, steps box, timeline strip, footer), once.
+
+        A compare column's are made at its first render off the runs' threads (the flusher thread,
+        as a step's widgets are): a 15-run compare built them on the caller's thread before any run
+        started, 60 of the 137 widget models its view opened there, all on the compare's wall time (issue 33,
+        item 3). A run view alone makes them at once (it is shown as soon as it is made).
+        """
+        with self._lock:
+            if self._framed:
+                return
+            self._steps_box = widgets.VBox(layout=shared.layout(width="100%"))
+            self._timeline = _html("")
+            self._footer = _html("")
+            self._header = _html(_wrap(self._render_header()))
+            # The step structure comes first in each turn (it is what makes a new step's panel visible).
+            # The timeline strip changes only when a step's call or a tool ends.
+            first = [self._steps_box, self._header, self._timeline, self._footer]
+            self._synced[0:0] = [gate(w) for w in first]
+            self.children = [self._header, self._steps_box, self._timeline, self._footer]
+            self._framed = True
 
     # ------------------------------------------------------------------ events (any thread)
 
@@ -496,6 +516,7 @@ class RunView(_SavedView):
         measured on. The flusher thread (or the cell end, or :attr:`panels`) makes them instead.
         """
         with self._lock:
+            self._build_frame()
             new = [st for st in self._steps.values() if st.panel is None]
             for st in new:
                 panel = ReasoningPanel(f"Reasoning · step {st.number}", keep_text=self._keep_text)
@@ -506,7 +527,8 @@ class RunView(_SavedView):
                     layout=shared.layout(width="100%", margin="2px 0 2px 0"),
                 )
                 st.panel = panel
-                self._synced[-1:-1] = [st.title, st.tools_html]  # before the footer
+                at = self._synced.index(self._footer)
+                self._synced[at:at] = [st.title, st.tools_html]  # before the footer
                 panel.show_call(st.call)
                 if st.done:
                     panel.set_usage(st.call.usage)
@@ -659,13 +681,17 @@ class RunView(_SavedView):
         with self._lock:  # held while setting traits, so flushes from two threads cannot land out of order
             if threading.current_thread() not in self._feeders:
                 self._build_steps()
-            elif any(st.panel is None for st in self._steps.values()):
+            elif not self._framed or any(st.panel is None for st in self._steps.values()):
                 mark_dirty(self)  # a render on the flusher thread makes them (a run's end renders here)
             header = self._render_header()
             steps = [(st, self._render_step_title(st), self._render_tools(st)) for st in self._steps.values()]
             footer = self._render_footer()
             timeline = strip_html(self._timeline_rows())
-            pairs = [(self._header, header), (self._timeline, timeline), (self._footer, footer)]
+            pairs = (
+                [(self._header, header), (self._timeline, timeline), (self._footer, footer)]
+                if self._framed
+                else []
+            )
             if self.line is not None:
                 pairs.append((self.line, self.line_html()))
             for w, v in pairs + [
@@ -762,8 +788,10 @@ class CompareView(_SavedView):
             for t in titles
             for k in range(repeats)
         ]
-        head = widgets.HTML(
-            value=f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}'
+        # Shared layouts and styles (one model per distinct value, see ``_shared``): made on the
+        # caller's thread before any run starts, every model is on the compare's wall time.
+        head = _html(
+            f'<div style="font-size:13px;{UI_FONT}"><b>Compare</b> · {html.escape(self.shape)}'
             + (f" · task: {html.escape(_clip(task, 200))}" if task else "")
             + "</div>"
         )
@@ -771,11 +799,11 @@ class CompareView(_SavedView):
             children=self._model_columns() if grouped else self.columns,
             # Columns share the width (at least 260 px each) and wrap onto a new row when the page is
             # too narrow for all of them (three providers on a laptop screen), instead of overflowing.
-            layout=widgets.Layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
+            layout=shared.layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
         )
         self._display: Any = None
         super().__init__(
-            children=[head, row], layout=widgets.Layout(width="100%"), _dom_classes=["agentlab-view"]
+            children=[head, row], layout=shared.layout(width="100%"), _dom_classes=["agentlab-view"]
         )
 
     @property
@@ -797,7 +825,10 @@ class CompareView(_SavedView):
             ]
             for v in self._runs_of(i):
                 assert v.line is not None
-                parts += [v.line, widgets.Accordion(children=[v], titles=(f"{v.title}: full run view",))]
+                fold = widgets.Accordion(
+                    children=[v], titles=(f"{v.title}: full run view",), layout=shared.layout()
+                )
+                parts += [v.line, fold]
             out.append(
                 widgets.VBox(children=parts, layout=shared.layout(**_MODEL_COLUMN)),
             )

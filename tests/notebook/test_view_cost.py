@@ -84,3 +84,46 @@ def test_a_run_thread_makes_no_widget_the_view_needs_later(monkeypatch: pytest.M
     assert _coalesce.wait_idle(30)  # the flusher made them, also after the run's end rendered
     assert all(st.panel is not None for st in view._steps.values())
     assert [p.text for p in view.panels] == ["thinking"] * 3  # each from its call so far
+
+
+def test_a_15_run_compare_view_opens_few_widget_models_on_the_callers_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 5-model x 3-repeat compare view, built in the caller's thread before any run starts.
+
+    Every model opened there is a comm and a ``comm_open`` on the compare's wall time: it opened 137
+    (each run view's header, steps box, timeline and footer, an own layout per fold). Now a run is its
+    line, its fold and its (empty) run view; the rest is made at its first render, off that thread.
+    """
+    from ipywidgets import Widget
+
+    from agentlab.notebook.run_view import CompareView
+
+    CompareView(["warm"], repeats=2)  # the shared layouts and styles exist already in a used kernel
+    here = threading.current_thread()
+    opened: list[str] = []
+    real_open = Widget.open
+
+    def open_(self: Widget) -> None:
+        if threading.current_thread() is here:
+            opened.append(type(self).__name__)
+        real_open(self)
+
+    monkeypatch.setattr(Widget, "open", open_)
+    view = CompareView([f"m{i}" for i in range(5)], task="t", repeats=3)
+    assert len(opened) <= 3 * 15 + 2 * 5 + 3, sorted(opened)  # per run 3, per model 2, the frame 3
+    monkeypatch.setattr(Widget, "open", real_open)
+
+    def feed() -> None:  # a run's worker thread: it makes no widget either
+        for col in view.columns:
+            col.on_event(ModelCallStartedEvent(run_id="r", step=1, provider="openai", model="m"))
+            col.finish("completed")
+
+    t = threading.Thread(target=feed, name="the-runs")
+    t.start()
+    t.join()
+    assert _coalesce.wait_idle(30)
+    for col in view.columns:  # the flusher made each column's own widgets, and its step's
+        assert col._header is not None and col._footer is not None
+        assert list(col.children) == [col._header, col._steps_box, col._timeline, col._footer]
+        assert "completed" in col._header.value and len(col.panels) == 1
