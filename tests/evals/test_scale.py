@@ -9,13 +9,8 @@ subprocess, and check that the same call then resumes without a request for any 
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +20,8 @@ import agentlab as al
 from agentlab.evals import includes
 from agentlab.sim.transport import SimTransport
 from agentlab.sweeps import SweepProgress, read_rows
+from tests.support.interrupts import interrupt_when_started, spawn_script
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai:sim-reasoner"
 
 
@@ -137,30 +132,11 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 def test_one_ctrl_c_stops_a_fast_evaluation(mode: str, tmp_path: Path) -> None:
     """A real SIGINT after the first of 400 fast runs: control comes back at once, finished runs stay."""
-    script = tmp_path / "evaluate.py"
-    script.write_text(SCRIPT)
     results = tmp_path / "eval.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, str(script), mode, str(results)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(tmp_path),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.strip() == "STARTED", line + (proc.stderr.read() if proc.stderr else "")
-    t_sig = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        raise AssertionError(f"one Ctrl-C did not end the call within 30 s\n{out}\n{err}") from None
-    lines = [ln for ln in out.splitlines() if ln.startswith("RETURNED ")]
-    assert lines, f"control never came back to the caller\n{out}\n{err}"
-    rep = json.loads(lines[0].split(" ", 1)[1])
+    proc = spawn_script(tmp_path, "evaluate.py", SCRIPT, mode, str(results))
+    back_s, rep, _ = interrupt_when_started(proc, settle_s=0.0, timeout_s=30.0)
     assert rep["how"] == "KeyboardInterrupt", rep
-    assert rep["t"] - t_sig < 5.0, rep["t"] - t_sig
+    assert back_s < 5.0, back_s
     rows = list(read_rows(results))
     assert 1 <= len(rows) < 400 and all(r["scores"]["includes"]["value"] is True for r in rows)
     assert len(al.load_eval(results).runs()) == len(rows)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -26,8 +24,7 @@ import agentlab as al
 from agentlab.errors import ConfigError, ToolDefinitionError
 from agentlab.neutral.events import DiagnosticEvent, RunCompletedEvent, ToolResultEvent
 from agentlab.testing import ScriptedAdapter, Step
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.interrupts import interrupt_when_started, spawn_script
 
 SCRIPT = textwrap.dedent(
     """
@@ -129,43 +126,8 @@ SCRIPT = textwrap.dedent(
 def _spawn(
     tmp_path: Path, mode: str, hang_s: float, scenario: str = "tool"
 ) -> tuple[subprocess.Popen[str], Path]:
-    script = tmp_path / "hang.py"
-    script.write_text(SCRIPT)
     log = tmp_path / "events.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, str(script), mode, scenario, str(hang_s), str(log)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=str(tmp_path),
-    )
-    return proc, log
-
-
-def _interrupt_when_started(proc: subprocess.Popen[str]) -> tuple[float, dict[str, Any], float]:
-    """SIGINT once the slow part runs; returns what the caller and the process saw.
-
-    That is: seconds until the caller had control back, its report, seconds until the process exited.
-    """
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.strip() == "STARTED", line + (proc.stderr.read() if proc.stderr else "")
-    time.sleep(0.2)  # well inside the sleep / the stream now
-    t_sig = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        raise AssertionError(f"one Ctrl-C did not end the call within 15 s\n{out}\n{err}") from None
-    exited = time.monotonic() - t_sig
-    lines = [ln for ln in out.splitlines() if ln.startswith("RETURNED ")]
-    assert lines, f"control never came back to the caller\n{out}\n{err}"
-    rep = json.loads(lines[0].split(" ", 1)[1])
-    return rep["t"] - t_sig, rep, exited
+    return spawn_script(tmp_path, "hang.py", SCRIPT, mode, scenario, str(hang_s), str(log)), log
 
 
 EXIT_S = 10.0
@@ -186,7 +148,7 @@ def test_one_ctrl_c_during_a_hung_sync_tool_returns_at_once(mode: str, tmp_path:
     diagnostic.
     """
     proc, log = _spawn(tmp_path, mode, 60)
-    back_s, rep, exited_s = _interrupt_when_started(proc)
+    back_s, rep, exited_s = interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
     assert back_s < 2.0, f"control came back {back_s:.2f} s after Ctrl-C"
     assert exited_s < EXIT_S, f"the process took {exited_s:.2f} s to exit (a hung thread was joined?)"
@@ -207,7 +169,7 @@ def test_one_ctrl_c_with_an_async_tool_that_swallows_cancellation(mode: str, tmp
     process exits.
     """
     proc, log = _spawn(tmp_path, mode, 60, "stubborn")
-    back_s, rep, exited_s = _interrupt_when_started(proc)
+    back_s, rep, exited_s = interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
     assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     notes = _abandoned(log)
@@ -221,7 +183,7 @@ def test_ctrl_c_inside_asyncio_run_stops_calling_the_model(tmp_path: Path) -> No
     It does not wait the tool out, call the model again and end ``completed``.
     """
     proc, _ = _spawn(tmp_path, "inside_asyncio_run", 3)
-    back_s, rep, _ = _interrupt_when_started(proc)
+    back_s, rep, _ = interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
     assert back_s < 2.0
 
@@ -235,7 +197,7 @@ def test_one_ctrl_c_mid_stream_or_mid_backoff(mode: str, scenario: str, tmp_path
     Control comes back at once, the run is ``cancelled``, no further model call is made.
     """
     proc, log = _spawn(tmp_path, mode, 60, scenario)
-    back_s, rep, exited_s = _interrupt_when_started(proc)
+    back_s, rep, exited_s = interrupt_when_started(proc)
     assert rep == {**rep, "how": "KeyboardInterrupt", "status": "cancelled", "requests": [1]}, rep
     assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     recs = al.EventLog.read(log)
@@ -246,7 +208,7 @@ def test_one_ctrl_c_mid_stream_or_mid_backoff(mode: str, scenario: str, tmp_path
 @pytest.mark.parametrize("mode", ["plain", "inside_asyncio_run"])
 def test_one_ctrl_c_cancels_every_column_of_a_comparison(mode: str, tmp_path: Path) -> None:
     proc, log = _spawn(tmp_path, mode, 60, "compare")
-    back_s, rep, exited_s = _interrupt_when_started(proc)
+    back_s, rep, exited_s = interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt" and rep["requests"] == [1, 1], rep
     assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     done = [r for r in al.EventLog.read(log) if isinstance(r, RunCompletedEvent)]
@@ -488,15 +450,9 @@ def test_one_ctrl_c_stops_a_sweep_and_leaves_a_resumable_file(mode: str, tmp_pat
 
     No model call starts after the interrupt, every row in the file is whole, and calling again completes it.
     """
-    script = tmp_path / "sweep.py"
-    script.write_text(SWEEP_SCRIPT)
     results = tmp_path / "results.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTLAB_NO_WIDGETS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, str(script), mode, str(results)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(tmp_path),
-    )  # fmt: skip
-    back_s, rep, exited_s = _interrupt_when_started(proc)
+    proc = spawn_script(tmp_path, "sweep.py", SWEEP_SCRIPT, mode, str(results))
+    back_s, rep, exited_s = interrupt_when_started(proc)
     assert rep["how"] == "KeyboardInterrupt", rep
     assert back_s < 2.0 and exited_s < EXIT_S, (back_s, exited_s)
     t_sig = rep["t"] - back_s
