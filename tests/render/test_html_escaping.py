@@ -125,7 +125,7 @@ def test_compare_view_escapes_titles_and_task() -> None:
     view = CompareView([XSS, "openai:sim-reasoner"], task=XSS)
     html = [c.value for c in view.children if hasattr(c, "value")]
     for col in view.columns:
-        html.append(col._header.value)
+        html.append(col._render_header())  # columns build their widgets lazily, at first render
     assert html and all(not _TAG.search(h) for h in html), html
     assert "&lt;script&gt;" in "".join(html)
 
