@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -182,12 +183,33 @@ _remote_run = ray.remote(_run_task)
 
 def _check_picklable(what: str, value: object) -> None:
     try:
-        ray.cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's vendored cloudpickle
+        data = ray.cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's vendored cloudpickle
     except Exception as e:
         raise ConfigError(
             f"executor='ray' sends {what} to the worker processes, and it cannot be pickled "
             f"({type(e).__name__}); define it at module level or pass a picklable one"
         ) from None
+    _refuse_secrets(what, data)
+
+
+def _refuse_secrets(what: str, data: bytes) -> None:
+    """Refuse to send an API key through Ray's object store, which spills to local disk.
+
+    What a task is sent is pickled by value (a closure with its constants), lives in the object store
+    and, under memory pressure, in Ray's spill files, which nothing cleans up when a cluster dies. A
+    key the worker needs belongs in its environment, where ``create_adapter`` reads it.
+    """
+    from agentlab.adapters.registry import get_provider, provider_names
+    from agentlab.neutral.redaction import redact_secrets
+
+    text = data.decode("latin-1")
+    env = (get_provider(n).api_key_env for n in provider_names())
+    keys = [v for name in env if name and len(v := os.environ.get(name, "")) >= 8]
+    if any(k in text for k in keys) or redact_secrets(text) != text:
+        raise ConfigError(
+            f"executor='ray' would write an API key into Ray's object store (which spills to disk): "
+            f"{what} holds one; let the workers read it from their environment instead"
+        )
 
 
 def _resolved_prices(refs: Sequence[ModelRef]) -> dict[str, Price]:

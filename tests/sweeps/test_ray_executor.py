@@ -138,6 +138,33 @@ def test_bad_ray_options_and_unpicklable_tools_fail_before_anything_runs(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("where", ["closure", "environment"])
+def test_an_api_key_in_what_workers_are_sent_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A key pickled into a task's factory would sit in Ray's object store and its spill files."""
+    if importlib.util.find_spec("ray") is None:
+        _unavailable("ray is not installed (pip install 'agentlab[ray]')")
+    key = f"sk-proj-{uuid.uuid4().hex}" if where == "closure" else f"plainkey{uuid.uuid4().hex}"
+    if where == "environment":  # not key-shaped: found because it is the value of OPENAI_API_KEY
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def factory(ref: ModelRef) -> Any:
+        return ScriptedAdapter([Step(text=key)], provider=ref.provider, model=ref.model)
+
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ConfigError, match=r"adapter_factory holds one") as e:
+        sweep(
+            ["2+2?"],
+            ["openai:sim-reasoner"],
+            results=out,
+            progress=None,
+            executor="ray",
+            adapter_factory=factory,
+        )
+    assert key not in str(e.value) and not out.exists()
+
+
 # ---------------------------------------------------------------------- same results as asyncio
 
 
