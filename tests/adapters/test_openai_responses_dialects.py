@@ -106,6 +106,20 @@ def test_local_servers_are_never_sent_encrypted_content(name: str) -> None:
     assert r.usage.reasoning_tokens is None and r.usage.cache_read_tokens is None  # unreported: unknown
 
 
+def test_local_items_without_a_token_go_back_byte_for_byte() -> None:
+    raw = b'{"type": "reasoning",  "id": "rs_9", "summary": [], '
+    raw += b'"content": [{"type": "reasoning_text", "text": "p"}]}'
+    item = ProviderReasoningItem(
+        raw, provider="vllm_responses", api="responses", model="m-1", block_type="reasoning",
+        turn_id="resp_9", index=0,
+    )  # fmt: skip
+    call = ToolCallItem(call_id="c9", name="get_weather", arguments="{}", turn_id="resp_9", index=1)
+    a: Any = create_adapter("vllm_responses:m-1", client=client_on(Replay([]), "http://localhost:8000/v1"))
+    items = (UserItem(text="Paris?"), call, ToolResultItem(call_id="c9", name="get_weather", output="18 C"))
+    built = a.build(ModelRequest(model="m-1", items=items, tools=(WEATHER,), continuation=(item,)))
+    assert raw in built.body and built.reasoning_sent == 1
+
+
 def test_deepseek_responses_is_never_asked_for_a_reference_and_replays_its_text() -> None:
     replay, body, _ = _loop("deepseek_responses", "deepseek-v4-flash")
     assert "include" not in json.loads(replay.bodies[0]) and json.loads(replay.bodies[0])["store"] is False

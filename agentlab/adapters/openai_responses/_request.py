@@ -221,8 +221,10 @@ def _sendable(
         return None
     if dialect.encrypted == "reference":
         return text  # its state is its reasoning_text (and a reference the host resolves): verbatim
-    if dialect.encrypted == "refused":
+    if dialect.encrypted == "refused" and parsed.get("encrypted_content") is not None:
         return _without_token(parsed)
+    if dialect.encrypted == "refused":
+        return text  # nothing the host refuses: verbatim
     if not parsed.get("encrypted_content"):
         # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".
         _drop(

@@ -99,6 +99,7 @@ def _dialect(
     usage: str = "_usage:usage_from_openai",
     api_key_env: str | None = None,
     price_provider: str | None = None,
+    otel_name: str | None = None,
 ) -> ProviderSpec:
     """One Responses dialect's spec (``_dialect.py``) on the shared adapter and OpenAI's option rules.
 
@@ -123,23 +124,25 @@ def _dialect(
         simulated_models=f"{_PKG}._simnames:{name.upper()}",
         simulator="agentlab.sim:openai_client",
         price_provider=price_provider,
+        otel_name=otel_name,
     )
 
 
 XAI = _dialect(
-    "xai", "xAI", "XAIAdapter", "_xai:check_options", api_key_env="XAI_API_KEY", price_provider="x-ai"
-)
+    "xai", "xAI", "XAIAdapter", "_xai:check_options", api_key_env="XAI_API_KEY", price_provider="x-ai",
+    otel_name="x_ai",
+)  # fmt: skip
 DEEPSEEK_RESPONSES = _dialect(
     "deepseek_responses", "DeepSeek (Responses)", "DeepSeekResponsesAdapter", "_deepseek:check_options",
-    api_key_env="DEEPSEEK_API_KEY", price_provider="deepseek",
+    api_key_env="DEEPSEEK_API_KEY", price_provider="deepseek", otel_name="deepseek",
 )  # fmt: skip
 AZURE = _dialect(
     "azure", "Azure OpenAI", "AzureAdapter", "_azure:check_options", api_key_env="AZURE_OPENAI_API_KEY",
-    price_provider="azure",
+    price_provider="azure", otel_name="azure.ai.openai",
 )  # fmt: skip
 MANTLE = _dialect(
     "mantle", "Bedrock Mantle", "MantleAdapter", "_mantle:check_options",
-    usage="_mantle:usage_from_mantle", api_key_env="AWS_BEARER_TOKEN_BEDROCK",
+    usage="_mantle:usage_from_mantle", api_key_env="AWS_BEARER_TOKEN_BEDROCK", otel_name="aws.bedrock",
 )  # fmt: skip
 _LOCAL_USAGE = "_local:usage_from_local"
 VLLM_RESPONSES = _dialect(
