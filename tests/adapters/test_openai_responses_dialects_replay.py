@@ -344,3 +344,42 @@ def test_xai_stream_items_from_response_completed() -> None:
     assert [i.get("type", "message") for i in ours] == ["message", "reasoning", "message", "message"]
     assert ours[1] == final["output"][0]
     assert (ours[2]["id"], ours[2]["content"][0]["text"]) == (final["output"][1]["id"], resp.text)
+
+
+# ------------------------------------------------------------------ usage that adds up
+
+
+def _recorded_usages() -> list[tuple[str, dict[str, Any]]]:
+    """(provider, usage) of every recorded response in the folder, read by the dialect it belongs to."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted((fixtures_dir() / DIR).iterdir()):
+        provider = next(p for k, p in _BY_FILE.items() if k in path.name)
+        if path.name.endswith(".chunks.txt"):
+            finals = [g[-1]["response"] for g in load_chunks(path)]
+        else:
+            finals = [
+                ex.sse_events[-1]["response"] if ex.response_kind == "sse" else ex.response_payload
+                for ex in load_cassette(path)
+            ]
+        out += [(provider, f["usage"]) for f in finals]
+    return out
+
+
+_BY_FILE = {"deepseek": "deepseek_responses", "azure": "azure", "mantle": "mantle", "xai": "xai"}
+
+
+def test_every_recorded_usage_adds_up() -> None:
+    """Reasoning is part of output and input + output is the reported total, on every dialect."""
+    from agentlab.adapters.registry import get_provider
+
+    usages = _recorded_usages()
+    assert {p for p, _ in usages} == set(_BY_FILE.values()) and len(usages) == 9
+    for provider, raw in usages:
+        u = get_provider(provider).normalize_usage(raw)
+        assert u.total_tokens == raw["total_tokens"], provider
+        assert u.reasoning_tokens is not None and u.output_tokens is not None
+        assert 0 <= u.reasoning_tokens <= u.output_tokens, provider
+        assert u.cache_read_tokens == raw["input_tokens_details"]["cached_tokens"] <= (u.input_tokens or 0)
+        assert (u.cache_write_tokens is None) is (
+            provider == "mantle" and "cache_write_tokens" not in raw["input_tokens_details"]
+        )
