@@ -50,6 +50,13 @@ _BUILTIN: dict[str, str] = {
     "llamacpp": "agentlab.adapters.openai_chat.provider:LLAMACPP",
     "ollama": "agentlab.adapters.openai_chat.provider:OLLAMA",
     "chat": "agentlab.adapters.openai_chat.provider:CHAT",
+    "xai": "agentlab.adapters.openai_responses.provider:XAI",
+    "deepseek_responses": "agentlab.adapters.openai_responses.provider:DEEPSEEK_RESPONSES",
+    "azure": "agentlab.adapters.openai_responses.provider:AZURE",
+    "mantle": "agentlab.adapters.openai_responses.provider:MANTLE",
+    "vllm_responses": "agentlab.adapters.openai_responses.provider:VLLM_RESPONSES",
+    "ollama_responses": "agentlab.adapters.openai_responses.provider:OLLAMA_RESPONSES",
+    "lmstudio_responses": "agentlab.adapters.openai_responses.provider:LMSTUDIO_RESPONSES",
 }
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")

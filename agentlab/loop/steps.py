@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from agentlab.costs.pricing import price_call
+from agentlab.costs.reported import cost_check
 from agentlab.errors import ProviderAPIError, ProviderError
 from agentlab.loop.result import CallRecord
 from agentlab.neutral.diagnostics import dropped as dropped_items
@@ -160,6 +161,10 @@ def apply_response(
         )
     usage = resp.usage
     cost = price_call(usage, ref.provider, ref.model, tier=resp.pricing_tier)
+    origin = EventOrigin(run_id=run_id, step=step)
+    differs = cost_check(cost.total, resp.provider_cost_usd, provider=ref.provider, origin=origin)
+    if differs is not None:
+        diagnostics = (*diagnostics, differs)
     record = CallRecord(
         run_id=run_id,
         step=step,

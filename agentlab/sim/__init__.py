@@ -101,7 +101,7 @@ nothing imports from agentlab outside ``agentlab.sim`` (``tests/sim/test_leaf.py
 Public surface: code outside ``agentlab/sim`` uses only the names in ``__all__`` below; the modules
 under it are internal and may move. The clients and base URLs (:mod:`agentlab.sim.clients`),
 ``SIM_API_KEY``, the simulated model tables (``OPENAI_MODELS``, ``ANTHROPIC_MODELS``,
-``GEMINI_MODELS``, ``CHAT_MODELS``: dialect -> names), the transport and simulator
+``GEMINI_MODELS``, ``CHAT_MODELS`` and ``RESPONSES_MODELS``: dialect -> names), the transport and simulator
 (``SimTransport``, ``Simulator``), the protocol table (``SimProtocol``, ``Route``,
 ``register_protocol``, ...), and the parsers of a model's ``+`` options, so a caller can refuse a bad
 option before anything is sent: ``parse_model_options(model)`` (``(name, fault spec or None,
@@ -134,6 +134,7 @@ from agentlab.sim.faults import FaultSpecError
 from agentlab.sim.faults import parse as parse_faults
 from agentlab.sim.gemini import generate as gemini
 from agentlab.sim.openai import responses as openai_responses
+from agentlab.sim.openai.dialects import RESPONSES_MODELS
 from agentlab.sim.pacing import PaceError
 from agentlab.sim.pacing import parse_options as parse_model_options
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
@@ -150,6 +151,7 @@ __all__ = [
     "OPENAI_BASE_URL",
     "OPENAI_MODELS",
     "OPENROUTER_BASE_URL",
+    "RESPONSES_MODELS",
     "SIM_API_KEY",
     "FaultSpecError",
     "PaceError",

@@ -428,3 +428,52 @@ for _case, _name, _cls, _sim, _model, _unreported, _text in (
             reasoning_text=_text,
         )
     )
+
+
+# Responses dialects (agentlab/adapters/openai_responses/_dialect.py) on their simulated hosts
+# (agentlab/sim/openai/dialects.py): xAI, DeepSeek Responses, Azure, Bedrock Mantle and the local
+# servers, whose usage reports no reasoning or cached tokens (unknown, never 0).
+def _responses(cls_name: str) -> Callable[[Any, int, str], Adapter]:
+    def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
+        from agentlab.adapters.openai_responses import _adapter
+        from agentlab.sim import openai_client
+
+        client = openai_client(transport=transport)
+        adapter: Adapter = getattr(_adapter, cls_name)(model, client=client, max_retries=max_retries)
+        return adapter
+
+    return build
+
+
+def _responses_assembler(cls_name: str, model: str) -> Callable[[], Assembler]:
+    def make() -> Assembler:
+        from agentlab.adapters.openai_responses import _adapter
+        from agentlab.adapters.openai_responses._stream import ResponseAssembler
+
+        return ResponseAssembler(dialect=getattr(_adapter, cls_name).dialect, model=model, base_url=None)
+
+    return make
+
+
+_LOCAL_R = "sim-local-responses"
+for _case, _name, _cls, _model, _unreported in (
+    ("xai", "xai", "XAIAdapter", "sim-grok", ()),
+    ("deepseek_responses", "deepseek_responses", "DeepSeekResponsesAdapter", "sim-deepseek-responses", ()),
+    ("azure", "azure", "AzureAdapter", "sim-azure", ()),
+    ("mantle", "mantle", "MantleAdapter", "sim-mantle", ()),
+    ("vllm_responses", "vllm_responses", "VLLMResponsesAdapter", "sim-local-responses", _LOCAL_UNREPORTED),
+    ("ollama_responses", "ollama_responses", "OllamaResponsesAdapter", _LOCAL_R, _LOCAL_UNREPORTED),
+    ("lmstudio_responses", "lmstudio_responses", "LMStudioResponsesAdapter", _LOCAL_R, _LOCAL_UNREPORTED),
+):
+    register(
+        AdapterCase(
+            _case,
+            _model,
+            _responses(_cls),
+            provider=_name,
+            assembler=_responses_assembler(_cls, _model),
+            tool_call_wire=_openai_tool_call,
+            unreported_usage=_unreported,
+            notes={"call_id": "resp_1:call_1"} if _name == "mantle" else {},
+        )
+    )

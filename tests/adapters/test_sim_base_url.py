@@ -37,6 +37,8 @@ BASE_PATH = {
     "llamacpp": "/v1",
     "ollama": "/v1",
     "chat": "/v1",
+    **dict.fromkeys(("xai", "deepseek_responses", "azure", "mantle"), "/v1"),
+    **dict.fromkeys(("vllm_responses", "ollama_responses", "lmstudio_responses"), "/v1"),
 }
 
 

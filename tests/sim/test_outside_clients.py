@@ -113,7 +113,9 @@ def test_sim_names_only_refuses_real_names_over_the_socket() -> None:
         with pytest.raises(openai.BadRequestError) as e:
             client.responses.create(model="gpt-5.5", input="hi")
         assert isinstance(e.value.body, dict) and e.value.body["code"] == "model_not_found"
-        assert [m.id for m in client.models.list()] == ["sim-reasoner", "sim-reasoner-mini"]
+        dialects = ["sim-grok", "sim-deepseek-responses", "sim-azure", "sim-azure-null", "sim-mantle"]
+        listed = ["sim-reasoner", "sim-reasoner-mini", *dialects, "sim-local-responses"]
+        assert [m.id for m in client.models.list()] == listed
         ant = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
         with pytest.raises(anthropic.NotFoundError):
             ant.messages.create(

@@ -14,13 +14,18 @@ receives half a response.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 import openai
 
 from agentlab.adapters.built_request import BuiltRequest, check_request
+from agentlab.adapters.openai_responses._azure import AZURE
+from agentlab.adapters.openai_responses._deepseek import DEEPSEEK_RESPONSES
+from agentlab.adapters.openai_responses._dialect import OPENAI, ResponsesDialect
 from agentlab.adapters.openai_responses._errors import translate
+from agentlab.adapters.openai_responses._local import LMSTUDIO_RESPONSES, OLLAMA_RESPONSES, VLLM_RESPONSES
+from agentlab.adapters.openai_responses._mantle import MANTLE
 from agentlab.adapters.openai_responses._request import (
     API,
     PROVIDER,
@@ -29,25 +34,28 @@ from agentlab.adapters.openai_responses._request import (
     strict_schema_ok,
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
+from agentlab.adapters.openai_responses._xai import XAI
 from agentlab.adapters.openai_sdk import request_options
 from agentlab.adapters.sdk_adapter import SDKAdapter
 from agentlab.assembly.assembler import WireCall
-from agentlab.errors import MissingApiKeyError, ProviderError
+from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderError
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
+    "AzureAdapter",
+    "DeepSeekResponsesAdapter",
+    "LMStudioResponsesAdapter",
+    "MantleAdapter",
+    "OllamaResponsesAdapter",
     "OpenAIResponsesAdapter",
+    "VLLMResponsesAdapter",
+    "XAIAdapter",
     "build_request",
     "is_reasoning_model",
     "strict_schema_ok",
 ]
 
 _TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
-
-
-def _translate_read(exc: BaseException, request_id: str | None) -> ProviderError:
-    """A transport error while reading the answer (after its headers): see ``_errors.translate``."""
-    return translate(exc, request_id=request_id)
 
 
 class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
@@ -57,16 +65,27 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     ``OPENAI_API_KEY``) and ``aclose`` are the base's (:class:`~agentlab.adapters.sdk_adapter.SDKAdapter`).
     """
 
+    dialect: ClassVar[ResponsesDialect] = OPENAI
+    """The host's dialect; a subclass that sets it is routed as ``dialect.name`` (its ``provider``)."""
     provider = PROVIDER
     api = API
     client_type = openai.AsyncOpenAI
     assembler_class = ResponseAssembler
 
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "dialect" in cls.__dict__:
+            cls.provider = cls.dialect.name
+
     def _real_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
-        key = self._key(api_key, "OPENAI_API_KEY")
-        if not key:
-            raise MissingApiKeyError("openai", "OPENAI_API_KEY")
-        return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=self.max_retries)
+        d = self.dialect
+        url = base_url or d.default_base_url
+        if url is None and d is not OPENAI:
+            raise InvalidSettingsError(f"{d.name}: {d.label} needs base_url (its endpoint, ending in /v1)")
+        key = self._key(api_key, *((d.api_key_env,) if d.api_key_env else ()))
+        if not key and d.key_required:
+            raise MissingApiKeyError(d.name, d.api_key_env or "api_key")
+        return openai.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=self.max_retries)
 
     def _connect(self) -> str | None:
         self._options = request_options(self.max_retries, self.timeout, self._headers)
@@ -74,8 +93,20 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
 
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
-        check_request(PROVIDER, self.model, request)
-        return build_request(request, model=self.model, base_url=self.base_url)
+        check_request(self.provider, self.model, request)
+        return build_request(request, model=self.model, base_url=self.base_url, dialect=self.dialect)
+
+    def _new_assembler(
+        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
+    ) -> ResponseAssembler:
+        return ResponseAssembler(
+            dialect=self.dialect, model=self.model, base_url=self.base_url, request_id=call.request_id,
+            origin=request.origin, started=started, reasoning_dropped=built.reasoning_dropped,
+        )  # fmt: skip
+
+    def _translate_read(self, exc: BaseException, request_id: str | None) -> ProviderError:
+        """A transport error while reading the answer (after its headers): see ``_errors.translate``."""
+        return translate(exc, request_id=request_id, provider=self.provider)
 
     async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
         """POST the body through the SDK (its auth, status checks and retries); the raw answer back.
@@ -97,7 +128,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 stream=request.stream,
             )
         except _TRANSPORT_ERRORS as e:
-            failure = translate(e)
+            failure = translate(e, provider=self.provider)
         if failure is not None:
             raise failure
         streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
@@ -107,5 +138,47 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
             read=resp.aread,
             close=resp.aclose,
             errors=_TRANSPORT_ERRORS,
-            translate=_translate_read,
+            translate=self._translate_read,
         )
+
+
+class XAIAdapter(OpenAIResponsesAdapter):
+    """xAI (``xai:<model>``): items from ``response.completed``, ``store: false``, cost in ticks."""
+
+    dialect = XAI
+
+
+class DeepSeekResponsesAdapter(OpenAIResponsesAdapter):
+    """DeepSeek's Responses endpoint (``deepseek_responses:<model>``): ``reasoning_text`` content."""
+
+    dialect = DEEPSEEK_RESPONSES
+
+
+class AzureAdapter(OpenAIResponsesAdapter):
+    """Azure OpenAI v1 (``azure:<deployment>``; ``base_url`` required): null payloads never sent."""
+
+    dialect = AZURE
+
+
+class MantleAdapter(OpenAIResponsesAdapter):
+    """Bedrock Mantle (``mantle:<model>``): ``rsn_`` payloads, call ids scoped per response."""
+
+    dialect = MANTLE
+
+
+class VLLMResponsesAdapter(OpenAIResponsesAdapter):
+    """vLLM's ``/v1/responses`` (``vllm_responses:<model>``; default ``http://localhost:8000/v1``)."""
+
+    dialect = VLLM_RESPONSES
+
+
+class OllamaResponsesAdapter(OpenAIResponsesAdapter):
+    """Ollama's ``/v1/responses`` (``ollama_responses:<model>``; default ``http://localhost:11434/v1``)."""
+
+    dialect = OLLAMA_RESPONSES
+
+
+class LMStudioResponsesAdapter(OpenAIResponsesAdapter):
+    """LM Studio's ``/v1/responses`` (``lmstudio_responses:<model>``; default ``http://localhost:1234/v1``)."""
+
+    dialect = LMSTUDIO_RESPONSES

@@ -36,11 +36,14 @@ def _body_error(body: object) -> dict[str, Any]:
     return {}
 
 
-def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderError:
+def translate(
+    exc: BaseException, *, request_id: str | None = None, provider: str = PROVIDER
+) -> ProviderError:
     """Map an SDK (or transport) exception onto the error tree.
 
     ``request_id``: the response's id when the failure came after its headers (a stream that broke
     or timed out mid-way); such a broken connection is retryable, as in the Anthropic adapter.
+    ``provider``: the dialect's name (``xai``, ``azure``...), which the error carries.
     """
     if isinstance(exc, ProviderError):
         return exc
@@ -50,7 +53,7 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
         return status_error(
             exc.status_code,
             provider_text(str(info.get("message") or exc.message)),
-            provider=PROVIDER,
+            provider=provider,
             error_type=exc.type or (str(info["type"]) if info.get("type") else None),
             code=exc.code,
             request_id=exc.request_id,
@@ -60,22 +63,22 @@ def translate(exc: BaseException, *, request_id: str | None = None) -> ProviderE
     if isinstance(exc, httpx2.TimeoutException):
         return StreamInterruptedError(
             f"stream timed out ({type(exc).__name__})",
-            provider=PROVIDER,
+            provider=provider,
             request_id=request_id,
             retryable=True,
         )
     if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # only a transport error is retryable
         return StreamInterruptedError(
             f"stream broke ({type(exc).__name__}: {provider_text(str(exc))})",
-            provider=PROVIDER,
+            provider=provider,
             request_id=request_id,
             retryable=isinstance(exc, httpx2.TransportError),
         )
-    return sdk_error(exc, PROVIDER, "the Responses API")
+    return sdk_error(exc, provider, "the Responses API")
 
 
 def in_stream_error(
-    error: dict[str, Any] | None, *, request_id: str | None, failed: bool
+    error: dict[str, Any] | None, *, request_id: str | None, failed: bool, provider: str = PROVIDER
 ) -> StreamInterruptedError:
     """An ``error`` event / ``response.failed`` in a 200 stream: the call failed after it started.
 
@@ -89,7 +92,7 @@ def in_stream_error(
     message = provider_text(text) if text else ("response.failed" if failed else "error event in stream")
     err = StreamInterruptedError(
         message,
-        provider=PROVIDER,
+        provider=provider,
         status=None,
         error_type=etype,
         request_id=request_id,

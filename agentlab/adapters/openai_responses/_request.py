@@ -31,6 +31,7 @@ from typing import Any
 
 from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.adapters.openai_responses import _models
+from agentlab.adapters.openai_responses._dialect import OPENAI, ResponsesDialect
 from agentlab.adapters.openai_responses._output import text_param
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
@@ -151,9 +152,15 @@ class _Raw:
         return shaped_repr(self, text=self.text)
 
 
-def _drop(diags: list[DiagnosticEvent], item: ProviderReasoningItem, reason: str, message: str) -> None:
+def _drop(
+    diags: list[DiagnosticEvent],
+    item: ProviderReasoningItem,
+    reason: str,
+    message: str,
+    provider: str = PROVIDER,
+) -> None:
     """Count one dropped item into the request's one ``reasoning_item_dropped`` per reason."""
-    add_dropped(diags, reason=reason, provider=PROVIDER, detail=message)
+    add_dropped(diags, reason=reason, provider=provider, detail=message)
 
 
 def _present_followers(request: ModelRequest) -> set[tuple[str, int]]:
@@ -170,22 +177,26 @@ def _present_followers(request: ModelRequest) -> set[tuple[str, int]]:
 
 
 def _sendable(
-    item: ProviderReasoningItem, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
+    item: ProviderReasoningItem,
+    *,
+    model: str,
+    base_url: str | None,
+    diags: list[DiagnosticEvent],
+    dialect: ResponsesDialect = OPENAI,
 ) -> str | None:
-    """The item's raw JSON text when it can be replayed here; else None, with its diagnostic."""
-    if not item.matches(provider=PROVIDER, api=API):
+    """The item's JSON text as this dialect takes it back; else None, with its diagnostic."""
+    name = dialect.name
+    if not item.matches(provider=name, api=API):
         log.debug(
             "dropping reasoning item from %s/%s (this run is pinned to %s/%s)",
-            item.provider,
-            item.api,
-            PROVIDER,
-            API,
+            *(item.provider, item.api, name, API),
         )
         _drop(
             diags,
             item,
             "other_provider",
-            f"reasoning item made by {item.provider}/{item.api} not sent to {PROVIDER}/{API}",
+            f"reasoning item made by {item.provider}/{item.api} not sent to {name}/{API}",
+            name,
         )
         return None
     if item.model != model or (
@@ -197,16 +208,23 @@ def _sendable(
             item,
             "other_model",
             f"reasoning item made by {item.model} at {item.base_url} not sent to {model} at {base_url}",
+            name,
         )
         return None
-    text = item.unseal(provider=PROVIDER, api=API).decode("utf-8")
+    text = item.unseal(provider=name, api=API).decode("utf-8")
     try:
         parsed = json.loads(text)
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
-        _drop(diags, item, "malformed", "reasoning item payload is not an OpenAI reasoning item")
+        _drop(diags, item, "malformed", "reasoning item payload is not a Responses reasoning item", name)
         return None
+    if dialect.encrypted == "reference":
+        return text  # its state is its reasoning_text (and a reference the host resolves): verbatim
+    if dialect.encrypted == "refused" and parsed.get("encrypted_content") is not None:
+        return _without_token(parsed)
+    if dialect.encrypted == "refused":
+        return text  # nothing the host refuses: verbatim
     if not parsed.get("encrypted_content"):
         # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".
         _drop(
@@ -215,15 +233,26 @@ def _sendable(
             "no_encrypted_content",
             "reasoning item has no encrypted_content (was the request made without "
             "include=['reasoning.encrypted_content']?); it cannot be replayed statelessly",
+            name,
         )
         return None
     return text
+
+
+def _without_token(parsed: dict[str, Any]) -> str:
+    """A reasoning item for a host that refuses ``encrypted_content``: as it arrived, without that field.
+
+    vLLM answers a non-null one with 400 "Encrypted content is not supported."; the item's text is
+    the state it reads.
+    """
+    return _dumps({k: v for k, v in parsed.items() if k != "encrypted_content"})
 
 
 def _with_followers(
     candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]],
     present: set[tuple[str, int]],
     diags: list[DiagnosticEvent],
+    provider: str = PROVIDER,
 ) -> tuple[dict[tuple[str, int], tuple[ProviderReasoningItem, str]], int]:
     """The candidates whose follower survives, and the number dropped as orphans.
 
@@ -246,13 +275,19 @@ def _with_followers(
                 "reasoning item dropped: the item that followed it in its response is not in the "
                 "history (trimmed, compacted, edited, or a hosted-tool item agentlab does not keep), and "
                 "OpenAI rejects a reasoning item without it",
+                provider,
             )
             dropped += 1
     return kept, dropped
 
 
 def _select_continuation(
-    request: ModelRequest, *, model: str, base_url: str | None, diags: list[DiagnosticEvent]
+    request: ModelRequest,
+    *,
+    model: str,
+    base_url: str | None,
+    diags: list[DiagnosticEvent],
+    dialect: ResponsesDialect = OPENAI,
 ) -> tuple[dict[tuple[str, int], list[_Raw]], int, int]:
     """Decide which reasoning items go back and before which history item.
 
@@ -265,7 +300,7 @@ def _select_continuation(
     dropped = 0
     candidates: dict[tuple[str, int], tuple[ProviderReasoningItem, str]] = {}
     for item in request.continuation:
-        text = _sendable(item, model=model, base_url=base_url, diags=diags)
+        text = _sendable(item, model=model, base_url=base_url, diags=diags, dialect=dialect)
         if text is None:
             dropped += 1
             continue
@@ -273,7 +308,7 @@ def _select_continuation(
         if key in candidates:
             continue  # the same item twice: send it once
         candidates[key] = (item, text)
-    kept, orphaned = _with_followers(candidates, _present_followers(request), diags)
+    kept, orphaned = _with_followers(candidates, _present_followers(request), diags, dialect.name)
 
     # Group chains: each kept reasoning item is emitted before the first portable follower.
     before: dict[tuple[str, int], list[_Raw]] = {}
@@ -380,14 +415,14 @@ def _message(role: str, text: str, breakpoint: bool = False) -> dict[str, Any]:
     }
 
 
-def _checked_options(request: ModelRequest, model: str) -> dict[str, Any]:
+def _checked_options(request: ModelRequest, model: str, provider: str = PROVIDER) -> dict[str, Any]:
     """The request's ``openai_*`` escape-hatch options, checked.
 
     Refused when they break the provider's declared rules (``provider.py``: what the adapter owns,
     another provider's keys, types, clashes with neutral knobs) or the sampling rule.
     """
-    check_provider_options(PROVIDER, request)
-    options = request.options_for("openai")
+    check_provider_options(provider, request)
+    options = request.options_for(provider)
     _check_sampling(request, options, model)
     _check_knobs(request)
     return options
@@ -420,7 +455,9 @@ def _check_knobs(request: ModelRequest) -> None:
         )
 
 
-def check_options(request: ModelRequest, adapter: object | None = None) -> None:
+def check_options(
+    request: ModelRequest, adapter: object | None = None, dialect: ResponsesDialect = OPENAI
+) -> None:
     """The request's knobs checked against OpenAI's rules, as ``build_request`` checks them.
 
     A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
@@ -429,9 +466,9 @@ def check_options(request: ModelRequest, adapter: object | None = None) -> None:
     """
     # The knobs' rules: the escape hatch's own rules (owned keys, another provider's keys, types)
     # are the spec's declaration, which the registry runs before this.
-    _check_sampling(request, request.options_for(PROVIDER), request.model)
+    _check_sampling(request, request.options_for(dialect.name), request.model)
     _check_knobs(request)
-    _add_reasoning({}, request, request.model, is_reasoning_model(request.model), [])  # effort rules
+    _add_reasoning({}, request, request.model, dialect.reasoning_model(request.model), [])  # effort rules
     for spec in request.tools:
         _tool(spec)
 
@@ -469,7 +506,7 @@ def _assistant_message(it: AssistantTextItem, *, replayed: bool) -> dict[str, An
     return out
 
 
-def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
+def _item_json(it: Any, replayed_turns: set[str], call_ids: bool = True) -> dict[str, Any]:
     """One portable history item as a Responses ``input`` item."""
     if isinstance(it, UserItem):
         return _message("user", it.text)
@@ -481,7 +518,7 @@ def _item_json(it: Any, replayed_turns: set[str]) -> dict[str, Any]:
         return _assistant_message(it, replayed=it.turn_id in replayed_turns)
     if isinstance(it, ToolCallItem):
         call: dict[str, Any] = {"type": "function_call"}
-        if it.turn_id in replayed_turns and it.provider_item_id:
+        if call_ids and it.turn_id in replayed_turns and it.provider_item_id:
             call["id"] = it.provider_item_id
         call.update(call_id=it.call_id, name=it.name, arguments=it.arguments)
         return call
@@ -527,6 +564,7 @@ def _inputs(
     *,
     explicit_breakpoints: bool = False,
     diags: list[DiagnosticEvent] | None = None,
+    call_ids: bool = True,
 ) -> list[Any]:
     """The ``input`` list: each kept reasoning item right before the item that followed it."""
     # Output items of a response whose reasoning is replayed go back with their original ids (the
@@ -537,7 +575,7 @@ def _inputs(
         key = (it.turn_id, it.index) if isinstance(it, AssistantTextItem | ToolCallItem) else None
         if key is not None and key in before:
             inputs.extend(before[key])
-        wire = _item_json(it, replayed_turns)
+        wire = _item_json(it, replayed_turns, call_ids)
         if it.cache_breakpoint and diags is not None:
             wire = _with_breakpoint(it, wire, explicit_breakpoints, diags)
         inputs.append(wire)
@@ -640,7 +678,12 @@ def _render(body: dict[str, Any]) -> bytes:
 
 
 def build_request(
-    request: ModelRequest, *, model: str, base_url: str | None, stream: bool | None = None
+    request: ModelRequest,
+    *,
+    model: str,
+    base_url: str | None,
+    stream: bool | None = None,
+    dialect: ResponsesDialect = OPENAI,
 ) -> BuiltRequest[bytes]:
     """The wire body for ``request``; raises ``InvalidSettingsError`` before anything is sent.
 
@@ -649,17 +692,22 @@ def build_request(
     cacheable prefix do not move between the steps of a loop.
     """
     diags: list[DiagnosticEvent] = []
-    reasoning_model = is_reasoning_model(model)
-    options = _checked_options(request, model)
+    reasoning_model = dialect.reasoning_model(model)
+    options = _checked_options(request, model, dialect.name)
     hints = request.cache
     explicit_breakpoints = _models.cache_mode(model) == "options"
     system_breakpoint = bool(hints is not None and hints.enabled and hints.system and explicit_breakpoints)
 
-    before, sent, dropped = _select_continuation(request, model=model, base_url=base_url, diags=diags)
+    before, sent, dropped = _select_continuation(
+        request, model=model, base_url=base_url, diags=diags, dialect=dialect
+    )
     lead, items = _split_system(request)
     system_text = "\n\n".join(lead)
     lead_message = _message("developer", system_text, breakpoint=True) if lead and system_breakpoint else None
-    inputs = _inputs(items, before, lead_message, explicit_breakpoints=explicit_breakpoints, diags=diags)
+    inputs = _inputs(
+        items, before, lead_message, explicit_breakpoints=explicit_breakpoints, diags=diags,
+        call_ids=dialect.replayed_call_ids,
+    )  # fmt: skip
     _lead_marks(request, lead, explicit=lead_message is not None, diags=diags)
     tools = [_tool(t) for t in request.tools]
 
@@ -674,8 +722,9 @@ def build_request(
     _add_sampling(body, request)
     if request.output is not None:
         body["text"] = text_param(request.output, options)
-    body["store"] = False
-    _add_include(body, options, reasoning_model)
+    if dialect.send_store:
+        body["store"] = False
+    _add_include(body, options, reasoning_model and dialect.asks_encrypted)
     body["stream"] = request.stream if stream is None else stream
     _add_cache(body, model, system_text, tools, hints)
     _add_ids(body, request)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentlab.adapters.openai_responses._dialect import OPENAI, ResponsesDialect
 from agentlab.adapters.openai_responses._errors import in_stream_error
 from agentlab.adapters.openai_responses._raw import raw_array_elements, raw_member
 from agentlab.adapters.openai_responses._request import API, PROVIDER
-from agentlab.adapters.openai_responses._usage import usage_from_openai
 from agentlab.assembly import wire_json
 from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError, StreamInterruptedError
@@ -75,8 +75,10 @@ class ResponseAssembler(Assembler):
     api = API
     final_event = "response.completed"
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, *, dialect: ResponsesDialect = OPENAI, **kw: Any) -> None:
         super().__init__(**kw)
+        self.dialect = dialect
+        self.provider = dialect.name
         self.response_id: str | None = None
         self._items: dict[int, AssistantTextItem | ToolCallItem] = {}
         self._reasoning: dict[int, ProviderReasoningItem] = {}
@@ -131,7 +133,8 @@ class ResponseAssembler(Assembler):
             case "response.output_item.added":
                 item = ev["item"]
                 if item.get("type") == "function_call":
-                    self._calls[item.get("id", "")] = (item.get("call_id", ""), item.get("name", ""))
+                    call_id = self._call_id(item.get("call_id", ""))
+                    self._calls[item.get("id", "")] = (call_id, item.get("name", ""))
                 return None
             case "response.output_item.done":
                 return self._done_item(ev["item"], raw_member(_text(data), "item"), ev["output_index"])
@@ -163,10 +166,10 @@ class ResponseAssembler(Assembler):
         turn = self.response_id or ""
         if itype == "reasoning":
             if raw is None:  # pragma: no cover - the item was parsed from this very text
-                raise StreamInterruptedError("reasoning item without raw JSON", provider=PROVIDER)
+                raise StreamInterruptedError("reasoning item without raw JSON", provider=self.provider)
             self._reasoning[index] = ProviderReasoningItem(
                 raw.encode("utf-8"),
-                provider=PROVIDER,
+                provider=self.provider,
                 api=API,
                 model=self.model,
                 block_type="reasoning",
@@ -180,7 +183,7 @@ class ResponseAssembler(Assembler):
             return None
         if itype == "function_call":
             call, note = self.tool_call(
-                call_id=item.get("call_id") or item.get("id") or f"call_{index}",
+                call_id=self._call_id(item.get("call_id") or item.get("id") or f"call_{index}"),
                 name=item.get("name") or "",
                 arguments=item.get("arguments") or "{}",
                 turn_id=turn,
@@ -195,6 +198,12 @@ class ResponseAssembler(Assembler):
         self._reasoning.pop(index, None)
         self._skipped.add(index)
         return self.unsupported("item", itype)
+
+    def _call_id(self, call_id: str) -> str:
+        """The call id as the loop keeps it: scoped by the response where the host reuses ids (Mantle)."""
+        if self.dialect.call_ids_per_response and call_id and self.response_id:
+            return f"{self.response_id}:{call_id}"
+        return call_id
 
     def _message(self, item: dict[str, Any], turn: str, index: int) -> AssistantTextItem:
         texts: list[str] = []
@@ -223,7 +232,9 @@ class ResponseAssembler(Assembler):
             error = self._error
             if error is None and self._final is not None:
                 error = self._final.get("error")
-            raise in_stream_error(error, request_id=self.request_id, failed=self._failed)
+            raise in_stream_error(
+                error, request_id=self.request_id, failed=self._failed, provider=self.provider
+            )
         final = self._final
         if final is None:
             raise self.interrupted(
@@ -232,16 +243,35 @@ class ResponseAssembler(Assembler):
         if self.response_id is None:
             self.response_id = final.get("id")
         self._backfill(final, notes)
+        if self.dialect.items_from_completed:
+            self._from_completed(final)
         stop, stop_detail = self._stop(final)
         usage_raw = final.get("usage")
+        usage = usage_raw if isinstance(usage_raw, dict) else None
         return Completion(
             items=tuple(self._items[i] for i in sorted(self._items)),
             reasoning=tuple(self._reasoning[i] for i in sorted(self._reasoning)),
             stop_reason=stop,
             stop_detail=stop_detail,
-            usage=usage_from_openai(usage_raw) if isinstance(usage_raw, dict) else CallUsage(),
+            usage=CallUsage() if usage is None else self.dialect.usage(usage),
             response_id=self.response_id,
+            provider_cost_usd=None if usage is None else self.dialect.provider_cost(usage),
         )
+
+    def _from_completed(self, final: dict[str, Any]) -> None:
+        """Reasoning items and messages as ``response.completed`` holds them (xAI's rule), in its order.
+
+        The ``output_item.done`` copies are replaced by the completed response's (sliced raw, never
+        re-serialized); a stream without the raw final text (a non-streaming body) already used it.
+        """
+        if self._final_raw is None:
+            return
+        raw_resp = raw_member(self._final_raw, "response")
+        raw_out = raw_member(raw_resp, "output") if raw_resp else None
+        raws = raw_array_elements(raw_out) if raw_out else []
+        for i, item in enumerate(final.get("output") or []):
+            if isinstance(item, dict) and item.get("type") in ("reasoning", "message") and i < len(raws):
+                self._done_item(item, raws[i], i)
 
     def _stop(self, final: dict[str, Any]) -> tuple[StopReason, str | None]:
         status = final.get("status")

@@ -8,7 +8,16 @@ from __future__ import annotations
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
-__all__ = ["SPEC"]
+__all__ = [
+    "AZURE",
+    "DEEPSEEK_RESPONSES",
+    "LMSTUDIO_RESPONSES",
+    "MANTLE",
+    "OLLAMA_RESPONSES",
+    "SPEC",
+    "VLLM_RESPONSES",
+    "XAI",
+]
 
 # Each owned key would silently break statelessness or the adapter's own mapping.
 _STATELESS = "agentlab is stateless: store=false, full input every call, no previous_response_id"
@@ -75,3 +84,75 @@ SPEC = ProviderSpec(
     price_provider="openai",
     batch="agentlab.adapters.openai_responses._batch:OpenAIBatchAPI",
 )
+
+
+
+_PKG = "agentlab.adapters.openai_responses"
+
+
+def _dialect(
+    name: str,
+    label: str,
+    cls: str,
+    check: str,
+    *,
+    usage: str = "_usage:usage_from_openai",
+    api_key_env: str | None = None,
+    price_provider: str | None = None,
+    otel_name: str | None = None,
+) -> ProviderSpec:
+    """One Responses dialect's spec (``_dialect.py``) on the shared adapter and OpenAI's option rules.
+
+    The OpenAI simulator serves each dialect's ``sim-*`` models by their profile.
+
+    Every dialect takes a tool loop without its reasoning items (xAI answers 200, only the answer
+    suffers; the others as OpenAI), so ``drop`` is a real ablation on all of them.
+    """
+    return ProviderSpec(
+        name=name,
+        api="responses",
+        label=label,
+        adapter=f"{_PKG}._adapter:{cls}",
+        usage=f"{_PKG}.{usage}",
+        sdk_module="openai",
+        sdk_loggers=("openai",),
+        api_key_env=api_key_env,
+        reasoning_block_type="reasoning",
+        drop_with_reasoning=True,
+        options=OPTIONS,
+        check_options=f"{_PKG}.{check}",
+        simulated_models=f"{_PKG}._simnames:{name.upper()}",
+        simulator="agentlab.sim:openai_client",
+        price_provider=price_provider,
+        otel_name=otel_name,
+    )
+
+
+XAI = _dialect(
+    "xai", "xAI", "XAIAdapter", "_xai:check_options", api_key_env="XAI_API_KEY", price_provider="x-ai",
+    otel_name="x_ai",
+)  # fmt: skip
+DEEPSEEK_RESPONSES = _dialect(
+    "deepseek_responses", "DeepSeek (Responses)", "DeepSeekResponsesAdapter", "_deepseek:check_options",
+    api_key_env="DEEPSEEK_API_KEY", price_provider="deepseek", otel_name="deepseek",
+)  # fmt: skip
+AZURE = _dialect(
+    "azure", "Azure OpenAI", "AzureAdapter", "_azure:check_options", api_key_env="AZURE_OPENAI_API_KEY",
+    price_provider="azure", otel_name="azure.ai.openai",
+)  # fmt: skip
+MANTLE = _dialect(
+    "mantle", "Bedrock Mantle", "MantleAdapter", "_mantle:check_options",
+    usage="_mantle:usage_from_mantle", api_key_env="AWS_BEARER_TOKEN_BEDROCK", otel_name="aws.bedrock",
+)  # fmt: skip
+_LOCAL_USAGE = "_local:usage_from_local"
+VLLM_RESPONSES = _dialect(
+    "vllm_responses", "vLLM (Responses)", "VLLMResponsesAdapter", "_local:check_vllm", usage=_LOCAL_USAGE
+)
+OLLAMA_RESPONSES = _dialect(
+    "ollama_responses", "Ollama (Responses)", "OllamaResponsesAdapter", "_local:check_ollama",
+    usage=_LOCAL_USAGE,
+)  # fmt: skip
+LMSTUDIO_RESPONSES = _dialect(
+    "lmstudio_responses", "LM Studio (Responses)", "LMStudioResponsesAdapter", "_local:check_lmstudio",
+    usage=_LOCAL_USAGE,
+)  # fmt: skip

@@ -41,6 +41,7 @@ import agentlab.sim.errors as E
 from agentlab.sim.access import openai_headers
 from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.openai import dialects as dialects
 from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS
@@ -127,13 +128,15 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     check_openai_request(req)
     ids = Ids(sim.seed, json.dumps(req, sort_keys=True, separators=(",", ":")).encode())
     _check_temperature(req)
+    host = dialects.profile(model)
     store = req.get("store", True) is not False
     items = _input_items(sim, req, store)
     opts = _options(req, store)
     tools = _tools(req.get("tools") or [])
     fmt = openai_format(req)
-    payloads = _reasoning_payloads(sim, items, store)
-    _check_following_items(items, payloads)
+    payloads = _reasoning_payloads(sim, items, store, host)
+    if host.strict_following:
+        _check_following_items(items, payloads)
     _check_call_pairs(items)
     choice, tools = _tool_choice(req, tools)
     step, plan_known = _plan(req, items, payloads, tools, opts.level, choice)
@@ -141,7 +144,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
         step = dataclasses.replace(step, answer=_formatted(fmt, step.answer))
     prompt_tokens = _prompt_tokens(req, items, payloads)
     cached = sim.cache.openai(model, req.get("prompt_cache_key"), prompt_tokens)
-    return _build(sim, req, ids, model, step, opts, _Prompt(items, len(prompt_tokens), cached, plan_known))
+    prompt = _Prompt(items, len(prompt_tokens), cached, plan_known)
+    return _build(sim, req, ids, model, step, opts, prompt, host)
 
 
 def _formatted(fmt: dict[str, Any], answer: str) -> str:
@@ -194,17 +198,23 @@ def _options(req: dict[str, Any], store: bool) -> _Options:
 
 
 def _reasoning_payloads(
-    sim: Simulator, items: list[dict[str, Any]], store: bool
+    sim: Simulator, items: list[dict[str, Any]], store: bool, host: dialects.Profile = dialects.OPENAI
 ) -> dict[int, dict[str, Any]]:
-    """The sealed payload of every reasoning item, by position: decrypted, or looked up by id."""
+    """The sealed payload of every reasoning item, by position: decrypted, or looked up by id.
+
+    A host whose ``encrypted_content`` is not ciphertext reads the item it keeps (see
+    :func:`agentlab.sim.openai.dialects.text_payload`).
+    """
     payloads: dict[int, dict[str, Any]] = {}
     for i, it in enumerate(items):
         if it["type"] != "reasoning":
             continue
-        if it.get("encrypted_content") is None:
+        if host.encrypted != "ciphertext":
+            payloads[i] = dialects.text_payload(sim.stored, it, host)
+        elif it.get("encrypted_content") is None:
             payloads[i] = _stored_reasoning(sim, str(it.get("id", "")), store)
         else:
-            payloads[i] = _decrypted_reasoning(sim, it)
+            payloads[i] = _decrypted_reasoning(sim, it, host)
     return payloads
 
 
@@ -226,10 +236,13 @@ def _stored_reasoning(sim: Simulator, rid: str, store: bool) -> dict[str, Any]:
     raise E.SimError(404, "invalid_request_error", f"Item with id '{rid}' not found.", "input", None)
 
 
-def _decrypted_reasoning(sim: Simulator, item: dict[str, Any]) -> dict[str, Any]:
+def _decrypted_reasoning(
+    sim: Simulator, item: dict[str, Any], host: dialects.Profile = dialects.OPENAI
+) -> dict[str, Any]:
     """The payload of ``encrypted_content``; tampered, foreign or re-labelled tokens are a 400."""
     token = item.get("encrypted_content")
-    payload = sim.signer.decrypt_reasoning(token)
+    sealed = dialects.unwrap(host, token)
+    payload = None if sealed is None else sim.signer.decrypt_reasoning(sealed)
     if payload is None or payload.get("rid") != str(item.get("id", "")):
         raise E.SimError(
             400,
@@ -246,7 +259,8 @@ def _follows(want: dict[str, Any], nxt: dict[str, Any] | None) -> bool:
     if nxt is None:
         return False
     if want.get("type") == "function_call":
-        return nxt["type"] == "function_call" and nxt.get("call_id") == want.get("call_id")
+        by_id = want.get("id") is not None and nxt.get("id") == want.get("id")  # ids reused per response
+        return nxt["type"] == "function_call" and (nxt.get("call_id") == want.get("call_id") or by_id)
     return want.get("type") == "message" and nxt["type"] == "message" and nxt.get("id") == want.get("id")
 
 
@@ -283,11 +297,18 @@ def _plan(
     )
     task = _text_of(items[last_user].get("content")) if last_user >= 0 else ""
     calls = _past_calls(items[last_user + 1 :])
-    planned = {c for i, p in payloads.items() if i > last_user for c in p.get("calls", [])}
+    planned = {c for i, p in payloads.items() if i > last_user for c in _planned(p)}
     plan_known = all(c.call_id in planned for c in calls)
     parallel = req.get("parallel_tool_calls", True) is not False
     situation = Situation(task, tools, tuple(calls), parallel, plan_known, max(level, 0), choice)
     return plan_step(situation), plan_known
+
+
+def _planned(payload: dict[str, Any]) -> list[str]:
+    """The call ids a reasoning item planned, also as a client scopes reused ids (``<resp>:call_0``)."""
+    calls = [str(c) for c in payload.get("calls", [])]
+    resp = payload.get("resp")
+    return calls + [f"{resp}:{c}" for c in calls] if resp else calls
 
 
 def _past_calls(loop: list[dict[str, Any]]) -> list[PastCall]:
@@ -405,7 +426,14 @@ class _Output:
 
 
 def _build(
-    sim: Simulator, req: dict[str, Any], ids: Ids, model: str, step: Step, opts: _Options, prompt: _Prompt
+    sim: Simulator,
+    req: dict[str, Any],
+    ids: Ids,
+    model: str,
+    step: Step,
+    opts: _Options,
+    prompt: _Prompt,
+    host: dialects.Profile = dialects.OPENAI,
 ) -> SimReply:
     """The response (JSON or stream) for ``step``, stored when ``store`` is on.
 
@@ -414,10 +442,15 @@ def _build(
     """
     resp_id = ids.hex("resp_")
     out = _visible_output(req, ids, step, opts.level)
+    if host.reused_call_ids:  # Mantle numbers the calls of each response from call_0
+        for n, call in enumerate(out.calls):
+            call["call_id"] = f"call_{n}"
     _phases(req, ids, step, prompt.items, out)
+    if host.phase and out.message is not None:
+        out.message["phase"] = "final_answer"
     output: list[dict[str, Any]] = []
     if opts.level >= 0:
-        output.append(_reasoning_item(sim, ids, model, step, opts, out))
+        output.append(_reasoning_item(sim, ids, model, step, opts, out, (resp_id, host)))
     if out.preamble is not None:
         output.append(out.preamble)
     output += out.calls
@@ -432,6 +465,7 @@ def _build(
         "output": output,
         "usage": _usage(prompt.input_tokens, prompt.cached, out),
     }
+    dialects.extras(host, final)
     if opts.store:  # ``response`` (a copy) is what ``GET /v1/responses/{id}`` returns
         kept = json.loads(json.dumps(final))
         sim.remember(resp_id, {"input": prompt.items, "output": output, "response": kept})
@@ -524,15 +558,27 @@ def _message(ids: Ids, text: str, remaining: int, out: _Output) -> dict[str, Any
 
 
 def _reasoning_item(
-    sim: Simulator, ids: Ids, model: str, step: Step, opts: _Options, out: _Output
+    sim: Simulator,
+    ids: Ids,
+    model: str,
+    step: Step,
+    opts: _Options,
+    out: _Output,
+    where: tuple[str, dialects.Profile] = ("", dialects.OPENAI),
 ) -> dict[str, Any]:
-    """The reasoning item; its sealed payload names the calls it planned and the item after it."""
+    """The reasoning item; its sealed payload names the calls it planned and the item after it.
+
+    ``where``: the response id and the host's profile (how its reasoning and token look).
+    """
+    resp_id, host = where
     rid = ids.hex("rs_")
     nxt: dict[str, Any] = {}
     if out.preamble is not None:
         nxt = {"type": "message", "id": out.preamble["id"]}
     elif out.calls:
         nxt = {"type": "function_call", "call_id": out.calls[0]["call_id"]}
+        if host.reused_call_ids:  # paired by item id where call ids repeat
+            nxt["id"] = out.calls[0]["id"]
     elif out.message is not None:
         nxt = {"type": "message", "id": out.message["id"]}
     payload = {
@@ -543,14 +589,19 @@ def _reasoning_item(
         "text": step.reasoning_text,
         "task": hashlib.sha256(step.reasoning[0].encode()).hexdigest()[:16],
     }
+    if host.reused_call_ids:
+        payload["resp"] = resp_id
     item: dict[str, Any] = {
         "id": rid,
         "type": "reasoning",
         "summary": [{"type": "summary_text", "text": step.summary}] if opts.want_summary else [],
     }
-    if opts.want_encrypted:
-        item["encrypted_content"] = sim.signer.encrypt_reasoning(payload)
-    if opts.store:
+    if host.reasoning_as == "content":
+        item["summary"] = []
+        item["content"] = [{"type": "reasoning_text", "text": step.reasoning_text}]
+    if opts.want_encrypted and host.encrypted != "refused":
+        item["encrypted_content"] = dialects.token(host, sim.signer.encrypt_reasoning(payload), resp_id)
+    if opts.store or host.encrypted != "ciphertext":  # a reference names an item the host keeps
         sim.remember("item:" + rid, payload)
     return item
 
@@ -656,10 +707,13 @@ def _stream(
 def _reasoning_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
     """A reasoning item: added with a partial (unverifiable) token, then each summary part."""
     added = {**item, "summary": []}
-    if want_encrypted:
-        full = item["encrypted_content"]
+    full = item.get("encrypted_content")
+    if want_encrypted and isinstance(full, str):
         added["encrypted_content"] = full[: len(full) // 2]
+    if "content" in item:
+        added["content"] = []
     ev.emit("response.output_item.added", {"item": added, "output_index": idx})
+    _reasoning_text_events(ev, idx, item)
     for si, part in enumerate(item["summary"]):
         where = {"item_id": item["id"], "output_index": idx}
         ev.emit(
@@ -677,6 +731,20 @@ def _reasoning_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypte
             "response.reasoning_summary_part.done",
             {**where, "part": {"type": "summary_text", "text": part["text"]}, "summary_index": si},
         )
+
+
+def _reasoning_text_events(ev: _Events, idx: int, item: dict[str, Any]) -> None:
+    """``reasoning_text`` content (DeepSeek, local servers): its part, deltas and done events."""
+    where = {"item_id": item["id"], "output_index": idx}
+    for ci, part in enumerate(item.get("content") or []):
+        ev.emit(
+            "response.content_part.added",
+            {**where, "content_index": ci, "part": {"type": "reasoning_text", "text": ""}},
+        )
+        for d in chunks(part["text"]):
+            ev.emit("response.reasoning_text.delta", {**where, "content_index": ci, "delta": d}, delta=True)
+        ev.emit("response.reasoning_text.done", {**where, "content_index": ci, "text": part["text"]})
+        ev.emit("response.content_part.done", {**where, "content_index": ci, "part": part})
 
 
 def _function_call_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
@@ -787,7 +855,7 @@ PROTOCOL = SimProtocol(
     name="openai",
     endpoints=("/v1/responses",),
     handle=handle,
-    models=OPENAI_MODELS,
+    models=(*OPENAI_MODELS, *dialects.PROFILES),
     models_page=models_page,
     model_card=model_card,
     errors=E.OPENAI,

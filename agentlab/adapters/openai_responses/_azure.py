@@ -1,0 +1,33 @@
+"""Azure OpenAI Responses, v1 API (``azure:<deployment>``, ``base_url`` = ``https://<resource>.openai.azure.com/openai/v1``).
+
+The v1 API takes the ``openai`` SDK as is (bearer key, ``AZURE_OPENAI_API_KEY``); ``model`` is the
+deployment name, judged by OpenAI's model table (a deployment named after its model is a reasoning
+model when the model is). Azure stores responses by default: ``store: false`` is sent.
+
+``encrypted_content`` is a Fernet token (``gAAAAA...``), re-encrypted each time it is serialised (the
+``response.completed`` copy differs from the ``output_item.done`` one); it may come back ``null``,
+and an item with a null payload is never sent as if it carried state (dropped, with a
+``no_encrypted_content`` diagnostic). ``content_filters`` are extra response fields, ignored.
+"""
+
+from __future__ import annotations
+
+from agentlab.adapters.openai_responses import _models
+from agentlab.adapters.openai_responses._dialect import ResponsesDialect
+from agentlab.adapters.openai_responses._request import check_options as _check
+from agentlab.neutral.request import ModelRequest
+
+__all__ = ["AZURE", "check_options"]
+
+AZURE = ResponsesDialect(
+    name="azure",
+    label="Azure OpenAI",
+    default_base_url=None,
+    api_key_env="AZURE_OPENAI_API_KEY",
+    reasoning_model=_models.is_reasoning_model,
+)
+
+
+def check_options(request: ModelRequest, adapter: object | None = None) -> None:
+    """The shared Responses checks, under Azure's name."""
+    _check(request, adapter, AZURE)
