@@ -269,7 +269,9 @@ class ChatAssembler(Assembler):
         )
 
     def _cost(self, usage: dict[str, Any]) -> float | None:
-        """The provider's own ``usage.cost`` (USD), kept beside agentlab's computed cost."""
+        """The provider's own cost (USD), kept beside agentlab's computed cost."""
+        if self.dialect.provider_cost is not None:
+            return self.dialect.provider_cost(usage)
         cost = usage.get("cost")
         if self.dialect.reports_cost and isinstance(cost, int | float) and not isinstance(cost, bool):
             return float(cost)
