@@ -122,3 +122,34 @@ def test_kimi_and_glm_usage_shapes() -> None:
     assert glm["total_tokens"] == glm["prompt_tokens"] + glm["completion_tokens"]
     assert 0 < glm["completion_tokens_details"]["reasoning_tokens"] < glm["completion_tokens"]
     assert "cached_tokens" in glm["prompt_tokens_details"]
+
+
+def _recorded_body(name: str) -> dict[str, Any]:
+    from tests.support.cassettes import fixture_files, load_cassette
+
+    found = [p for p in fixture_files("chat_completions") if name in p.name]
+    if not found:
+        pytest.skip("../shared/fixtures/chat_completions is absent (the recordings are read at test time)")
+    first = load_cassette(found[0])[0]
+    assert first.response_kind == "json"
+    body: dict[str, Any] = first.response_payload
+    return body
+
+
+def _shape(body: dict[str, Any]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Envelope keys in order, message and first tool call's key sets, usage keys (sorted)."""
+    msg = body["choices"][0]["message"]
+    call = sorted(msg["tool_calls"][0]) if msg.get("tool_calls") else []
+    return list(body), sorted(msg), call, sorted(body["usage"])
+
+
+@pytest.mark.parametrize(
+    ("recording", "path", "model"),
+    [("fantasy__xai_grok3mini", "/v1/chat/completions", "sim-xai-chat"),
+     ("fantasy__zai_glm47flash", "/api/paas/v4/chat/completions", "sim-glm")],
+)  # fmt: skip
+def test_xai_and_glm_bodies_are_laid_out_as_recorded(recording: str, path: str, model: str) -> None:
+    real = _recorded_body(recording)
+    ours = post(sim.SimTransport(), path, model, KEY).json()
+    assert ours["choices"][0]["message"].get("tool_calls"), "the task makes the model call a tool"
+    assert _shape(ours) == _shape(real)
