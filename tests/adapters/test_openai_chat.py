@@ -316,3 +316,20 @@ async def test_a_flat_error_body_keeps_its_message_on_the_generic_dialect() -> N
         await collect(adapter, ModelRequest(model="grok-9", items=(UserItem(text="hi"),)))
     assert info.value.status == 404 and "does not exist or your team" in str(info.value)
     assert info.value.error_type == "Some requested entity was not found"
+
+
+async def test_zai_request_id_beside_the_completion_is_a_known_field() -> None:
+    """Z.AI's bodies carry ``request_id`` (the recorded GLM loop): no "unsupported" note for it."""
+    body = {
+        "choices": [{"finish_reason": "stop", "index": 0,
+                     "message": {"content": "4", "reasoning_content": "2+2", "role": "assistant"}}],
+        "created": 1773349533, "id": "20260313050530749b24d800d742e4", "model": "glm-4.7-flash",
+        "object": "chat.completion", "request_id": "20260313050530749b24d800d742e4",
+        "usage": {"completion_tokens": 3, "prompt_tokens": 5, "total_tokens": 8},
+    }  # fmt: skip
+    replay = Replay([Served(200, json.dumps(body).encode(), "application/json")])
+    adapter = adapter_on(ChatAdapter, replay, "glm-4.7-flash", "https://api.z.ai/api/paas/v4")
+    req = ModelRequest(model="glm-4.7-flash", items=(UserItem(text="2+2?"),), stream=False)
+    events = await collect(adapter, req)
+    assert completed(events).text == "4"
+    assert not [e for e in events if isinstance(e, DiagnosticEvent)]

@@ -40,10 +40,11 @@ _loads = wire_json.loads
 _KNOWN_CHUNK_KEYS = frozenset(
     {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier",
      "provider", "error", "timings", "prompt_filter_results", "citations", "kv_transfer_params",
-     "prompt_logprobs", "prompt_token_ids"}
+     "prompt_logprobs", "prompt_token_ids", "request_id"}
 )  # fmt: skip
 """Top-level chunk fields agentlab knows (OpenRouter ``provider``, llama.cpp ``timings``, vLLM's
-extras); another one is ignored with one ``unsupported_content`` note per kind per call."""
+extras, Z.AI's ``request_id``); another one is ignored with one ``unsupported_content`` note per
+kind per call."""
 
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
