@@ -41,7 +41,8 @@ def providers_table() -> str:
         spec = get_provider(name)
         sims = ", ".join(f"`{name}:{m}`" for m in spec.simulated_model_names() or ()) or "none"
         key = f"`{spec.api_key_env}`" if spec.api_key_env else "none"
-        rows.append(f"| `{name}:<model>` | {_cell(spec.label)} | {spec.api} | {key} | {sims} |")
+        alias = "".join(f" (alias `{a}:`)" for a in spec.aliases)
+        rows.append(f"| `{name}:<model>`{alias} | {_cell(spec.label)} | {spec.api} | {key} | {sims} |")
     return "\n".join(rows)
 
 

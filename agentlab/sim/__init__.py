@@ -66,12 +66,15 @@ required back on function calls, checked by HMAC over call and position) and ``s
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
-Chat Completions (:mod:`agentlab.sim.chat.completions`): three dialects as strict profiles behind
+Chat Completions (:mod:`agentlab.sim.chat.completions`): six dialects as profiles behind
 the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
 assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /
 ``-claude`` / ``-openai`` (OpenRouter ``reasoning_details``; Gemini's dropped or altered item and
 Claude's signature are refused with the real bodies, OpenAI's is lenient), ``sim-local`` /
-``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key); :func:`chat_client` wires an
+``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key), ``sim-kimi`` (Kimi: a tool-call
+message without its ``reasoning_content`` is its real 400), ``sim-glm`` (Z.AI, at ``/api/paas/v4``)
+and ``sim-xai-chat`` (xAI, usage without reasoning in ``completion_tokens``), the last two lenient;
+:func:`chat_client` wires an
 ``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat.rules` for the rules).
 
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
@@ -178,3 +181,4 @@ register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)
 register_protocol(chat_completions.OPENROUTER_PROTOCOL)
+register_protocol(chat_completions.ZAI_PROTOCOL)

@@ -81,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             f"http://127.0.0.1:{port}/v1 (sim-local, sim-local-reasoning)",
             flush=True,
         )
+        print(
+            f"  Chat Completions: Kimi and xAI base_url=http://127.0.0.1:{port}/v1 (sim-kimi, "
+            f"sim-xai-chat), Z.AI http://127.0.0.1:{port}/api/paas/v4 (sim-glm)",
+            flush=True,
+        )
         print("  any non-empty API key is accepted", flush=True)
         if args.real_models:
             print("  real model names answered as simulated (x-agentlab-simulated header)", flush=True)

@@ -26,7 +26,15 @@ GEMINI_BASE_URL = "http://sim.agentlab.local"
 DEEPSEEK_BASE_URL = "http://sim.agentlab.local"
 OPENROUTER_BASE_URL = "http://sim.agentlab.local/api/v1"
 LOCAL_BASE_URL = "http://sim.agentlab.local/v1"
-_CHAT_BASE_URLS = {"deepseek": DEEPSEEK_BASE_URL, "openrouter": OPENROUTER_BASE_URL, "local": LOCAL_BASE_URL}
+ZAI_BASE_URL = "http://sim.agentlab.local/api/paas/v4"
+_CHAT_BASE_URLS = {
+    "deepseek": DEEPSEEK_BASE_URL,
+    "openrouter": OPENROUTER_BASE_URL,
+    "local": LOCAL_BASE_URL,
+    "moonshot": LOCAL_BASE_URL,  # Kimi and xAI serve /v1/chat/completions, as local servers do
+    "xai_chat": LOCAL_BASE_URL,
+    "zai": ZAI_BASE_URL,
+}
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
 _SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
@@ -126,7 +134,8 @@ def gemini_client(**kw: Any) -> genai.Client:
 def chat_client(dialect: str, **kw: Any) -> openai.AsyncOpenAI:
     """An ``openai.AsyncOpenAI`` talking to one simulated Chat Completions host (options as above).
 
-    ``dialect`` is ``"deepseek"``, ``"openrouter"`` or ``"local"`` and picks the base URL; requests
+    ``dialect`` is ``"deepseek"``, ``"openrouter"``, ``"moonshot"``, ``"zai"``, ``"xai_chat"`` or
+    ``"local"`` and picks the base URL; requests
     carry the ``x-agentlab-chat-dialect`` header so a path two hosts share (``GET /v1/models``) reaches
     this one. Local servers need no key; the client still sends the placeholder, as SDKs do.
     """

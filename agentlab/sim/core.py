@@ -28,6 +28,9 @@ CHAT_MODELS: dict[str, tuple[str, ...]] = {
     "deepseek": ("sim-deepseek",),
     "openrouter": ("sim-router-gemini", "sim-router-claude", "sim-router-openai"),
     "local": ("sim-local", "sim-local-reasoning"),
+    "moonshot": ("sim-kimi",),
+    "zai": ("sim-glm",),
+    "xai_chat": ("sim-xai-chat",),
 }
 #: Responses/items kept for ``store: true`` (oldest dropped first): a long-lived server stays bounded.
 MAX_STORED = 10_000

@@ -358,8 +358,9 @@ register(
 
 
 # Chat Completions dialects (agentlab/adapters/openai_chat) on their simulated hosts: DeepSeek,
-# OpenRouter once per backing model family, and the local servers, whose usage reports no reasoning
-# or cached tokens (unreported_usage: unknown, never 0).
+# OpenRouter once per backing model family, Kimi (no reasoning count in its usage), GLM, xAI, and
+# the local servers, whose usage reports no reasoning or cached tokens (unreported_usage: unknown,
+# never 0).
 def _chat(cls_name: str, sim_dialect: str) -> Callable[[Any, int, str], Adapter]:
     def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
         from agentlab.adapters import openai_chat
@@ -414,6 +415,9 @@ for _case, _name, _cls, _sim, _model, _unreported, _text in (
     ("openrouter-openai", "openrouter", "OpenRouterAdapter", "openrouter", "sim-router-openai", (), True),
     ("vllm", "vllm", "VLLMAdapter", "local", "sim-local", _LOCAL_UNREPORTED, True),
     ("ollama", "ollama", "OllamaAdapter", "local", "sim-local-reasoning", _LOCAL_UNREPORTED, True),
+    ("moonshot", "moonshot", "MoonshotAdapter", "moonshot", "sim-kimi", ("reasoning_tokens",), True),
+    ("zai", "zai", "ZAIAdapter", "zai", "sim-glm", (), True),
+    ("xai_chat", "xai_chat", "XAIChatAdapter", "xai_chat", "sim-xai-chat", (), True),
 ):
     register(
         AdapterCase(

@@ -25,7 +25,7 @@ from agentlab.adapters.openai_chat import (
 )
 from agentlab.adapters.openai_chat._details import DetailsMerger
 from agentlab.adapters.registry import get_provider
-from agentlab.errors import InvalidSettingsError, MissingApiKeyError, StreamInterruptedError
+from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderAPIError, StreamInterruptedError
 from agentlab.neutral.events import DiagnosticEvent, ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.items import (
     AssistantTextItem,
@@ -300,3 +300,36 @@ def test_openrouter_drop_rule_follows_the_backing_model() -> None:
     assert spec.drop_refusal_for("openai/gpt-5.1") is None
     assert get_provider("deepseek").drop_refusal_for("deepseek-chat") is not None
     assert get_provider("vllm").drop_refusal_for("qwen3") is None
+
+
+async def test_a_flat_error_body_keeps_its_message_on_the_generic_dialect() -> None:
+    """xAI-style ``{"code": <status text>, "error": <message>}`` (no error object) behind ``chat:``.
+
+    The SDK keeps only the ``error`` string as the exception's body; the message and the status text
+    are what name the problem, so both survive into the typed error.
+    """
+    body = {"code": "Some requested entity was not found",
+            "error": "The model grok-9 does not exist or your team does not have access to it."}  # fmt: skip
+    replay = Replay([Served(404, json.dumps(body).encode(), "application/json")])
+    adapter = adapter_on(ChatAdapter, replay, "grok-9", "https://api.x.ai/v1")
+    with pytest.raises(ProviderAPIError) as info:
+        await collect(adapter, ModelRequest(model="grok-9", items=(UserItem(text="hi"),)))
+    assert info.value.status == 404 and "does not exist or your team" in str(info.value)
+    assert info.value.error_type == "Some requested entity was not found"
+
+
+async def test_zai_request_id_beside_the_completion_is_a_known_field() -> None:
+    """Z.AI's bodies carry ``request_id`` (the recorded GLM loop): no "unsupported" note for it."""
+    body = {
+        "choices": [{"finish_reason": "stop", "index": 0,
+                     "message": {"content": "4", "reasoning_content": "2+2", "role": "assistant"}}],
+        "created": 1773349533, "id": "20260313050530749b24d800d742e4", "model": "glm-4.7-flash",
+        "object": "chat.completion", "request_id": "20260313050530749b24d800d742e4",
+        "usage": {"completion_tokens": 3, "prompt_tokens": 5, "total_tokens": 8},
+    }  # fmt: skip
+    replay = Replay([Served(200, json.dumps(body).encode(), "application/json")])
+    adapter = adapter_on(ChatAdapter, replay, "glm-4.7-flash", "https://api.z.ai/api/paas/v4")
+    req = ModelRequest(model="glm-4.7-flash", items=(UserItem(text="2+2?"),), stream=False)
+    events = await collect(adapter, req)
+    assert completed(events).text == "4"
+    assert not [e for e in events if isinstance(e, DiagnosticEvent)]

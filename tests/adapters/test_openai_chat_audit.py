@@ -296,7 +296,7 @@ def test_the_contract_cases_say_what_the_simulated_profiles_report() -> None:
     from agentlab.sim.chat.dialects import PROFILES
 
     chat_cases = [c for c in CASES.values() if c.model in PROFILES]
-    assert len(chat_cases) == 6
+    assert len(chat_cases) == 9  # DeepSeek, OpenRouter x3, vLLM, Ollama, Kimi, GLM, xAI Chat
     for case in chat_cases:
         reports = PROFILES[case.model].reasoning_tokens
         assert ("reasoning_tokens" not in case.unreported_usage) is reports, case.name

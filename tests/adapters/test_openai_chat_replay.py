@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from agentlab.adapters.openai_chat import ChatAdapter, DeepSeekAdapter, LlamaCppAdapter, OpenRouterAdapter
+from agentlab.adapters.openai_chat import (
+    ChatAdapter,
+    DeepSeekAdapter,
+    LlamaCppAdapter,
+    OpenRouterAdapter,
+    XAIChatAdapter,
+    ZAIAdapter,
+)
 from agentlab.adapters.openai_chat._adapter import ChatCompletionsAdapter
 from agentlab.errors import ProviderAPIError, StreamInterruptedError
 from agentlab.neutral.events import DiagnosticEvent, ReasoningDeltaEvent, TextDeltaEvent
@@ -34,22 +41,36 @@ LOOPS = [p for p in FILES if p.suffix == ".yaml"]
 
 
 def _dialect(ex: Exchange) -> tuple[type[ChatCompletionsAdapter], str]:
+    base_url = ex.url.split("?")[0].removesuffix("/chat/completions")
     if "openrouter.ai" in ex.url:
         return OpenRouterAdapter, "https://openrouter.ai/api/v1"
     if "localhost:8080" in ex.url:
         return LlamaCppAdapter, "http://localhost:8080/v1"
-    # Any other server (xAI, Kimi through Avian, Z.AI GLM): the generic ``chat:`` dialect, pointed at
-    # the recorded endpoint, which must echo ``reasoning_content`` back under the name it arrived with.
-    return ChatAdapter, ex.url.split("?")[0].removesuffix("/chat/completions")
+    if "api.x.ai" in ex.url:
+        return XAIChatAdapter, base_url
+    if "api.z.ai" in ex.url:  # the coding plan's endpoint, given as base_url
+        return ZAIAdapter, base_url
+    # Any other server (Kimi through Avian, an OpenRouter-style host, not Moonshot): the generic
+    # ``chat:`` dialect, pointed at the recorded endpoint, which must echo ``reasoning_content`` back
+    # under the name it arrived with.
+    return ChatAdapter, base_url
 
 
-def _reasoning(body: dict[str, Any]) -> ReasoningSettings | None:
-    """The neutral settings that give the recorded reasoning fields (None: none recorded)."""
+def _reasoning(
+    cls: type[ChatCompletionsAdapter], body: dict[str, Any]
+) -> tuple[ReasoningSettings | None, dict[str, Any]]:
+    """The neutral settings (and provider options) that give the recorded reasoning fields.
+
+    GLM documents no effort level (its dialect refuses one), so the recorded ``reasoning_effort``
+    goes as the provider option it names.
+    """
     if "reasoning" in body:
-        return ReasoningSettings(effort=body["reasoning"]["effort"])
+        return ReasoningSettings(effort=body["reasoning"]["effort"]), {}
+    if "reasoning_effort" in body and cls is ZAIAdapter:
+        return None, {"zai_reasoning_effort": body["reasoning_effort"]}
     if "reasoning_effort" in body:
-        return ReasoningSettings(effort=body["reasoning_effort"])
-    return None
+        return ReasoningSettings(effort=body["reasoning_effort"]), {}
+    return None, {}
 
 
 def _first_items(body: dict[str, Any]) -> list[PortableItem]:
@@ -95,9 +116,10 @@ def _replay(path: Path) -> None:
     cls, base_url = _dialect(exchanges[0])
     replay = Replay([served(ex) for ex in exchanges])
     adapter = adapter_on(cls, replay, first["model"], base_url)
+    reasoning, options = _reasoning(cls, first)
     base = ModelRequest(
         model=first["model"], items=tuple(_first_items(first)), tools=_tools(first),
-        reasoning=_reasoning(first), stream=bool(first.get("stream")), cache=None,
+        reasoning=reasoning, provider_options=options, stream=bool(first.get("stream")), cache=None,
         max_output_tokens=first.get("max_tokens"),
     )  # fmt: skip
     events1 = asyncio.run(collect(adapter, base))
@@ -132,7 +154,11 @@ def _replay(path: Path) -> None:
     assert resp2.text == _answer(exchanges[1])
     usage = _usage(exchanges[1])
     assert resp2.usage.input_tokens == usage["prompt_tokens"]
-    assert resp2.usage.output_tokens == usage["completion_tokens"]
+    # Billed output is what the total holds beyond the prompt, on every host: xAI's completion_tokens
+    # leave the reasoning out (its total adds it), the others' include it.
+    assert resp2.usage.output_tokens == usage["total_tokens"] - usage["prompt_tokens"]
+    if cls is XAIChatAdapter:  # xAI's own billed figure, in 10^-10 USD
+        assert resp2.provider_cost_usd == usage["cost_in_usd_ticks"] / 10**10
     shown = "".join(e.text for e in events1 if isinstance(e, ReasoningDeltaEvent))
     assert shown == _reasoning_text(exchanges[0])
 

@@ -158,10 +158,10 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
 
 
 # The built-ins' continuity arms: providers whose spec lets 'drop' run with reasoning on, and the rest.
-DROP: tuple[str, ...] = ("openai", "google", "vllm", "llamacpp", "ollama", "chat")
+DROP: tuple[str, ...] = ("openai", "google", "zai", "xai_chat", "vllm", "llamacpp", "ollama", "chat")
 DROP += ("xai", "deepseek_responses", "azure", "mantle")
 DROP += ("vllm_responses", "ollama_responses", "lmstudio_responses")
-THINKING_OFF = ("anthropic", "deepseek", "openrouter")
+THINKING_OFF = ("anthropic", "deepseek", "openrouter", "moonshot")
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.

@@ -14,7 +14,8 @@ def usage_from_anthropic(usage: Mapping[str, Any]) -> CallUsage:
     """Normalize an Anthropic Messages ``usage`` object (its ``input_tokens`` excludes the cache).
 
     The inclusive convention needs cache reads and writes added back; the one-hour-ttl writes are
-    the part of the writes Anthropic prices higher.
+    the part of the writes Anthropic prices higher. With no input figure at all the cache parts
+    are unknown too (never a 0 beside an unknown whole).
     """
     uncached = token_count(usage, "input_tokens")
     read = token_count(usage, "cache_read_input_tokens") or 0
@@ -23,11 +24,12 @@ def usage_from_anthropic(usage: Mapping[str, Any]) -> CallUsage:
     write_1h = token_count(creation, "ephemeral_1h_input_tokens") or 0
     out_details = usage.get("output_tokens_details") or {}
     thinking = token_count(out_details, "thinking_tokens")
+    known = uncached is not None
     return CallUsage(
         input_tokens=None if uncached is None else uncached + read + write,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        cache_write_1h_tokens=write_1h,
+        cache_read_tokens=read if known else None,
+        cache_write_tokens=write if known else None,
+        cache_write_1h_tokens=write_1h if known else None,
         output_tokens=token_count(usage, "output_tokens"),
         reasoning_tokens=thinking,
         reasoning_source="reported" if thinking is not None else "unknown",

@@ -1,7 +1,8 @@
 """The Chat Completions adapters: ``ModelRequest`` -> ``POST /chat/completions`` -> agentlab events.
 
-One class per dialect (``DeepSeekAdapter``, ``OpenRouterAdapter``, ``VLLMAdapter``,
-``LlamaCppAdapter``, ``OllamaAdapter``, ``ChatAdapter``) over one implementation: only the
+One class per dialect (``DeepSeekAdapter``, ``OpenRouterAdapter``, ``MoonshotAdapter``,
+``ZAIAdapter``, ``XAIChatAdapter``, ``VLLMAdapter``, ``LlamaCppAdapter``, ``OllamaAdapter``,
+``ChatAdapter``) over one implementation: only the
 :class:`~agentlab.adapters.openai_chat._dialect.Dialect` differs. The official ``openai`` SDK stays in
 charge of what it is good at: auth, base URL, headers, bounded retries honouring ``retry-after``
 (``max_retries``), status errors. The adapter builds the body itself (``_request``: reasoning goes
@@ -31,9 +32,12 @@ from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
 from agentlab.adapters.openai_chat._dialect import API, Dialect
 from agentlab.adapters.openai_chat._errors import translate
 from agentlab.adapters.openai_chat._local import CHAT, LLAMACPP, OLLAMA, VLLM
+from agentlab.adapters.openai_chat._moonshot import MOONSHOT
 from agentlab.adapters.openai_chat._openrouter import OPENROUTER
 from agentlab.adapters.openai_chat._request import build_request
 from agentlab.adapters.openai_chat._stream import ChatAssembler
+from agentlab.adapters.openai_chat._xai import XAI_CHAT
+from agentlab.adapters.openai_chat._zai import ZAI
 from agentlab.adapters.openai_sdk import request_options
 from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
 from agentlab.assembly.assembler import WireCall
@@ -50,9 +54,12 @@ __all__ = [
     "ChatCompletionsAdapter",
     "DeepSeekAdapter",
     "LlamaCppAdapter",
+    "MoonshotAdapter",
     "OllamaAdapter",
     "OpenRouterAdapter",
     "VLLMAdapter",
+    "XAIChatAdapter",
+    "ZAIAdapter",
 ]
 
 _TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
@@ -174,6 +181,24 @@ class OpenRouterAdapter(ChatCompletionsAdapter):
     """OpenRouter (``openrouter:<vendor>/<model>``): ``reasoning_details`` back on their message."""
 
     dialect = OPENROUTER
+
+
+class MoonshotAdapter(ChatCompletionsAdapter):
+    """Kimi (``moonshot:<model>``/``kimi:``): ``reasoning_content``, required back on tool-call turns."""
+
+    dialect = MOONSHOT
+
+
+class ZAIAdapter(ChatCompletionsAdapter):
+    """GLM by Z.AI (``zai:<model>``/``glm:``): ``reasoning_content`` back on its message (interleaved)."""
+
+    dialect = ZAI
+
+
+class XAIChatAdapter(ChatCompletionsAdapter):
+    """xAI Grok over Chat Completions (``xai_chat:<model>``): ``reasoning_content`` back, usage apart."""
+
+    dialect = XAI_CHAT
 
 
 class VLLMAdapter(ChatCompletionsAdapter):

@@ -11,11 +11,24 @@ from collections.abc import Callable
 from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.adapters.openai_chat._local import CHAT, LLAMACPP, OLLAMA, VLLM
+from agentlab.adapters.openai_chat._moonshot import MOONSHOT
 from agentlab.adapters.openai_chat._openrouter import OPENROUTER
 from agentlab.adapters.openai_chat._request import check_knobs
+from agentlab.adapters.openai_chat._xai import XAI_CHAT
+from agentlab.adapters.openai_chat._zai import ZAI
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["check_chat", "check_deepseek", "check_llamacpp", "check_ollama", "check_openrouter", "check_vllm"]
+__all__ = [
+    "check_chat",
+    "check_deepseek",
+    "check_llamacpp",
+    "check_moonshot",
+    "check_ollama",
+    "check_openrouter",
+    "check_vllm",
+    "check_xai_chat",
+    "check_zai",
+]
 
 
 def _checker(dialect: Dialect) -> Callable[[ModelRequest, object | None], None]:
@@ -34,3 +47,6 @@ check_vllm = _checker(VLLM)
 check_llamacpp = _checker(LLAMACPP)
 check_ollama = _checker(OLLAMA)
 check_chat = _checker(CHAT)
+check_moonshot = _checker(MOONSHOT)
+check_zai = _checker(ZAI)
+check_xai_chat = _checker(XAI_CHAT)

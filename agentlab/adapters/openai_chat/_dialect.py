@@ -1,8 +1,9 @@
-"""What one Chat Completions dialect is: the few facts in which DeepSeek, OpenRouter and local servers differ.
+"""What one Chat Completions dialect is: the few facts in which its servers differ.
 
 The request builder (:mod:`._request`), the stream assembler (:mod:`._stream`) and the adapter
 (:mod:`._adapter`) are shared; each dialect module (:mod:`._deepseek`, :mod:`._openrouter`,
-:mod:`._local`) declares one :class:`Dialect` holding only what is its own: where reasoning travels
+:mod:`._moonshot`, :mod:`._zai`, :mod:`._xai`, :mod:`._local`) declares one :class:`Dialect` holding
+only what is its own: where reasoning travels
 (``reasoning_content``/``reasoning`` text, or OpenRouter's ``reasoning_details`` items), whether the
 server needs it back within a tool loop, how the neutral reasoning settings map onto its fields, how
 its usage reads, and where it lives. Imports no SDK (``provider.py`` names these modules' functions).
@@ -61,6 +62,9 @@ class Dialect:
     """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``)."""
     reports_cost: bool = False
     """The usage carries the provider's own ``cost`` (OpenRouter), kept beside agentlab's."""
+    provider_cost: Callable[[Mapping[str, Any]], float | None] | None = None
+    """``(usage) -> USD | None``: the provider's own figure in another field or unit (xAI's
+    ``cost_in_usd_ticks``), kept beside agentlab's computed cost; ``None``: only ``reports_cost``."""
     no_json_schema: str | None = None
     """Why ``output_type`` is refused before sending (``None``: the dialect takes ``response_format``
     of type ``json_schema``): a server with JSON mode only cannot hold the answer to a schema."""

@@ -1,7 +1,8 @@
 """The one place where ``openai`` SDK exceptions, and errors inside a 200 stream, become agentlab errors.
 
 Chat Completions servers answer errors as ``{"error": {"message", "type", "code", "param"}}``
-(DeepSeek, vLLM, llama.cpp, Ollama) or, on OpenRouter, ``{"error": {"message", "code": <int>,
+(DeepSeek, Kimi, GLM, vLLM, llama.cpp, Ollama), as xAI's flat ``{"code", "error": <message>}``,
+or, on OpenRouter, ``{"error": {"message", "code": <int>,
 "metadata": {"raw", "provider_name"}}}``, where ``message`` is often just "Provider returned error"
 and ``metadata.raw`` holds what the upstream said (the part that names the rule broken, e.g. "Gemini
 models require OpenRouter reasoning details..."). The message kept is the API's (never model output),
@@ -35,10 +36,28 @@ _RAW_LIMIT = 400
 
 
 def _error_object(body: object) -> Mapping[str, Any]:
+    """The error object; xAI's flat ``{"code": <status text>, "error": <message>}`` read as one."""
     if isinstance(body, Mapping):
         inner = body.get("error", body)
+        if isinstance(inner, str):
+            code = body.get("code")
+            return {"message": inner, **({"type": code} if isinstance(code, str) else {})}
         return inner if isinstance(inner, Mapping) else {}
     return {}
+
+
+def _status_error_object(exc: openai.APIStatusError) -> Mapping[str, Any]:
+    """The error object of a status error, with a flat body read again from the response.
+
+    The SDK keeps only a flat body's ``error`` string; xAI's ``code`` (the status text) is beside it.
+    """
+    if not isinstance(exc.body, str):
+        return _error_object(exc.body)
+    try:
+        whole = exc.response.json()
+    except (ValueError, httpx2.ResponseNotRead):
+        whole = None
+    return _error_object(whole if isinstance(whole, Mapping) else {"error": exc.body})
 
 
 def error_text(err: Mapping[str, Any], default: str) -> str:
@@ -114,7 +133,7 @@ def translate(
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, openai.APIStatusError):
-        err = _error_object(exc.body)
+        err = _status_error_object(exc)
         text = error_text(err, exc.message or f"HTTP {exc.status_code}")
         if model is not None and model not in text:
             text = f"{text} (model {model!r})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-__all__ = ["DEEPSEEK", "LOCAL", "OPENROUTER"]
+__all__ = ["DEEPSEEK", "LOCAL", "MOONSHOT", "OPENROUTER", "XAI_CHAT", "ZAI"]
 
 _TABLE = "agentlab.sim:CHAT_MODELS"
 """The simulator's table, loaded on first iteration (adapters import no simulator module)."""
@@ -36,3 +36,6 @@ class _Names:
 DEEPSEEK = _Names("deepseek")
 OPENROUTER = _Names("openrouter")
 LOCAL = _Names("local")
+MOONSHOT = _Names("moonshot")
+ZAI = _Names("zai")
+XAI_CHAT = _Names("xai_chat")

@@ -40,10 +40,11 @@ _loads = wire_json.loads
 _KNOWN_CHUNK_KEYS = frozenset(
     {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier",
      "provider", "error", "timings", "prompt_filter_results", "citations", "kv_transfer_params",
-     "prompt_logprobs", "prompt_token_ids"}
+     "prompt_logprobs", "prompt_token_ids", "request_id"}
 )  # fmt: skip
 """Top-level chunk fields agentlab knows (OpenRouter ``provider``, llama.cpp ``timings``, vLLM's
-extras); another one is ignored with one ``unsupported_content`` note per kind per call."""
+extras, Z.AI's ``request_id``); another one is ignored with one ``unsupported_content`` note per
+kind per call."""
 
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -269,7 +270,9 @@ class ChatAssembler(Assembler):
         )
 
     def _cost(self, usage: dict[str, Any]) -> float | None:
-        """The provider's own ``usage.cost`` (USD), kept beside agentlab's computed cost."""
+        """The provider's own cost (USD), kept beside agentlab's computed cost."""
+        if self.dialect.provider_cost is not None:
+            return self.dialect.provider_cost(usage)
         cost = usage.get("cost")
         if self.dialect.reports_cost and isinstance(cost, int | float) and not isinstance(cost, bool):
             return float(cost)

@@ -1,7 +1,8 @@
 """The Chat Completions dialects' registry entries: one ``ProviderSpec`` per model-string prefix.
 
-``deepseek``, ``openrouter``, ``vllm``, ``llamacpp``, ``ollama`` and the generic ``chat`` (which needs
-``base_url``) share one package and one adapter implementation; each spec names its dialect's adapter
+``deepseek``, ``openrouter``, ``moonshot`` (alias ``kimi``), ``zai`` (alias ``glm``), ``xai_chat``,
+``vllm``, ``llamacpp``, ``ollama`` and the generic ``chat`` (which needs ``base_url``) share one
+package and one adapter implementation; each spec names its dialect's adapter
 class and usage mapping. Imports no SDK (the registry reads this module to route model strings).
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
-__all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "OLLAMA", "OPENROUTER", "VLLM"]
+__all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "MOONSHOT", "OLLAMA", "OPENROUTER", "VLLM", "XAI_CHAT", "ZAI"]
 
 _PKG = "agentlab.adapters.openai_chat"
 _LOCAL_USAGE = f"{_PKG}._local:usage_from_local"
@@ -59,6 +60,9 @@ def _options(reasoning_keys: tuple[str, ...]) -> OptionRules:
 _CLASSES = {
     "deepseek": "DeepSeekAdapter",
     "openrouter": "OpenRouterAdapter",
+    "moonshot": "MoonshotAdapter",
+    "zai": "ZAIAdapter",
+    "xai_chat": "XAIChatAdapter",
     "vllm": "VLLMAdapter",
     "llamacpp": "LlamaCppAdapter",
     "ollama": "OllamaAdapter",
@@ -117,6 +121,54 @@ OPENROUTER = _spec(
     drop_rule=f"{_PKG}._openrouter:drop_rule",
     simulated_models=f"{_PKG}._simnames:OPENROUTER",
     price_provider="openrouter",
+)
+
+MOONSHOT = _spec(
+    "moonshot",
+    "Kimi",
+    ("thinking",),
+    aliases=("kimi",),
+    usage=f"{_PKG}._moonshot:usage_from_moonshot",
+    api_key_env="MOONSHOT_API_KEY",
+    reasoning_term="thinking",
+    reasoning_block_type="reasoning_content",
+    # Thinking models answer a tool-call assistant message without its reasoning_content with 400.
+    drop_with_reasoning=False,
+    drop_refusal=(
+        "Kimi's thinking models require each tool-call assistant message's reasoning_content back "
+        "(the API answers 400 'thinking is enabled but reasoning_content is missing')"
+    ),
+    drop_rule=f"{_PKG}._moonshot:drop_rule",
+    simulated_models=f"{_PKG}._simnames:MOONSHOT",
+    price_provider="moonshotai",
+)
+
+ZAI = _spec(
+    "zai",
+    "GLM (Z.AI)",
+    ("thinking",),
+    aliases=("glm",),
+    usage=f"{_PKG}._zai:usage_from_zai",
+    api_key_env="ZAI_API_KEY",
+    reasoning_term="thinking",
+    reasoning_block_type="reasoning_content",
+    # Z.AI accepts a tool loop without reasoning back (quality only): "drop" is a real ablation.
+    drop_with_reasoning=True,
+    simulated_models=f"{_PKG}._simnames:ZAI",
+    price_provider="zai",
+)
+
+XAI_CHAT = _spec(
+    "xai_chat",
+    "xAI (Chat Completions)",
+    ("reasoning_effort",),
+    usage=f"{_PKG}._xai:usage_from_xai",
+    api_key_env="XAI_API_KEY",
+    reasoning_block_type="reasoning_content",
+    # xAI accepts a tool loop without reasoning back (quality only): "drop" is a real ablation.
+    drop_with_reasoning=True,
+    simulated_models=f"{_PKG}._simnames:XAI_CHAT",
+    price_provider="x-ai",
 )
 
 

@@ -13,16 +13,19 @@ __all__ = ["usage_from_openai"]
 def usage_from_openai(usage: Mapping[str, Any]) -> CallUsage:
     """Normalize an OpenAI Responses ``usage`` object (``input_tokens`` already includes cached).
 
-    OpenAI bills no cache-write surcharge, so the writes are 0 by definition, not unknown.
+    OpenAI bills no cache-write surcharge, so the writes are 0 by definition, not unknown; with no
+    input figure at all (a response that ended without usage) its parts are unknown too.
     """
     details = usage.get("input_tokens_details") or {}
     out_details = usage.get("output_tokens_details") or {}
     reasoning = token_count(out_details, "reasoning_tokens")
+    prompt = token_count(usage, "input_tokens")
+    known = prompt is not None
     return CallUsage(
-        input_tokens=token_count(usage, "input_tokens"),
-        cache_read_tokens=token_count(details, "cached_tokens") or 0,
-        cache_write_tokens=0,
-        cache_write_1h_tokens=0,
+        input_tokens=prompt,
+        cache_read_tokens=(token_count(details, "cached_tokens") or 0) if known else None,
+        cache_write_tokens=0 if known else None,
+        cache_write_1h_tokens=0 if known else None,
         output_tokens=token_count(usage, "output_tokens"),
         reasoning_tokens=reasoning,
         reasoning_source="reported" if reasoning is not None else "unknown",

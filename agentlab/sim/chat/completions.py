@@ -7,10 +7,12 @@ requests are read by :mod:`agentlab.sim.chat.schema`, continuity is judged by
 every count comes from the one tokenizer.
 
 Routes (exact paths, as the hosts): DeepSeek ``POST /chat/completions`` and
-``/v1/chat/completions``, ``GET /models``; local servers ``POST /v1/chat/completions``, ``GET
-/v1/models`` (a path the OpenAI simulator serves too: :func:`agentlab.sim.chat_client` marks its
-requests with ``x-agentlab-chat-dialect``); OpenRouter ``POST /api/v1/chat/completions``, ``GET
-/api/v1/models``. Another prefix is the host's 404.
+``/v1/chat/completions``, ``GET /models``; Kimi, xAI and local servers ``POST
+/v1/chat/completions`` (the model decides), ``GET /v1/models`` (a path the OpenAI simulator
+serves too: :func:`agentlab.sim.chat_client` marks its requests with ``x-agentlab-chat-dialect``);
+Z.AI ``POST /api/paas/v4/chat/completions`` and ``/api/coding/paas/v4/chat/completions``;
+OpenRouter ``POST /api/v1/chat/completions``, ``GET /api/v1/models``. Another prefix is the host's
+404.
 
 Shapes follow the recordings in ``fixtures/chat_completions``: DeepSeek chunks carry
 ``reasoning_content`` (``""`` on the first delta), ``logprobs: null`` and ``usage: null`` until the
@@ -40,8 +42,12 @@ from agentlab.sim.chat.dialects import (
     CHAT_REAL_MODELS,
     DEEPSEEK_MODELS,
     LOCAL_MODELS,
+    MOONSHOT_MODELS,
     OPENROUTER_MODELS,
     ROUTER_REAL_MODELS,
+    XAI_CHAT_MODELS,
+    ZAI_MODELS,
+    ZAI_REAL_MODELS,
     Profile,
     profile,
 )
@@ -77,8 +83,12 @@ class Out:
         return self.reasoning_tokens + count_tokens(self.content or "") + calls
 
 
-def _call_id(p: Profile, ids: Ids, name: str, k: int) -> str:
-    """Tool-call ids in each host's shape (DeepSeek ``call_00_...``, Gemini ``tool_<name>_...``)."""
+def _call_id(p: Profile, ids: Ids, name: str, k: int, seen: int = 0) -> str:
+    """Tool-call ids in each host's shape (DeepSeek ``call_00_...``, Gemini ``tool_<name>_...``).
+
+    Kimi numbers its ``functions.<name>:<n>`` ids along the conversation; ``seen`` (the messages
+    already in the request) keeps them unique within a loop.
+    """
     if p.vendor == "deepseek":
         return ids.alnum(f"call_{k:02d}_", 24)
     if p.vendor == "gemini":
@@ -87,6 +97,12 @@ def _call_id(p: Profile, ids: Ids, name: str, k: int) -> str:
         return ids.b58("toolu_01", 22)
     if p.vendor == "openai":
         return ids.alnum("call_", 24)
+    if p.vendor == "moonshot":
+        return f"functions.{name}:{seen + k}"
+    if p.vendor == "xai_chat":
+        return f"call_{int(ids.hex('', 8), 16) % 10**8:08d}"
+    if p.vendor == "zai":
+        return f"call_-{int(ids.hex('', 16), 16) % 10**19:019d}"
     return ids.alnum("", 32)
 
 
@@ -100,8 +116,9 @@ def produce(sim: Simulator, p: Profile, ids: Ids, step: Step, level: int, req: d
     full = step.reasoning_text if level >= 0 else ""
     shown: str | None = (step.summary if p.vendor == "openai" else full) if level >= 0 else None
     out = Out(shown if p.vendor != "gemini" else None, count_tokens(full), step.answer)
+    seen = len(req.get("messages") or ())
     out.calls = [
-        (_call_id(p, ids, name, k), name, json.dumps(args, ensure_ascii=False))
+        (_call_id(p, ids, name, k, seen), name, json.dumps(args, ensure_ascii=False))
         for k, (name, args) in enumerate(step.tool_calls)
     ]
     if out.calls:
@@ -286,7 +303,7 @@ PROTOCOL = SimProtocol(
     name="chat_completions",
     endpoints=("/chat/completions", "/v1/chat/completions"),
     handle=handle,
-    models=DEEPSEEK_MODELS + LOCAL_MODELS,
+    models=DEEPSEEK_MODELS + LOCAL_MODELS + MOONSHOT_MODELS + XAI_CHAT_MODELS,
     models_page=models_page,
     model_card=model_card,
     errors=CE.CHAT,
@@ -310,3 +327,17 @@ OPENROUTER_PROTOCOL = SimProtocol(
     check_headers=CE.openrouter_headers,
     real_models=ROUTER_REAL_MODELS,
 )
+
+ZAI_PROTOCOL = SimProtocol(
+    name="zai",
+    endpoints=("/api/paas/v4/chat/completions", "/api/coding/paas/v4/chat/completions"),
+    handle=handle,
+    models=ZAI_MODELS,
+    models_page=models_page,
+    model_card=model_card,
+    errors=CE.CHAT,
+    unknown_event=_unknown("sim-glm"),
+    check_headers=CE.zai_headers,
+    real_models=ZAI_REAL_MODELS,
+)
+"""Z.AI's GLM: the general API (``/api/paas/v4``) and the coding plan's (``/api/coding/paas/v4``)."""

@@ -1,6 +1,7 @@
-"""The three simulated Chat Completions dialects as profiles: who serves which model, and how.
+"""The simulated Chat Completions dialects as profiles: who serves which model, and how.
 
-Why profiles and not three protocols' worth of code: DeepSeek, OpenRouter and local servers speak
+Why profiles and not six protocols' worth of code: DeepSeek, OpenRouter, Kimi, GLM, xAI and local
+servers speak
 one wire protocol (``POST .../chat/completions``) and differ in a handful of facts: the field that
 carries reasoning text, the shape of usage and of stream chunks, and the continuity rule they
 enforce. Each fact is a field here, so the handler never branches on a dialect's name.
@@ -15,6 +16,17 @@ enforce. Each fact is a field here, so the handler never branches on a dialect's
   OpenAI: lenient, a dropped item only loses the plan).
 * ``local`` (``sim-local`` with ``reasoning_content``, ``sim-local-reasoning`` with ``reasoning``):
   lenient like llama.cpp / vLLM / Ollama, no key needed; dropping reasoning only loses the plan.
+* ``moonshot`` (``sim-kimi``, Kimi K2.5): thinking on by default (``thinking: {type: disabled}``
+  turns it off), ``reasoning_content``; strict like DeepSeek: with thinking on, every assistant
+  message that made tool calls must carry a non-empty ``reasoning_content``, else the real 400
+  "thinking is enabled but reasoning_content is missing in assistant tool call message at index N".
+  Usage has ``cached_tokens`` at the top level and no reasoning count.
+* ``zai`` (``sim-glm``, GLM-4.7): ``reasoning_content`` (interleaved thinking), served on
+  ``/api/paas/v4`` and the coding plan's ``/api/coding/paas/v4``; lenient: a dropped reasoning
+  item loses the plan (no Z.AI error for it is known). Bodies carry ``request_id``.
+* ``xai_chat`` (``sim-xai-chat``, grok-3-mini): ``reasoning_content``, ``reasoning_effort`` low/high;
+  lenient like the other two; usage's ``completion_tokens`` *excludes* the reasoning tokens
+  (``total_tokens`` adds them) and carries ``cost_in_usd_ticks`` (10^-10 USD).
 """
 
 from __future__ import annotations
@@ -25,6 +37,9 @@ from dataclasses import dataclass
 DEEPSEEK_MODELS = ("sim-deepseek",)
 OPENROUTER_MODELS = ("sim-router-gemini", "sim-router-claude", "sim-router-openai")
 LOCAL_MODELS = ("sim-local", "sim-local-reasoning")
+MOONSHOT_MODELS = ("sim-kimi",)
+ZAI_MODELS = ("sim-glm",)
+XAI_CHAT_MODELS = ("sim-xai-chat",)
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,11 @@ PROFILES: dict[str, Profile] = {
     "sim-local-reasoning": Profile(
         "local", "sim-local-reasoning", "local", "reasoning", False, False, "b0000-agentlab-sim"
     ),
+    "sim-kimi": Profile("moonshot", "sim-kimi", "moonshot", "reasoning_content", True, False, None),
+    "sim-glm": Profile("zai", "sim-glm", "zai", "reasoning_content", True, True, None),
+    "sim-xai-chat": Profile(
+        "xai_chat", "sim-xai-chat", "xai_chat", "reasoning_content", True, True, "fp_sim_xai"
+    ),
 }
 
 #: OpenRouter's ``provider`` field per backing vendor (who the router says served the request).
@@ -77,7 +97,10 @@ DETAIL_FORMAT = {
 CHAT_REAL_MODELS: dict[str, str] = {
     **dict.fromkeys(("deepseek-reasoner", "deepseek-v4-pro", "deepseek-v4-flash"), "sim-deepseek"),
     **dict.fromkeys(("openai/gpt-oss-20b", "openai/gpt-oss-120b", "gpt-oss:20b"), "sim-local"),
+    **dict.fromkeys(("kimi-k2.5", "kimi-k2.6", "kimi-k2-thinking"), "sim-kimi"),
+    **dict.fromkeys(("grok-3-mini", "grok-3-mini-fast"), "sim-xai-chat"),
 }
+ZAI_REAL_MODELS: dict[str, str] = dict.fromkeys(("glm-4.7", "glm-4.7-flash", "glm-5", "glm-5.1"), "sim-glm")
 ROUTER_REAL_MODELS: dict[str, str] = {
     **dict.fromkeys(
         (

@@ -13,8 +13,16 @@ adapter's translation reads the body, and each host writes it differently:
   credentials found".
 * Local servers (llama.cpp's shape): ``{"error": {"code": <int>, "message", "type"}}``; no key
   needed (a server started without ``--api-key``).
+* Kimi (Moonshot): ``{"error": {"message", "type"}}`` (the reasoning_content 400 as quoted in
+  sipeed/picoclaw#588); a missing key is 401 "Invalid Authentication" (``invalid_authentication_error``).
+* GLM (Z.AI): ``{"error": {"code": "<digits>", "message"}}`` with Z.AI's numeric string codes
+  (``"1210"`` "Invalid API parameter, please check the documentation.", quoted in cline/cline#9939);
+  a missing key is 401 code ``"1001"``.
+* xAI: ``{"code": "<gRPC status text>", "error": "<message>"}`` (no ``error`` object); a missing
+  key is 400 "Client specified an invalid argument".
 
-One :class:`ChatErrors` serves DeepSeek and the local servers (they share ``/v1/chat/completions``);
+One :class:`ChatErrors` serves DeepSeek, Kimi, GLM, xAI and the local servers (they share
+``/v1/chat/completions``);
 it writes an error in the dialect the error names (:class:`ChatError`) or, for the app's own
 refusals (faults, bad JSON), the dialect of the request's model; DeepSeek's shape otherwise.
 """
@@ -33,6 +41,22 @@ from agentlab.sim.errors import ErrorDialect, SimError
 DEEPSEEK_NO_KEY = "Authentication Fails (auth header format should be Bearer sk-...)"
 OPENROUTER_NO_KEY = "No auth credentials found"
 DEEPSEEK_NO_MODEL = "Model Not Exist"
+MOONSHOT_NO_KEY = "Invalid Authentication"
+ZAI_NO_KEY = "Authorization header is missing (simulated)"
+ZAI_BAD_PARAMETER = "Invalid API parameter, please check the documentation."
+XAI_NO_KEY = (
+    "Incorrect API key provided: (none). You can obtain an API key from https://console.x.ai."
+)
+XAI_INVALID_ARGUMENT = "Client specified an invalid argument"
+#: xAI's ``code`` texts (gRPC status descriptions) per HTTP status.
+XAI_STATUS = {
+    400: XAI_INVALID_ARGUMENT,
+    401: "Unauthenticated",
+    403: "The caller does not have permission to execute the specified operation",
+    404: "Some requested entity was not found",
+    429: "Some resource has been exhausted",
+    503: "The service is currently unavailable",
+}
 #: The marker header ``agentlab.sim.chat_client`` sends: the dialect a shared path (``GET /v1/models``) means.
 DIALECT_HEADER = "x-agentlab-chat-dialect"
 #: A fixed OpenRouter account id for the ``user_id`` its error bodies carry (no real account).
@@ -60,6 +84,11 @@ def deepseek_error(status: int, message: str, type_: str = "invalid_request_erro
     return ChatError(status, type_, message, None, "invalid_request_error", dialect="deepseek")
 
 
+def moonshot_error(status: int, message: str, type_: str = "invalid_request_error") -> ChatError:
+    """A Kimi (Moonshot) refusal: ``{"error": {"message", "type"}}``."""
+    return ChatError(status, type_, message, dialect="moonshot")
+
+
 def local_error(status: int, message: str, type_: str = "invalid_request_error") -> ChatError:
     """A local server's refusal in llama.cpp's shape."""
     return ChatError(status, type_, message, dialect="local")
@@ -73,6 +102,12 @@ def require_key(dialect: str, headers: Mapping[str, str]) -> None:
         raise deepseek_error(401, DEEPSEEK_NO_KEY, "authentication_error")
     if dialect == "openrouter":
         raise SimError(401, "authentication_error", OPENROUTER_NO_KEY)
+    if dialect == "moonshot":
+        raise moonshot_error(401, MOONSHOT_NO_KEY, "invalid_authentication_error")
+    if dialect == "zai":
+        raise ChatError(401, "authentication_error", ZAI_NO_KEY, code="1001", dialect="zai")
+    if dialect == "xai_chat":
+        raise ChatError(400, XAI_INVALID_ARGUMENT, XAI_NO_KEY, dialect="xai_chat")
 
 
 def shared_headers(headers: Mapping[str, str]) -> None:
@@ -86,6 +121,11 @@ def shared_headers(headers: Mapping[str, str]) -> None:
         require_key("deepseek", headers)
     elif not path.endswith("/completions"):
         require_key(headers.get(DIALECT_HEADER, "deepseek"), headers)
+
+
+def zai_headers(headers: Mapping[str, str]) -> None:
+    """Z.AI refuses every request without a key (401, its code ``"1001"``)."""
+    require_key("zai", headers)
 
 
 def openrouter_headers(headers: Mapping[str, str]) -> None:
@@ -114,10 +154,18 @@ class ChatErrors(ErrorDialect):
         return dialect_of(_model_in(seed)) or "deepseek"
 
     def render(self, err: SimError, seed: bytes) -> tuple[int, dict[str, str], bytes]:
-        """The body in the dialect's shape, compact JSON as both hosts send it."""
+        """The body in the dialect's shape, compact JSON as the hosts send it."""
         headers = {"content-type": "application/json", **err.headers}
-        if self._dialect(err, seed) == "local":
-            body: dict[str, Any] = {"error": {"code": err.status, "message": err.message, "type": err.type}}
+        dialect = self._dialect(err, seed)
+        body: Any
+        if dialect == "local":
+            body = {"error": {"code": err.status, "message": err.message, "type": err.type}}
+        elif dialect == "moonshot":
+            body = {"error": {"message": err.message, "type": err.type}}
+        elif dialect == "zai":
+            body = {"error": {"code": err.code or "1210", "message": err.message}}
+        elif dialect == "xai_chat":
+            body = {"code": XAI_STATUS.get(err.status, "Internal error"), "error": err.message}
         else:
             body = {"error": {"message": err.message, "type": err.type, "param": err.param, "code": err.code}}
             headers["x-ds-trace-id"] = hashlib.sha256(b"ds-trace" + seed).hexdigest()[:32]

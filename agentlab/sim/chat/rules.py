@@ -19,9 +19,15 @@ simulator exists), each stated as the real host states it:
 * OpenRouter, Claude-backed with reasoning on: Anthropic's rule for the latest assistant message
   holding tool calls: it must start with its signed ``reasoning.text`` detail (missing: "Expected
   `thinking` ..."; bad signature: "Invalid `signature`"; edited text: "cannot be modified").
-* OpenRouter, OpenAI-backed, and local servers: lenient. A dropped (or unreadable) reasoning item
-  on a current-turn tool-call message loses the model's plan: it re-plans and repeats its last batch
-  of calls once (the same continuity effect as the simulated Responses API), ``x-sim-plan: lost``.
+* Kimi (Moonshot), thinking on (the default; ``thinking: {type: disabled}`` turns it off): every
+  assistant message that made tool calls must carry a non-empty ``reasoning_content`` (an empty
+  string counts as missing on k2.5/k2.6), else the real 400 "thinking is enabled but
+  reasoning_content is missing in assistant tool call message at index N" (N: the message's index
+  in ``messages``), in Moonshot's ``{"error": {"message", "type"}}`` shape. Not verified either.
+* OpenRouter, OpenAI-backed, GLM (Z.AI), xAI Chat and local servers: lenient. A dropped (or
+  unreadable) reasoning item on a current-turn tool-call message loses the model's plan: it re-plans
+  and repeats its last batch of calls once (the same continuity effect as the simulated Responses
+  API), ``x-sim-plan: lost``.
 """
 
 from __future__ import annotations
@@ -35,12 +41,21 @@ from typing import Any
 
 from agentlab.sim.chat import errors as CE
 from agentlab.sim.chat.dialects import Profile
-from agentlab.sim.chat.schema import DS_EFFORTS, LOCAL_EFFORTS, ROUTER_EFFORTS, turn_start
+from agentlab.sim.chat.schema import (
+    DS_EFFORTS,
+    LOCAL_EFFORTS,
+    ROUTER_EFFORTS,
+    XAI_EFFORTS,
+    turn_start,
+)
 from agentlab.sim.core import Simulator
 from agentlab.sim.errors import SimError
 from agentlab.sim.signing import ThinkingVerdict
 
 DS_MUST_PASS_BACK = "The `reasoning_content` in the thinking mode must be passed back to the API."
+KIMI_MISSING = (
+    "thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}"
+)
 ROUTER_GEMINI_PREFIX = (
     "Gemini models require OpenRouter reasoning details to be preserved in each request. Please refer to "
     "our docs: https://openrouter.ai/docs/guides/best-practices/reasoning-tokens"
@@ -84,6 +99,11 @@ def thinking_level(p: Profile, req: Mapping[str, Any]) -> int:
         return DS_EFFORTS.get(str(req.get("reasoning_effort") or "high"), 2)
     if p.dialect == "local":
         return LOCAL_EFFORTS.get(str(req.get("reasoning_effort") or "medium"), 2)
+    if p.dialect in ("moonshot", "zai"):
+        thinking = req.get("thinking")
+        return -1 if isinstance(thinking, dict) and thinking.get("type") == "disabled" else 2
+    if p.dialect == "xai_chat":
+        return XAI_EFFORTS.get(str(req.get("reasoning_effort") or "low"), 1)
     return _router_level(p, req)
 
 
@@ -165,6 +185,8 @@ def check(sim: Simulator, p: Profile, messages: list[dict[str, Any]], thinking: 
         if thinking:
             _deepseek(messages)
         return True
+    if p.vendor == "moonshot" and thinking:
+        _kimi(messages)
     if p.vendor == "gemini":
         _gemini(sim, messages)
         return True
@@ -183,6 +205,12 @@ def _deepseek(messages: list[dict[str, Any]]) -> None:
             and not isinstance(m.get("reasoning_content"), str)
         ):
             raise CE.deepseek_error(400, DS_MUST_PASS_BACK)
+
+
+def _kimi(messages: list[dict[str, Any]]) -> None:
+    for i, m in enumerate(messages):
+        if m.get("role") == "assistant" and m.get("tool_calls") and not m.get("reasoning_content"):
+            raise CE.moonshot_error(400, KIMI_MISSING.format(i=i))
 
 
 def _gemini(sim: Simulator, messages: list[dict[str, Any]]) -> None:

@@ -58,6 +58,8 @@ GEMINI_COUNT = (
 DS_EFFORTS = {"minimal": 1, "low": 1, "medium": 2, "high": 2, "xhigh": 2, "max": 4, "ultra": 4}
 ROUTER_EFFORTS = {"none": -1, "minimal": 0, "low": 1, "medium": 2, "high": 4, "xhigh": 6}
 LOCAL_EFFORTS = {"none": -1, "low": 1, "medium": 2, "high": 4}
+XAI_EFFORTS = {"low": 1, "high": 4}
+"""grok-3-mini's two levels (docs.x.ai "Reasoning"); it always reasons."""
 
 
 def _variant(path: str, value: object, allowed: Sequence[str]) -> SimError:
@@ -134,9 +136,9 @@ def _deepseek_types(req: Mapping[str, Any]) -> None:
 def _bad(p: Profile, message: str, param: str | None = None) -> SimError:
     if p.dialect == "deepseek":
         return CE.deepseek_error(400, message)
-    if p.dialect == "local":
-        return CE.local_error(400, message)
-    return CE.OPENROUTER.bad_request(message, param)
+    if p.dialect == "openrouter":
+        return CE.OPENROUTER.bad_request(message, param)
+    return CE.ChatError(400, "invalid_request_error", message, dialect=p.dialect)
 
 
 # -- tool pairing -----------------------------------------------------------------------------------
@@ -150,9 +152,10 @@ def call_ids(m: Mapping[str, Any]) -> list[str]:
 def check_pairs(p: Profile, messages: list[dict[str, Any]]) -> None:
     """Each assistant ``tool_calls`` message is answered by ``tool`` messages, one per id, right after.
 
-    Local servers do not check (lenient); the others refuse in their own (or the vendor's) words.
+    Local servers do not check (lenient), nor do Kimi, GLM and xAI here (their own words for it are
+    not on record); the others refuse in their own (or the vendor's) words.
     """
-    if p.dialect == "local":
+    if p.dialect not in ("deepseek", "openrouter"):
         return
     open_ids: list[str] = []
     for i, m in enumerate(messages):

@@ -26,6 +26,9 @@ DETAIL_FORMATS = DETAIL_FORMAT
 PRICES = {"gemini": (0.25, 1.5), "claude": (1.0, 5.0), "openai": (1.25, 10.0)}
 #: Cached input is billed at this fraction of the input price.
 CACHED_FRACTION = 0.1
+#: xAI's grok-3-mini prices in ticks (10^-10 USD) per token: input, cached input, output (USD 0.30,
+#: 0.075 and 0.50 per million; they reproduce the recorded ``cost_in_usd_ticks``).
+XAI_TICKS = (3000, 750, 5000)
 PROCESSING = b": OPENROUTER PROCESSING\n\n"
 DONE = b"data: [DONE]\n\n"
 _NATIVE = {
@@ -52,6 +55,13 @@ def completion_id(p: Profile, ids: Ids) -> str:
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
     if p.dialect == "openrouter":
         return ids.alnum("gen-1767225600-", 20)
+    if p.dialect == "xai_chat":
+        h = ids.hex("", 32)
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    if p.dialect == "zai":
+        return "20260101000000" + ids.hex("", 16)
+    if p.dialect == "moonshot":
+        return ids.alnum("chatcmpl-", 24)
     return ids.alnum("chatcmpl-", 32)
 
 
@@ -61,8 +71,18 @@ def completion_id(p: Profile, ids: Ids) -> str:
 def usage(meta: Meta, out: Out) -> dict[str, Any]:
     """Usage in the dialect's shape; reasoning tokens are part of ``completion_tokens``."""
     p, prompt, comp = meta.p, out.prompt, out.completion
+    if p.dialect == "moonshot":  # Kimi: the cache hits at the top level, no reasoning count
+        return {"prompt_tokens": prompt, "completion_tokens": comp, "total_tokens": prompt + comp,
+                "cached_tokens": out.cached}  # fmt: skip
+    if p.dialect == "xai_chat":
+        return _xai_usage(out)
     if not p.reasoning_tokens:  # local servers: prompt/completion/total only (reasoning unknown)
         return {"completion_tokens": comp, "prompt_tokens": prompt, "total_tokens": prompt + comp}
+    if p.dialect == "zai":
+        return {"completion_tokens": comp,
+                "completion_tokens_details": {"reasoning_tokens": out.reasoning_tokens},
+                "prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": out.cached},
+                "total_tokens": prompt + comp}  # fmt: skip
     base: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": comp, "total_tokens": prompt + comp}
     if p.dialect == "deepseek":
         base["prompt_tokens_details"] = {"cached_tokens": out.cached}
@@ -93,6 +113,27 @@ def usage(meta: Meta, out: Out) -> dict[str, Any]:
     return base
 
 
+def _xai_usage(out: Out) -> dict[str, Any]:
+    """The usage xAI writes: ``completion_tokens`` without the reasoning, which ``total_tokens`` adds back."""
+    visible = out.completion - out.reasoning_tokens
+    tin, tcached, tout = XAI_TICKS
+    ticks = (out.prompt - out.cached) * tin + out.cached * tcached + out.completion * tout
+    return {
+        "prompt_tokens": out.prompt,
+        "completion_tokens": visible,
+        "total_tokens": out.prompt + out.completion,
+        "prompt_tokens_details": {
+            "text_tokens": out.prompt, "audio_tokens": 0, "image_tokens": 0, "cached_tokens": out.cached,
+        },
+        "completion_tokens_details": {
+            "reasoning_tokens": out.reasoning_tokens, "audio_tokens": 0,
+            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0,
+        },
+        "num_sources_used": 0,
+        "cost_in_usd_ticks": ticks,
+    }  # fmt: skip
+
+
 # -- non-streaming bodies ------------------------------------------------------------------------------
 
 
@@ -117,7 +158,11 @@ def body(meta: Meta, out: Out) -> bytes:
     if out.reasoning is not None and p.reasoning_field:
         msg[p.reasoning_field] = out.reasoning
     if out.calls:
-        msg["tool_calls"] = _calls(out, indexed=p.dialect == "deepseek")
+        msg["tool_calls"] = _calls(out, indexed=p.dialect in ("deepseek", "zai", "moonshot"))
+    if p.dialect in ("moonshot", "xai_chat"):
+        return _dumps(_openai_body(meta, out, msg))
+    if p.dialect == "zai":
+        return _dumps(_zai_body(meta, out, msg))
     if p.dialect == "deepseek":
         choice = {"index": 0, "message": msg, "logprobs": None, "finish_reason": out.finish}
         doc: dict[str, Any] = {"id": meta.id, "object": "chat.completion", "created": meta.created}
@@ -128,6 +173,27 @@ def body(meta: Meta, out: Out) -> bytes:
     local |= {"model": meta.model, "system_fingerprint": p.fingerprint, "object": "chat.completion"}
     local |= {"usage": usage(meta, out), "id": meta.id}
     return _dumps(local)
+
+
+def _openai_body(meta: Meta, out: Out, msg: dict[str, Any]) -> dict[str, Any]:
+    """Kimi's and xAI's layout: OpenAI's key order (xAI adds ``refusal: null`` to the message)."""
+    if meta.p.dialect == "xai_chat":
+        msg["refusal"] = None
+    choice = {"index": 0, "message": msg, "finish_reason": out.finish}
+    doc: dict[str, Any] = {"id": meta.id, "object": "chat.completion", "created": meta.created}
+    doc |= {"model": meta.model, "choices": [choice], "usage": usage(meta, out)}
+    if meta.p.fingerprint:
+        doc["system_fingerprint"] = meta.p.fingerprint
+    return doc
+
+
+def _zai_body(meta: Meta, out: Out, msg: dict[str, Any]) -> dict[str, Any]:
+    """Z.AI's layout (keys sorted, as recorded), with ``request_id`` equal to the id."""
+    choice = {"finish_reason": out.finish, "index": 0, "message": dict(sorted(msg.items()))}
+    doc: dict[str, Any] = {"choices": [choice], "created": meta.created, "id": meta.id}
+    doc |= {"model": meta.model, "object": "chat.completion", "request_id": meta.id}
+    doc["usage"] = usage(meta, out)
+    return doc
 
 
 def _router_body(meta: Meta, out: Out) -> dict[str, Any]:
@@ -170,7 +236,7 @@ def _event(obj: dict[str, Any]) -> SSEEvent:
 
 def stream(meta: Meta, out: Out, include_usage: bool) -> list[SSEEvent]:
     """The stream's events: the dialect's chunks, the error-chunk fault's mark, then ``[DONE]``."""
-    if meta.p.dialect == "deepseek":
+    if meta.p.dialect in ("deepseek", "moonshot", "xai_chat"):
         chunks_ = list(_deepseek_chunks(meta, out, include_usage))
     elif meta.p.dialect == "openrouter":
         chunks_ = list(_router_chunks(meta, out))

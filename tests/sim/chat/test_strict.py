@@ -251,6 +251,9 @@ def test_chat_models_table_matches_the_interface() -> None:
         "deepseek": ("sim-deepseek",),
         "openrouter": ("sim-router-gemini", "sim-router-claude", "sim-router-openai"),
         "local": ("sim-local", "sim-local-reasoning"),
+        "moonshot": ("sim-kimi",),
+        "zai": ("sim-glm",),
+        "xai_chat": ("sim-xai-chat",),
     }
     assert (sim.DEEPSEEK_BASE_URL, sim.OPENROUTER_BASE_URL, sim.LOCAL_BASE_URL) == (
         "http://sim.agentlab.local",

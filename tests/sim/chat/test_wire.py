@@ -80,7 +80,8 @@ async def test_models_lists_per_host() -> None:
     router = await client("openrouter").models.list()
     assert [m.id for m in router.data] == list(sim.CHAT_MODELS["openrouter"])
     local = await client("local").models.list()
-    assert [m.id for m in local.data] == [*sim.CHAT_MODELS["deepseek"], *sim.CHAT_MODELS["local"]]
+    served = ("deepseek", "local", "moonshot", "xai_chat")  # every model /v1/chat/completions serves
+    assert [m.id for m in local.data] == [m for d in served for m in sim.CHAT_MODELS[d]]
     assert (await client("deepseek").models.retrieve("sim-deepseek")).id == "sim-deepseek"
 
 
