@@ -28,7 +28,7 @@ from agentlab.errors import InvalidSettingsError
 if TYPE_CHECKING:
     from agentlab.neutral.request import ModelRequest
 
-__all__ = ["OptionRules", "check_provider_options", "json_problem"]
+__all__ = ["OptionRules", "check_provider_options", "json_problem", "option_owner"]
 
 _JSON_NAMES: dict[type, str] = {
     dict: "a dict",
@@ -113,8 +113,17 @@ def check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[st
         )
 
 
-def _check_foreign(provider: str, prefix: str, options: Mapping[str, Any]) -> None:
-    foreign = sorted(k for k in options if not k.startswith(prefix))
+def option_owner(key: str, prefixes: tuple[str, ...]) -> str | None:
+    """The prefix that owns ``key``: the longest one it starts with.
+
+    Provider names may extend one another (``xai``/``xai_chat``, ``vllm``/``vllm_responses``), so
+    ``xai_chat_foo`` belongs to ``xai_chat``, never to ``xai`` as its option ``chat_foo``.
+    """
+    return max((p for p in prefixes if key.startswith(p)), key=len, default=None)
+
+
+def _check_foreign(provider: str, prefix: str, options: Mapping[str, Any], prefixes: tuple[str, ...]) -> None:
+    foreign = sorted(k for k in options if option_owner(k, (*prefixes, prefix)) != prefix)
     if foreign:
         raise InvalidSettingsError(
             f"provider_options {foreign} are for another provider; this run is pinned to {provider} "
@@ -188,7 +197,7 @@ def check_provider_options(
     if not request.provider_options:
         return
     check_prefixed(provider, prefixes, request.provider_options)
-    _check_foreign(provider, prefix, request.provider_options)
+    _check_foreign(provider, prefix, request.provider_options, prefixes)
     opts = request.options_for(provider)
     _check_values(provider, prefix, opts, rules)
     _check_neutral(provider, prefix, opts, request, rules)

@@ -50,6 +50,7 @@ def _options_per_model(value: object, models: Sequence[str]) -> list[object]:
     that is not in the compare would do nothing anywhere: refused, like a misspelt keyword. Anything
     else (not a dict, a key without a provider's prefix) goes to every run, for ``Run`` to refuse.
     """
+    from agentlab.adapters.option_rules import option_owner
     from agentlab.adapters.registry import get_provider, option_prefixes
     from agentlab.errors import InvalidSettingsError
 
@@ -57,18 +58,16 @@ def _options_per_model(value: object, models: Sequence[str]) -> list[object]:
         return [value] * len(models)
     mine = {m: get_provider(parse_model(m).provider).option_prefix for m in models}
     compared = tuple(dict.fromkeys(mine.values()))
-    others = tuple(p for p in option_prefixes() if p not in compared)
-    keys = [k for k in value if isinstance(k, str)]
-    stray = sorted(k for k in keys if k.startswith(others) and not k.startswith(compared))
+    prefixes = tuple(dict.fromkeys((*option_prefixes(), *compared)))
+    owner = {k: option_owner(k, prefixes) for k in value if isinstance(k, str)}
+    stray = sorted(k for k, o in owner.items() if o is not None and o not in compared)
     if stray:
         raise InvalidSettingsError(
             f"provider_options {stray} are for no model of this compare (its providers take "
             f"{', '.join(p + '*' for p in compared)})"
         )
-    shared = {k: v for k, v in value.items() if not (isinstance(k, str) and k.startswith(compared))}
-    return [
-        {**shared, **{k: v for k, v in value.items() if k in keys and k.startswith(mine[m])}} for m in models
-    ]
+    shared = {k: v for k, v in value.items() if owner.get(k) is None}
+    return [{**shared, **{k: v for k, v in value.items() if owner.get(k) == mine[m]}} for m in models]
 
 
 def _prepare(

@@ -206,6 +206,32 @@ def test_a_compare_refuses_keys_for_none_of_its_providers() -> None:
         al.compare("What is 2+2?", ["openai:sim-reasoner"], live=False, provider_options={"google_x": 1})
 
 
+# Provider names that extend another's: the key belongs to the longest prefix it starts with.
+NESTED = [("xai", "xai_chat"), ("deepseek", "deepseek_responses"), ("vllm", "vllm_responses")]
+
+
+@pytest.mark.parametrize(("short", "long"), NESTED)
+def test_a_longer_providers_key_is_foreign_to_the_shorter_one(short: str, long: str) -> None:
+    """``xai_chat_seed`` on an ``xai`` run is not xai's option ``chat_seed``: it is another provider's."""
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+
+    req = ModelRequest(model="m", items=(UserItem(text="hi"),), provider_options={f"{long}_seed": 1})
+    with pytest.raises(InvalidSettingsError, match="another provider"):
+        get_provider(short).check_provider_options(req)
+    get_provider(long).check_provider_options(req)  # its own key: accepted
+
+
+def test_a_compare_of_nested_names_hands_each_key_to_its_longest_prefix() -> None:
+    from agentlab.sweeps.compare import _options_per_model
+
+    models = ["xai:sim-grok", "xai_chat:sim-xai-chat"]
+    per = _options_per_model({"xai_user": "a", "xai_chat_user": "b"}, models)
+    assert per == [{"xai_user": "a"}, {"xai_chat_user": "b"}]
+    with pytest.raises(InvalidSettingsError, match=r"\['xai_chat_user'\] are for no model"):
+        _options_per_model({"xai_chat_user": "b"}, ["xai:sim-grok"])
+
+
 # The cases the review found refused only at step 1, after ``run_started`` was logged (issue 29).
 REVIEWED: list[tuple[str, dict[str, Any], str]] = [
     ("google:sim-gemini", {"provider_options": {"google_contents": []}}, "google_contents"),
