@@ -113,8 +113,17 @@ def check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[st
         )
 
 
-def _check_foreign(provider: str, prefix: str, options: Mapping[str, Any]) -> None:
-    foreign = sorted(k for k in options if not k.startswith(prefix))
+def _owner(key: str, prefixes: tuple[str, ...]) -> str | None:
+    """The prefix a key belongs to: the longest registered one it starts with.
+
+    One provider's name may begin another's (``anthropic`` and ``anthropic_bedrock``): the key
+    ``anthropic_bedrock_top_k`` is the platform's, never ``anthropic``'s ``bedrock_top_k``.
+    """
+    return max((p for p in prefixes if key.startswith(p)), key=len, default=None)
+
+
+def _check_foreign(provider: str, prefix: str, options: Mapping[str, Any], prefixes: tuple[str, ...]) -> None:
+    foreign = sorted(k for k in options if _owner(k, (*prefixes, prefix)) != prefix)
     if foreign:
         raise InvalidSettingsError(
             f"provider_options {foreign} are for another provider; this run is pinned to {provider} "
@@ -188,7 +197,7 @@ def check_provider_options(
     if not request.provider_options:
         return
     check_prefixed(provider, prefixes, request.provider_options)
-    _check_foreign(provider, prefix, request.provider_options)
+    _check_foreign(provider, prefix, request.provider_options, prefixes)
     opts = request.options_for(provider)
     _check_values(provider, prefix, opts, rules)
     _check_neutral(provider, prefix, opts, request, rules)
