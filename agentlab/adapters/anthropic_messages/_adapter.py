@@ -124,8 +124,10 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
 
     def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
         """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
-        check_request(PROVIDER, self.model, request)
-        return build_request(request, base_url=self.base_url, extra_headers=self._headers)
+        check_request(self.provider, self.model, request)
+        return build_request(
+            request, base_url=self.base_url, extra_headers=self._headers, provider=self.provider
+        )
 
     def _check_nonstreaming(self, max_tokens: int) -> None:
         """Refuse a non-streaming call the SDK would refuse, before it is called.
@@ -181,7 +183,8 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
                     errors=(httpx2.HTTPError,),
-                    translate=_broken,
+                    # A connection that broke mid-stream: retryable (a new call may well succeed).
+                    translate=partial(broken_stream, provider=self.provider),
                 )
             raw = await self._client.messages.with_raw_response.create(
                 **self._call_kwargs(built, stream=False), timeout=self._client.timeout
@@ -192,16 +195,12 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 read=raw.read,
                 close=_nothing,
                 errors=(Exception,),
-                translate=lambda exc, _rid: translate(exc),
+                translate=lambda exc, _rid: translate(exc, self.provider),
             )
         except Exception as exc:
-            failure = translate(exc)
+            failure = translate(exc, self.provider)
         raise failure
 
 
 async def _nothing() -> None:
     """A non-streaming raw response holds no open stream (the SDK read it whole)."""
-
-
-_broken = partial(broken_stream, provider=PROVIDER)
-"""A connection that broke mid-stream: retryable (a new call may well succeed)."""
