@@ -113,17 +113,22 @@ first call).
 from __future__ import annotations
 
 from agentlab.sim.anthropic import messages as anthropic_messages
+from agentlab.sim.anthropic import platforms as anthropic_platforms
 from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.clients import (
     ANTHROPIC_BASE_URL,
+    BEDROCK_BASE_URL,
     DEEPSEEK_BASE_URL,
     GEMINI_BASE_URL,
     LOCAL_BASE_URL,
     OPENAI_BASE_URL,
     OPENROUTER_BASE_URL,
     SIM_API_KEY,
+    VERTEX_BASE_URL,
+    anthropic_bedrock_client,
     anthropic_client,
     anthropic_sync_client,
+    anthropic_vertex_client,
     chat_client,
     gemini_client,
     openai_client,
@@ -142,6 +147,7 @@ from agentlab.sim.transport import SimTransport
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "BEDROCK_BASE_URL",
     "CHAT_MODELS",
     "DEEPSEEK_BASE_URL",
     "GEMINI_BASE_URL",
@@ -151,14 +157,17 @@ __all__ = [
     "OPENAI_MODELS",
     "OPENROUTER_BASE_URL",
     "SIM_API_KEY",
+    "VERTEX_BASE_URL",
     "FaultSpecError",
     "PaceError",
     "Route",
     "SimProtocol",
     "SimTransport",
     "Simulator",
+    "anthropic_bedrock_client",
     "anthropic_client",
     "anthropic_sync_client",
+    "anthropic_vertex_client",
     "chat_client",
     "gemini_client",
     "openai_client",
@@ -176,3 +185,5 @@ register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)
 register_protocol(chat_completions.OPENROUTER_PROTOCOL)
+register_protocol(anthropic_platforms.BEDROCK)
+register_protocol(anthropic_platforms.VERTEX)
