@@ -351,3 +351,37 @@ def test_platform_provider_options_use_the_platforms_prefix() -> None:
         "anthropic_vertex:sim-thinker", "What is 2+2?", provider_options={"anthropic_vertex_metadata": {}}
     )
     assert r.status == "completed"
+
+
+# ---------------------------------------------------------------- platform model ids, the family's rules
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "anthropic_id"),
+    [
+        ("us.anthropic.claude-opus-4-7-v1:0", "claude-opus-4-7"),
+        ("anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
+        ("global.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5-20250929"),
+        ("anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-3-7-sonnet-20250219"),
+        ("claude-opus-4-7@20260101", "claude-opus-4-7"),
+        ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5-20250929"),
+    ],
+)
+def test_a_platform_model_id_gets_its_familys_thinking_rules(platform_id: str, anthropic_id: str) -> None:
+    from agentlab.adapters.anthropic_messages import _models
+
+    assert _models.capabilities(platform_id) == _models.capabilities(anthropic_id)
+    assert _models.capabilities(platform_id).known
+
+
+def test_opus_4_7_on_bedrock_gets_adaptive_thinking_as_on_anthropics_api() -> None:
+    """Budgeted thinking is refused by Opus 4.7 wherever it runs: the platform id must not hide it."""
+    model = "us.anthropic.claude-opus-4-7-v1:0"
+    adapter = AnthropicBedrockAdapter(model, client=sim.anthropic_bedrock_client())
+    request = ModelRequest(
+        model=model, items=(UserItem(text="hi"),), reasoning=ReasoningSettings(effort="high")
+    )
+    body = adapter.build(request).body
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "high"}
+    with pytest.raises(al.InvalidSettingsError, match="adaptive thinking only"):
+        adapter.build(request.model_copy(update={"reasoning": ReasoningSettings(budget_tokens=2048)}))
