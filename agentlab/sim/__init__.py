@@ -66,6 +66,14 @@ required back on function calls, checked by HMAC over call and position) and ``s
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
+Claude on AWS Bedrock and Google Vertex AI (:mod:`agentlab.sim.anthropic.platforms`): the same
+``sim-thinker`` models at Bedrock's ``/model/{model}/invoke[-with-response-stream]`` (AWS event
+stream, AWS JSON errors, no ``model`` in the body, ``anthropic_version: "bedrock-2023-05-31"``) and
+Vertex's ``/v1/projects/{p}/locations/{r}/publishers/anthropic/models/{model}:rawPredict`` /
+``:streamRawPredict`` (``vertex-2023-10-16``); thinking signatures are keyed per platform, so one
+platform's blocks are refused ("Invalid `signature`") on the others. :func:`anthropic_bedrock_client`
+and :func:`anthropic_vertex_client` wire the SDK's platform clients to it.
+
 Chat Completions (:mod:`agentlab.sim.chat.completions`): three dialects as strict profiles behind
 the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
 assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /

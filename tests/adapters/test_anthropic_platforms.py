@@ -83,6 +83,7 @@ async def test_bedrock_sends_the_model_in_the_path_and_its_version_and_betas_in_
     assert body["anthropic_version"] == "bedrock-2023-05-31"
     assert body["anthropic_beta"] == ["interleaved-thinking-2025-05-14"]
     assert t.headers[-1]["content-type"] == "application/vnd.amazon.eventstream"
+    assert resp.request_id == t.headers[-1]["x-amzn-requestid"]
     assert all(r.provider == "anthropic_bedrock" for r in resp.reasoning)
 
 
@@ -385,3 +386,14 @@ def test_opus_4_7_on_bedrock_gets_adaptive_thinking_as_on_anthropics_api() -> No
     assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "high"}
     with pytest.raises(al.InvalidSettingsError, match="adaptive thinking only"):
         adapter.build(request.model_copy(update={"reasoning": ReasoningSettings(budget_tokens=2048)}))
+
+
+def test_each_platform_has_its_own_trace_name_and_price_table() -> None:
+    from agentlab.costs.pricing import get_price
+    from agentlab.telemetry.attributes import provider_name
+
+    assert provider_name("anthropic_bedrock") == "aws.bedrock"
+    assert provider_name("anthropic_vertex") == "gcp.vertex_ai"
+    bedrock_price = get_price("anthropic_bedrock", "global.anthropic.claude-haiku-4-5-20251001-v1:0")
+    vertex_price = get_price("anthropic_vertex", "claude-sonnet-4-5@20250929")
+    assert bedrock_price is not None and vertex_price is not None

@@ -156,6 +156,10 @@ class MessagesAdapter(SDKAdapter[MessagesClient]):
             kwargs["stream"] = True
         return kwargs
 
+    def _request_id(self, sdk_id: str | None, headers: httpx2.Headers) -> str | None:
+        """The answer's request id: the SDK reads Anthropic's ``request-id`` header (a platform, its own)."""
+        return sdk_id
+
     def _translate(self, exc: BaseException) -> AgentlabError:
         """The one translation of this adapter's SDK exceptions (a platform client reads its own shapes)."""
         return translate(exc, self.provider)
@@ -177,7 +181,7 @@ class MessagesAdapter(SDKAdapter[MessagesClient]):
                 )
                 resp = await cm.__aenter__()
                 return WireCall(
-                    request_id=resp.request_id,
+                    request_id=self._request_id(resp.request_id, resp.http_response.headers),
                     chunks=resp.http_response.aiter_bytes(),
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
@@ -189,7 +193,7 @@ class MessagesAdapter(SDKAdapter[MessagesClient]):
                 **self._call_kwargs(built, stream=False), timeout=self._client.timeout
             )
             return WireCall(
-                request_id=raw.request_id,
+                request_id=self._request_id(raw.request_id, raw.http_response.headers),
                 chunks=None,
                 read=raw.read,
                 close=_nothing,

@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 import anthropic
+import httpx2
 
 from agentlab.adapters._simulated import is_simulated
 from agentlab.adapters.anthropic_messages._adapter import MessagesAdapter, MessagesClient
@@ -130,6 +131,10 @@ class AnthropicBedrockAdapter(_PlatformAdapter[anthropic.AsyncAnthropicBedrock])
 
     def _translate(self, exc: BaseException) -> AgentlabError:
         return translate_bedrock(exc, self.provider)
+
+    def _request_id(self, sdk_id: str | None, headers: httpx2.Headers) -> str | None:
+        """Bedrock's id is ``x-amzn-RequestId`` (the SDK looks for Anthropic's ``request-id``)."""
+        return sdk_id or headers.get("x-amzn-requestid")
 
     def _broken(self, exc: BaseException, request_id: str | None) -> AgentlabError:
         """A stream that broke: the connection (retryable), or a frame that fails AWS's checks."""
