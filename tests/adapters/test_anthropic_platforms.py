@@ -397,3 +397,18 @@ def test_each_platform_has_its_own_trace_name_and_price_table() -> None:
     bedrock_price = get_price("anthropic_bedrock", "global.anthropic.claude-haiku-4-5-20251001-v1:0")
     vertex_price = get_price("anthropic_vertex", "claude-sonnet-4-5@20250929")
     assert bedrock_price is not None and vertex_price is not None
+
+
+def test_botocores_signing_debug_output_is_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    """SigV4 debug output (botocore logs the canonical request, session token included) is redacted."""
+    import logging
+
+    from agentlab.adapters.registry import get_provider
+
+    get_provider("anthropic_bedrock")  # a known provider's loggers are covered from then on
+    token = "IQoJb3JpZ2luX2VjEFAaCXVz+ZWFzdC0x/EiKzSecret=="
+    with caplog.at_level(logging.DEBUG, logger="botocore.auth"):
+        logging.getLogger("botocore.auth").debug(
+            "CanonicalRequest:\n%s", f"host:x\nx-amz-security-token:{token}"
+        )
+    assert "CanonicalRequest" in caplog.text and "EiKzSecret" not in caplog.text
