@@ -412,3 +412,22 @@ def test_botocores_signing_debug_output_is_redacted(caplog: pytest.LogCaptureFix
             "CanonicalRequest:\n%s", f"host:x\nx-amz-security-token:{token}"
         )
     assert "CanonicalRequest" in caplog.text and "EiKzSecret" not in caplog.text
+
+
+@pytest.mark.parametrize("key", ["anthropic_version", "anthropic_beta"])
+def test_the_platform_body_keys_are_agentlabs(key: str) -> None:
+    with pytest.raises(al.InvalidSettingsError, match="agentlab builds"):
+        al.Run("anthropic_bedrock:sim-thinker", "hi", provider_options={f"anthropic_bedrock_{key}": "x"})
+
+
+@pytest.mark.usefixtures("no_cloud")
+def test_a_bedrock_api_key_needs_no_boto3_when_the_region_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "boto3", None)  # an import of boto3 now fails
+    model = "anthropic_bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0"
+    with pytest.raises(ConfigError, match="set AWS_REGION"):
+        create_adapter(model, api_key="bedrock-api-key-x")
+    with pytest.raises(al.MissingExtraError, match="boto3"):
+        create_adapter(model, aws_region="us-east-1")
+    assert create_adapter(model, api_key="bedrock-api-key-x", aws_region="us-east-1").base_url

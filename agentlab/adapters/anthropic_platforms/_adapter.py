@@ -41,7 +41,7 @@ from agentlab.adapters.anthropic_platforms._framing import EventStreamFraming, s
 from agentlab.adapters.built_request import BuiltRequest
 from agentlab.adapters.http_errors import broken_stream
 from agentlab.assembly.assembler import WireCall
-from agentlab.errors import AgentlabError, InvalidSettingsError, StreamInterruptedError
+from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -77,12 +77,7 @@ class _PlatformAdapter(MessagesAdapter[MessagesClient]):
     def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
         """The Messages body, carrying the platform's ``anthropic_version`` (no I/O)."""
         built = super().build(request)
-        if "anthropic_version" in built.body:
-            raise InvalidSettingsError(
-                f"{self.provider}: anthropic_version is the platform's ({self.platform_version}); "
-                "agentlab sets it"
-            )
-        built.body["anthropic_version"] = self.platform_version
+        built.body["anthropic_version"] = self.platform_version  # provider_options cannot set it
         return built
 
 

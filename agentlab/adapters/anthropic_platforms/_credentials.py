@@ -56,10 +56,13 @@ class BedrockAccess:
         return kw
 
 
-def _aws_session(profile: str | None) -> Any:
+def _aws_session(profile: str | None, *, required: bool) -> Any:
+    """boto3's session (the AWS chain); ``None`` without boto3 when only a region was looked for."""
     try:
         boto3 = importlib.import_module("boto3")  # boto3 ships no type information
     except ImportError:
+        if not required:
+            return None
         raise MissingExtraError(
             "anthropic_bedrock without AWS_BEARER_TOKEN_BEDROCK (AWS credentials)", "boto3", "bedrock"
         ) from None
@@ -70,7 +73,7 @@ def bedrock_access(token: str | None, region: str | None, profile: str | None) -
     """The Bedrock access the environment gives, or ``ConfigError`` naming what to set."""
     profile = profile or os.environ.get("AWS_PROFILE") or None
     region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
-    session = None if token and region else _aws_session(profile)
+    session = None if token and region else _aws_session(profile, required=not token)
     if region is None and session is not None:
         region = session.region_name
     if not region:

@@ -16,11 +16,24 @@ from __future__ import annotations
 from typing import Any
 
 from agentlab.adapters.anthropic_messages.provider import OPTIONS
+from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
 __all__ = ["BEDROCK", "VERTEX"]
 
 _PKG = "agentlab.adapters.anthropic_platforms"
+
+PLATFORM_OPTIONS = OptionRules(
+    owned={
+        **OPTIONS.owned,
+        "anthropic_version": "the platform's version, which agentlab writes",
+        "anthropic_beta": "beta flags go in the anthropic-beta header (extra_headers); the SDK moves them",
+    },
+    types=OPTIONS.types,
+    nested_owned=OPTIONS.nested_owned,
+    neutral=OPTIONS.neutral,
+)
+"""Anthropic's ``provider_options`` rules, plus the two body keys the platforms add."""
 
 
 def _spec(name: str, label: str, adapter: str, **own: Any) -> ProviderSpec:
@@ -39,7 +52,7 @@ def _spec(name: str, label: str, adapter: str, **own: Any) -> ProviderSpec:
             "with thinking on, Claude requires the current tool loop's thinking blocks to go back "
             "unmodified (the platform answers 400 otherwise)"
         ),
-        options=OPTIONS,
+        options=PLATFORM_OPTIONS,
         check_options=f"{_PKG}._checks:check_{name.removeprefix('anthropic_')}",
         simulated_models="agentlab.sim:ANTHROPIC_MODELS",
         **own,
