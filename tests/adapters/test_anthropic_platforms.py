@@ -431,3 +431,21 @@ def test_a_bedrock_api_key_needs_no_boto3_when_the_region_is_set(monkeypatch: py
     with pytest.raises(al.MissingExtraError, match="boto3"):
         create_adapter(model, aws_region="us-east-1")
     assert create_adapter(model, api_key="bedrock-api-key-x", aws_region="us-east-1").base_url
+
+
+def test_a_session_moving_between_platforms_reports_the_thinking_it_drops() -> None:
+    """Bedrock's blocks are not carried to Anthropic's API or Vertex; on Bedrock itself none is dropped."""
+
+    @al.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return {"Paris": "18 C", "Rome": "24 C"}[city]
+
+    dropped = {}
+    for second in ("anthropic", "anthropic_vertex", "anthropic_bedrock"):
+        s = al.Session()
+        first = s.run("anthropic_bedrock:sim-thinker", "Is it warmer in Paris or Rome?", tools=[get_weather])
+        again = s.run(f"{second}:sim-thinker", "And in Paris?", tools=[get_weather])
+        assert first.status == again.status == "completed"
+        dropped[second] = again.usage.reasoning_items_dropped
+    assert dropped["anthropic"] == dropped["anthropic_vertex"] > 0 and dropped["anthropic_bedrock"] == 0
