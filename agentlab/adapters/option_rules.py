@@ -116,7 +116,7 @@ def check_prefixed(provider: str, prefixes: tuple[str, ...], options: Mapping[st
 def option_owner(key: str, prefixes: tuple[str, ...]) -> str | None:
     """The prefix that owns ``key``: the longest one it starts with.
 
-    Provider names may extend one another (``xai``/``xai_chat``, ``vllm``/``vllm_responses``), so
+    Provider names may extend one another (``xai``/``xai_chat``, ``anthropic``/``anthropic_bedrock``), so
     ``xai_chat_foo`` belongs to ``xai_chat``, never to ``xai`` as its option ``chat_foo``.
     """
     return max((p for p in prefixes if key.startswith(p)), key=len, default=None)

@@ -43,6 +43,8 @@ __all__ = [
 _BUILTIN: dict[str, str] = {
     "openai": "agentlab.adapters.openai_responses.provider:SPEC",
     "anthropic": "agentlab.adapters.anthropic_messages.provider:SPEC",
+    "anthropic_bedrock": "agentlab.adapters.anthropic_platforms.provider:BEDROCK",
+    "anthropic_vertex": "agentlab.adapters.anthropic_platforms.provider:VERTEX",
     "google": "agentlab.adapters.google_gemini.provider:SPEC",
     "deepseek": "agentlab.adapters.openai_chat.provider:DEEPSEEK",
     "openrouter": "agentlab.adapters.openai_chat.provider:OPENROUTER",

@@ -28,7 +28,8 @@ them. Everything the two providers had each written for themselves lives here in
   ``StreamInterruptedError``.
 
 :func:`assemble` is the streaming driver: build, yield the request's diagnostics, open the HTTP
-answer (the adapter's SDK call), frame its SSE text (:mod:`agentlab.assembly.sse`) into ``feed``, then
+answer (the adapter's SDK call), frame its body into ``feed`` (SSE, :mod:`agentlab.assembly.sse`,
+unless the call names another framing: Claude on Bedrock streams AWS's binary event stream), then
 ``finish``; it is the only generator level between the SDK's line iterator and the run.
 """
 
@@ -60,7 +61,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 from agentlab.neutral.request import ModelRequest
 from agentlab.neutral.usage import CallUsage
 
-__all__ = ["Assembler", "Completion", "WireCall", "assemble", "assembler_for", "stamped"]
+__all__ = ["Assembler", "Completion", "Framing", "WireCall", "assemble", "assembler_for", "stamped"]
 
 _perf = time.perf_counter
 _new = object.__new__
@@ -331,6 +332,29 @@ class Assembler:
 # ---------------------------------------------------------------------- the driver
 
 
+class Framing(Protocol):
+    """Cuts a streamed body into the payloads ``Assembler.feed`` takes (``SSEDecoder``'s methods).
+
+    A framing is said as data on the call (:attr:`WireCall.framing`), so a new one needs no branch here.
+    """
+
+    def chunk_bytes(self, raw: bytes) -> list[bytes]:
+        """The payload of each event ``raw`` completes."""
+        ...
+
+    def chunk(self, text: str) -> list[str]:
+        """The same, for a body delivered as text."""
+        ...
+
+    def end_bytes(self) -> bytes | None:
+        """What is left when the body ends (``None``: nothing)."""
+        ...
+
+    def end(self) -> str | None:
+        """The same, for a body delivered as text."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class WireCall:
     """An opened HTTP answer, as :func:`assemble` reads it (the adapter's SDK call made it).
@@ -346,6 +370,9 @@ class WireCall:
     close: Callable[[], Awaitable[Any]]
     errors: tuple[type[BaseException], ...]
     translate: Callable[[BaseException, str | None], AgentlabError]
+    framing: Callable[[], Framing] = SSEDecoder
+    """How ``chunks`` are cut into events: SSE by default; a framing whose ``end_bytes`` returns what
+    is left of a cut event makes that a cut stream (``Assembler.feed_last``)."""
 
 
 class _Built(Protocol):
@@ -415,7 +442,7 @@ async def assemble(
             for ev in asm.feed_body(body):
                 yield ev
         else:
-            frame = SSEDecoder()
+            frame = call.framing()
             in_bytes, in_text = frame.chunk_bytes, frame.chunk
             feed = asm.feed
             try:

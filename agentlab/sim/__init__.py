@@ -66,6 +66,14 @@ required back on function calls, checked by HMAC over call and position) and ``s
 ``:streamGenerateContent`` / ``:countTokens`` and ``GET .../models[/{model}]``, key in
 ``x-goog-api-key`` or ``key=``; :func:`gemini_client` wires a ``google.genai.Client`` to it.
 
+Claude on AWS Bedrock and Google Vertex AI (:mod:`agentlab.sim.anthropic.platforms`): the same
+``sim-thinker`` models at Bedrock's ``/model/{model}/invoke[-with-response-stream]`` (AWS event
+stream, AWS JSON errors, no ``model`` in the body, ``anthropic_version: "bedrock-2023-05-31"``) and
+Vertex's ``/v1/projects/{p}/locations/{r}/publishers/anthropic/models/{model}:rawPredict`` /
+``:streamRawPredict`` (``vertex-2023-10-16``); thinking signatures are keyed per platform, so one
+platform's blocks are refused ("Invalid `signature`") on the others. :func:`anthropic_bedrock_client`
+and :func:`anthropic_vertex_client` wire the SDK's platform clients to it.
+
 Chat Completions (:mod:`agentlab.sim.chat.completions`): six dialects as profiles behind
 the ``openai`` SDK's ``chat.completions``: ``sim-deepseek`` (DeepSeek thinking mode; a tool-call
 assistant message without its ``reasoning_content`` is the real 400), ``sim-router-gemini`` /
@@ -116,17 +124,22 @@ first call).
 from __future__ import annotations
 
 from agentlab.sim.anthropic import messages as anthropic_messages
+from agentlab.sim.anthropic import platforms as anthropic_platforms
 from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.clients import (
     ANTHROPIC_BASE_URL,
+    BEDROCK_BASE_URL,
     DEEPSEEK_BASE_URL,
     GEMINI_BASE_URL,
     LOCAL_BASE_URL,
     OPENAI_BASE_URL,
     OPENROUTER_BASE_URL,
     SIM_API_KEY,
+    VERTEX_BASE_URL,
+    anthropic_bedrock_client,
     anthropic_client,
     anthropic_sync_client,
+    anthropic_vertex_client,
     chat_client,
     gemini_client,
     openai_client,
@@ -146,6 +159,7 @@ from agentlab.sim.transport import SimTransport
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "BEDROCK_BASE_URL",
     "CHAT_MODELS",
     "DEEPSEEK_BASE_URL",
     "GEMINI_BASE_URL",
@@ -156,14 +170,17 @@ __all__ = [
     "OPENROUTER_BASE_URL",
     "RESPONSES_MODELS",
     "SIM_API_KEY",
+    "VERTEX_BASE_URL",
     "FaultSpecError",
     "PaceError",
     "Route",
     "SimProtocol",
     "SimTransport",
     "Simulator",
+    "anthropic_bedrock_client",
     "anthropic_client",
     "anthropic_sync_client",
+    "anthropic_vertex_client",
     "chat_client",
     "gemini_client",
     "openai_client",
@@ -182,3 +199,5 @@ register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)
 register_protocol(chat_completions.OPENROUTER_PROTOCOL)
 register_protocol(chat_completions.ZAI_PROTOCOL)
+register_protocol(anthropic_platforms.BEDROCK)
+register_protocol(anthropic_platforms.VERTEX)

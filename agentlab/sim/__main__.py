@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         print(
+            f"  Claude on Bedrock base_url=http://127.0.0.1:{port} (AnthropicBedrock), on Vertex "
+            f"base_url=http://127.0.0.1:{port}/v1 (AnthropicVertex)  models: sim-thinker, sim-thinker-legacy",
+            flush=True,
+        )
+        print(
             f"  Chat Completions: DeepSeek base_url=http://127.0.0.1:{port} (sim-deepseek), OpenRouter "
             f"http://127.0.0.1:{port}/api/v1 (sim-router-gemini/-claude/-openai), local "
             f"http://127.0.0.1:{port}/v1 (sim-local, sim-local-reasoning)",

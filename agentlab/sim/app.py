@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 import agentlab.sim.errors as E
 import agentlab.sim.faults as faults
@@ -174,7 +175,13 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
     """
     protocol = match.protocol
     req = _parse_body(protocol, body)
-    raw_model = str(req.get("model") or match.params.get("model") or "")
+    if protocol.check_body is not None:
+        try:
+            protocol.check_body(req)
+        except E.SimError as err:
+            raise _Refused(_render(protocol, err, body)) from None
+    # A model in the path arrives percent-encoded (``sim-thinker%2Bfault%3D429x1``), as servers see it.
+    raw_model = str(req.get("model") or unquote(match.params.get("model") or ""))
     try:
         model, model_fault, pace = parse_options(raw_model)
     except PaceError as err:

@@ -22,6 +22,11 @@ OPENAI_BASE_URL = "http://sim.agentlab.local/v1"
 ANTHROPIC_BASE_URL = "http://sim.agentlab.local"
 #: What google-genai's ``HttpOptions.base_url`` takes (the SDK appends ``/v1beta/models/...``).
 GEMINI_BASE_URL = "http://sim.agentlab.local"
+#: Claude on Bedrock: ``AnthropicBedrock``'s ``base_url`` (the SDK appends ``/model/{id}/invoke``).
+BEDROCK_BASE_URL = "http://sim.agentlab.local"
+#: Claude on Vertex: ``AnthropicVertex``'s ``base_url`` (the SDK appends ``/projects/...:rawPredict``).
+VERTEX_BASE_URL = "http://sim.agentlab.local/v1"
+_AWS_CREDENTIALS = ("aws_access_key", "aws_secret_key", "aws_session_token", "aws_profile")
 #: Chat Completions hosts, as each SDK ``base_url`` takes them (the SDK appends ``/chat/completions``).
 DEEPSEEK_BASE_URL = "http://sim.agentlab.local"
 OPENROUTER_BASE_URL = "http://sim.agentlab.local/api/v1"
@@ -102,6 +107,41 @@ def anthropic_sync_client(**kw: Any) -> anthropic.Anthropic:
     import anthropic
 
     return _sdk_client(anthropic.Anthropic, ANTHROPIC_BASE_URL, kw, sync=True)
+
+
+def anthropic_bedrock_client(**kw: Any) -> anthropic.AsyncAnthropicBedrock:
+    """An ``anthropic.AsyncAnthropicBedrock`` talking to the in-process simulator (options as above).
+
+    It authenticates with the placeholder as a Bedrock API key (bearer), unless AWS credentials
+    are given (``aws_access_key``/``aws_secret_key``...: the SDK then signs with SigV4, which the
+    simulator checks for shape); region ``us-east-1`` unless given.
+    """
+    import anthropic
+    import httpx2
+
+    transport, rest = _split(kw)
+    if not any(k in rest for k in _AWS_CREDENTIALS):
+        rest.setdefault("api_key", SIM_API_KEY)
+    rest.setdefault("aws_region", "us-east-1")
+    rest.setdefault("base_url", BEDROCK_BASE_URL)
+    return anthropic.AsyncAnthropicBedrock(http_client=httpx2.AsyncClient(transport=transport), **rest)
+
+
+def anthropic_vertex_client(**kw: Any) -> anthropic.AsyncAnthropicVertex:
+    """An ``anthropic.AsyncAnthropicVertex`` talking to the in-process simulator (options as above).
+
+    The placeholder is its OAuth access token (``access_token``); region ``us-east5`` and project
+    ``sim-project`` unless given.
+    """
+    import anthropic
+    import httpx2
+
+    transport, rest = _split(kw)
+    rest.setdefault("access_token", rest.pop("api_key", None) or SIM_API_KEY)
+    rest.setdefault("region", "us-east5")
+    rest.setdefault("project_id", "sim-project")
+    rest.setdefault("base_url", VERTEX_BASE_URL)
+    return anthropic.AsyncAnthropicVertex(http_client=httpx2.AsyncClient(transport=transport), **rest)
 
 
 def gemini_client(**kw: Any) -> genai.Client:

@@ -109,6 +109,10 @@ class SimProtocol:
     #: ``model_rules(real_name, request)`` refuses (raises ``SimError``) what that real model does
     #: not take though its simulated model would (Claude's thinking modes); real names only.
     model_rules: Callable[[str, dict[str, Any]], None] | None = None
+    #: ``check_body(request)`` refuses (raises ``SimError``) a body the platform's own rules refuse
+    #: before the model is looked up, on the body as sent (Bedrock: no ``model`` key, its
+    #: ``anthropic_version``); the handler then gets it with the model filled in.
+    check_body: Callable[[dict[str, Any]], None] | None = None
 
 
 def served_model(protocol: SimProtocol, name: str, real_models: bool) -> str | None:

@@ -24,7 +24,9 @@ remembers, so the simulator stays stateless like the real stateless modes.
   and accepts URL-safe too (the Python SDK re-encodes), so both decode to the same bytes here.
 
 Each provider uses its own key derived from the simulator secret, so one provider's opaque item can
-never verify at the other's endpoint.
+never verify at the other's endpoint. Claude's thinking is keyed per platform too (``platform``:
+``""`` for Anthropic's API, ``"bedrock"``, ``"vertex"``): a block signed on Bedrock is an invalid
+signature on Anthropic's API and on Vertex, and the reverse, as on the real services.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ FIXED_TIMESTAMP = 1_767_225_600
 
 def _key(secret: bytes, purpose: str) -> bytes:
     return hmac.new(secret, purpose.encode(), hashlib.sha256).digest()
+
+
+def _claude_key(secret: bytes, purpose: str, platform: str) -> bytes:
+    """The key of Claude's opaque blocks on one platform (Anthropic's own API keeps the original key)."""
+    return _key(secret, f"{purpose}@{platform}" if platform else purpose)
 
 
 def _keystream(key: bytes, iv: bytes, n: int) -> bytes:
@@ -106,14 +113,19 @@ class Signer:
     secret: bytes = field(default=DEFAULT_SECRET, repr=False)
 
     # -- Anthropic thinking --------------------------------------------------------------------
-    def sign_thinking(self, text: str, position: int, layout: bytes = bytes(LAYOUT_BYTES)) -> str:
+    def sign_thinking(
+        self, text: str, position: int, layout: bytes = bytes(LAYOUT_BYTES), *, platform: str = ""
+    ) -> str:
         """Signature for a thinking block showing ``text`` at content index ``position`` of a turn."""
         digest = hashlib.sha256(text.encode()).digest()[:16]
         head = struct.pack(">BH", _SIG_VERSION, position) + _layout(layout) + digest
-        tag = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
+        key = _claude_key(self.secret, "anthropic-thinking", platform)
+        tag = hmac.new(key, b"thinking" + head, hashlib.sha256).digest()
         return base64.b64encode(head + tag).decode()
 
-    def check_thinking(self, text: Any, signature: Any, position: int) -> tuple[str, bytes | None]:
+    def check_thinking(
+        self, text: Any, signature: Any, position: int, *, platform: str = ""
+    ) -> tuple[str, bytes | None]:
         """(verdict, signed turn layout): ``ok``, ``invalid_signature`` or ``modified``."""
         if not isinstance(signature, str) or not isinstance(text, str):
             return ThinkingVerdict.INVALID, None
@@ -122,7 +134,8 @@ class Signer:
         if raw is None or len(raw) != n_head + 32 or raw[0] != _SIG_VERSION:
             return ThinkingVerdict.INVALID, None
         head, tag = raw[:n_head], raw[n_head:]
-        want = hmac.new(_key(self.secret, "anthropic-thinking"), b"thinking" + head, hashlib.sha256).digest()
+        key = _claude_key(self.secret, "anthropic-thinking", platform)
+        want = hmac.new(key, b"thinking" + head, hashlib.sha256).digest()
         if not hmac.compare_digest(tag, want):
             return ThinkingVerdict.INVALID, None
         (pos,) = struct.unpack(">H", head[1:3])
@@ -133,17 +146,19 @@ class Signer:
 
     # -- Anthropic redacted_thinking ------------------------------------------------------------
 
-    def seal_redacted(self, hidden: str, position: int, layout: bytes = bytes(LAYOUT_BYTES)) -> str:
+    def seal_redacted(
+        self, hidden: str, position: int, layout: bytes = bytes(LAYOUT_BYTES), *, platform: str = ""
+    ) -> str:
         """``redacted_thinking.data`` hiding ``hidden`` at content index ``position`` of a turn."""
         plain = hidden.encode()
-        key = _key(self.secret, "anthropic-redacted")
+        key = _claude_key(self.secret, "anthropic-redacted", platform)
         iv = hmac.new(key, b"iv" + plain, hashlib.sha256).digest()[:12]
         head = struct.pack(">BH", _RED_VERSION, position) + _layout(layout) + iv
         body = _xor(plain, _keystream(key, iv, len(plain)))
         tag = hmac.new(key, head + body, hashlib.sha256).digest()
         return base64.b64encode(head + body + tag).decode()
 
-    def open_redacted(self, data: Any, position: int) -> tuple[str, bytes] | None:
+    def open_redacted(self, data: Any, position: int, *, platform: str = "") -> tuple[str, bytes] | None:
         """(hidden text, signed turn layout), or None when ``data`` is not ours, tampered or moved."""
         if not isinstance(data, str):
             return None
@@ -152,7 +167,7 @@ class Signer:
         if raw is None or len(raw) < n_head + 32 or raw[0] != _RED_VERSION:
             return None
         head, body, tag = raw[:n_head], raw[n_head:-32], raw[-32:]
-        key = _key(self.secret, "anthropic-redacted")
+        key = _claude_key(self.secret, "anthropic-redacted", platform)
         if not hmac.compare_digest(tag, hmac.new(key, head + body, hashlib.sha256).digest()):
             return None
         (pos,) = struct.unpack(">H", head[1:3])

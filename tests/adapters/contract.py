@@ -294,6 +294,44 @@ register(
 )
 
 
+def _anthropic_platform(platform: str) -> Callable[[Any, int, str], Adapter]:
+    """Claude on Bedrock or Vertex: the platform's SDK client on the simulator's platform routes."""
+
+    def build(transport: RecordingTransport, max_retries: int, model: str) -> Adapter:
+        import agentlab.sim as sim
+        from agentlab.adapters import anthropic_platforms as ap
+
+        if platform == "bedrock":
+            client = sim.anthropic_bedrock_client(transport=transport, max_retries=max_retries)
+            return ap.AnthropicBedrockAdapter(model, client=client)
+        vertex = sim.anthropic_vertex_client(transport=transport, max_retries=max_retries)
+        return ap.AnthropicVertexAdapter(model, client=vertex)
+
+    return build
+
+
+def _anthropic_platform_assembler(platform: str) -> Callable[[], Assembler]:
+    def make() -> Assembler:
+        from agentlab.adapters.anthropic_platforms import _adapter
+
+        cls = _adapter.BedrockMessageAssembler if platform == "bedrock" else _adapter.VertexMessageAssembler
+        return cls(model="sim-thinker", base_url=None)
+
+    return make
+
+
+for _platform in ("bedrock", "vertex"):
+    register(
+        AdapterCase(
+            f"anthropic_{_platform}",
+            "sim-thinker",
+            _anthropic_platform(_platform),
+            assembler=_anthropic_platform_assembler(_platform),
+            tool_call_wire=_anthropic_tool_call,
+        )
+    )
+
+
 def _gemini_simulated() -> bool:
     """Whether ``agentlab.sim`` serves Gemini yet (then the case runs on it, like the other two)."""
     import agentlab.sim

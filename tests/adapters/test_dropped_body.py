@@ -19,6 +19,7 @@ import openai
 import pytest
 
 from agentlab.adapters.anthropic_messages import _errors as anthropic_errors
+from agentlab.adapters.anthropic_platforms import _errors as platform_errors
 from agentlab.adapters.google_gemini import _errors as gemini_errors
 from agentlab.adapters.openai_chat import _errors as chat_errors
 from agentlab.adapters.openai_responses import _errors as responses_errors
@@ -31,6 +32,10 @@ Translate = Callable[[BaseException], AgentlabError]
 FAMILIES: dict[str, tuple[Translate, type[Exception] | None]] = {
     "openai_responses": (responses_errors.translate, openai.APIConnectionError),
     "anthropic_messages": (anthropic_errors.translate, anthropic.APIConnectionError),
+    "anthropic_platforms": (
+        lambda exc: platform_errors.translate_bedrock(exc, "anthropic_bedrock"),
+        anthropic.APIConnectionError,
+    ),
     "openai_chat": (lambda exc: chat_errors.translate(exc, "deepseek"), openai.APIConnectionError),
     "google_gemini": (gemini_errors.translate, None),
 }

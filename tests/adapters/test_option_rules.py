@@ -260,3 +260,32 @@ def test_reviewed_options_fail_before_run_started(
         al.Run(model, "What is 2+2?", event_log=log, **kw)
     assert "\n" not in str(info.value)
     assert not log.exists() and sent == []
+
+
+def test_a_key_belongs_to_the_longest_provider_prefix_it_starts_with() -> None:
+    """``toyx`` and ``toyx_sub`` registered: ``toyx_sub_seed`` is the second's key, not ``toyx``'s.
+
+    A platform named after its provider (``anthropic_bedrock``) would otherwise have its keys slip
+    into a plain ``anthropic`` run's body under a wrong name.
+    """
+    from agentlab.adapters.registry import register_provider, unregister_provider
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+
+    def spec(name: str) -> ProviderSpec:
+        return ProviderSpec(name=name, api="toy", label=name, adapter="toy.a:A", usage="toy.u:u")
+
+    outer = register_provider(spec("toyx"))
+    inner = register_provider(spec("toyx_sub"))
+    try:
+        req = ModelRequest(model="m", items=(UserItem(text="hi"),), provider_options={"toyx_sub_seed": 1})
+        with pytest.raises(InvalidSettingsError, match=r"\['toyx_sub_seed'\] are for another provider"):
+            outer.check_provider_options(req)
+        inner.check_provider_options(req)  # its own key
+        own = req.model_copy(update={"provider_options": {"toyx_seed": 1}})
+        outer.check_provider_options(own)
+        with pytest.raises(InvalidSettingsError, match="for another provider"):
+            inner.check_provider_options(own)
+    finally:
+        unregister_provider("toyx_sub")
+        unregister_provider("toyx")

@@ -161,7 +161,7 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
 DROP: tuple[str, ...] = ("openai", "google", "zai", "xai_chat", "vllm", "llamacpp", "ollama", "chat")
 DROP += ("xai", "deepseek_responses", "azure", "mantle")
 DROP += ("vllm_responses", "ollama_responses", "lmstudio_responses")
-THINKING_OFF = ("anthropic", "deepseek", "openrouter", "moonshot")
+THINKING_OFF = ("anthropic", "anthropic_bedrock", "anthropic_vertex", "deepseek", "openrouter", "moonshot")
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.
@@ -185,7 +185,13 @@ def _provider_literals() -> set[tuple[str, str]]:
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         if rel.startswith(
-            ("adapters/openai_responses/", "adapters/anthropic_messages/", "adapters/openai_chat/", "sim/")
+            (
+                "adapters/openai_responses/",
+                "adapters/anthropic_messages/",
+                "adapters/anthropic_platforms/",
+                "adapters/openai_chat/",
+                "sim/",
+            )
         ):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -206,9 +212,7 @@ def _only_big_models_refuse(model: str) -> str | None:
 
 def test_a_drop_rule_decides_per_model() -> None:
     """A provider whose models differ (a router's backing model) answers per model, not per provider."""
-    register_provider(
-        _spec(drop_rule=f"{__name__}:_only_big_models_refuse", drop_with_reasoning=True)
-    )
+    register_provider(_spec(drop_rule=f"{__name__}:_only_big_models_refuse", drop_with_reasoning=True))
     try:
         with pytest.raises(agentlab.InvalidSettingsError, match="this dummy model wants its items back"):
             agentlab.Run("dummy:big-1", "q", continuation_policy="drop")

@@ -30,6 +30,8 @@ KEY = "sk-loopback-4c1d"
 BASE_PATH = {
     "openai": "/v1",
     "anthropic": "",
+    "anthropic_bedrock": "",
+    "anthropic_vertex": "/v1",
     "google": "",
     "deepseek": "",
     "openrouter": "/api/v1",

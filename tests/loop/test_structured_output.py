@@ -245,6 +245,8 @@ def _simulated_models() -> list[str]:
 NO_STRUCTURED = {
     "deepseek:sim-deepseek": "This response_format type is unavailable now",
     "anthropic:sim-thinker-legacy": "structured outputs",
+    "anthropic_bedrock:sim-thinker-legacy": "structured outputs",
+    "anthropic_vertex:sim-thinker-legacy": "structured outputs",
     # Gemini 2.5 takes a schema, but not beside function declarations (the test's run has a tool)
     "google:sim-gemini-legacy": "Function calling with a response mime type",
 }

@@ -21,11 +21,25 @@ from agentlab.records.memory import MemoryStore
         "sk-proj-abcdefghijklmnopqrstuvwx",
         "sk-abcdefghijklmnopqrstuv",
         "Bearer abcdefghijklmnopq.rst",
+        "Bearer ABSKQmVkcm9ja0FQSUtleS+abc/def0123456789==",
+        "x-amz-security-token:IQoJb3JpZ2luX2VjEFAaCXVz+ZWFzdC0x/EiK==",
     ],
 )
 def test_redact_secrets(secret: str) -> None:
     out = redact_secrets(f"key={secret} end")
     assert secret not in out and "[REDACTED]" in out and out.endswith(" end")
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("Authorization: Bearer ABSKQmVkcm9ja0FQSUtleS+abc/def0123456789== end", "Authorization: "),
+        ("x-amz-security-token:IQoJb3JpZ2luX2VjEFAaCXVz+ZWFzdC0x/EiK== end", ""),
+    ],
+)
+def test_a_base64_token_is_redacted_whole(line: str, kept: str) -> None:
+    """A Bedrock API key and an AWS session token are base64: no tail after a ``+`` or ``/`` survives."""
+    assert redact_secrets(line) == f"{kept}[REDACTED] end"
 
 
 def test_redact_structures() -> None:

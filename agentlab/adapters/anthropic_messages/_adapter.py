@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import os
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 import httpx2
@@ -42,7 +42,7 @@ from agentlab.errors import (
 )
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
+__all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "MessagesAdapter", "build_request"]
 
 API = "messages"
 
@@ -74,17 +74,24 @@ def _require_auth(client: anthropic.AsyncAnthropic) -> None:
     raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
 
 
-class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
-    """Maps ``ModelRequest`` onto ``POST /v1/messages`` and its answer back onto agentlab events.
+MessagesClient = TypeVar(
+    "MessagesClient",
+    bound="anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex",
+)
+"""The anthropic SDK's async clients that speak Messages: Anthropic's API, Bedrock's, Vertex's."""
 
-    Construction, the client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``);
-    ``max_retries``/``timeout`` are the client's settings here, and a new real client needs ``api_key``
-    or ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; ``MissingApiKeyError`` otherwise).
+
+class MessagesAdapter(SDKAdapter[MessagesClient]):
+    """Maps ``ModelRequest`` onto a Messages call and its answer back onto agentlab events.
+
+    On any of the SDK's Messages clients: :class:`AnthropicMessagesAdapter` is Anthropic's API, and
+    :mod:`agentlab.adapters.anthropic_platforms` the Bedrock and Vertex clients. Construction, the
+    client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``); ``max_retries``/
+    ``timeout`` are the client's settings here.
     """
 
     provider = PROVIDER
     api = API
-    client_type = anthropic.AsyncAnthropic
     assembler_class = MessageAssembler
 
     def _client_options(self) -> dict[str, Any]:
@@ -96,19 +103,7 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     def _simulator_options(self, api_key: str | None) -> dict[str, Any]:
         return {**self._client_options(), **super()._simulator_options(api_key)}
 
-    def _real_client(self, api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropic:
-        key = self._key(api_key, "ANTHROPIC_API_KEY")
-        if not (key or os.environ.get("ANTHROPIC_AUTH_TOKEN")):  # the SDK reads the token itself
-            raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
-        kw = self._client_options()
-        if key:
-            kw["api_key"] = key
-        if base_url is not None:
-            kw["base_url"] = base_url
-        return anthropic.AsyncAnthropic(**kw)
-
     def _connect(self) -> str | None:
-        _require_auth(self._client)
         # The SDK retries HTTP errors itself; the run reads this to avoid retrying them again.
         self.max_retries = int(self._client.max_retries)
         return super()._connect()
@@ -124,8 +119,10 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
 
     def build(self, request: ModelRequest) -> BuiltRequest[dict[str, Any]]:
         """The body this adapter would send for ``request`` (no I/O); raises ``InvalidSettingsError``."""
-        check_request(PROVIDER, self.model, request)
-        return build_request(request, base_url=self.base_url, extra_headers=self._headers)
+        check_request(self.provider, self.model, request)
+        return build_request(
+            request, base_url=self.base_url, extra_headers=self._headers, provider=self.provider
+        )
 
     def _check_nonstreaming(self, max_tokens: int) -> None:
         """Refuse a non-streaming call the SDK would refuse, before it is called.
@@ -159,6 +156,14 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
             kwargs["stream"] = True
         return kwargs
 
+    def _request_id(self, sdk_id: str | None, headers: httpx2.Headers) -> str | None:
+        """The answer's request id: the SDK reads Anthropic's ``request-id`` header (a platform, its own)."""
+        return sdk_id
+
+    def _translate(self, exc: BaseException) -> AgentlabError:
+        """The one translation of this adapter's SDK exceptions (a platform client reads its own shapes)."""
+        return translate(exc, self.provider)
+
     async def _open(self, built: BuiltRequest[dict[str, Any]], request: ModelRequest) -> WireCall:
         """Send the body through the SDK (credentials, retries, status errors); the raw answer back.
 
@@ -176,26 +181,27 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 )
                 resp = await cm.__aenter__()
                 return WireCall(
-                    request_id=resp.request_id,
+                    request_id=self._request_id(resp.request_id, resp.http_response.headers),
                     chunks=resp.http_response.aiter_bytes(),
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
                     errors=(httpx2.HTTPError,),
-                    translate=_broken,
+                    # A connection that broke mid-stream: retryable (a new call may well succeed).
+                    translate=partial(broken_stream, provider=self.provider),
                 )
             raw = await self._client.messages.with_raw_response.create(
                 **self._call_kwargs(built, stream=False), timeout=self._client.timeout
             )
             return WireCall(
-                request_id=raw.request_id,
+                request_id=self._request_id(raw.request_id, raw.http_response.headers),
                 chunks=None,
                 read=raw.read,
                 close=_nothing,
                 errors=(Exception,),
-                translate=lambda exc, _rid: translate(exc),
+                translate=lambda exc, _rid: self._translate(exc),
             )
         except Exception as exc:
-            failure = translate(exc)
+            failure = self._translate(exc)
         raise failure
 
 
@@ -203,5 +209,26 @@ async def _nothing() -> None:
     """A non-streaming raw response holds no open stream (the SDK read it whole)."""
 
 
-_broken = partial(broken_stream, provider=PROVIDER)
-"""A connection that broke mid-stream: retryable (a new call may well succeed)."""
+class AnthropicMessagesAdapter(MessagesAdapter[anthropic.AsyncAnthropic]):
+    """``POST /v1/messages`` on Anthropic's API, through ``anthropic.AsyncAnthropic``.
+
+    A new real client needs ``api_key`` or ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``;
+    ``MissingApiKeyError`` otherwise).
+    """
+
+    client_type = anthropic.AsyncAnthropic
+
+    def _real_client(self, api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropic:
+        key = self._key(api_key, "ANTHROPIC_API_KEY")
+        if not (key or os.environ.get("ANTHROPIC_AUTH_TOKEN")):  # the SDK reads the token itself
+            raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
+        kw = self._client_options()
+        if key:
+            kw["api_key"] = key
+        if base_url is not None:
+            kw["base_url"] = base_url
+        return anthropic.AsyncAnthropic(**kw)
+
+    def _connect(self) -> str | None:
+        _require_auth(self._client)
+        return super()._connect()

@@ -30,8 +30,21 @@ __all__ = ["PROVIDER", "in_stream_error", "retry_after", "translate"]
 
 PROVIDER = "anthropic"
 
-# In-stream ``error`` event types a caller may retry (a *new* call; never transparently).
-_RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+# In-stream ``error`` event types a caller may retry (a *new* call; never transparently). Claude on
+# Bedrock reports in-stream failures as AWS event-stream exceptions, named in AWS's camelCase.
+_RETRYABLE_TYPES = frozenset(
+    {
+        "overloaded_error",
+        "api_error",
+        "rate_limit_error",
+        "timeout_error",
+        "throttlingException",
+        "serviceUnavailableException",
+        "internalServerException",
+        "modelStreamErrorException",
+        "modelTimeoutException",
+    }
+)
 # Error types that mean overloaded whatever the status (besides 503/529, the shared ladder's).
 _OVERLOADED_TYPES = frozenset({"overloaded_error"})
 
@@ -49,8 +62,11 @@ def _body_error(body: object) -> tuple[str | None, str | None, str | None]:
     return etype, msg, rid if isinstance(rid, str) else None
 
 
-def translate(exc: BaseException) -> AgentlabError:
-    """Map an SDK (or transport) exception onto agentlab's error tree. Unknown ones are wrapped."""
+def translate(exc: BaseException, provider: str = PROVIDER) -> AgentlabError:
+    """Map an SDK (or transport) exception onto agentlab's error tree. Unknown ones are wrapped.
+
+    ``provider``: the registry entry the errors are tagged with (a platform serving Claude passes its own).
+    """
     if isinstance(exc, AgentlabError):
         return exc
     if isinstance(exc, anthropic.APIStatusError):
@@ -59,34 +75,36 @@ def translate(exc: BaseException) -> AgentlabError:
         return status_error(
             status,
             provider_text(msg or exc.api_message or f"HTTP {status}"),
-            provider=PROVIDER,
+            provider=provider,
             error_type=etype or exc.type,
             request_id=exc.request_id or body_rid,
             headers=exc.response.headers,
             overloaded_types=_OVERLOADED_TYPES,
         )
     if isinstance(exc, anthropic.APIConnectionError):  # APITimeoutError included
-        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, anthropic.APITimeoutError))
+        return connection_error(provider, exc, timed_out=isinstance(exc, anthropic.APITimeoutError))
     if isinstance(exc, httpx2.TransportError):
         # What anthropic < 2.17 let through bare when a body read failed (2.17 wraps it, above).
-        return connection_error(PROVIDER, exc, timed_out=isinstance(exc, httpx2.TimeoutException))
+        return connection_error(provider, exc, timed_out=isinstance(exc, httpx2.TimeoutException))
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ProviderAPIError(
-            "response did not match the Messages API schema", provider=PROVIDER, status=exc.status_code
+            "response did not match the Messages API schema", provider=provider, status=exc.status_code
         )
     if isinstance(exc, anthropic.AnthropicError):
-        return ProviderError(f"{type(exc).__name__}: {provider_text(str(exc))}", provider=PROVIDER)
+        return ProviderError(f"{type(exc).__name__}: {provider_text(str(exc))}", provider=provider)
     # Anything else (a pydantic or JSON error while the SDK read or wrote a body, a bug) may quote the
     # body it touched: described by type and position only.
-    return ProviderError(f"unexpected {type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
+    return ProviderError(f"unexpected {type(exc).__name__}: {wire_error_text(exc)}", provider=provider)
 
 
-def in_stream_error(obj: dict[str, Any], *, request_id: str | None) -> StreamInterruptedError:
+def in_stream_error(
+    obj: dict[str, Any], *, request_id: str | None, provider: str = PROVIDER
+) -> StreamInterruptedError:
     """An SSE ``error`` event (HTTP status was 200): typed by its ``error.type``, never retried here."""
     etype, msg, body_rid = _body_error(obj)
     return StreamInterruptedError(
         f"the stream reported an error: {provider_text(msg) if msg else 'no message'}",
-        provider=PROVIDER,
+        provider=provider,
         error_type=etype,
         request_id=request_id or body_rid,
         retryable=etype in _RETRYABLE_TYPES,

@@ -36,6 +36,7 @@ __all__ = [
     "accepts_effort",
     "adaptive_preferred",
     "capabilities",
+    "family_id",
     "nonstreaming_limit",
 ]
 
@@ -117,11 +118,29 @@ _SIM_LEGACY = "sim-thinker-legacy"
 _UNKNOWN = AnthropicModel("unknown", True, None, None, False, None, True, known=False)
 
 
+_PLATFORM_PREFIX = re.compile(r"^(?:[a-z-]+\.)?anthropic\.")
+_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
+
+
+def family_id(model: str) -> str:
+    """A platform's id for a Claude model in Anthropic's spelling, which the table's rows read.
+
+    Bedrock: ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` (an inference profile's region prefix,
+    ``anthropic.``, a ``-v1:0`` version); Vertex: ``claude-sonnet-4-5@20250929``. Both name the same
+    models, with the same thinking rules, as ``claude-sonnet-4-5-20250929``.
+    """
+    m = _PLATFORM_PREFIX.sub("", model)
+    if m != model:
+        m = _BEDROCK_VERSION.sub("", m)
+    return m.replace("@", "-")
+
+
 def capabilities(model: str) -> AnthropicModel:
-    """The rules for ``model`` (a row of the table, or the documented default)."""
+    """The rules for ``model`` (a row of the table, or the documented default); platform ids too."""
     m = simulated_base(model).lower()
     if is_simulated(m):
         return _SIM_LEGACY_ROW if m == _SIM_LEGACY else _SIM_ROW
+    m = family_id(m)
     for pattern, row in _ROWS:
         if pattern.match(m):
             return row

@@ -215,12 +215,13 @@ def _check_knobs(req: ModelRequest) -> None:
             )
 
 
-def check_options(req: ModelRequest, adapter: object | None = None) -> None:
+def check_options(req: ModelRequest, adapter: object | None = None, *, provider: str = PROVIDER) -> None:
     """The request's knobs checked against the Messages API's rules, as ``build_request`` checks them.
 
     A run calls this when it is constructed (through ``ProviderSpec.check_options``), so a knob the
     API would refuse fails before anything is sent or logged. ``adapter``: the run's own adapter,
     when given; its ``api_version`` (an ``anthropic-version`` it pins) decides the sampling rule.
+    ``provider``: the registry entry whose rules apply (a platform serving Claude passes its own).
 
     It is the build itself, on the request as it stands (no opaque items yet): every rule the build
     applies (thinking budget, sampling, cache breakpoints, tool results) fails here, with the same
@@ -228,7 +229,7 @@ def check_options(req: ModelRequest, adapter: object | None = None) -> None:
     """
     version = getattr(adapter, "api_version", None)
     pinned = {"anthropic-version": version} if isinstance(version, str) and version != API_VERSION else None
-    build_request(req, base_url=getattr(adapter, "base_url", None), extra_headers=pinned)
+    build_request(req, base_url=getattr(adapter, "base_url", None), extra_headers=pinned, provider=provider)
 
 
 def _user_id(req: ModelRequest) -> str | None:
@@ -339,21 +340,25 @@ def _tool_input(item: ToolCallItem) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _usable(item: ProviderReasoningItem, model: str, base_url: str | None) -> bool:
+def _usable(item: ProviderReasoningItem, model: str, base_url: str | None, provider: str) -> bool:
     return item.block_type in _THINKING_TYPES and item.matches(
-        provider=PROVIDER, api=API, model=model, base_url=base_url
+        provider=provider, api=API, model=model, base_url=base_url
     )
 
 
-def _by_turn(req: ModelRequest, base_url: str | None) -> tuple[dict[str, list[ProviderReasoningItem]], int]:
+def _by_turn(
+    req: ModelRequest, base_url: str | None, provider: str
+) -> tuple[dict[str, list[ProviderReasoningItem]], int]:
     """This loop's reasoning blocks, grouped by the turn that made them (in block order).
 
-    Also counts how many of the continuation were made elsewhere (another provider/API/model/endpoint).
+    Also counts how many of the continuation were made elsewhere (another provider/API/model/endpoint;
+    a platform serving Claude, Bedrock or Vertex, is a provider of its own: its signatures are not
+    valid on Anthropic's API nor on the other platform).
     """
     by_turn: dict[str, list[ProviderReasoningItem]] = {}
     other = 0
     for opaque in req.continuation:
-        if _usable(opaque, req.model, base_url):
+        if _usable(opaque, req.model, base_url, provider):
             by_turn.setdefault(opaque.turn_id, []).append(opaque)
         else:
             other += 1
@@ -378,8 +383,9 @@ class _Interleaver:
 
     _shaped_repr = True
 
-    def __init__(self, by_turn: dict[str, list[ProviderReasoningItem]]) -> None:
+    def __init__(self, by_turn: dict[str, list[ProviderReasoningItem]], provider: str) -> None:
         self.by_turn = by_turn
+        self.provider = provider
         self.m = _Messages()
         self.system: list[dict[str, Any]] = []
         self.pending: list[ProviderReasoningItem] = []  # reasoning of the turn being emitted, not yet placed
@@ -409,7 +415,7 @@ class _Interleaver:
         pending = self.pending
         while pending and (idx is None or pending[0].index < idx):
             r = pending.pop(0)
-            m.push("assistant", json.loads(r.unseal(provider=PROVIDER, api=API)))
+            m.push("assistant", json.loads(r.unseal(provider=self.provider, api=API)))
             self.sent += 1
             self.carried.add(r.turn_id)
         block: dict[str, Any] | None = None
@@ -444,7 +450,9 @@ class _Interleaver:
             m.push("user", _marked(block, item.cache_breakpoint))
 
 
-def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int, trailing: int) -> None:
+def _report_dropped(
+    out: BuiltRequest[dict[str, Any]], other: int, orphans: int, trailing: int, provider: str
+) -> None:
     """One diagnostic for the reasoning items that could not be sent, by reason."""
     dropped = other + orphans + trailing
     out.reasoning_dropped = dropped
@@ -453,24 +461,24 @@ def _report_dropped(out: BuiltRequest[dict[str, Any]], other: int, orphans: int,
         ("orphaned", orphans, "their turn is not in the history"),
         ("trailing", trailing, "after the last part of their turn"),
     ):
-        add_dropped(out.diagnostics, reason=reason, provider=PROVIDER, detail=why, count=n)
+        add_dropped(out.diagnostics, reason=reason, provider=provider, detail=why, count=n)
 
 
 def _messages(
-    req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]]
+    req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]], provider: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
     """(system blocks, messages, carried turns), this loop's reasoning re-interleaved by (turn_id, index).
 
     The carried turns are those whose thinking blocks went back (the recovery decision needs them).
     """
-    by_turn, other = _by_turn(req, base_url)
+    by_turn, other = _by_turn(req, base_url, provider)
     history_turns = {
         i.turn_id
         for i in req.items
         if isinstance(i, AssistantTextItem | ToolCallItem) and i.turn_id is not None
     }
     orphans = sum(len(v) for k, v in by_turn.items() if k not in history_turns)
-    walk = _Interleaver(by_turn)
+    walk = _Interleaver(by_turn, provider)
     for item in req.items:
         if isinstance(item, AssistantTextItem | ToolCallItem):
             walk.assistant(item)
@@ -484,7 +492,7 @@ def _messages(
             msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
 
     out.reasoning_sent = walk.sent
-    _report_dropped(out, other, orphans, walk.trailing)
+    _report_dropped(out, other, orphans, walk.trailing, provider)
     return walk.system, walk.m.messages, walk.carried
 
 
@@ -759,18 +767,27 @@ def _add_knobs(req: ModelRequest, body: dict[str, Any]) -> None:
 
 
 def build_request(
-    req: ModelRequest, *, base_url: str | None, extra_headers: dict[str, str] | None = None
+    req: ModelRequest,
+    *,
+    base_url: str | None,
+    extra_headers: dict[str, str] | None = None,
+    provider: str = PROVIDER,
 ) -> BuiltRequest[dict[str, Any]]:
-    """The Messages API body for ``req`` (everything but ``stream``), or ``InvalidSettingsError``."""
-    check_provider_options(PROVIDER, req)  # the spec's declared rules (provider.py)
-    opts = req.options_for(PROVIDER)
+    """The Messages API body for ``req`` (everything but ``stream``), or ``InvalidSettingsError``.
+
+    ``provider``: the registry entry the request is built for (``anthropic``, or a platform serving
+    Claude through the same Messages body, ``anthropic_bedrock``/``anthropic_vertex``): its
+    ``provider_options`` rules and keys apply, and only thinking blocks it made go back.
+    """
+    check_provider_options(provider, req)  # the spec's declared rules (provider.py)
+    opts = req.options_for(provider)
     out: BuiltRequest[dict[str, Any]] = BuiltRequest(body={}, headers=dict(extra_headers or {}))
     _check_knobs(req)
     thinking, max_tokens = _thinking(req, opts, out.headers)
     _check_sampling_version(req, opts, out.headers.get("anthropic-version", API_VERSION))
     out.reasoning_mode = thinking["type"] if thinking else None
 
-    system, messages, carried = _messages(req, base_url, out)
+    system, messages, carried = _messages(req, base_url, out, provider)
     if not messages:
         raise InvalidSettingsError("anthropic: the request has no user or assistant messages")
     if thinking is not None:

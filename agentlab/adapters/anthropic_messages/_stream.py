@@ -200,7 +200,7 @@ class MessageAssembler(Assembler):
             return None
         if t == "error":
             self.error = ev
-            raise in_stream_error(ev, request_id=self.request_id)
+            raise in_stream_error(ev, request_id=self.request_id, provider=self.provider)
         # Unknown future event types are tolerated on purpose (the API adds them over time).
         return self.unsupported("event", t)
 
@@ -286,7 +286,9 @@ class MessageAssembler(Assembler):
         if bad is not None:
             raise self.interrupted(f"the response body is not JSON (cut short?): {bad}")
         if not isinstance(msg, dict) or msg.get("type") == "error":
-            raise in_stream_error(msg if isinstance(msg, dict) else {}, request_id=self.request_id)
+            raise in_stream_error(
+                msg if isinstance(msg, dict) else {}, request_id=self.request_id, provider=self.provider
+            )
         return self.add_message(msg)
 
     def add_message(self, msg: dict[str, Any]) -> list[AdapterEvent]:

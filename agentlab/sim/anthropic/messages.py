@@ -123,12 +123,16 @@ class _Thinking:
     interleaved: bool
 
 
-def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str) -> SimReply:
+def handle(
+    sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: str, *, platform: str = ""
+) -> SimReply:
     """Answer one Messages request (model already validated and stripped of options).
 
     The checks run in this order because the first failing one is the error the client sees: the
     body against the published schema (unknown, mistyped, missing fields), ``max_tokens``,
-    ``thinking`` and what it forbids, ``messages``, then the per-message wire rules.
+    ``thinking`` and what it forbids, ``messages``, then the per-message wire rules. ``platform``
+    (``""``: Anthropic's API; ``"bedrock"``, ``"vertex"``: :mod:`.platforms`) keys the thinking
+    signatures, so one platform's blocks are invalid on the others.
     """
     check_anthropic_request(req, headers)
     req, held = threads.expand(sim.threads, req, headers)
@@ -136,7 +140,7 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     max_tokens = _max_tokens(req)
     thinking = _thinking(req, headers, max_tokens)
     messages = _messages(req)
-    _validate(sim, req, messages, thinking.on)
+    _validate(sim, req, messages, thinking.on, platform)
     schema = anthropic_format(req, model)
     situation = _situation(req, messages, thinking.level)
     step = plan_step(situation)
@@ -155,8 +159,9 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     }
     stops = [str(x) for x in req.get("stop_sequences") or []]
     turn = _content(
-        sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task, stops=stops
-    )
+        sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task, stops=stops,
+        platform=platform,
+    )  # fmt: skip
     usage = {**usage_in, "output_tokens": turn.used, "service_tier": "standard"}
     if model != "sim-thinker-legacy":
         usage["output_tokens_details"] = {"thinking_tokens": turn.thinking_tokens}
@@ -360,7 +365,9 @@ def _past_calls(loop: list[Any]) -> tuple[PastCall, ...]:
     return tuple(PastCall(cid, n, a, state.results.get(cid)) for cid, n, a in state.uses)
 
 
-def _validate(sim: Simulator, req: dict[str, Any], messages: list[Any], thinking_on: bool) -> None:
+def _validate(
+    sim: Simulator, req: dict[str, Any], messages: list[Any], thinking_on: bool, platform: str = ""
+) -> None:
     """The wire rules on messages, in the order the real API reports them (each its own 400)."""
     for i, m in enumerate(messages):
         _check_message(i, m, len(messages) - 1)
@@ -370,7 +377,7 @@ def _validate(sim: Simulator, req: dict[str, Any], messages: list[Any], thinking
     if n_cc > 4:
         raise _bad(f"A maximum of 4 blocks with cache_control may be provided. Found {n_cc}.")
     if thinking_on:
-        _check_latest_thinking(sim, messages)
+        _check_latest_thinking(sim, messages, platform)
 
 
 def _check_message(i: int, m: Any, last: int) -> None:
@@ -409,7 +416,7 @@ def _modified(i: int, j: int) -> E.SimError:
     )
 
 
-def _check_latest_thinking(sim: Simulator, messages: list[Any]) -> None:
+def _check_latest_thinking(sim: Simulator, messages: list[Any], platform: str = "") -> None:
     """The latest assistant message: starts with thinking when it holds tool_use, its thinking intact.
 
     Every thinking signature must verify (else "Invalid `signature`") and bind its block's text and
@@ -427,7 +434,7 @@ def _check_latest_thinking(sim: Simulator, messages: list[Any]) -> None:
     present: list[tuple[int, str, str]] = []
     layouts: list[tuple[int, bytes]] = []
     for j, b in enumerate(blocks):
-        opened = _open_thinking(sim, i, j, b)
+        opened = _open_thinking(sim, i, j, b, platform)
         if opened is not None:
             present.append(opened[0])
             layouts.append((j, opened[1]))
@@ -438,18 +445,20 @@ def _check_latest_thinking(sim: Simulator, messages: list[Any]) -> None:
 
 
 def _open_thinking(
-    sim: Simulator, i: int, j: int, b: dict[str, Any]
+    sim: Simulator, i: int, j: int, b: dict[str, Any], platform: str = ""
 ) -> tuple[tuple[int, str, str], bytes] | None:
     """A thinking or redacted_thinking block's (position, type, text) and turn layout; None for others."""
     if b.get("type") == "thinking":
-        verdict, layout = sim.signer.check_thinking(b.get("thinking"), b.get("signature"), j)
+        verdict, layout = sim.signer.check_thinking(
+            b.get("thinking"), b.get("signature"), j, platform=platform
+        )
         if verdict == ThinkingVerdict.INVALID:
             raise _bad(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
         if verdict == ThinkingVerdict.MODIFIED or layout is None:
             raise _modified(i, j)
         return (j, "thinking", str(b.get("thinking"))), layout
     if b.get("type") == "redacted_thinking":
-        opened = sim.signer.open_redacted(b.get("data"), j)
+        opened = sim.signer.open_redacted(b.get("data"), j, platform=platform)
         if opened is None:
             raise _modified(i, j)
         return (j, "redacted_thinking", opened[0]), opened[1]
@@ -619,13 +628,13 @@ class _Turn:
         self.remaining -= cost
         return True
 
-    def sign(self, sim: Simulator) -> None:
+    def sign(self, sim: Simulator, platform: str = "") -> None:
         layout = turn_layout(self._signed)
         for pos, kind, text in self._signed:
             if kind == "thinking":
-                self.blocks[pos]["signature"] = sim.signer.sign_thinking(text, pos, layout)
+                self.blocks[pos]["signature"] = sim.signer.sign_thinking(text, pos, layout, platform=platform)
             else:
-                self.blocks[pos]["data"] = sim.signer.seal_redacted(text, pos, layout)
+                self.blocks[pos]["data"] = sim.signer.seal_redacted(text, pos, layout, platform=platform)
 
 
 def _content(
@@ -637,6 +646,7 @@ def _content(
     *,
     redact: bool,
     stops: Sequence[str] = (),
+    platform: str = "",
 ) -> _Turn:
     """The assistant turn: opening thinking, tool uses (each with a thought when interleaved), answer."""
     turn = _Turn(thinking, max_tokens)
@@ -665,7 +675,7 @@ def _content(
         )
     if step.answer is not None:
         _answer(turn, step.answer, stops)
-    turn.sign(sim)
+    turn.sign(sim, platform)
     return turn
 
 
