@@ -31,6 +31,7 @@ __all__ = [
     "Stream",
     "anthropic_final",
     "anthropic_stream",
+    "chat_final",
     "chat_stream",
     "gemini_final",
     "gemini_stream",
@@ -421,5 +422,21 @@ def chat_stream(n_reasoning: int, n_text: int) -> Stream:
         "completion_tokens_details": {"reasoning_tokens": n_reasoning},
     }  # fmt: skip
     pieces.append(chunk({}, "tool_calls", usage=usage))
+    pieces.append(b"data: [DONE]\n\n")
+    return Stream(b"".join(pieces), len(pieces))
+
+
+def chat_final(n_text: int = 5) -> Stream:
+    """The short closing answer of a tool loop: content deltas, the usage chunk, ``[DONE]``."""
+    base = {"id": "bench-2", "object": "chat.completion.chunk", "created": 1, "model": CHAT_MODEL}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        obj = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+    pieces = [chunk({"role": "assistant", "content": ""})]
+    pieces += [chunk({"content": d}) for d in _words(n_text)]
+    usage = {"prompt_tokens": 60, "completion_tokens": n_text, "prompt_cache_hit_tokens": 0}
+    pieces.append(chunk({}, "stop", usage=usage))
     pieces.append(b"data: [DONE]\n\n")
     return Stream(b"".join(pieces), len(pieces))
