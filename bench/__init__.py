@@ -9,7 +9,8 @@ hard-coded. Sections:
 1. ``adapters``: CPU per streamed event over a loopback socket (one HTTP chunk per SSE event, as real
    servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step;
    OpenAI, Anthropic and Gemini side by side.
-2. ``peers``: the same bytes over loopback: raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
+2. ``peers``: the same bytes over loopback on four protocols (Responses, Messages, Gemini, DeepSeek Chat):
+   raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
 3. ``startup``: ``import agentlab`` and first panel render vs ``import pydantic`` and the SDKs.
 4. ``notebook``: comm messages, bytes and delta-to-display latency of a 5,000-delta panel stream.
 5. ``compare``: ``compare`` wall time over 3 and 10 models vs slowest single run and sum.

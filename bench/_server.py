@@ -4,7 +4,9 @@ Why not ``python -m agentlab.sim serve``: the simulator computes its reply from 
 client (SDK, agentlab, LiteLLM, pydantic-ai) sends a different body, so the bytes would differ. This
 server speaks the same HTTP/1.1 as the simulator's loopback server (keep-alive, ``content-length``)
 and replies with the bodies of :mod:`bench.streams`: a request that carries a tool result gets the
-short final answer, any other request the big tool-call stream. It runs in its own process, so its
+short final answer, any other request the big tool-call stream. The path picks the protocol:
+``/messages`` Anthropic, ``generateContent`` Gemini, ``/chat/completions`` Chat Completions (the
+DeepSeek-shaped body), anything else OpenAI Responses. It runs in its own process, so its
 CPU time is not counted against the client being measured.
 
 ``--per-event`` delivers as real API servers do: ``Transfer-Encoding: chunked`` with one HTTP chunk
@@ -31,6 +33,8 @@ from pathlib import Path
 from .streams import (
     anthropic_final,
     anthropic_stream,
+    chat_final,
+    chat_stream,
     gemini_final,
     gemini_stream,
     openai_final,
@@ -71,6 +75,8 @@ def _provider(target: str) -> str:
     """Which provider's stream a request path asks for."""
     if "/messages" in target:
         return "anthropic"
+    if "/chat/completions" in target:
+        return "chat"
     if "generatecontent" in target.lower():  # :streamGenerateContent?alt=sse, also :generateContent
         return "gemini"
     return "openai"
@@ -87,6 +93,8 @@ async def main(
         ("anthropic", True): _reply(anthropic_final().body, "req_bench_2", per_event),
         ("gemini", False): _reply(gemini_stream(n_reasoning, n_text).body, "req_bench_1", per_event),
         ("gemini", True): _reply(gemini_final().body, "req_bench_2", per_event),
+        ("chat", False): _reply(chat_stream(n_reasoning, n_text).body, "req_bench_1", per_event),
+        ("chat", True): _reply(chat_final().body, "req_bench_2", per_event),
     }
     served = 0
     done = asyncio.Event()

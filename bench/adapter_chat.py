@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import os
 import socket
 import subprocess
@@ -44,38 +43,11 @@ if __package__ in (None, ""):  # run as a script: make the repo importable
 from bench._server import _reply
 from bench._util import Section, Target, cpu_rounds, median
 from bench.adapters import DELIVERIES, LABEL, _adapter_runners, _clients, _floors, _row, _tool, extra_targets
-from bench.streams import Stream
+from bench.streams import CHAT_MODEL, Stream, chat_stream
 
-MODEL = "deepseek-chat"
+MODEL = CHAT_MODEL
 PROVIDER = "deepseek"
-
-
-def chat_stream(n_reasoning: int, n_text: int) -> Stream:
-    """The SSE body (each event ending with a blank line) and its event count."""
-    base = {"id": "bench-1", "object": "chat.completion.chunk", "created": 1, "model": MODEL}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        obj = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
-        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
-
-    pieces = [chunk({"role": "assistant", "content": None, "reasoning_content": ""})]
-    pieces += [chunk({"content": None, "reasoning_content": f"step {i} "}) for i in range(n_reasoning)]
-    pieces += [chunk({"content": f"word{i} "}) for i in range(n_text)]
-    call = {
-        "index": 0,
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": ""},
-    }
-    pieces.append(chunk({"tool_calls": [call]}))
-    pieces.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city":"Paris"}'}}]}))
-    usage = {
-        "prompt_tokens": 40, "completion_tokens": n_reasoning + n_text + 8, "prompt_cache_hit_tokens": 0,
-        "completion_tokens_details": {"reasoning_tokens": n_reasoning},
-    }  # fmt: skip
-    pieces.append(chunk({}, "tool_calls", usage=usage))
-    pieces.append(b"data: [DONE]\n\n")
-    return Stream(b"".join(pieces), len(pieces))
+__all__ = ["chat_stream", "measure", "run"]
 
 
 async def _serve(body: bytes) -> None:

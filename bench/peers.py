@@ -7,11 +7,22 @@ client process CPU time per event (median over rounds), and each is reported as 
 SDK's typed stream on the same socket. Tool loops (agentlab ``Run``, pydantic-ai ``Agent``) make two
 requests, the big stream and the short answer; their CPU is divided by the events of both.
 
+Four protocols: OpenAI Responses, Anthropic Messages, Gemini (``streamGenerateContent?alt=sse``, CRLF
+framed) and Chat Completions in the DeepSeek dialect (``reasoning_content`` deltas, ``[DONE]``); the
+server picks the body by the request path. Each protocol has its floor (async ``httpx2`` lines +
+``json.loads``), its raw SDK typed stream (``openai`` Responses, ``anthropic`` Messages,
+google-genai's ``generate_content_stream``, ``openai`` ``chat.completions``), agentlab's adapter and
+``Run``, and the peers below.
+
 Peers come from the ``bench`` extra (``pip install -e '.[bench]'``); without them the section says
 so and skips. LiteLLM paths measured: ``acompletion`` on Anthropic (chat-completions chunks),
-``acompletion`` on ``openai/responses/`` (the Responses bridge) and ``aresponses`` (Responses
-pass-through). pydantic-ai: the bare model stream (``direct.model_request_stream``) and the agent
-(``Agent.run_stream_events``), thinking enabled on both providers.
+``acompletion`` on ``openai/responses/`` (the Responses bridge), ``aresponses`` (Responses
+pass-through), ``acompletion`` on ``gemini/`` (its Gemini route, ``api_base`` = the server's
+``/v1beta``) and on ``deepseek/`` (its DeepSeek route). pydantic-ai: the bare model stream
+(``direct.model_request_stream``) and the agent (``Agent.run_stream_events``) with
+``OpenAIResponsesModel``, ``AnthropicModel``, ``GoogleModel`` (``GoogleProvider(base_url=...)``) and
+``OpenAIChatModel`` (``DeepSeekProvider(base_url=...)``). Thinking is enabled on every peer that takes
+a setting for it (``deepseek-reasoner`` thinks without one).
 """
 
 from __future__ import annotations
@@ -26,9 +37,26 @@ from typing import Any
 
 from ._server import serving
 from ._util import Section, Target, cpu_rounds, median
-from .streams import anthropic_final, anthropic_stream, openai_final, openai_stream
+from .streams import (
+    GEMINI_MODEL,
+    anthropic_final,
+    anthropic_stream,
+    chat_final,
+    chat_stream,
+    gemini_final,
+    gemini_stream,
+    openai_final,
+    openai_stream,
+)
 
 TASK = "What is the weather in Paris?"
+CHAT_MODEL = "deepseek-reasoner"
+"""The model every Chat Completions consumer names: DeepSeek's thinking model (pydantic-ai thinks on it
+by default); the bytes served are the same whatever the request names."""
+PROTOCOLS = ("openai", "anthropic", "gemini", "chat")
+FLOOR = "floor (httpx2 lines + json.loads)"
+SDK = "raw SDK typed stream"
+ADAPTER, RUN = "agentlab adapter", "agentlab Run (tool loop)"
 
 
 def get_weather(city: str) -> str:
@@ -40,9 +68,14 @@ def get_weather(city: str) -> str:
     return "18 C, rain"
 
 
-def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:  # noqa: C901 - one runner per peer x provider, declared inline for side-by-side reading
+def agentlab_runners(
+    port: int, opened: list[Any] | None = None
+) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+    """Floor, raw SDK, agentlab adapter and ``Run`` per protocol; ``opened`` collects the HTTP clients.
+
+    The bench process exits with its clients open; a test closes those ``opened`` lists.
+    """
     import anthropic
-    import httpx2
     import openai
 
     import agentlab as al
@@ -55,24 +88,21 @@ def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[An
     oai = openai.AsyncOpenAI(
         api_key="sk-bench",
         base_url=f"http://127.0.0.1:{port}/v1",
-        http_client=httpx2.AsyncClient(),
+        http_client=_client(opened),
         max_retries=0,
     )
     ant = anthropic.AsyncAnthropic(
         api_key="sk-ant-bench",
         base_url=f"http://127.0.0.1:{port}",
-        http_client=httpx2.AsyncClient(),
+        http_client=_client(opened),
         max_retries=0,
     )
     out: dict[str, dict[str, Callable[[], Awaitable[Any]]]] = {}
 
-    floor_http = httpx2.AsyncClient()
+    floor_http = _client(opened)
 
     async def floor(url: str) -> None:
-        async with floor_http.stream("POST", url, content=b"{}") as resp:
-            async for line in resp.aiter_lines():
-                if line.startswith("data: "):
-                    json.loads(line[6:])
+        await _floor(floor_http, url)
 
     async def oai_floor() -> None:
         await floor(f"http://127.0.0.1:{port}/v1/responses")
@@ -121,50 +151,167 @@ def agentlab_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[An
 
     oa, ol = adapter_pair("openai")
     aa, al_ = adapter_pair("anthropic")
-    out["openai"] = {
-        "floor (httpx2 lines + json.loads)": oai_floor,
-        "raw SDK typed stream": oai_sdk,
-        "agentlab adapter": oa,
-        "agentlab Run (tool loop)": ol,
-    }
+    out["openai"] = {FLOOR: oai_floor, SDK: oai_sdk, "agentlab adapter": oa, "agentlab Run (tool loop)": ol}
     out["anthropic"] = {
-        "floor (httpx2 lines + json.loads)": ant_floor,
-        "raw SDK typed stream": ant_sdk,
+        FLOOR: ant_floor,
+        SDK: ant_sdk,
         "agentlab adapter": aa,
         "agentlab Run (tool loop)": al_,
     }
+    out.update(agentlab_gemini_chat_runners(port, opened))
     return out
+
+
+def _client(opened: list[Any] | None) -> Any:
+    import httpx2
+
+    http = httpx2.AsyncClient()
+    if opened is not None:
+        opened.append(http)
+    return http
+
+
+async def _floor(http: Any, url: str) -> None:
+    """The async floor: ``httpx2`` lines, one ``json.loads`` per ``data:`` line (``[DONE]`` ends Chat)."""
+    async with http.stream("POST", url, content=b"{}") as resp:
+        async for line in resp.aiter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                json.loads(line[6:])
+
+
+def _agentlab_pair(make: Callable[[], Any], model: str, tool: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """The agentlab adapter's stream and its two-request ``Run`` over adapters from ``make``."""
+    import agentlab as al
+    from agentlab.neutral.items import UserItem
+    from agentlab.neutral.request import ModelRequest
+
+    request = ModelRequest(model=model.split(":", 1)[1], items=(UserItem(text=TASK),), tools=(tool.spec,))
+
+    async def adapter() -> None:
+        async for _ in make().stream(request):
+            pass
+
+    async def loop() -> None:
+        r = al.Run(model, TASK, tools=[tool], adapter=make(), event_log=al.EventLog())
+        res = await r.arun()
+        assert res.status == "completed" and res.steps == 2, (res.status, res.steps)
+
+    return {ADAPTER: adapter, RUN: loop}
+
+
+def agentlab_gemini_chat_runners(
+    port: int, opened: list[Any] | None = None
+) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
+    """Gemini and Chat (DeepSeek dialect): floor, raw SDK typed stream, agentlab adapter and ``Run``."""
+    import openai
+    from google import genai
+    from google.genai import types
+
+    import agentlab as al
+    from agentlab.adapters.google_gemini import GoogleGeminiAdapter
+    from agentlab.adapters.openai_chat import DeepSeekAdapter
+
+    base = f"http://127.0.0.1:{port}"
+    tool = al.tool(get_weather)
+    options = types.HttpOptions(base_url=base, httpx_async_client=_client(opened))
+    gem = genai.Client(api_key="bench-key", http_options=options)
+    chat = openai.AsyncOpenAI(
+        api_key="sk-bench", base_url=f"{base}/v1", http_client=_client(opened), max_retries=0
+    )
+    floor_http = _client(opened)
+    thinking = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(include_thoughts=True))
+
+    async def gem_floor() -> None:
+        await _floor(floor_http, f"{base}/v1beta/models/{GEMINI_MODEL}:streamGenerateContent?alt=sse")
+
+    async def chat_floor() -> None:
+        await _floor(floor_http, f"{base}/v1/chat/completions")
+
+    async def gem_sdk() -> None:
+        s = await gem.aio.models.generate_content_stream(model=GEMINI_MODEL, contents=TASK, config=thinking)
+        async for _ in s:
+            pass
+
+    async def chat_sdk() -> None:
+        s = await chat.chat.completions.create(
+            model=CHAT_MODEL,
+            messages=[{"role": "user", "content": TASK}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for _ in s:
+            pass
+
+    def make_gem() -> Any:
+        return GoogleGeminiAdapter(GEMINI_MODEL, client=gem, max_retries=0)
+
+    def make_chat() -> Any:
+        return DeepSeekAdapter(CHAT_MODEL, client=chat, max_retries=0)
+
+    return {
+        "gemini": {
+            FLOOR: gem_floor,
+            SDK: gem_sdk,
+            **_agentlab_pair(make_gem, f"google:{GEMINI_MODEL}", tool),
+        },
+        "chat": {
+            FLOOR: chat_floor,
+            SDK: chat_sdk,
+            **_agentlab_pair(make_chat, f"deepseek:{CHAT_MODEL}", tool),
+        },
+    }
+
+
+def _pydantic_ai_models(port: int) -> dict[str, tuple[Any, Any]]:
+    """Each protocol's pydantic-ai model, pointed at the loopback server, and its thinking settings."""
+    from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
+    from pydantic_ai.models.google import GoogleModel, GoogleModelSettings
+    from pydantic_ai.models.openai import (
+        OpenAIChatModel,
+        OpenAIChatModelSettings,
+        OpenAIResponsesModel,
+        OpenAIResponsesModelSettings,
+    )
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.deepseek import DeepSeekProvider
+    from pydantic_ai.providers.google import GoogleProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    base = f"http://127.0.0.1:{port}"
+    return {
+        "openai": (
+            OpenAIResponsesModel("gpt-5", provider=OpenAIProvider(base_url=f"{base}/v1", api_key="sk-bench")),
+            OpenAIResponsesModelSettings(openai_reasoning_effort="high", openai_reasoning_summary="detailed"),
+        ),
+        "anthropic": (
+            AnthropicModel(
+                "claude-sonnet-4-5", provider=AnthropicProvider(base_url=base, api_key="sk-bench")
+            ),
+            AnthropicModelSettings(
+                anthropic_thinking={"type": "enabled", "budget_tokens": 8000}, max_tokens=16000
+            ),
+        ),
+        "gemini": (
+            GoogleModel(GEMINI_MODEL, provider=GoogleProvider(base_url=base, api_key="bench-key")),
+            GoogleModelSettings(google_thinking_config={"include_thoughts": True}),
+        ),
+        "chat": (
+            OpenAIChatModel(CHAT_MODEL, provider=DeepSeekProvider(base_url=f"{base}/v1", api_key="sk-bench")),
+            OpenAIChatModelSettings(),  # deepseek-reasoner thinks without a setting
+        ),
+    }
 
 
 def pydantic_ai_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any]]]]:
     from pydantic_ai import Agent
     from pydantic_ai.direct import model_request_stream
     from pydantic_ai.messages import ModelRequest
-    from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
-    from pydantic_ai.models.openai import OpenAIResponsesModel, OpenAIResponsesModelSettings
-    from pydantic_ai.providers.anthropic import AnthropicProvider
-    from pydantic_ai.providers.openai import OpenAIProvider
 
-    om = OpenAIResponsesModel(
-        "gpt-5", provider=OpenAIProvider(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-bench")
-    )
-    am = AnthropicModel(
-        "claude-sonnet-4-5",
-        provider=AnthropicProvider(base_url=f"http://127.0.0.1:{port}", api_key="sk-bench"),
-    )
-    settings: dict[str, Any] = {
-        "openai": OpenAIResponsesModelSettings(
-            openai_reasoning_effort="high", openai_reasoning_summary="detailed"
-        ),
-        "anthropic": AnthropicModelSettings(
-            anthropic_thinking={"type": "enabled", "budget_tokens": 8000}, max_tokens=16000
-        ),
-    }
     out: dict[str, dict[str, Callable[[], Awaitable[Any]]]] = {}
-    for provider, model in (("openai", om), ("anthropic", am)):
-        agent = Agent(model, tools=[get_weather], model_settings=settings[provider])
+    for provider, (model, settings) in _pydantic_ai_models(port).items():
+        agent = Agent(model, tools=[get_weather], model_settings=settings)
 
-        async def bare(model: Any = model, s: Any = settings[provider]) -> None:
+        async def bare(model: Any = model, s: Any = settings) -> None:
             async with model_request_stream(
                 model, [ModelRequest.user_text_prompt(TASK)], model_settings=s
             ) as st:
@@ -240,16 +387,44 @@ def litellm_runners(port: int) -> dict[str, dict[str, Callable[[], Awaitable[Any
             )
         )
 
+    async def gemini_completion() -> None:
+        await drain(
+            lambda: litellm.acompletion(
+                model=f"gemini/{GEMINI_MODEL}",
+                messages=msgs,
+                tools=tools,
+                stream=True,
+                api_base=f"{base_a}/v1beta",
+                api_key="bench-key",
+                reasoning_effort="high",
+            )
+        )
+
+    async def deepseek_completion() -> None:
+        await drain(
+            lambda: litellm.acompletion(
+                model=f"deepseek/{CHAT_MODEL}",
+                messages=msgs,
+                tools=tools,
+                stream=True,
+                api_base=base_o,
+                api_key="sk-bench",
+                stream_options={"include_usage": True},
+            )
+        )
+
     return {
         "openai": {
             "LiteLLM acompletion (openai/responses bridge)": oai_bridge,
             "LiteLLM aresponses": oai_responses,
         },
         "anthropic": {"LiteLLM acompletion": ant_completion},
+        "gemini": {"LiteLLM acompletion (gemini/)": gemini_completion},
+        "chat": {"LiteLLM acompletion (deepseek/)": deepseek_completion},
     }
 
 
-LOOPS = ("agentlab Run (tool loop)", "pydantic-ai Agent (tool loop)")
+LOOPS = (RUN, "pydantic-ai Agent (tool loop)")
 
 
 async def measure(port: int, rounds: int, n_reasoning: int, n_text: int) -> dict[str, Any]:
@@ -264,6 +439,8 @@ async def measure(port: int, rounds: int, n_reasoning: int, n_text: int) -> dict
     events = {
         "openai": (openai_stream(n_reasoning, n_text).events, openai_final().events),
         "anthropic": (anthropic_stream(n_reasoning, n_text).events, anthropic_final().events),
+        "gemini": (gemini_stream(n_reasoning, n_text).events, gemini_final().events),
+        "chat": (chat_stream(n_reasoning, n_text).events, chat_final().events),
     }
     out: dict[str, Any] = {"missing": missing}
     for provider, runners in groups.items():
@@ -290,12 +467,12 @@ def run(quick: bool) -> Section:
         sec.notes.append(msg)
         if len(m["missing"]) == 2:
             sec.skipped = msg
-    for provider in ("openai", "anthropic"):
+    for provider in PROTOCOLS:
         us = m[provider]["us_per_event"]
-        sdk = us["raw SDK typed stream"]
+        sdk = us[SDK]
         for name, v in us.items():
             sec.row(f"{provider}: {name}", f"{v:.1f} µs ({v / sdk:.2f}x raw SDK)")
-        ours = us["agentlab Run (tool loop)"]
+        ours = us[RUN]
         for name, v in us.items():
             if name.startswith("LiteLLM") or name == "pydantic-ai Agent (tool loop)":
                 sec.targets.append(Target(f"{provider}: agentlab Run / {name}", ours / v, 1.0, "x"))

@@ -9,7 +9,9 @@ a text block and one ``tool_use`` block with ``input_json_delta``s; a Gemini
 ``GenerateContentResponse`` chunk with ``usageMetadata``, ``modelVersion`` and ``responseId``, events
 ended by a CRLF blank line, no ``[DONE]``; thought-summary parts (``thought: true``), answer text parts,
 one ``functionCall`` part carrying the ``thoughtSignature`` and a closing empty text part with
-``finishReason``. The default size is the
+``finishReason``; a DeepSeek-shaped Chat Completions stream (``chat.completion.chunk``s of
+``reasoning_content`` deltas, ``content`` deltas, one tool call in two pieces, the usage chunk,
+``[DONE]``). The default size is the
 headline case: 5,000 reasoning deltas, 2,000 text deltas, one tool call.
 
 ``final_*`` bodies are the short answer a tool loop's second request gets (a few text deltas), so
@@ -24,10 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CHAT_MODEL",
     "GEMINI_MODEL",
     "Stream",
     "anthropic_final",
     "anthropic_stream",
+    "chat_final",
+    "chat_stream",
     "gemini_final",
     "gemini_stream",
     "openai_final",
@@ -388,3 +393,50 @@ def gemini_final(n_text: int = 5) -> Stream:
     out = [_gemini_chunk([{"text": d}], usage, rid) for d in _words(n_text)]
     out.append(_gemini_chunk([{"text": ""}], usage, rid, finish=True))
     return Stream("".join(out).encode("utf-8"), len(out))
+
+
+CHAT_MODEL = "deepseek-chat"
+
+
+def chat_stream(n_reasoning: int, n_text: int) -> Stream:
+    """The SSE body (each event ending with a blank line) and its event count."""
+    base = {"id": "bench-1", "object": "chat.completion.chunk", "created": 1, "model": CHAT_MODEL}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        obj = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+    pieces = [chunk({"role": "assistant", "content": None, "reasoning_content": ""})]
+    pieces += [chunk({"content": None, "reasoning_content": f"step {i} "}) for i in range(n_reasoning)]
+    pieces += [chunk({"content": f"word{i} "}) for i in range(n_text)]
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": ""},
+    }
+    pieces.append(chunk({"tool_calls": [call]}))
+    pieces.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city":"Paris"}'}}]}))
+    usage = {
+        "prompt_tokens": 40, "completion_tokens": n_reasoning + n_text + 8, "prompt_cache_hit_tokens": 0,
+        "completion_tokens_details": {"reasoning_tokens": n_reasoning},
+    }  # fmt: skip
+    pieces.append(chunk({}, "tool_calls", usage=usage))
+    pieces.append(b"data: [DONE]\n\n")
+    return Stream(b"".join(pieces), len(pieces))
+
+
+def chat_final(n_text: int = 5) -> Stream:
+    """The short closing answer of a tool loop: content deltas, the usage chunk, ``[DONE]``."""
+    base = {"id": "bench-2", "object": "chat.completion.chunk", "created": 1, "model": CHAT_MODEL}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        obj = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+    pieces = [chunk({"role": "assistant", "content": ""})]
+    pieces += [chunk({"content": d}) for d in _words(n_text)]
+    usage = {"prompt_tokens": 60, "completion_tokens": n_text, "prompt_cache_hit_tokens": 0}
+    pieces.append(chunk({}, "stop", usage=usage))
+    pieces.append(b"data: [DONE]\n\n")
+    return Stream(b"".join(pieces), len(pieces))

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     for provider in ("openai", "anthropic", "gemini"):
         us = named["adapter_overhead"]["figures"][provider]["us_per_event"]
         assert set(us) >= {"floor", "sdk", "adapter", "run_step"}
-    for provider in ("openai", "anthropic"):
+    for provider in ("openai", "anthropic", "gemini", "chat"):
         assert "raw SDK typed stream" in named["peers"]["figures"][provider]["us_per_event"]
     deliveries = named["adapter_overhead"]["figures"]["deliveries"]
     assert set(deliveries) == {"socket", "in_process"}
@@ -144,6 +145,62 @@ def test_bench_server_routes_each_provider_and_tool_results() -> None:
             with conn.getresponse() as resp:
                 assert resp.read() == expected.body
         conn.close()
+
+
+def test_bench_server_routes_chat_completions_to_the_deepseek_shaped_bodies() -> None:
+    """Section 2's Chat peers get the Chat bytes.
+
+    ``/chat/completions`` is its own protocol, and a request carrying a ``tool`` message gets the
+    short answer, so a tool loop can finish.
+    """
+    import http.client
+
+    from bench._server import serving
+    from bench.streams import chat_final, chat_stream
+
+    final = b'{"messages":[{"role":"tool","tool_call_id":"call_1","content":"18 C"}]}'
+    with serving(30, 10, per_event=True, max_requests=2, lifetime=60) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for body, expected in ((b"{}", chat_stream(30, 10)), (final, chat_final())):
+            conn.request(
+                "POST", "/v1/chat/completions", body=body, headers={"content-type": "application/json"}
+            )
+            with conn.getresponse() as resp:
+                assert resp.read() == expected.body
+        conn.close()
+    assert chat_final().body.endswith(b"data: [DONE]\n\n") and b'"finish_reason":"stop"' in chat_final().body
+
+
+def test_bench_peers_agentlab_consumers_run_on_every_protocol() -> None:
+    """Section 2's own consumers read each of the four protocols' bytes to their end over the socket.
+
+    Floor, raw SDK, agentlab adapter and two-request ``Run``, at smoke sizes (the peers themselves
+    need the bench extra).
+    """
+    import asyncio
+
+    from bench._server import serving
+    from bench.peers import agentlab_runners
+
+    with serving(30, 10, per_event=True, lifetime=120) as port:
+
+        async def each() -> None:
+            opened: list[Any] = []
+            groups = agentlab_runners(port, opened)
+            assert set(groups) == {"openai", "anthropic", "gemini", "chat"}
+            for runners in groups.values():
+                assert set(runners) == {
+                    "floor (httpx2 lines + json.loads)",
+                    "raw SDK typed stream",
+                    "agentlab adapter",
+                    "agentlab Run (tool loop)",
+                }
+                for run in runners.values():
+                    await run()  # the Run asserts it completed in two steps
+            for http in opened:
+                await http.aclose()
+
+        asyncio.run(each())
 
 
 def test_bench_server_is_bounded_and_floor_reads_every_event() -> None:
