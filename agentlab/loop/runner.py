@@ -61,7 +61,7 @@ from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.settings import KEYWORD_DEFAULTS, ContinuationPolicy, RunSettings, check_request
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
-from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, ToolLike, as_tools
 from agentlab.neutral import _inputs
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
@@ -304,7 +304,7 @@ class Run:
         model: str | ModelRef,
         task: str | None = None,
         *,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[ToolLike] = (),
         system: str | None = None,
         reasoning: ReasoningSettings | Mapping[str, Any] | str | None = None,
         cache: CacheHints | None = CacheHints(),  # noqa: B008 - frozen value
