@@ -920,6 +920,7 @@ class Run:
             error=err_text,
             error_type=err_type,
             setup_s=self.setup_s,
+            tool_sources={n: s for n, t in self.tools.items() if (s := t.source) is not None},
         )
         log.debug("run %s finished: %s after %d call(s)", rid, status, len(self._calls))
         if self.session is not None:

@@ -22,7 +22,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
@@ -44,6 +44,7 @@ __all__ = [
     "ToolSource",
     "as_tool",
     "as_tools",
+    "servers_label",
     "tool",
 ]
 
@@ -137,6 +138,16 @@ ToolLike = Any
 ``Any`` for type checkers: a union with ``Callable[..., Any]`` would refuse nothing anyway, and
 ``as_tools`` checks each entry at run time, with a one-line error naming it.
 """
+
+
+def servers_label(sources: Mapping[str, ToolSource]) -> str | None:
+    """Each server a run's tools came from, with what it said it is: ``"time=mcp-time 2026.10.19"``.
+
+    The results file and trackers keep this label (one per run), so a study says which server and
+    version it used; ``?`` where the server did not say. None: no tool came from a server.
+    """
+    seen = sorted({(s.server, s.server_name or "?", s.server_version or "?") for s in sources.values()})
+    return "; ".join(f"{server}={name} {version}" for server, name, version in seen) or None
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
