@@ -212,7 +212,7 @@ class McpServer:
 
     def _describe(self) -> str:
         if self.transport == "stdio":
-            return repr(" ".join([self._target["command"], *self._target["args"]]))
+            return repr(self._target["shown"])
         if self.transport == "http":
             return repr(self._target["url"])
         return type(self._target).__name__
@@ -542,6 +542,7 @@ def stdio(
     if found is None:
         raise ConfigError(f"stdio(): command {command!r} not found (on PATH or beside {sys.executable})")
     target = {"command": found, "args": list(args), "env": full_env, "cwd": str(cwd) if cwd else None}
+    target["shown"] = " ".join([command, *args])  # as written: the repr shows no resolved paths
     return McpServer(name or Path(command).name, "stdio", target, **options)
 
 
