@@ -406,7 +406,12 @@ class McpServer:
                 atexit.register(_stop_all)
                 _atexit_done = True
         if self._depth == 0 and current() is not None:
-            at_cell_end(self.stop)
+            at_cell_end(self._stop_at_cell_end)
+
+    def _stop_at_cell_end(self) -> None:
+        """The cell that started the server ended: stop it, unless a ``with`` block now holds it."""
+        if self._depth == 0:
+            self.stop()
 
     async def _close(self) -> None:
         conn, self._conn = self._conn, None
