@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict
 import agentlab.mcp._loop as _loop
 from agentlab.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from agentlab.frontend import at_cell_end, current
+from agentlab.loop.tools import check_timeout
 from agentlab.mcp._env import server_env
 
 if TYPE_CHECKING:
@@ -160,6 +161,17 @@ class McpServer:
             raise ConfigError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
         if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
             raise ConfigError(f"restarts must be an int >= 0, got {restarts!r}")
+        check_timeout(timeout, "timeout", ConfigError)
+        if check_timeout(start_timeout, "start_timeout", ConfigError) is None:
+            raise ConfigError("start_timeout must be a number of seconds > 0, e.g. start_timeout=60")
+        if max_output_chars is not None and (
+            isinstance(max_output_chars, bool)
+            or not isinstance(max_output_chars, int)
+            or max_output_chars < 1
+        ):
+            raise ConfigError(
+                f"max_output_chars must be an int >= 1 (or None: the default), got {max_output_chars!r}"
+            )
         if isinstance(allow, str):
             raise ConfigError(f"allow takes a list of tool names, e.g. allow=[{allow!r}]")
         self.name = name

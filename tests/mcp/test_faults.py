@@ -120,9 +120,22 @@ def test_slow_start_within_and_past_start_timeout() -> None:
     assert not too_slow.running
 
 
-def test_a_missing_command_fails_where_it_is_written() -> None:
+def test_bad_options_fail_where_they_are_written() -> None:
     with pytest.raises(al.ConfigError, match="command 'no-such-mcp-server' not found"):
         mcp.stdio("no-such-mcp-server")
+    bad: list[dict[str, object]] = [
+        {"timeout": 0},
+        {"start_timeout": -1},
+        {"max_output_chars": 0},
+        {"max_concurrency": 0},
+        {"restarts": -1},
+        {"allow": "echo"},
+    ]
+    for options in bad:
+        with pytest.raises(al.ConfigError):
+            mcp.stdio(python(), str(FAULT_SERVER), **options)  # type: ignore[arg-type]
+    with pytest.raises(al.ConfigError, match="needs an http"):
+        mcp.http("localhost:8000")
 
 
 def test_names_rename_prefix_and_clashes(faults: mcp.McpServer) -> None:
