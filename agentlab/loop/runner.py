@@ -974,6 +974,8 @@ class Run:
             )
             if outcome.timed_out:
                 notes.append(self._timeout_notice(c, step, limit, outcome.blocked_loop))
+            if outcome.server_failure is not None:  # e.g. an MCP server that crashed mid-call
+                notes.append(self._server_failure_notice(c, step, outcome.server_failure))
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
@@ -1008,6 +1010,10 @@ class Run:
             timeout_s=limit,
             call_id=c.call_id,
         )
+
+    def _server_failure_notice(self, c: ToolCallItem, step: int, text: str) -> DiagnosticEvent:
+        origin = EventOrigin(run_id=self.run_id, step=step)
+        return diagnostic("tool_server_failed", text, origin=origin, tool=c.name, call_id=c.call_id)
 
     def _abandoned(self, c: ToolCallItem, step: int, why: str) -> None:
         """A call left running because the run was cancelled: record it now (the run is ending)."""

@@ -91,6 +91,10 @@ class ToolOutcome(BaseModel):
     """How long the function ran, measured where it runs: not how long the run's loop took to
     notice (a loop busy with other runs' events, or a slow observer, is not the tool's time).
     None when it did not finish (timed out or abandoned)."""
+    server_failure: str | None = None
+    """What the user should hear beside the model's error result when the server behind the tool
+    failed (an MCP server that crashed mid-call); the run records it as a ``tool_server_failed``
+    diagnostic. None: nothing beyond the result."""
 
     @field_validator("output")
     @classmethod

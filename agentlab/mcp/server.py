@@ -90,6 +90,8 @@ class CallReply:
     message: str = ""
     started: float | None = None
     ended: float | None = None
+    diagnostic: str = ""
+    """For the user, not the model: what happens next and the server's last stderr lines."""
 
 
 @dataclass
@@ -472,19 +474,21 @@ class McpServer:
         return await self._ensure()
 
     def _crashed(self, conn: _Connection, why: str, started: float) -> CallReply:
-        if conn.dead is None:
+        first = conn.dead is None
+        if first:
             conn.dead = why
             self._crashes += 1
             conn.stop.set()
-            left = self.restarts - self._crashes + 1
-            after = "the next call starts it again" if left > 0 else "it will not be restarted"
-            log.warning(
-                "MCP server %r stopped during a tool call (%s); %s.%s", self.name, why, after, _tail(conn)
-            )
+        left = self.restarts - self._crashes + 1
+        after = "the next call starts it again" if left > 0 else "it will not be restarted"
+        note = f"; {after}{_tail(conn)}"
+        if first:
+            log.warning("MCP server %r stopped during a tool call (%s)%s", self.name, why, note)
         return CallReply(
             "crashed",
             message=f"the MCP server {self.name!r} stopped during the call ({conn.dead})",
             started=started,
+            diagnostic=note,
         )
 
 

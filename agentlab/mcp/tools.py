@@ -195,7 +195,10 @@ class McpTool(Tool):
         if reply.kind == "refused":
             return ToolOutcome(output=f"Error: {who} refused the call: {reply.message}", is_error=True)
         if reply.kind in ("crashed", "unavailable") or reply.result is None:
-            return ToolOutcome(output=f"Error: {who} could not run: {reply.message}", is_error=True)
+            note = f"{who}: {reply.message}{reply.diagnostic}" if reply.kind == "crashed" else None
+            return ToolOutcome(
+                output=f"Error: {who} could not run: {reply.message}", is_error=True, server_failure=note
+            )
         text = result_text(reply.result)
         out, truncated = _truncate(text, self.max_output_chars)
         if reply.result.is_error:

@@ -14,7 +14,7 @@ import pytest
 import agentlab as al
 from agentlab import mcp
 from agentlab.errors import ToolDefinitionError
-from agentlab.neutral.events import ToolResultEvent
+from agentlab.neutral.events import DiagnosticEvent, ToolResultEvent
 from agentlab.testing import ScriptedAdapter, Step
 
 from .support import FAULT_SERVER, fault_module, python
@@ -99,6 +99,9 @@ def test_crash_mid_loop_is_an_error_result_a_warning_and_a_restart(caplog: pytes
         assert echo == (False, "again")
         assert server.starts == 2
         assert "crashing on purpose" in caplog.text  # the server's stderr, for the user
+        (note,) = [e for e in r.events if isinstance(e, DiagnosticEvent) and e.code == "tool_server_failed"]
+        assert note.data == {"tool": "crash", "call_id": note.data["call_id"]}
+        assert "the next call starts it again" in note.message and "crashing on purpose" in note.message
         # restarts=1 is spent: the next crash leaves the server down, and says so
         steps = [
             Step(tool_calls=[("crash", {})]),
