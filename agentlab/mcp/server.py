@@ -297,6 +297,23 @@ class McpServer:
             return
         _loop.run_sync(self._close(), timeout=_STOP_WAIT_S * 2)
 
+    async def astart(self) -> McpServer:
+        """``start`` from async code, without blocking the caller's loop while the server starts.
+
+        Worth calling before building runs in async code: ``Run(tools=[server])`` lists the tools
+        (starting the server if needed) synchronously.
+        """
+        _require_sdk()
+        try:
+            conn = await asyncio.wrap_future(_loop.submit(self._ensure()))
+        except McpServerError:
+            raise
+        except Exception as e:
+            raise McpServerError(f"MCP server {self.name!r} could not be started: {_short(e)}") from e
+        if self._listing is None:
+            self._listing = list(conn.tools)
+        return self
+
     async def astop(self) -> None:
         """``stop`` from async code."""
         if self._conn is not None:

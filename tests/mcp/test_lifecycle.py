@@ -50,6 +50,7 @@ def test_lazy_start_and_stop_on_context_exit() -> None:
 async def test_async_context_exit_stops() -> None:
     server = mcp.stdio(python(), str(FAULT_SERVER), name="faults")
     async with server:
+        assert await server.astart() is server and server.running
         (echo,) = server.tools(allow=["echo"])
         assert (await echo.run({"text": "a"})).output == "a"
     assert not server.running
