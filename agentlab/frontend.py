@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from agentlab.loop.runner import Run
     from agentlab.sweeps.progress import ProgressDisplay
 
-__all__ = ["Frontend", "current", "install_when", "set_frontend"]
+__all__ = ["Frontend", "at_cell_end", "cell_ended", "current", "install_when", "set_frontend"]
 
 
 class Frontend(Protocol):
@@ -62,6 +62,30 @@ class Frontend(Protocol):
 
 _installed: Frontend | None = None
 _pending: list[tuple[str, str]] = []
+_cell_end: list[Callable[[], None]] = []
+
+
+def at_cell_end(fn: Callable[[], None]) -> None:
+    """Call ``fn`` once when the current notebook cell ends (finished, failed or interrupted).
+
+    For what must live no longer than the cell that made it (an MCP server started outside a
+    ``with`` block). The notebook extension calls :func:`cell_ended` after every cell; outside a
+    notebook nothing does, so register only when :func:`current` is not None.
+    """
+    if fn not in _cell_end:
+        _cell_end.append(fn)
+
+
+def cell_ended() -> None:
+    """Run (and forget) the ``at_cell_end`` callbacks; one that fails is logged, the rest still run."""
+    import logging
+
+    while _cell_end:
+        fn = _cell_end.pop(0)
+        try:
+            fn()
+        except Exception:
+            logging.getLogger("agentlab").warning("a cell-end callback failed", exc_info=True)
 
 
 def install_when(trigger: str, target: str) -> None:

@@ -27,6 +27,8 @@ hard-coded. Sections:
     a 10 ms tool's recorded median, side by side.
 13. ``first_cell``: the first model-call cell of a fresh kernel under Run All and at reading pace,
     with and without the SDK warm-up.
+14. ``mcp`` (``bench/mcp_tools.py``): an MCP tool's per-call cost against the same tool as a Python
+    function, median and p99, over stdio and Streamable HTTP (``mcp`` extra).
 """
 
 SECTIONS = (
@@ -43,4 +45,8 @@ SECTIONS = (
     "eval_scale",
     "live_view",
     "first_cell",
+    "mcp",
 )
+
+MODULES = {"mcp": "mcp_tools"}
+"""A section whose module is named otherwise (``bench.mcp`` would read as the SDK's package)."""

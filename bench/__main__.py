@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import SECTIONS
+from . import MODULES, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results.json"
@@ -56,7 +56,7 @@ def run_section(name: str, quick: bool, out: Path) -> None:
 
     # SDK deprecation notices (model end-of-life dates, thinking modes) are not what is measured here.
     warnings.simplefilter("ignore", DeprecationWarning)
-    mod = importlib.import_module(f"bench.{name}")
+    mod = importlib.import_module(f"bench.{MODULES.get(name, name)}")
     t0 = time.perf_counter()
     try:
         sec = mod.run(quick)
@@ -156,7 +156,7 @@ def profile(name: str, quick: bool) -> int:
     import warnings
 
     warnings.simplefilter("ignore", DeprecationWarning)
-    mod = importlib.import_module(f"bench.{name}")
+    mod = importlib.import_module(f"bench.{MODULES.get(name, name)}")
     prof = Profiler(interval=0.0005, async_mode="disabled")
     with prof:
         mod.run(quick)

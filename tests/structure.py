@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("costs",),
     ("loop",),
     ("sweeps",),
-    ("evals", "telemetry", "tracking"),
+    ("evals", "telemetry", "tracking", "mcp"),
     ("notebook",),
     ("__init__", "__main__", "testing"),
 )

@@ -46,6 +46,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "eval_scale",
         "live_view",
         "first_cell",
+        "mcp",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

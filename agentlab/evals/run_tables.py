@@ -47,15 +47,19 @@ TOOL_COLUMNS: dict[str, str] = {
     "step": "Int64",
     "call_id": "string",
     "tool": "string",
+    "server": "string",
+    "server_version": "string",
     "arguments": "string",
     "duration_s": "float64",
     "is_error": "boolean",
     "error": "string",
     "result_chars": "Int64",
 }
-"""``arguments``: the JSON text the model sent; ``error``: the result text when the tool failed
-(<NA> otherwise); ``result_chars``: the size of the result the model saw (<NA>: no result recorded,
-e.g. a cancelled run); ``duration_s``: NaN when the tool never ran (unknown tool, duplicate id)."""
+"""``server``/``server_version``: the MCP server the tool came from and the version it reported
+(<NA> for a Python tool, or a results file); ``arguments``: the JSON text the model sent;
+``error``: the result text when the tool failed (<NA> otherwise); ``result_chars``: the size of the
+result the model saw (<NA>: no result recorded, e.g. a cancelled run); ``duration_s``: NaN when the
+tool never ran (unknown tool, duplicate id)."""
 
 TIMELINE_COLUMNS: dict[str, str] = {
     "label": "string",
@@ -73,8 +77,9 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "timing": "string",
 }
 """``repeat``: which of a label's runs (``compare(repeats=N)``, from 0; 0 for a lone result);
-``kind``: ``model`` or ``tool``; ``name``: the model or the tool; ``start_s``/``end_s``: seconds
-from the run's start (see the module docstring); ``timing``: ``recorded`` or ``from durations``;
+``kind``: ``model`` or ``tool``; ``name``: the model or the tool (``server:tool`` for an MCP
+server's); ``start_s``/``end_s``: seconds from the run's start (see the module docstring);
+``timing``: ``recorded`` or ``from durations``;
 ``first_reasoning_s``/``first_text_s``: for a model call, seconds from its start to the first
 reasoning / answer delta (NaN: none streamed)."""
 
@@ -107,6 +112,7 @@ def _tool_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[str, 
             continue
         res = results.get(e.call.call_id)
         failed = None if res is None else res.result.is_error
+        source = r.tool_sources.get(e.call.name)
         yield {
             "label": label,
             "repeat": repeat,
@@ -114,6 +120,8 @@ def _tool_rows(label: str, r: RunResult, repeat: int = 0) -> Iterator[dict[str, 
             "step": e.step,
             "call_id": e.call.call_id,
             "tool": e.call.name,
+            "server": None if source is None else source.server,
+            "server_version": None if source is None else source.server_version,
             "arguments": e.call.arguments,
             "duration_s": math.nan if res is None or res.duration_s is None else res.duration_s,
             "is_error": failed,
@@ -184,7 +192,7 @@ def _tool_row(tr: dict[str, Any], start: float) -> dict[str, Any]:
     return {
         "step": tr["step"],
         "kind": "tool",
-        "name": tr["tool"],
+        "name": tr["tool"] if tr.get("server") is None else f"{tr['server']}:{tr['tool']}",
         "start_s": start,
         "end_s": start + d,
         "duration_s": d,

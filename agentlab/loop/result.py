@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.costs.pricing import Cost
 from agentlab.errors import StepLimitError
+from agentlab.loop.tools import ToolSource
 from agentlab.neutral._shapes import Shape
 from agentlab.neutral.events import DurableEvent, StopReason
 from agentlab.neutral.items import PortableItem
@@ -208,6 +209,9 @@ class RunResult(BaseModel):
     setup_s: float | None = None
     """Seconds spent building the run's adapter (provider SDK import, client creation) before its
     clock started; kept apart so no model latency includes it. ``None``: an adapter was given."""
+    tool_sources: dict[str, ToolSource] = Field(default_factory=dict)
+    """Tool name -> where it came from, for the tools that are not Python functions here (an MCP
+    server's, with the server's name and version as of the run's end); empty when none."""
 
     def raise_for_status(self) -> RunResult:
         """Return self when completed; raise ``StepLimitError`` for ``step_limit``."""

@@ -61,7 +61,7 @@ from agentlab.loop.result import CallRecord, RunResult, RunStatus, RunUsage
 from agentlab.loop.settings import KEYWORD_DEFAULTS, ContinuationPolicy, RunSettings, check_request
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
-from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, ToolLike, as_tools
 from agentlab.neutral import _inputs
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
@@ -304,7 +304,7 @@ class Run:
         model: str | ModelRef,
         task: str | None = None,
         *,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[ToolLike] = (),
         system: str | None = None,
         reasoning: ReasoningSettings | Mapping[str, Any] | str | None = None,
         cache: CacheHints | None = CacheHints(),  # noqa: B008 - frozen value
@@ -920,6 +920,7 @@ class Run:
             error=err_text,
             error_type=err_type,
             setup_s=self.setup_s,
+            tool_sources={n: s for n, t in self.tools.items() if (s := t.source) is not None},
         )
         log.debug("run %s finished: %s after %d call(s)", rid, status, len(self._calls))
         if self.session is not None:
@@ -973,6 +974,8 @@ class Run:
             )
             if outcome.timed_out:
                 notes.append(self._timeout_notice(c, step, limit, outcome.blocked_loop))
+            if outcome.server_failure is not None:  # e.g. an MCP server that crashed mid-call
+                notes.append(self._server_failure_notice(c, step, outcome.server_failure))
             res = ToolResultItem(
                 call_id=c.call_id, name=t.name, output=outcome.output, is_error=outcome.is_error
             )
@@ -1007,6 +1010,10 @@ class Run:
             timeout_s=limit,
             call_id=c.call_id,
         )
+
+    def _server_failure_notice(self, c: ToolCallItem, step: int, text: str) -> DiagnosticEvent:
+        origin = EventOrigin(run_id=self.run_id, step=step)
+        return diagnostic("tool_server_failed", text, origin=origin, tool=c.name, call_id=c.call_id)
 
     def _abandoned(self, c: ToolCallItem, step: int, why: str) -> None:
         """A call left running because the run was cancelled: record it now (the run is ending)."""

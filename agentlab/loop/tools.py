@@ -22,8 +22,8 @@ import math
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, get_type_hints, overload
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
 from pydantic_core import PydanticSerializationError, to_json
@@ -38,9 +38,13 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "DEFAULT_TOOL_TIMEOUT_S",
     "Tool",
+    "ToolLike",
     "ToolOutcome",
+    "ToolProvider",
+    "ToolSource",
     "as_tool",
     "as_tools",
+    "servers_label",
     "tool",
 ]
 
@@ -87,6 +91,10 @@ class ToolOutcome(BaseModel):
     """How long the function ran, measured where it runs: not how long the run's loop took to
     notice (a loop busy with other runs' events, or a slow observer, is not the tool's time).
     None when it did not finish (timed out or abandoned)."""
+    server_failure: str | None = None
+    """What the user should hear beside the model's error result when the server behind the tool
+    failed (an MCP server that crashed mid-call); the run records it as a ``tool_server_failed``
+    diagnostic. None: nothing beyond the result."""
 
     @field_validator("output")
     @classmethod
@@ -98,6 +106,52 @@ class ToolOutcome(BaseModel):
         """
         fixed, n = scrub(v)
         return v if not n else f"{fixed}\n…[{n} unencodable character(s) replaced with U+FFFD]"
+
+
+class ToolSource(BaseModel):
+    """Where a tool comes from when it is not a Python function here: what views, traces and records name.
+
+    Said as data so that core needs no special case per kind of tool (an MCP server's tools set it,
+    ``agentlab.mcp``). ``server_version`` is what the server reported (None: not said, or not started).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: str
+    """``"mcp"`` for an MCP server's tool."""
+    server: str
+    """The name the user gave the server (what views show)."""
+    server_name: str | None = None
+    """The server's own name, from its handshake."""
+    server_version: str | None = None
+    tool: str
+    """The tool's name on the server (the run's name for it may be renamed or prefixed)."""
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    """Something that stands for several tools in ``tools=[...]`` (an MCP server, ``agentlab.mcp``)."""
+
+    def __agentlab_tools__(self, taken: frozenset[str]) -> Iterable[Tool]:
+        """Its tools; ``taken`` holds the names listed before it (so it can rename its own on a clash)."""
+        ...
+
+
+ToolLike = Any
+"""What ``tools=[...]`` takes: a ``Tool``, a plain function, or a :class:`ToolProvider`.
+
+``Any`` for type checkers: a union with ``Callable[..., Any]`` would refuse nothing anyway, and
+``as_tools`` checks each entry at run time, with a one-line error naming it.
+"""
+
+
+def servers_label(sources: Mapping[str, ToolSource]) -> str | None:
+    """Each server a run's tools came from, with what it said it is: ``"time=mcp-time 2026.10.19"``.
+
+    The results file and trackers keep this label (one per run), so a study says which server and
+    version it used; ``?`` where the server did not say. None: no tool came from a server.
+    """
+    seen = sorted({(s.server, s.server_name or "?", s.server_version or "?") for s in sources.values()})
+    return "; ".join(f"{server}={name} {version}" for server, name, version in seen) or None
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -510,6 +564,11 @@ class Tool:
         """Call the function as written: a decorated tool stays usable (and testable) as a plain function."""
         return self.fn(*args, **kwargs)
 
+    @property
+    def source(self) -> ToolSource | None:
+        """Where the tool comes from; None for a Python function of this process."""
+        return None
+
     def _signature(self) -> str:
         """``population(city: string, year?: integer)``: the parameters as the model sees them."""
         params = self.parameters
@@ -764,8 +823,11 @@ def as_tool(obj: Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]) -> T
     return obj if isinstance(obj, Tool) else Tool(obj)
 
 
-def as_tools(objs: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
+def as_tools(objs: Iterable[ToolLike]) -> dict[str, Tool]:
     """Name -> Tool, refusing duplicate names (the model could not tell them apart).
+
+    An object with ``__agentlab_tools__(taken)`` (an MCP server, ``agentlab.mcp``) stands for the
+    tools it returns; ``taken`` holds the names listed before it, so it can prefix its own on a clash.
 
     ``tools=get_weather`` (one tool, not a list) is the usual slip: said in one line.
     """
@@ -776,8 +838,13 @@ def as_tools(objs: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
         )
     out: dict[str, Tool] = {}
     for o in objs:
-        t = as_tool(o)
-        if t.name in out:
-            raise ToolDefinitionError(f"two tools are named {t.name!r}; pass @tool(name=...) to rename one")
-        out[t.name] = t
+        # A tool provider (an MCP server) stands for its tools; it is told the names already taken.
+        provide = getattr(o, "__agentlab_tools__", None)
+        given = provide(frozenset(out)) if provide is not None and not isinstance(o, Tool) else [as_tool(o)]
+        for t in given:
+            if t.name in out:
+                raise ToolDefinitionError(
+                    f"two tools are named {t.name!r}; pass @tool(name=...) to rename one"
+                )
+            out[t.name] = t
     return out

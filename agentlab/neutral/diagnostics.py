@@ -257,4 +257,9 @@ register_code(
 )
 register_code("tool_timeout", "a tool call timed out; the model got an error result", ToolTimeout)
 register_code("tool_abandoned", "a tool call still running when the run was cancelled was abandoned", ToolRef)
+register_code(
+    "tool_server_failed",
+    "the server behind a tool (an MCP server) failed during a call; the model got an error result",
+    ToolRef,
+)
 register_code("unencodable_text", "model output text UTF-8 cannot encode was replaced with U+FFFD", Count)

@@ -49,6 +49,9 @@ class _CellScope:
 
         # The loading cell is covered too: ``gen`` was taken when the extension was loaded.
         release_since(self.gen)
+        from agentlab.frontend import cell_ended
+
+        cell_ended()  # what asked to live no longer than the cell (MCP servers started in it)
         # Finished views first: their outputs become static final states (what any save keeps), and
         # their widgets, on screen nowhere any more, need no collapse.
         if "agentlab.notebook.run_view" in sys.modules:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentlab.adapters.base import parse_model
+from agentlab.loop.tools import servers_label
 from agentlab.neutral.events import ToolCallEvent
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _row(e: ComparisonEntry) -> dict[str, Any]:
         price_updated=cost.updated,
         stop_reason=r.stop_reason,
         error_type=r.error_type,
+        tool_servers=servers_label(r.tool_sources),
     )
     return row
 

@@ -26,7 +26,7 @@ from agentlab.errors import (
 from agentlab.loop.result import RunResult
 from agentlab.loop.runner import Run, SessionLink
 from agentlab.loop.settings import RunSettings
-from agentlab.loop.tools import Tool
+from agentlab.loop.tools import Tool, servers_label
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ToolCallEvent
 from agentlab.neutral.request import ModelRequest
@@ -149,6 +149,7 @@ def build_row(
         **_output_columns(result),
         error_type=error_type,
         error=None if error is None else redact_secrets(error)[:_ERROR_CHARS],
+        tool_servers=servers_label(result.tool_sources),
     )
     return row
 

@@ -58,7 +58,7 @@ from agentlab.errors import (
 )
 from agentlab.loop.output import structured_output
 from agentlab.loop.sync import run_sync
-from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tools, check_timeout
+from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, ToolLike, as_tools, check_timeout
 from agentlab.neutral import _inputs
 from agentlab.sweeps.execution import EXECUTORS, Backend, ExecutionOptions, Executor
 from agentlab.sweeps.plan import Finished, build_plan, check_arms, pending, read_finished, resolve_models
@@ -103,7 +103,7 @@ async def asweep(
     models: Sequence[str | ModelRef],
     *,
     results: str | Path,
-    tools: Iterable[Tool | Callable[..., Any]] = (),
+    tools: Iterable[ToolLike] = (),
     settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None = None,
     repeats: int = 1,
     concurrency: int | Mapping[str, int] = 4,
@@ -177,7 +177,7 @@ def _checked(
     tasks: str | Path | Iterable[Task | Mapping[str, Any] | str],
     models: Sequence[str | ModelRef],
     settings: Iterable[Setting | str] | Mapping[str, Mapping[str, Any]] | None,
-    tools: Iterable[Tool | Callable[..., Any]],
+    tools: Iterable[ToolLike],
     adapter_factory: Callable[[ModelRef], Adapter] | None,
 ) -> tuple[list[Task], list[ModelRef], list[Setting], list[Tool]]:
     """The tasks, models, settings and tools, each checked once (a bad tool fails here, not in every run)."""

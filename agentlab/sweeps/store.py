@@ -26,6 +26,8 @@ Why this shape:
   lists the run's tool calls as ``{"name", "arguments"}`` (portable history: what the model asked
   for, never reasoning or opaque items). Both are null in a plain sweep's rows and absent from files
   written before them, which still load.
+* **Tool servers**: ``tool_servers`` names each MCP server the run's tools came from, with the
+  name and version the server reported (``"time=mcp-time 2026.10.19"``; null when none).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ ROW_FIELDS: dict[str, str] = {
     "resumed_steps": "Int64",
     "scores": "object",
     "called_tools": "object",
+    "tool_servers": "string",
     "v": "Int64",
 }
 

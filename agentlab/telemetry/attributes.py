@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab.neutral.events import (
     ErrorEvent,
@@ -39,6 +39,9 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.usage import CallUsage
+
+if TYPE_CHECKING:
+    from agentlab.loop.tools import ToolSource
 
 __all__ = [
     "AttributeValue",
@@ -183,6 +186,23 @@ def tool_call_attributes(call: ToolCallItem, *, include_content: bool) -> Attrib
     }
     if include_content:
         out["gen_ai.tool.call.arguments"] = call.arguments
+    return out
+
+
+def tool_source_attributes(source: ToolSource) -> Attributes:
+    """Where an ``execute_tool`` span's tool came from (an MCP server's name, version, tool name).
+
+    The server as the user named it and as it named itself; unknown values are left out.
+    """
+    out: Attributes = {
+        "agentlab.tool.source": source.kind,
+        "agentlab.tool.server": source.server,
+        "agentlab.tool.remote_name": source.tool,
+    }
+    if source.server_name is not None:
+        out["agentlab.tool.server.name"] = source.server_name
+    if source.server_version is not None:
+        out["agentlab.tool.server.version"] = source.server_version
     return out
 
 

@@ -138,6 +138,10 @@ class RunSpans:
             attributes=attrs.tool_call_attributes(call, include_content=self._include_content),
             start_time=start,
         )
+        run = self._run_ref()
+        tool = run.tools.get(call.name) if run is not None else None
+        if tool is not None and (source := tool.source) is not None:  # e.g. an MCP server's tool
+            span.set_attributes(attrs.tool_source_attributes(source))
         self._tools[call.call_id] = (span, start)
 
     def _tool_result(self, ev: ToolResultEvent) -> None:

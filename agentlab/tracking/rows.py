@@ -82,6 +82,7 @@ TAG_COLUMNS = (
     "started_at",
     "backend",
     "pricing_tier",
+    "tool_servers",
     "v",
 )
 _ABSENT_BY_DESIGN = ("provider_cost_usd", "output_valid", "resumed_steps", "backend", "pricing_tier")
