@@ -113,6 +113,7 @@ first call).
 from __future__ import annotations
 
 from agentlab.sim.anthropic import messages as anthropic_messages
+from agentlab.sim.bedrock import converse as bedrock_converse
 from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.clients import (
     ANTHROPIC_BASE_URL,
@@ -176,3 +177,4 @@ register_protocol(anthropic_messages.PROTOCOL)
 register_protocol(gemini.PROTOCOL)
 register_protocol(chat_completions.PROTOCOL)
 register_protocol(chat_completions.OPENROUTER_PROTOCOL)
+register_protocol(bedrock_converse.PROTOCOL)

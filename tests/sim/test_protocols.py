@@ -83,7 +83,8 @@ def echo() -> Iterator[sim.SimProtocol]:
 
 def test_builtin_table_lists_openai_first_then_anthropic_then_gemini() -> None:
     table = sim.protocols()
-    assert [p.name for p in table] == ["openai", "anthropic", "gemini", "chat_completions", "openrouter"]
+    names = ["openai", "anthropic", "gemini", "chat_completions", "openrouter", "bedrock"]
+    assert [p.name for p in table] == names
     assert [p.endpoints for p in table[:2]] == [("/v1/responses",), ("/v1/messages",)]
     assert "/v1beta/models/{model}:streamGenerateContent" in table[2].endpoints
 
