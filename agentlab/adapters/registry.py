@@ -50,6 +50,7 @@ _BUILTIN: dict[str, str] = {
     "llamacpp": "agentlab.adapters.openai_chat.provider:LLAMACPP",
     "ollama": "agentlab.adapters.openai_chat.provider:OLLAMA",
     "chat": "agentlab.adapters.openai_chat.provider:CHAT",
+    "bedrock": "agentlab.adapters.bedrock_converse.provider:SPEC",
 }
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")

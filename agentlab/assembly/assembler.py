@@ -346,6 +346,11 @@ class WireCall:
     close: Callable[[], Awaitable[Any]]
     errors: tuple[type[BaseException], ...]
     translate: Callable[[BaseException, str | None], AgentlabError]
+    framing: Callable[[], Any] = SSEDecoder
+    """How the streamed body is cut into events: a factory of an object with ``chunk_bytes(bytes)``,
+    ``chunk(str)`` (lists of event ``data``), ``end_bytes()`` and ``end()`` (a last, unterminated
+    event, or ``None``). SSE by default; AWS's binary event stream (Bedrock) says so here, as data,
+    instead of a branch in the driver."""
 
 
 class _Built(Protocol):
@@ -415,12 +420,12 @@ async def assemble(
             for ev in asm.feed_body(body):
                 yield ev
         else:
-            frame = SSEDecoder()
+            frame = call.framing()
             in_bytes, in_text = frame.chunk_bytes, frame.chunk
             feed = asm.feed
             try:
                 async for piece in call.chunks:
-                    for data in in_bytes(piece) if piece.__class__ is bytes else in_text(piece):  # type: ignore[arg-type]
+                    for data in in_bytes(piece) if piece.__class__ is bytes else in_text(piece):
                         out = feed(data)
                         if out is not None:
                             yield out

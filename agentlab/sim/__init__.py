@@ -114,6 +114,7 @@ from __future__ import annotations
 
 from agentlab.sim.anthropic import messages as anthropic_messages
 from agentlab.sim.bedrock import converse as bedrock_converse
+from agentlab.sim.bedrock.client import bedrock_client
 from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.clients import (
     ANTHROPIC_BASE_URL,
@@ -140,9 +141,12 @@ from agentlab.sim.pacing import parse_options as parse_model_options
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
+BEDROCK_MODELS = bedrock_converse.MODELS
+
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
+    "BEDROCK_MODELS",
     "CHAT_MODELS",
     "DEEPSEEK_BASE_URL",
     "GEMINI_BASE_URL",
@@ -160,6 +164,7 @@ __all__ = [
     "Simulator",
     "anthropic_client",
     "anthropic_sync_client",
+    "bedrock_client",
     "chat_client",
     "gemini_client",
     "openai_client",

@@ -159,7 +159,7 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
 
 # The built-ins' continuity arms: providers whose spec lets 'drop' run with reasoning on, and the rest.
 DROP = ("openai", "google", "vllm", "llamacpp", "ollama", "chat")
-THINKING_OFF = ("anthropic", "deepseek", "openrouter")
+THINKING_OFF = ("anthropic", "deepseek", "openrouter", "bedrock")
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.

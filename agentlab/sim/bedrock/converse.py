@@ -191,6 +191,6 @@ PROTOCOL = SimProtocol(
     models_page=models_page,
     model_card=model_card,
     errors=BEDROCK,
-    unknown_event=SSEEvent(encode_event("futureEvent", b'{"p":"abc"}')),
+    unknown_event=SSEEvent(encode_event("sim_unknown_event", b'{"p":"abc"}')),
     check_headers=check_auth,
 )

@@ -12,7 +12,7 @@ import hashlib
 import json
 import uuid
 
-from agentlab.sim.errors import ErrorDialect, SimError
+from agentlab.sim.errors import ErrorDialect, SimError, _retry_after
 
 _CORAL = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 #: What botocore says the model identifier error reads like on the real service.
@@ -63,8 +63,16 @@ class BedrockErrors(ErrorDialect):
         return validation(message)
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
-        """``ThrottlingException`` 429 (Bedrock sends no retry-after; botocore backs off itself)."""
-        return SimError(429, "ThrottlingException", "Too many requests, please wait before trying again.")
+        """``ThrottlingException`` 429, with the simulator's usual ``retry-after`` hint.
+
+        botocore backs off by itself; the hint is what agentlab's errors report on every protocol.
+        """
+        return SimError(
+            429,
+            "ThrottlingException",
+            "Too many requests, please wait before trying again.",
+            headers=_retry_after(retry_after_ms),
+        )
 
     def server_error(self) -> SimError:
         """A 500 ``InternalServerException``."""
