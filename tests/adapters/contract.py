@@ -450,7 +450,8 @@ class BedrockFarSide:
 
         from agentlab.sim.bedrock.client import BEDROCK_ENDPOINT, SIM_ACCESS_KEY, SIM_SECRET_KEY, attach
 
-        config = Config(retries={"total_max_attempts": max_retries + 1, "mode": "standard"})
+        retries = {"total_max_attempts": max_retries + 1, "mode": "standard"}
+        config = Config(retries=retries, signature_version="v4")
         client = boto3.client(
             "bedrock-runtime", region_name="us-east-1", endpoint_url=BEDROCK_ENDPOINT, config=config,
             aws_access_key_id=SIM_ACCESS_KEY, aws_secret_access_key=SIM_SECRET_KEY,

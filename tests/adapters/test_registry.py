@@ -204,9 +204,7 @@ def _only_big_models_refuse(model: str) -> str | None:
 
 def test_a_drop_rule_decides_per_model() -> None:
     """A provider whose models differ (a router's backing model) answers per model, not per provider."""
-    register_provider(
-        _spec(drop_rule=f"{__name__}:_only_big_models_refuse", drop_with_reasoning=True)
-    )
+    register_provider(_spec(drop_rule=f"{__name__}:_only_big_models_refuse", drop_with_reasoning=True))
     try:
         with pytest.raises(agentlab.InvalidSettingsError, match="this dummy model wants its items back"):
             agentlab.Run("dummy:big-1", "q", continuation_policy="drop")

@@ -5,12 +5,14 @@ events look). Reasoning blocks have no start event: their ``text`` deltas are jo
 ``signature`` (or ``redactedContent``) delta taken; each becomes a ``ProviderReasoningItem`` whose
 payload is the block as the request must carry it back, ``{"reasoningContent": {...}}``, with
 ``redactedContent`` as the base64 text of the wire. Converse has no response id: the request id
-(``x-amzn-RequestId``) names the turn.
+(``x-amzn-RequestId``) names the turn, or a local ``bedrock-<uuid>`` when the answer carries none (a
+recording, a proxy that drops the header): each turn's items must be told apart by ``turn_id``.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from agentlab.adapters.bedrock_converse._errors import PROVIDER, in_stream_error
@@ -70,6 +72,7 @@ class ConverseAssembler(Assembler):
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
         self.stopped = False
+        self.turn_id = self.request_id or f"bedrock-{uuid.uuid4().hex}"
 
     def __repr__(self) -> str:
         rid, n, stop = self.request_id, len(self.blocks), self.stop_reason
@@ -197,7 +200,7 @@ class ConverseAssembler(Assembler):
         """The assembled parts; a stream that ended before ``messageStop`` kept nothing."""
         if not self.stopped:
             raise self.interrupted("the stream ended before messageStop; nothing of this call was kept")
-        turn_id = self.request_id or ""
+        turn_id = self.turn_id
         items: list[AssistantTextItem | ToolCallItem] = []
         reasoning: list[ProviderReasoningItem] = []
         for index in sorted(self.blocks):
@@ -224,5 +227,5 @@ class ConverseAssembler(Assembler):
             stop_reason=_STOP.get(self.stop_reason or "", "incomplete"),
             stop_detail=self.stop_reason,
             usage=usage_from_converse(self.usage),
-            response_id=self.request_id,
+            response_id=turn_id,
         )

@@ -13,7 +13,7 @@ dropped connection does.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agentlab.sim.app import handle
@@ -30,7 +30,7 @@ SIM_REGION = "us-east-1"
 class _Raw:
     """The urllib3-response face botocore reads a body through (``stream``, ``read``, ``close``)."""
 
-    def __init__(self, chunks: list[Chunk]) -> None:
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
         self._chunks = chunks
         self.closed = False
 
@@ -91,6 +91,12 @@ def bedrock_client(**kw: Any) -> Any:
         sim = Simulator(**sim_kw)
     elif sim_kw:
         raise TypeError(f"pass simulator options to Simulator, not beside simulator=: {sorted(sim_kw)}")
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    # SigV4 with the placeholder keys, whatever the environment holds: botocore would otherwise prefer
+    # a real AWS_BEARER_TOKEN_BEDROCK, and a real key has no business going to a simulator.
+    config = Config(signature_version="v4")
+    kw["config"] = config.merge(kw["config"]) if kw.get("config") is not None else config
     kw.setdefault("region_name", SIM_REGION)
     kw.setdefault("endpoint_url", BEDROCK_ENDPOINT)
     if "aws_access_key_id" not in kw:
