@@ -214,3 +214,25 @@ def test_stream_payloads_carry_random_length_padding() -> None:
     buf.add_data(b"".join(c for c in chunks if isinstance(c, bytes)))
     pads = {len(json.loads(m.payload)["p"]) for m in buf}
     assert len(pads) > 3 and all(2 <= n <= 61 for n in pads)
+
+
+def test_the_served_stream_is_delivered_frame_by_frame() -> None:
+    """Over a socket the binary stream goes out as a stream (no content-length, each frame flushed)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from tests.support.loopback import serving
+
+    body = json.dumps({"messages": [{"role": "user", "content": [{"text": "What is 2 + 3?"}]}]})
+    with serving() as url:
+        conn = http.client.HTTPConnection(urlsplit(url).netloc, timeout=30)
+        headers = {"authorization": "Bearer k", "content-type": "application/json"}
+        conn.request("POST", "/model/sim-bedrock-kimi/converse-stream", body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+    assert resp.status == 200 and resp.getheader("content-length") is None
+    assert resp.getheader("content-type") == "application/vnd.amazon.eventstream"
+    eventstream = pytest.importorskip("botocore.eventstream")
+    buf = eventstream.EventStreamBuffer()
+    buf.add_data(data)
+    assert [m.headers[":event-type"] for m in buf][-1] == "metadata"
