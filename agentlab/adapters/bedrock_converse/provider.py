@@ -48,6 +48,6 @@ SPEC = ProviderSpec(
     check_options="agentlab.adapters.bedrock_converse._request:check_options",
     simulated_models="agentlab.sim:BEDROCK_MODELS",
     simulator="agentlab.sim:bedrock_client",
-    price_provider=None,
+    price_provider="aws",
     otel_name="aws.bedrock",
 )
