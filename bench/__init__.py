@@ -26,6 +26,8 @@ hard-coded. Sections:
     a 10 ms tool's recorded median, side by side.
 13. ``first_cell``: the first model-call cell of a fresh kernel under Run All and at reading pace,
     with and without the SDK warm-up.
+14. ``bedrock``: CPU per ConverseStream event, the Bedrock adapter vs raw botocore (loopback, one
+    event-stream message per HTTP chunk).
 """
 
 SECTIONS = (
@@ -42,4 +44,5 @@ SECTIONS = (
     "eval_scale",
     "live_view",
     "first_cell",
+    "bedrock",
 )

@@ -45,6 +45,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "eval_scale",
         "live_view",
         "first_cell",
+        "bedrock",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:
