@@ -438,9 +438,7 @@ class BedrockFarSide:
     def __init__(
         self, status: int | None = None, error_type: str = "", message: str = "", **options: Any
     ) -> None:
-        from agentlab.sim import Simulator
-
-        self.simulator = Simulator(**options)
+        self.transport = SimTransport(**options)
         self.bodies: list[bytes] = []
         self.status, self.error_type, self.message = status, error_type, message
 
@@ -458,7 +456,7 @@ class BedrockFarSide:
         )  # fmt: skip
         client.meta.events.register_first("before-send.bedrock-runtime", self._record)
         if self.status is None:
-            return attach(client, self.simulator)
+            return attach(client, self.transport)
         return client
 
     def _record(self, request: Any, **_: Any) -> Any:
@@ -475,8 +473,8 @@ class BedrockFarSide:
             "retry-after": "2",
             "content-type": "application/json",
         }
-        body = json.dumps({"message": self.message}).encode()
-        return AWSResponse(str(request.url), self.status, headers, _Raw([body]))
+        body = httpx2.Response(self.status, content=json.dumps({"message": self.message}).encode())
+        return AWSResponse(str(request.url), self.status, headers, _Raw(body))
 
     @property
     def last_json(self) -> Any:

@@ -16,6 +16,7 @@ import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -94,7 +95,7 @@ class Served:
         self.sent.append(json.loads(request.body))
         assert unquote(urlsplit(str(request.url)).path) == unquote(urlsplit(turn.url).path)
         frames = _split_frames(turn.body) if "eventstream" in turn.headers["content-type"] else [turn.body]
-        return AWSResponse(str(request.url), turn.status, turn.headers, _Raw(frames))
+        return AWSResponse(str(request.url), turn.status, turn.headers, _Raw(SimpleNamespace(stream=frames)))
 
 
 def _split_frames(body: bytes) -> list[bytes]:

@@ -37,6 +37,7 @@ BASE_PATH = {
     "llamacpp": "/v1",
     "ollama": "/v1",
     "chat": "/v1",
+    "bedrock": "",
 }
 
 

@@ -42,7 +42,6 @@ from agentlab.assembly.assembler import WireCall
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
-    InvalidSettingsError,
     ProviderAPIError,
     StreamInterruptedError,
 )
@@ -173,35 +172,36 @@ class BedrockConverseAdapter(SDKAdapter[Any]):
         return {"config": self._config()}
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> Any:
-        import boto3  # type: ignore[import-untyped]
+        """A botocore client on the standard AWS chain, or on ``api_key`` (a Bedrock API key).
 
-        if is_simulated(self.model):  # a simulator served at base_url: placeholder keys, never real ones
-            return self._served_simulator(base_url)
-        if api_key is not None:
-            raise InvalidSettingsError(
-                f"bedrock: pass a Bedrock API key as {_BEARER_ENV}, or use AWS credentials; not api_key="
-            )
-        session = boto3.session.Session(region_name=self.region_name)
-        if not (os.environ.get(_BEARER_ENV) or session.get_credentials() is not None):
-            raise ConfigError(NO_CREDENTIALS)
-        if session.region_name is None:
-            raise ConfigError("bedrock: no AWS region; set AWS_REGION (e.g. us-east-1) or pass region_name=")
+        ``api_key=`` is sent as ``Authorization: Bearer`` by this adapter (requests unsigned), since
+        botocore takes a Bedrock API key only from ``AWS_BEARER_TOKEN_BEDROCK``. A ``sim-*`` model at
+        ``base_url`` (a served simulator) signs with placeholder keys when no ``api_key`` is given,
+        never with the environment's.
+        """
+        import boto3  # type: ignore[import-untyped]
+        from botocore import UNSIGNED  # type: ignore[import-untyped]
+        from botocore.config import Config
+
         kw: dict[str, Any] = {"config": self._config()}
         if base_url is not None:
             kw["endpoint_url"] = base_url
+        if is_simulated(self.model) and api_key is None:
+            kw["config"] = Config(signature_version="v4").merge(kw["config"])
+            kw.update(aws_access_key_id=_SIM_ACCESS_KEY, aws_secret_access_key=_SIM_SECRET)
+            return boto3.client("bedrock-runtime", region_name=self.region_name or "us-east-1", **kw)
+        session = boto3.session.Session(region_name=self.region_name)
+        if session.region_name is None and not is_simulated(self.model):
+            raise ConfigError("bedrock: no AWS region; set AWS_REGION (e.g. us-east-1) or pass region_name=")
+        region = session.region_name or "us-east-1"
+        if api_key is not None:
+            kw["config"] = Config(signature_version=UNSIGNED).merge(kw["config"])
+            client = session.client("bedrock-runtime", region_name=region, **kw)
+            client.meta.events.register("before-send.bedrock-runtime", partial(_bearer, api_key))
+            return client
+        if not (os.environ.get(_BEARER_ENV) or session.get_credentials() is not None):
+            raise ConfigError(NO_CREDENTIALS)
         return session.client("bedrock-runtime", **kw)
-
-    def _served_simulator(self, base_url: str | None) -> Any:
-        """SigV4 with placeholder keys (the simulator checks the shape only), whatever the environment."""
-        import boto3
-        from botocore.config import Config
-
-        config = Config(signature_version="v4").merge(self._config())
-        region = self.region_name or "us-east-1"
-        return boto3.client(
-            "bedrock-runtime", region_name=region, endpoint_url=base_url, config=config,
-            aws_access_key_id=_SIM_ACCESS_KEY, aws_secret_access_key=_SIM_SECRET,
-        )  # fmt: skip
 
     def _connect(self) -> str | None:
         from agentlab.records.logs import install_redaction
@@ -259,6 +259,11 @@ class BedrockConverseAdapter(SDKAdapter[Any]):
         close = getattr(self._client, "close", None)
         if close is not None:
             await asyncio.to_thread(close)
+
+
+def _bearer(key: str, request: Any, **_: Any) -> None:
+    """``Authorization: Bearer <Bedrock API key>`` on an unsigned request (the key stays in this closure)."""
+    request.headers["Authorization"] = f"Bearer {key}"
 
 
 async def _value(body: bytes) -> bytes:

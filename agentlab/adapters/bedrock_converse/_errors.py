@@ -77,9 +77,18 @@ def translate(exc: BaseException) -> AgentlabError:
         return connection_error(PROVIDER, exc, timed_out=True)
     if isinstance(exc, bx.EndpointConnectionError | bx.ConnectionClosedError | bx.HTTPClientError):
         return connection_error(PROVIDER, exc, timed_out=False)
+    if isinstance(exc, bx.ResponseStreamingError) or _urllib3_error(exc):
+        return connection_error(PROVIDER, exc, timed_out=False)
     if isinstance(exc, bx.BotoCoreError):
         return ProviderError(f"{type(exc).__name__}: {provider_text(str(exc))}", provider=PROVIDER)
     return ProviderError(f"unexpected {type(exc).__name__}: {wire_error_text(exc)}", provider=PROVIDER)
+
+
+def _urllib3_error(exc: BaseException) -> bool:
+    """A read that failed under botocore (urllib3's ``ProtocolError``, ``ReadTimeoutError``...)."""
+    from urllib3.exceptions import HTTPError
+
+    return isinstance(exc, HTTPError | ConnectionError)
 
 
 def in_stream_error(body: dict[str, Any], request_id: str | None) -> StreamInterruptedError:

@@ -27,6 +27,7 @@ from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
+from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest
 
 __all__ = ["build_request", "check_options", "family"]
@@ -43,6 +44,11 @@ _OPENAI_EFFORT = {
     "max": "high",
 }
 _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
+RULE = ContinuityRule(
+    requires="last_turn",
+    source="Claude on Bedrock: 'a final assistant message must start with a thinking block'",
+)
+"""Claude with thinking on: the last assistant turn, when it holds tool calls, starts with its reasoning."""
 
 
 def family(model: str) -> str:
@@ -128,6 +134,7 @@ class _Messages:
         self.turn: str | None = None
         self.sent = 0
         self.trailing = 0
+        self.carried: set[str] = set()  # turns whose reasoning went back
 
     def push(self, role: str, block: dict[str, Any]) -> None:
         if self.messages and self.messages[-1]["role"] == role:
@@ -146,8 +153,10 @@ class _Messages:
             self.turn = item.turn_id
             self.pending = list(self.by_turn.pop(item.turn_id, ())) if item.turn_id else []
         while self.pending and (item.index is None or self.pending[0].index < item.index):
-            self.push("assistant", _block_back(self.pending.pop(0)))
+            r = self.pending.pop(0)
+            self.push("assistant", _block_back(r))
             self.sent += 1
+            self.carried.add(r.turn_id)
         if isinstance(item, AssistantTextItem):
             if item.text:
                 self.push("assistant", {"text": item.text})
@@ -209,6 +218,40 @@ def _messages(req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[st
     return walk
 
 
+def _recover_dangling(req: ModelRequest, walk: _Messages, out: BuiltRequest[dict[str, Any]]) -> None:
+    """Anthropic's documented recovery when the last tool-use turn's reasoning is gone for good.
+
+    A restored checkpoint, a released continuation or a session moved from another provider leaves
+    a tool-use turn with no reasoning block, which Claude refuses with thinking on: its calls and
+    results go as plain text (:mod:`agentlab.neutral.recovery`), so thinking can stay on.
+    """
+    msgs = walk.messages
+    last = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i]["role"] == "assistant"), None)
+    if last is None or last + 1 >= len(msgs):
+        return
+    calls = {b["toolUse"]["toolUseId"]: b["toolUse"] for b in msgs[last]["content"] if "toolUse" in b}
+    plan = plan_recovery(req, RULE, walk.carried)
+    if not plan.covers(calls):
+        return
+    msgs[last]["content"] = [
+        {"text": called_text(b["toolUse"]["name"], arguments_text(b["toolUse"]["input"]))}
+        if "toolUse" in b
+        else b
+        for b in msgs[last]["content"]
+    ]
+    answer = []
+    for b in msgs[last + 1]["content"]:
+        r = b.get("toolResult")
+        if r is not None and r["toolUseId"] in calls:
+            text = "".join(c.get("text", "") for c in r["content"])
+            b = {"text": result_text(calls[r["toolUseId"]]["name"], text, r.get("status") == "error")}
+        answer.append(b)
+    msgs[last + 1]["content"] = answer
+    notice = plan.text_notice("Claude-on-Bedrock")
+    if notice is not None:
+        out.diagnostics.append(notice)
+
+
 def _tool_config(req: ModelRequest, cache: bool) -> dict[str, Any]:
     tools: list[dict[str, Any]] = [
         {
@@ -255,6 +298,8 @@ def build_request(req: ModelRequest, *, base_url: str | None) -> BuiltRequest[di
     walk = _messages(req, base_url, out)
     if not walk.messages:
         raise InvalidSettingsError("bedrock: the request has no user or assistant messages")
+    if fam == "claude" and out.reasoning_mode is not None:
+        _recover_dangling(req, walk, out)
     hints = req.cache if fam == "claude" and req.cache is not None and req.cache.enabled else None
     body: dict[str, Any] = {"modelId": req.model, "messages": walk.messages}
     if walk.system:
