@@ -250,3 +250,65 @@ def test_botocore_debug_logs_carry_no_secret_and_no_reasoning(stream: bool) -> N
         signature["reasoningContent"]["reasoningText"]["signature"][:24],
     ):
         assert secret not in out, secret
+
+
+# ---------------------------------------------------------------- errors through the adapter
+
+
+def test_an_error_inside_a_200_stream_is_a_typed_interruption() -> None:
+    adapter = BedrockConverseAdapter("sim-bedrock-claude+fault=error_chunk", client=bedrock_client())
+    shown: list[Any] = []
+
+    async def go() -> None:
+        async for e in adapter.stream(_ask("sim-bedrock-claude+fault=error_chunk")):
+            shown.append(e)
+
+    with pytest.raises(StreamInterruptedError) as info:
+        asyncio.run(go())
+    assert info.value.error_type == "modelStreamErrorException" and info.value.retryable
+    assert shown and not any(isinstance(e, ResponseCompletedEvent) for e in shown)
+
+
+def test_a_modified_reasoning_block_is_the_services_validation_exception() -> None:
+    from agentlab.errors import ProviderAPIError
+    from agentlab.neutral.items import ProviderReasoningItem
+
+    adapter = BedrockConverseAdapter("sim-bedrock-claude", client=bedrock_client(), max_retries=0)
+    first = _ask("sim-bedrock-claude", reasoning=ReasoningSettings(budget_tokens=2048))
+    r1 = _run(adapter, first)[-1].response
+    (item,) = r1.reasoning
+    block = json.loads(item.unseal(provider="bedrock", api="converse"))
+    block["reasoningContent"]["reasoningText"]["text"] += " (edited)"
+    edited = ProviderReasoningItem(
+        json.dumps(block).encode(), provider="bedrock", api="converse", model=item.model,
+        block_type=item.block_type, turn_id=item.turn_id, index=item.index, base_url=item.base_url,
+    )  # fmt: skip
+    results = tuple(ToolResultItem(call_id=c.call_id, output="20C") for c in r1.tool_calls)
+    second = first.model_copy(
+        update={"items": (*first.items, *r1.items, *results), "continuation": (edited,)}
+    )
+    with pytest.raises(ProviderAPIError) as info:
+        _run(adapter, second)
+    err = info.value
+    assert (err.status, err.error_type) == (400, "ValidationException")
+    assert "cannot be modified" in err.message and "(edited)" not in str(err)
+
+
+def test_a_lost_continuation_goes_back_as_text_with_thinking_on() -> None:
+    """A tool-use turn whose reasoning is gone (released) is sent as text: Claude would refuse it."""
+    adapter = BedrockConverseAdapter("sim-bedrock-claude", client=bedrock_client())
+    first = _ask("sim-bedrock-claude", reasoning=ReasoningSettings(budget_tokens=2048))
+    r1 = _run(adapter, first)[-1].response
+    results = tuple(
+        ToolResultItem(
+            call_id=c.call_id, output={"Paris": "20C", "Rome": "25C"}[json.loads(c.arguments)["city"]]
+        )
+        for c in r1.tool_calls
+    )
+    items = (*first.items, *r1.items, *results)
+    second = first.model_copy(update={"items": items, "continuation_released": True})
+    body = adapter.build(second).body
+    assert "toolUse" not in json.dumps(body["messages"])
+    events = _run(adapter, second)
+    assert [e.code for e in events if getattr(e, "kind", "") == "diagnostic"] == ["dangling_tool_use"]
+    assert "Rome" in events[-1].response.text

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from agentlab.sim.anthropic.messages import _TEXT_RESULT as TEXT_RESULT
+from agentlab.sim.anthropic.messages import _past_calls as past_calls
 from agentlab.sim.bedrock.errors import model_error, validation
 from agentlab.sim.bedrock.rules import CLAUDE, OPENAI
 from agentlab.sim.caching import Breakpoint
@@ -132,29 +134,35 @@ def _choice(req: dict[str, Any], declared: tuple[ToolDef, ...]) -> ToolChoice:
     return ToolChoice("required" if "any" in raw else "auto")
 
 
+def _as_messages_blocks(m: dict[str, Any]) -> dict[str, Any]:
+    """A Converse message in the Messages shape the shared loop reader takes (tool exchanges as text too)."""
+    out: list[dict[str, Any]] = []
+    for b in _blocks(m):
+        if "text" in b:
+            out.append({"type": "text", "text": str(b["text"])})
+        elif "toolUse" in b:
+            u = b["toolUse"] or {}
+            out.append(
+                {"type": "tool_use", "id": u.get("toolUseId"), "name": u.get("name"), "input": u.get("input")}
+            )
+        elif "toolResult" in b:
+            r = b["toolResult"] or {}
+            out.append({"type": "tool_result", "tool_use_id": r.get("toolUseId"), "content": result_text(r)})
+    return {"role": m.get("role"), "content": out}
+
+
 def _task_index(msgs: list[dict[str, Any]]) -> int:
+    """The last user message with text that is not a tool exchange written out as text (a recovery)."""
     last = -1
     for i, m in enumerate(msgs):
-        if m.get("role") == "user" and any("text" in b for b in _blocks(m)):
+        texts = [str(b["text"]) for b in _blocks(m) if "text" in b]
+        if m.get("role") == "user" and texts and not all(TEXT_RESULT.match(t) for t in texts):
             last = i
     return last
 
 
 def _calls(loop: list[dict[str, Any]]) -> tuple[PastCall, ...]:
-    uses: list[tuple[str, str, dict[str, Any]]] = []
-    results: dict[str, str] = {}
-    for m in loop:
-        for b in _blocks(m):
-            if "toolUse" in b:
-                u = b["toolUse"] or {}
-                inp = u.get("input")
-                uses.append(
-                    (str(u.get("toolUseId")), str(u.get("name")), inp if isinstance(inp, dict) else {})
-                )
-            elif "toolResult" in b:
-                r = b["toolResult"] or {}
-                results[str(r.get("toolUseId"))] = result_text(r)
-    return tuple(PastCall(cid, n, a, results.get(cid)) for cid, n, a in uses)
+    return past_calls([_as_messages_blocks(m) for m in loop])
 
 
 def situation(family: str, req: dict[str, Any], msgs: list[dict[str, Any]], level: int) -> Situation:
