@@ -74,6 +74,13 @@ Claude's signature are refused with the real bodies, OpenAI's is lenient), ``sim
 ``sim-local-reasoning`` (llama.cpp/vLLM/Ollama, lenient, no key); :func:`chat_client` wires an
 ``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat.rules` for the rules).
 
+Bedrock Converse (:mod:`agentlab.sim.bedrock.converse`): ``/model/{modelId}/converse`` and
+``/converse-stream`` (AWS's binary event stream, :mod:`agentlab.sim.aws.eventstream`), SigV4 or bearer
+credentials checked for shape; ``sim-bedrock-claude`` (signed ``reasoningText``; a modified, reordered or
+missing block is the real ``ValidationException``), ``sim-bedrock-openai`` (``redactedContent`` only;
+``reasoningText`` sent back is refused), ``sim-bedrock-kimi`` (unsigned ``reasoningText``);
+:func:`bedrock_client` wires boto3's ``bedrock-runtime`` client to it.
+
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
 built-ins are OpenAI Responses (``POST /v1/responses``) and Anthropic Messages (``POST

@@ -74,6 +74,14 @@ def test_drop_is_refused_with_thinking_on() -> None:
         al.Run("bedrock:sim-bedrock-claude", TASK, continuation_policy="drop")
 
 
+def test_an_asyncio_sweep_runs_bedrock_models(tmp_path: Path) -> None:
+    report = al.sweep(
+        [TASK, "What is 12 * (3 + 4)?"], ["bedrock:sim-bedrock-claude", "bedrock:sim-bedrock-kimi"],
+        results=tmp_path / "r.jsonl", tools=[get_weather], progress=None,
+    )  # fmt: skip
+    assert (report.ran, report.failed) == (4, 0) and report.cost_usd > 0
+
+
 def test_a_batch_sweep_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no batch API for provider"):
         al.sweep([TASK], ["bedrock:sim-bedrock-claude"], results=tmp_path / "r.jsonl", backend="batch")
