@@ -69,9 +69,11 @@ def test_compare_runs_bedrock_beside_another_provider() -> None:
     assert set(cmp.answers.values()) == {"Rome is warmer (24 vs Paris 18)."}
 
 
-def test_drop_is_refused_with_thinking_on() -> None:
+def test_drop_is_refused_with_thinking_on_claude_only() -> None:
     with pytest.raises(InvalidSettingsError, match="unmodified"):
         al.Run("bedrock:sim-bedrock-claude", TASK, continuation_policy="drop")
+    r = al.run("bedrock:sim-bedrock-openai", TASK, tools=[get_weather], continuation_policy="drop")
+    assert r.status == "completed" and r.usage.reasoning_items_dropped > 0
 
 
 def test_an_asyncio_sweep_runs_bedrock_models(tmp_path: Path) -> None:

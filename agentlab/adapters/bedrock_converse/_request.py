@@ -30,7 +30,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["build_request", "check_options", "family"]
+__all__ = ["build_request", "check_options", "drop_rule", "family"]
 
 MIN_BUDGET = 1024
 ANSWER_ROOM = 4096
@@ -63,6 +63,20 @@ def family(model: str) -> str:
         if any(k in m for k in marks):
             return name
     return "other"
+
+
+def drop_rule(model: str) -> str | None:
+    """Why ``continuation_policy="drop"`` cannot run with reasoning on for ``model`` (``None``: it can).
+
+    Only Claude refuses a tool-use turn without its reasoning block; OpenAI models, Kimi and the
+    others take the turn without it (their reasoning is lost, which is what ``drop`` measures).
+    """
+    if family(model) == "claude":
+        return (
+            "with thinking on, Claude on Bedrock requires the current tool loop's reasoning blocks to go "
+            "back unmodified (ValidationException otherwise)"
+        )
+    return None
 
 
 def _claude_thinking(req: ModelRequest, extra: dict[str, Any]) -> int | None:

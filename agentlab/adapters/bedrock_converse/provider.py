@@ -44,6 +44,7 @@ SPEC = ProviderSpec(
         "with thinking on, Claude on Bedrock requires the current tool loop's reasoning blocks to go "
         "back unmodified (ValidationException otherwise)"
     ),
+    drop_rule="agentlab.adapters.bedrock_converse._request:drop_rule",  # per family: Claude refuses
     options=OPTIONS,
     check_options="agentlab.adapters.bedrock_converse._request:check_options",
     simulated_models="agentlab.sim:BEDROCK_MODELS",
