@@ -29,6 +29,8 @@ hard-coded. Sections:
     with and without the SDK warm-up.
 14. ``mcp`` (``bench/mcp_tools.py``): an MCP tool's per-call cost against the same tool as a Python
     function, median and p99, over stdio and Streamable HTTP (``mcp`` extra).
+15. ``bedrock``: CPU per ConverseStream event, the Bedrock adapter vs raw botocore (loopback, one
+    event-stream message per HTTP chunk).
 """
 
 SECTIONS = (
@@ -46,6 +48,7 @@ SECTIONS = (
     "live_view",
     "first_cell",
     "mcp",
+    "bedrock",
 )
 
 MODULES = {"mcp": "mcp_tools"}

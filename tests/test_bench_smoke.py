@@ -47,6 +47,7 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
         "live_view",
         "first_cell",
         "mcp",
+        "bedrock",
     ]
     assert len(data["sections"]) == len(SECTIONS)
     for sec in data["sections"]:

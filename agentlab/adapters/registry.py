@@ -62,6 +62,7 @@ _BUILTIN: dict[str, str] = {
     "vllm_responses": "agentlab.adapters.openai_responses.provider:VLLM_RESPONSES",
     "ollama_responses": "agentlab.adapters.openai_responses.provider:OLLAMA_RESPONSES",
     "lmstudio_responses": "agentlab.adapters.openai_responses.provider:LMSTUDIO_RESPONSES",
+    "bedrock": "agentlab.adapters.bedrock_converse.provider:SPEC",
 }
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")

@@ -342,7 +342,7 @@ class Framing(Protocol):
         """The payload of each event ``raw`` completes."""
         ...
 
-    def chunk(self, text: str) -> list[str]:
+    def chunk(self, text: str) -> Sequence[bytes | str]:
         """The same, for a body delivered as text."""
         ...
 

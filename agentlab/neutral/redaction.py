@@ -17,8 +17,10 @@ _SECRET_RE = re.compile(
     r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
     # Bearer tokens whole, base64 alphabet included: a Bedrock API key is base64 ("+", "/", "=").
     r"|(?i:bearer)\s+[A-Za-z0-9._\-+/=]{12,}|(?i:x-api-key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._\-]{12,}"
-    # An AWS session token, as botocore's SigV4 debug output shows it in the canonical request.
-    r"|(?i:x-amz-security-token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9+/=%]{12,})"
+    # AWS: a session token in a header line (botocore logs SigV4's canonical request), a Bedrock
+    # API key (``ABSK...``, base64), an access key id.
+    r"|(?i:x-amz-security-token)[\"']?\s*[:=]\s*b?[\"']?[A-Za-z0-9+/=%]{12,}"
+    r"|ABSK[A-Za-z0-9+/=]{20,}|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b)"
 )
 
 

@@ -27,6 +27,7 @@ Records keep structured fields under ``record.agentlab`` (a dict) when passed as
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from agentlab.neutral.redaction import REDACTED, redact_secrets
@@ -60,6 +61,13 @@ _SENSITIVE_KEYS = frozenset(
         "x-api-key",
         "continuation",
         "provider_continuation",
+        # AWS (botocore logs the Converse params dict and header dicts at DEBUG):
+        "reasoningcontent",
+        "reasoningtext",
+        "redactedcontent",
+        "x-amz-security-token",
+        "aws_secret_access_key",
+        "aws_session_token",
     }
 )
 _MAX_DEPTH = 24
@@ -117,6 +125,26 @@ def redact(value: Any, _depth: int = 0, *, wire: bool = True) -> Any:
     return value
 
 
+def _arg(value: Any, wire: bool) -> Any:
+    """One ``%`` argument of an SDK record, log-safe.
+
+    Raw bytes are a request or response body (botocore logs ``Response body: %r``): their size only.
+    A mapping that is not a dict (botocore's ``HeadersDict``) is read as a dict. Other objects whose
+    repr is a whole request (botocore's ``AWSPreparedRequest``: headers with the session token, the
+    body with reasoning blocks) are named by type only.
+    """
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(value)} bytes redacted>" if wire else value
+    if isinstance(value, Mapping) and not isinstance(value, dict):
+        return redact(dict(value), wire=wire)
+    if wire and type(value).__name__ in _WHOLE_REQUEST_TYPES:
+        return f"<{type(value).__name__} redacted>"
+    return redact(value, wire=wire)
+
+
+_WHOLE_REQUEST_TYPES = frozenset({"AWSPreparedRequest", "AWSRequest", "AWSResponse", "PreparedRequest"})
+
+
 class RedactionFilter(logging.Filter):
     """Sanitizes a record's message, arguments, exception text and ``agentlab`` extra in place.
 
@@ -135,10 +163,10 @@ class RedactionFilter(logging.Filter):
         else:
             record.msg = redact(record.msg, wire=wire)
         if record.args:
-            if isinstance(record.args, dict):
-                record.args = redact(record.args, wire=wire)
+            if isinstance(record.args, Mapping):
+                record.args = redact(dict(record.args), wire=wire)
             else:
-                record.args = tuple(redact(a, wire=wire) for a in record.args)
+                record.args = tuple(_arg(a, wire) for a in record.args)
         if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
             # Formatters reuse ``exc_text`` when it is set: format it once, redacted.
             record.exc_text = redact_secrets(logging.Formatter().formatException(record.exc_info))

@@ -85,6 +85,13 @@ and ``sim-xai-chat`` (xAI, usage without reasoning in ``completion_tokens``), th
 :func:`chat_client` wires an
 ``openai.AsyncOpenAI`` to one dialect (see :mod:`agentlab.sim.chat.rules` for the rules).
 
+Bedrock Converse (:mod:`agentlab.sim.bedrock.converse`): ``/model/{modelId}/converse`` and
+``/converse-stream`` (AWS's binary event stream, :mod:`agentlab.sim.aws.eventstream`), SigV4 or bearer
+credentials checked for shape; ``sim-bedrock-claude`` (signed ``reasoningText``; a modified, reordered or
+missing block is the real ``ValidationException``), ``sim-bedrock-openai`` (``redactedContent`` only;
+``reasoningText`` sent back is refused), ``sim-bedrock-kimi`` (unsigned ``reasoningText``);
+:func:`bedrock_client` wires boto3's ``bedrock-runtime`` client to it.
+
 Protocols: one table (:mod:`agentlab.sim.protocols`) says which protocol serves which path, with
 its models, handler, routes (path patterns such as ``/v1/models/{model_id}``) and error shape. The
 built-ins are OpenAI Responses (``POST /v1/responses``) and Anthropic Messages (``POST
@@ -125,6 +132,8 @@ from __future__ import annotations
 
 from agentlab.sim.anthropic import messages as anthropic_messages
 from agentlab.sim.anthropic import platforms as anthropic_platforms
+from agentlab.sim.bedrock import converse as bedrock_converse
+from agentlab.sim.bedrock.client import bedrock_client
 from agentlab.sim.chat import completions as chat_completions
 from agentlab.sim.clients import (
     ANTHROPIC_BASE_URL,
@@ -156,10 +165,13 @@ from agentlab.sim.pacing import parse_options as parse_model_options
 from agentlab.sim.protocols import Route, SimProtocol, protocols, register_protocol, unregister_protocol
 from agentlab.sim.transport import SimTransport
 
+BEDROCK_MODELS = bedrock_converse.MODELS
+
 __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODELS",
     "BEDROCK_BASE_URL",
+    "BEDROCK_MODELS",
     "CHAT_MODELS",
     "DEEPSEEK_BASE_URL",
     "GEMINI_BASE_URL",
@@ -181,6 +193,7 @@ __all__ = [
     "anthropic_client",
     "anthropic_sync_client",
     "anthropic_vertex_client",
+    "bedrock_client",
     "chat_client",
     "gemini_client",
     "openai_client",
@@ -201,3 +214,4 @@ register_protocol(chat_completions.OPENROUTER_PROTOCOL)
 register_protocol(chat_completions.ZAI_PROTOCOL)
 register_protocol(anthropic_platforms.BEDROCK)
 register_protocol(anthropic_platforms.VERTEX)
+register_protocol(bedrock_converse.PROTOCOL)

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from agentlab.sim.core import SimReply, Simulator, SSEEvent
 from agentlab.sim.errors import ErrorDialect
@@ -196,17 +197,22 @@ def protocols() -> tuple[SimProtocol, ...]:
         return tuple(_table.values())
 
 
+def _params(m: re.Match[str]) -> dict[str, str]:
+    """Path parameters, percent-decoded: SDKs quote a model id in the path (Bedrock: ``%3A``, ``%2B``)."""
+    return {k: unquote(v) for k, v in m.groupdict().items()}
+
+
 def _match_one(protocol: SimProtocol, method: str, path: str) -> Match | None:
     if method == "POST":
         for e in protocol.endpoints:
             m = compile_pattern(e).match(path)
             if m:
-                return Match(protocol, None, m.groupdict())
+                return Match(protocol, None, _params(m))
     for r in protocol.routes:
         if r.method == method:
             m = compile_pattern(r.pattern).match(path)
             if m:
-                return Match(protocol, r, m.groupdict())
+                return Match(protocol, r, _params(m))
     return None
 
 

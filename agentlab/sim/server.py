@@ -177,9 +177,13 @@ class _TooLarge(Exception):
         self.method, self.target, self.headers = method, target, headers
 
 
+#: Content types delivered event by event (delimited by closing): SSE, and AWS's binary event stream.
+_STREAM_TYPES = ("text/event-stream", "application/vnd.amazon.eventstream")
+
+
 def _head(status: int, rh: dict[str, str], chunks: list[Chunk]) -> tuple[bytes, bool]:
     """The status line and headers, and whether the reply is a stream (delimited by closing)."""
-    is_stream = rh.get("content-type", "").startswith("text/event-stream")
+    is_stream = rh.get("content-type", "").startswith(_STREAM_TYPES)
     out_headers = dict(rh)
     if is_stream:
         out_headers["connection"] = "close"

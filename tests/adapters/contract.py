@@ -519,3 +519,98 @@ for _case, _name, _cls, _model, _unreported in (
             notes={"call_id": "resp_1:call_1"} if _name == "mantle" else {},
         )
     )
+# AWS Bedrock Converse (agentlab/adapters/bedrock_converse) through boto3's real client, answered in
+# process by the simulator's Converse protocol (botocore's ``before-send`` hook, no socket).
+class BedrockFarSide:
+    """The simulated Bedrock runtime, keeping every request body botocore sent (signed, serialized)."""
+
+    def __init__(
+        self, status: int | None = None, error_type: str = "", message: str = "", **options: Any
+    ) -> None:
+        self.transport = SimTransport(**options)
+        self.bodies: list[bytes] = []
+        self.status, self.error_type, self.message = status, error_type, message
+
+    def client(self, max_retries: int) -> Any:
+        import boto3  # type: ignore[import-untyped]
+        from botocore.config import Config  # type: ignore[import-untyped]
+
+        from agentlab.sim.bedrock.client import BEDROCK_ENDPOINT, SIM_ACCESS_KEY, SIM_SECRET_KEY, attach
+
+        retries = {"total_max_attempts": max_retries + 1, "mode": "standard"}
+        config = Config(retries=retries, signature_version="v4")
+        client = boto3.client(
+            "bedrock-runtime", region_name="us-east-1", endpoint_url=BEDROCK_ENDPOINT, config=config,
+            aws_access_key_id=SIM_ACCESS_KEY, aws_secret_access_key=SIM_SECRET_KEY,
+        )  # fmt: skip
+        client.meta.events.register_first("before-send.bedrock-runtime", self._record)
+        if self.status is None:
+            return attach(client, self.transport)
+        return client
+
+    def _record(self, request: Any, **_: Any) -> Any:
+        self.bodies.append(bytes(request.body or b""))
+        if self.status is None:
+            return None
+        from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped]
+
+        from agentlab.sim.bedrock.client import _Raw
+
+        headers = {
+            "x-amzn-errortype": f"{self.error_type}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+            "x-amzn-requestid": "req_c",
+            "retry-after": "2",
+            "content-type": "application/json",
+        }
+        body = httpx2.Response(self.status, content=json.dumps({"message": self.message}).encode())
+        return AWSResponse(str(request.url), self.status, headers, _Raw(body))
+
+    @property
+    def last_json(self) -> Any:
+        return json.loads(self.bodies[-1])
+
+
+def _bedrock(far_side: BedrockFarSide, max_retries: int, model: str) -> Adapter:
+    from agentlab.adapters.bedrock_converse import BedrockConverseAdapter
+
+    return BedrockConverseAdapter(model, client=far_side.client(max_retries))
+
+
+def _bedrock_answer(status: int, error_type: str, message: str | None = None) -> Recorder:
+    return BedrockFarSide(status, error_type, message or f"status {status}")
+
+
+def _bedrock_assembler() -> Assembler:
+    from agentlab.adapters.bedrock_converse import ConverseAssembler
+
+    return ConverseAssembler(model="sim-bedrock-claude", base_url=None)
+
+
+def _bedrock_tool_call(arguments: str) -> list[str]:
+    start = {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "call_1", "name": "get_weather"}}}
+    usage = {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}
+    return [
+        json.dumps(e)
+        for e in (
+            {"messageStart": {"role": "assistant"}},
+            {"contentBlockStart": start},
+            {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": arguments}}}},
+            {"contentBlockStop": {"contentBlockIndex": 0}},
+            {"messageStop": {"stopReason": "tool_use"}},
+            {"metadata": {"usage": usage, "metrics": {"latencyMs": 1}}},
+        )
+    ]
+
+
+register(
+    AdapterCase(
+        "bedrock",
+        "sim-bedrock-claude",
+        _bedrock,
+        serve=BedrockFarSide,
+        answer=_bedrock_answer,
+        assembler=_bedrock_assembler,
+        tool_call_wire=_bedrock_tool_call,
+        unreported_usage=("reasoning_tokens",),  # Converse reports no reasoning-token count
+    )
+)

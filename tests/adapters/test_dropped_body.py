@@ -20,6 +20,7 @@ import pytest
 
 from agentlab.adapters.anthropic_messages import _errors as anthropic_errors
 from agentlab.adapters.anthropic_platforms import _errors as platform_errors
+from agentlab.adapters.bedrock_converse import _errors as bedrock_errors
 from agentlab.adapters.google_gemini import _errors as gemini_errors
 from agentlab.adapters.openai_chat import _errors as chat_errors
 from agentlab.adapters.openai_responses import _errors as responses_errors
@@ -38,6 +39,7 @@ FAMILIES: dict[str, tuple[Translate, type[Exception] | None]] = {
     ),
     "openai_chat": (lambda exc: chat_errors.translate(exc, "deepseek"), openai.APIConnectionError),
     "google_gemini": (gemini_errors.translate, None),
+    "bedrock_converse": (bedrock_errors.translate, None),
 }
 
 
@@ -47,6 +49,19 @@ def _family(provider: str) -> str:
 
 def test_every_registered_provider_family_is_covered() -> None:
     assert {_family(p) for p in provider_names()} <= set(FAMILIES)
+
+
+def _botocore_shapes() -> list[BaseException]:
+    """Under botocore the stack is urllib3: the bare read error, and botocore's wrapper of a failed read."""
+    from botocore.exceptions import ResponseStreamingError  # type: ignore[import-untyped]
+    from urllib3.exceptions import ProtocolError
+
+    bare = ProtocolError("Connection broken: connection reset by peer")
+    return [bare, ResponseStreamingError(error=bare)]
+
+
+# Families whose SDK does not sit on httpx2, with the shapes their stack raises instead.
+SHAPES: dict[str, Callable[[], list[BaseException]]] = {"bedrock_converse": _botocore_shapes}
 
 
 def _shapes(wrapper: type[Exception] | None) -> list[BaseException]:
@@ -60,8 +75,9 @@ def _shapes(wrapper: type[Exception] | None) -> list[BaseException]:
 
 @pytest.mark.parametrize("provider", provider_names())
 def test_a_dropped_body_is_typed_in_either_sdk_shape(provider: str) -> None:
-    translate, wrapper = FAMILIES[_family(provider)]
-    for exc in _shapes(wrapper):
+    family = _family(provider)
+    translate, wrapper = FAMILIES[family]
+    for exc in SHAPES[family]() if family in SHAPES else _shapes(wrapper):
         err = translate(exc)
         assert isinstance(err, StreamInterruptedError | ProviderConnectionError), (type(exc), type(err))
         assert "\n" not in str(err)

@@ -161,7 +161,8 @@ def test_drop_refusal_and_continuity_settings_follow_the_spec() -> None:
 DROP: tuple[str, ...] = ("openai", "google", "zai", "xai_chat", "vllm", "llamacpp", "ollama", "chat")
 DROP += ("xai", "deepseek_responses", "azure", "mantle")
 DROP += ("vllm_responses", "ollama_responses", "lmstudio_responses")
-THINKING_OFF = ("anthropic", "anthropic_bedrock", "anthropic_vertex", "deepseek", "openrouter", "moonshot")
+THINKING_OFF: tuple[str, ...] = ("anthropic", "anthropic_bedrock", "anthropic_vertex", "deepseek")
+THINKING_OFF += ("openrouter", "moonshot", "bedrock")
 
 
 # Provider-name string literals outside the provider packages and the simulator, each with its reason.

@@ -44,6 +44,7 @@ BASE_PATH = {
     "chat": "/v1",
     **dict.fromkeys(("xai", "deepseek_responses", "azure", "mantle"), "/v1"),
     **dict.fromkeys(("vllm_responses", "ollama_responses", "lmstudio_responses"), "/v1"),
+    "bedrock": "",
 }
 
 

@@ -249,6 +249,9 @@ NO_STRUCTURED = {
     "anthropic_vertex:sim-thinker-legacy": "structured outputs",
     # Gemini 2.5 takes a schema, but not beside function declarations (the test's run has a tool)
     "google:sim-gemini-legacy": "Function calling with a response mime type",
+    "bedrock:sim-bedrock-claude": "structured output",  # not mapped onto Converse here
+    "bedrock:sim-bedrock-openai": "structured output",
+    "bedrock:sim-bedrock-kimi": "structured output",
 }
 
 

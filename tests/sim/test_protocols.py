@@ -16,6 +16,7 @@ import pytest
 from agentlab import sim
 from agentlab.sim.core import SimReply, Simulator, sse
 from agentlab.sim.errors import ErrorDialect, SimError
+from agentlab.sim.protocols import route_for
 from agentlab.sim.routes import list_models, retrieve_model
 from tests.sim.helpers import raw_post
 
@@ -85,7 +86,7 @@ def test_builtin_table_lists_openai_first_then_anthropic_then_gemini() -> None:
     table = sim.protocols()
     names = ["openai", "anthropic", "gemini", "chat_completions", "openrouter", "zai"]
     assert [p.name for p in table][:6] == names
-    assert {"anthropic_bedrock", "anthropic_vertex"} <= {p.name for p in table}
+    assert {"anthropic_bedrock", "anthropic_vertex", "bedrock"} <= {p.name for p in table}
     assert [p.endpoints for p in table[:2]] == [("/v1/responses",), ("/v1/messages",)]
     assert "/v1beta/models/{model}:streamGenerateContent" in table[2].endpoints
 
@@ -149,3 +150,9 @@ def test_registration_refuses_a_name_endpoint_or_marker_already_taken(echo: sim.
         )
     sim.register_protocol(replace(ECHO, endpoints=("/v1echo/models/{model}:stream",)), replace=True)
     assert [p.endpoints for p in sim.protocols()][-1] == ("/v1echo/models/{model}:stream",)
+
+
+def test_path_parameters_are_percent_decoded() -> None:
+    """SDKs quote a model id in the path (botocore: ``:`` as ``%3A``, ``+`` as ``%2B``)."""
+    match = route_for("POST", "/v1beta/models/sim-gemini%2Bfault%3D429x1:generateContent", {})
+    assert match is not None and match.params == {"model": "sim-gemini+fault=429x1"}

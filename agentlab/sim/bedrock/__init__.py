@@ -1,0 +1,1 @@
+"""The simulated AWS Bedrock Converse protocol (``/model/{modelId}/converse`` and ``/converse-stream``)."""
