@@ -16,12 +16,7 @@ from agentlab.sim.core import Simulator
 from agentlab.sim.server import serve
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line and return the exit status instead of exiting.
-
-    ``argv`` lets tests drive it in process; a port that cannot be bound returns 2 with the reason on
-    stderr rather than a traceback, since a busy port is the usual way ``serve`` fails.
-    """
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m agentlab.sim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("serve", help="serve both simulated APIs on 127.0.0.1")
@@ -50,7 +45,36 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seconds", type=float, default=2.0, help="how long to run each measurement")
     s = sub.add_parser("schemas", help="compare (or rewrite) the request schemas with the installed SDKs")
     s.add_argument("--write", action="store_true", help="rewrite the snapshot from the installed SDKs")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _banner(port: int, *, real_models: bool) -> list[str]:
+    """What ``serve`` prints once it listens: every protocol's base URL and its simulated models."""
+    u = f"http://127.0.0.1:{port}"
+    return [
+        f"agentlab.sim serving on {u}",
+        f"  OpenAI    base_url={u}/v1  models: sim-reasoner, sim-reasoner-mini",
+        f"  Anthropic base_url={u}     models: sim-thinker, sim-thinker-legacy",
+        f"  Claude on Bedrock base_url={u} (AnthropicBedrock), on Vertex base_url={u}/v1 (AnthropicVertex)"
+        "  models: sim-thinker, sim-thinker-legacy",
+        f"  Chat Completions: DeepSeek base_url={u} (sim-deepseek), OpenRouter {u}/api/v1 "
+        f"(sim-router-gemini/-claude/-openai), local {u}/v1 (sim-local, sim-local-reasoning)",
+        f"  Chat Completions: Kimi and xAI base_url={u}/v1 (sim-kimi, sim-xai-chat), Z.AI {u}/api/paas/v4"
+        " (sim-glm)",
+        "  any non-empty API key is accepted",
+        "  real model names answered as simulated (x-agentlab-simulated header)"
+        if real_models
+        else "  simulated model names only (--sim-names-only)",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line and return the exit status instead of exiting.
+
+    ``argv`` lets tests drive it in process; a port that cannot be bound returns 2 with the reason on
+    stderr rather than a traceback, since a busy port is the usual way ``serve`` fails.
+    """
+    args = _parser().parse_args(argv)
     if args.command == "schemas":
         return _schemas(write=args.write)
     if args.command == "bench":
@@ -66,36 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     def ready(port: int) -> None:
-        print(f"agentlab.sim serving on http://127.0.0.1:{port}", flush=True)
-        print(
-            f"  OpenAI    base_url=http://127.0.0.1:{port}/v1  models: sim-reasoner, sim-reasoner-mini",
-            flush=True,
-        )
-        print(
-            f"  Anthropic base_url=http://127.0.0.1:{port}     models: sim-thinker, sim-thinker-legacy",
-            flush=True,
-        )
-        print(
-            f"  Claude on Bedrock base_url=http://127.0.0.1:{port} (AnthropicBedrock), on Vertex "
-            f"base_url=http://127.0.0.1:{port}/v1 (AnthropicVertex)  models: sim-thinker, sim-thinker-legacy",
-            flush=True,
-        )
-        print(
-            f"  Chat Completions: DeepSeek base_url=http://127.0.0.1:{port} (sim-deepseek), OpenRouter "
-            f"http://127.0.0.1:{port}/api/v1 (sim-router-gemini/-claude/-openai), local "
-            f"http://127.0.0.1:{port}/v1 (sim-local, sim-local-reasoning)",
-            flush=True,
-        )
-        print(
-            f"  Chat Completions: Kimi and xAI base_url=http://127.0.0.1:{port}/v1 (sim-kimi, "
-            f"sim-xai-chat), Z.AI http://127.0.0.1:{port}/api/paas/v4 (sim-glm)",
-            flush=True,
-        )
-        print("  any non-empty API key is accepted", flush=True)
-        if args.real_models:
-            print("  real model names answered as simulated (x-agentlab-simulated header)", flush=True)
-        else:
-            print("  simulated model names only (--sim-names-only)", flush=True)
+        for line in _banner(port, real_models=args.real_models):
+            print(line, flush=True)
 
     try:
         asyncio.run(serve(args.port, sim=sim, on_ready=ready))
