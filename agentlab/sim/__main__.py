@@ -61,6 +61,10 @@ def _banner(port: int, *, real_models: bool) -> list[str]:
         f"(sim-router-gemini/-claude/-openai), local {u}/v1 (sim-local, sim-local-reasoning)",
         f"  Chat Completions: Kimi and xAI base_url={u}/v1 (sim-kimi, sim-xai-chat), Z.AI {u}/api/paas/v4"
         " (sim-glm)",
+        f"  Responses hosts: base_url={u}/v1 (xAI sim-grok, DeepSeek sim-deepseek-responses, Azure sim-azure,"
+        " Bedrock Mantle sim-mantle, local sim-local-responses)",
+        f"  Bedrock Converse: boto3 endpoint_url={u}"
+        " (sim-bedrock-claude, sim-bedrock-openai, sim-bedrock-kimi)",
         "  any non-empty API key is accepted",
         "  real model names answered as simulated (x-agentlab-simulated header)"
         if real_models
