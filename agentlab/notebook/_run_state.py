@@ -508,14 +508,29 @@ class RunState:
         For pages without widgets: GitHub, nbviewer, a reader without the kernel.
         """
         with self._lock:
-            steps = []
-            for _, st in sorted(self._steps.items()):
-                note = _reasoning_note(st, self._keeps_text())
-                steps.append(f"{self._render_step_title(st)}{note}{self._render_tools(st)}")
-            timeline = strip_html(self._timeline_rows())
-            body = self._render_header() + "".join(steps) + timeline + self._render_footer()
+            body = self._render_header() + self.steps_html(notes=True) + self.tail_html()
         width = "flex:1 1 0;min-width:260px" if self._compact else ""
         return (
             f'<div class="agentlab-view agentlab-static" style="{UI_FONT};border:1px solid '
             f'{PALETTE["grey"]}55;padding:4px;box-sizing:border-box;{width}">{body}</div>'
         )
+
+    def steps_html(self, *, notes: bool) -> str:
+        """Each step's title and tool calls; with ``notes``, a line on its reasoning between them.
+
+        The note says how much reasoning there was and that it is not saved (the text itself only
+        where the view keeps it); a live view streams the text elsewhere and leaves ``notes`` off.
+        """
+        with self._lock:
+            keep = self._keeps_text()
+            return "".join(
+                self._render_step_title(st)
+                + (_reasoning_note(st, keep) if notes else "")
+                + self._render_tools(st)
+                for _, st in sorted(self._steps.items())
+            )
+
+    def tail_html(self) -> str:
+        """The run's timeline strip and footer (errors, notes, answer, usage, throughput)."""
+        with self._lock:
+            return strip_html(self._timeline_rows()) + self._render_footer()

@@ -28,6 +28,7 @@ import ipywidgets as widgets
 from agentlab.neutral.events import ModelCallCompletedEvent
 from agentlab.notebook import _shared as shared
 from agentlab.notebook._coalesce import DEFAULT_INTERVAL, forget, gate, mark_dirty, render_now
+from agentlab.notebook._compare_column import CompareRun, ModelColumn
 from agentlab.notebook._run_state import RunState, _clip, _Step, _step_title, _text, _wrap
 from agentlab.notebook.display import PALETTE, UI_FONT
 from agentlab.notebook.panel import ReasoningPanel
@@ -104,7 +105,11 @@ def _retire(view: Any) -> None:
 
     Its widgets are on screen nowhere any more, so the cell-end collapse need not render them.
     """
-    cols = view.columns if isinstance(view, CompareView) else [view] if isinstance(view, RunView) else []
+    if isinstance(view, CompareView):
+        for column in view.model_columns:
+            column.retire()
+        return
+    cols = [view] if isinstance(view, RunView) else []
     for col in cols:
         forget(col)
         with col._lock:  # the panels made so far (none is made for a view no longer shown)
@@ -322,23 +327,16 @@ class RunView(RunState, _SavedView):
         return f"<RunView {self.title!r} {self._status}, {len(self._steps)} steps>"
 
 
-_MODEL_COLUMN = {
-    "flex": "1 1 0",
-    "min_width": "260px",
-    "width": "auto",
-    "padding": "4px",
-    "border": f"1px solid {PALETTE['grey']}55",
-}
-"""A model's column of a compare with repeats: set at creation, as a run view's column layout is."""
-
-
 class CompareView(_SavedView):
-    """Several run views side by side, one column per model, streaming concurrently.
+    """Several runs side by side, one column per model, streaming concurrently.
 
-    With ``repeats=N`` a model's column holds its N runs compactly: one summary line per repeat
-    (status, steps, tokens, cost, time), each above its full run view folded in an accordion, so
-    five models by three repeats read as five columns, not fifteen full views. ``columns`` is then
-    one run view per run, model by model (``labels`` the models, ``titles`` one per run).
+    A model's column (:class:`~agentlab.notebook._compare_column.ModelColumn`) is an HTML widget
+    the flusher re-renders, and one live text streaming its runs' reasoning: a few widget models per
+    column, whatever the runs do, none on the runs' loop. With ``repeats=N`` the column holds its N
+    runs compactly: one summary line per repeat (status, steps, tokens, cost, time), each above its
+    full run view folded in a ``<details>``, so five models by three repeats read as five columns,
+    not fifteen full views. ``columns`` is one run (its events in, its state) per run, model by model
+    (``labels`` the models); ``model_columns`` the widgets, one per model.
     """
 
     def __init__(
@@ -352,11 +350,16 @@ class CompareView(_SavedView):
         self.labels = list(titles)
         self.repeats = repeats
         grouped = repeats > 1
-        self.columns = [
-            RunView(f"r{k + 1}" if grouped else t, keep_text=keep_text, compact=True, line=grouped)
+        self.model_columns = [
+            ModelColumn(
+                t,
+                [f"r{k + 1}" for k in range(repeats)] if grouped else [t],
+                keep_text=keep_text,
+                grouped=grouped,
+            )
             for t in titles
-            for k in range(repeats)
         ]
+        self.columns: list[CompareRun] = [r for c in self.model_columns for r in c.runs]
         # Shared layouts and styles (one model per distinct value, see ``_shared``): made on the
         # caller's thread before any run starts, every model is on the compare's wall time.
         head = _html(
@@ -365,7 +368,7 @@ class CompareView(_SavedView):
             + "</div>"
         )
         row = widgets.HBox(
-            children=self._model_columns() if grouped else self.columns,
+            children=self.model_columns,
             # Columns share the width (at least 260 px each) and wrap onto a new row when the page is
             # too narrow for all of them (three providers on a laptop screen), instead of overflowing.
             layout=shared.layout(width="100%", align_items="flex-start", flex_flow="row wrap"),
@@ -382,26 +385,8 @@ class CompareView(_SavedView):
         models = f"{n} model{'s' if n != 1 else ''}"
         return models if self.repeats == 1 else f"{models} × {self.repeats} repeats"
 
-    def _runs_of(self, i: int) -> list[RunView]:
-        return self.columns[i * self.repeats : (i + 1) * self.repeats]
-
-    def _model_columns(self) -> list[widgets.VBox]:
-        """One column per model: its name, then per repeat the summary line over the folded full view."""
-        out = []
-        for i, label in enumerate(self.labels):
-            parts: list[widgets.Widget] = [
-                _html(_wrap(f'<div style="font-size:13px"><b>{html.escape(label)}</b></div>'))
-            ]
-            for v in self._runs_of(i):
-                assert v.line is not None
-                fold = widgets.Accordion(
-                    children=[v], titles=(f"{v.title}: full run view",), layout=shared.layout()
-                )
-                parts += [v.line, fold]
-            out.append(
-                widgets.VBox(children=parts, layout=shared.layout(**_MODEL_COLUMN)),
-            )
-        return out
+    def _runs_of(self, i: int) -> list[CompareRun]:
+        return self.model_columns[i].runs
 
     def __repr__(self) -> str:
         return f"<CompareView {self.labels}{f' x{self.repeats}' if self.repeats > 1 else ''}>"
@@ -446,5 +431,5 @@ class CompareView(_SavedView):
 
     @property
     def panels(self) -> list[ReasoningPanel]:
-        """Every column's reasoning panels, column by column."""
-        return [p for c in self.columns for p in c.panels]
+        """None: a compare streams each column's reasoning in one live text, not in per-step panels."""
+        return []
