@@ -174,3 +174,19 @@ def test_a_compare_run_ending_renders_nothing_on_the_runs_thread(monkeypatch: py
     t.join()
     assert _coalesce.wait_idle(30)
     assert drawn_on and not [th for th in drawn_on if th is t]  # drawn, by the flusher only
+
+
+def test_a_live_text_is_made_without_a_class_of_its_own() -> None:
+    """One class for every live text: its synced traits are the class's, with the same state.
+
+    ``AnyWidget.__init__`` made a subclass per instance (``add_traits``: ~1 ms a live text, one per
+    compare column or panel, made while the runs stream).
+    """
+    from agentlab.notebook._live_text import _ESM, LiveText
+
+    live = LiveText(lambda: {"type": "snapshot", "meta": "", "text": "", "streaming": False})
+    assert type(live) is LiveText
+    state = live.get_state()
+    assert state["_esm"] == _ESM and state["_anywidget_id"] == "agentlab.notebook._live_text.LiveText"
+    assert state["_model_module"] == "anywidget" and state["_view_name"] == "AnyView"
+    live.close()
