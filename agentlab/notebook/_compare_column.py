@@ -83,7 +83,10 @@ class CompareRun(RunState):
         self._changed(slack=0.0)
 
     def _call_progress(self, st: _Step) -> None:
-        mark_dirty(self._column, slack=0.0)  # streaming text: no slack, as a panel's
+        column = self._column
+        if not column._streamed:  # once per render, not per delta (each mark takes the flusher's lock)
+            column._streamed = True
+            mark_dirty(column, slack=0.0)  # streaming text: no slack, as a panel's
 
     def _call_ended(self, st: _Step, event: ModelCallCompletedEvent) -> None:
         self._changed(slack=0.0)
@@ -117,6 +120,9 @@ class ModelColumn(widgets.VBox):  # type: ignore[misc]
         self._live: LiveText | None = None
         self._pushed: Snapshot | None = None
         self._collapsed = False  # the cell ended: no live text any more
+        self._streamed = False
+        """A delta arrived since the column was last queued for its reasoning: it is queued already.
+        Cleared when a render starts, before it reads the state, so no delta goes unrendered."""
         self._rendered: dict[tuple[int, str], tuple[tuple[int, bool], str]] = {}  # see _cached
         self._body = widgets.HTML(
             value=_wrap(self._render_top()), layout=shared.layout(), style=shared.html_style()
@@ -147,6 +153,7 @@ class ModelColumn(widgets.VBox):  # type: ignore[misc]
 
     def _flush(self) -> None:
         with self._lock:
+            self._streamed = False
             with self._state:
                 wanted = self._wants_live()
                 on_a_run = wanted and any(threading.current_thread() in r._feeders for r in self.runs)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
+
+import pytest
 
 from agentlab.neutral.events import ModelCallStartedEvent, ReasoningDeltaEvent
 from agentlab.notebook._coalesce import flush_now, wait_idle
@@ -69,3 +72,32 @@ def test_a_column_made_for_a_static_final_state_is_retired() -> None:
     run_view._retire(view)  # its output was replaced by its static final state
     (column,) = view.model_columns
     assert column._live is None and column._collapsed
+
+
+def test_a_streaming_column_is_queued_once_per_render_not_once_per_delta(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each queueing takes the flusher's lock, on the runs' thread: 500 deltas, a handful of them."""
+    from agentlab.notebook import _coalesce
+
+    view = CompareView(["m"])
+    (col,) = view.columns
+    col.on_event(ModelCallStartedEvent(run_id="r", step=1, provider="openai", model="m"))
+    assert wait_idle(30)
+    marks = 0
+    real = _coalesce._flusher.mark
+
+    def counting(*a: Any, **kw: Any) -> None:
+        nonlocal marks
+        marks += 1
+        real(*a, **kw)
+
+    monkeypatch.setattr(_coalesce._flusher, "mark", counting)
+    monkeypatch.setattr(_coalesce._flusher, "rate", 0.5)  # nothing is rendered meanwhile
+    for i in range(500):
+        col.on_event(ReasoningDeltaEvent(run_id="r", step=1, text=f"w{i} ", block="0"))
+    assert marks <= 5, marks
+    monkeypatch.setattr(_coalesce._flusher, "rate", _coalesce.MAX_RATE)
+    flush_now(view.model_columns[0])
+    snap = view.model_columns[0]._pushed
+    assert snap is not None and "w499 " in snap["text"]  # the last delta is in the next render
