@@ -245,10 +245,11 @@ def feed_columns(k: int, n: int, rate: float) -> dict[str, Any]:
             t.join()
         wait_idle(30.0)
         t1 = time.perf_counter()
-        lives = [col.panels[0]._live for col in view.columns]  # the text goes out as their custom messages
+        lives = [c._live for c in view.model_columns]  # the text goes out as their custom messages
         bodies = [live.comm.comm_id for live in lives if live is not None]
         assert len(bodies) == k, "a column's live text closed before the cell ended"
-        text_ok = all(col.panels[0].text == "".join(f" d{i:06d}" for i in range(n)) for col in view.columns)
+        want = "".join(f" d{i:06d}" for i in range(n))
+        text_ok = all(col._steps[1].call.reasoning == want for col in view.columns)
     finally:
         widget.comm.create_comm = original
     lat = [x for c in range(k) for x in _latencies(arrivals[c], by_comm.get(bodies[c], []))]

@@ -153,7 +153,9 @@ class _Flusher:
                 # (thousands a second) made it contend for the GIL with the run it displays.
                 wake = first or due < self._deadline.get(key, due)
                 self._deadline[key] = min(self._deadline.get(key, due), due)
-            if self._thread is None or not self._thread.is_alive():
+            # Whether the thread still lives is asked only when it is to be woken: ``is_alive`` takes
+            # a lock, and this runs for every delta of every view, on the runs' thread.
+            if self._thread is None or (wake and not self._thread.is_alive()):
                 self._thread = threading.Thread(target=self._loop, name="agentlab-view-flusher", daemon=True)
                 self._thread.start()
             if wake:

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import anywidget
-from ipywidgets import HTML  # at import: a close() from __del__ at interpreter exit cannot import
+import traitlets
+from ipywidgets import HTML, DOMWidget  # at import: a close() from __del__ at interpreter exit cannot import
 
 __all__ = ["LiveText", "Snapshot"]
 
@@ -86,10 +87,14 @@ class LiveText(anywidget.AnyWidget):
     custom message within the frontend's message budget.
     """
 
-    _esm = _ESM
+    # Declared as synced traits of the class, with the values ``AnyWidget.__init__`` would give them:
+    # that initializer adds them to a new subclass made for each instance (traitlets' ``add_traits``,
+    # ~1 ms a widget), and a compare makes a live text per column while its runs stream.
+    _esm = traitlets.Unicode(_ESM).tag(sync=True)
+    _anywidget_id = traitlets.Unicode(f"{__name__}.LiveText").tag(sync=True)
 
     def __init__(self, source: Callable[[], Snapshot]) -> None:
-        super().__init__()
+        DOMWidget.__init__(self)  # AnyWidget's own adds nothing these declarations do not
         self._source = source
         self._custom_lock = threading.Lock()
         self._custom_pending: Snapshot | None = None

@@ -30,6 +30,7 @@ from __future__ import annotations
 import html
 import os
 import secrets
+import sys
 import threading
 import time
 import weakref
@@ -87,13 +88,17 @@ def live_panels() -> list[ReasoningPanel]:
 def collapse_panels() -> int:
     """Collapse every panel that is not collapsed yet (cell end); returns how many were collapsed.
 
-    Also sends every view's pending update at once (outside the message budget): the state a
+    Also closes the live reasoning text of every compare column (:mod:`agentlab.notebook._compare_column`),
+    and sends every view's pending update at once (outside the message budget): the state a
     notebook saves at the end of the cell is complete.
     """
     n = 0
     for p in live_panels():
         if p.collapse():
             n += 1
+    columns = sys.modules.get("agentlab.notebook._compare_column")
+    if columns is not None:  # a compare's columns stream their reasoning in a live text each: closed too
+        columns.collapse_columns()
     flush_all()
     return n
 

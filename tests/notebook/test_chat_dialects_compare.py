@@ -119,4 +119,6 @@ def test_compare_view_wraps_six_columns() -> None:
     view = made[0]
     row = view.children[1]
     assert row.layout.flex_flow == "row wrap" and [c.title for c in view.columns] == MODELS
-    assert all(c.layout.min_width == "260px" and c.status == "completed" for c in view.columns)
+    assert list(row.children) == view.model_columns
+    assert all(c.layout.min_width == "260px" for c in view.model_columns)
+    assert all(c.status == "completed" for c in view.columns)

@@ -120,9 +120,9 @@ def test_live_view_columns_receive_events() -> None:
     finally:
         views.CompareView = real  # type: ignore[misc]
     view = cmp_view[0]
-    for col, m in zip(view.columns, MODELS[:2], strict=True):  # type: ignore[attr-defined]
-        flush_now(col)
-        assert col.status == "completed" and f"ans-{m}" in col._footer.value
+    for column, col, m in zip(view.model_columns, view.columns, MODELS[:2], strict=True):  # type: ignore[attr-defined]
+        flush_now(column)
+        assert col.status == "completed" and f"ans-{m}" in column.html
 
 
 def test_bad_arguments_say_the_fix() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.notebook._live_text import LiveText
+from agentlab.notebook._live_text import _ESM
 
 DRIVER = r"""
 import widget from "./view.mjs";
@@ -63,7 +63,7 @@ def test_view_draws_snapshots_as_text_and_never_touches_model_state(tmp_path: Pa
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail("node not found (CI=true: .ci/run needs npm, hence node)")
         pytest.skip("node not found: the live text's JavaScript is not run")
-    (tmp_path / "view.mjs").write_text(LiveText._esm)
+    (tmp_path / "view.mjs").write_text(_ESM)
     (tmp_path / "driver.mjs").write_text(DRIVER)
     out = subprocess.run([node, "driver.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -1,6 +1,6 @@
 """The live widgets in headless Chromium: a panel follows its tail, a reopened notebook shows final states.
 
-* The live text's real view code (``LiveText._esm``) runs in Chromium against a stand-in model and
+* The live text's real view code (``_live_text._ESM``) runs in Chromium against a stand-in model and
   a real DOM: while streaming it follows the tail like a terminal, stops following when the user
   scrolls up (their position survives every redraw), and resumes once they are back at the bottom.
 * A notebook with one run and one three-column compare is executed by nbclient (widget state
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from agentlab.notebook._live_text import LiveText
+from agentlab.notebook._live_text import _ESM
 from tests.notebook.test_browser import CHROMIUM, SHOTS, _require_chromium_and_assets, _unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.kernel, pytest.mark.slow]
@@ -105,7 +105,7 @@ def test_streaming_panel_follows_its_tail_until_the_user_scrolls_up(tmp_path: Pa
     if CHROMIUM is None:
         _unavailable("headless Chromium not found (Debian: apt-get install -y chromium)")
     page = tmp_path / "follow.html"
-    page.write_text(_FOLLOW_PAGE.replace("__SRC__", json.dumps(LiveText._esm)))
+    page.write_text(_FOLLOW_PAGE.replace("__SRC__", json.dumps(_ESM)))
     got = _result(_chromium(page.as_uri()))
     assert got == {
         "follows": True,

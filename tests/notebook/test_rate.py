@@ -18,6 +18,7 @@ import pytest
 import agentlab
 from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.notebook._coalesce import MAX_RATE, wait_idle
+from agentlab.notebook._compare_column import ModelColumn
 from agentlab.notebook.panel import ReasoningPanel
 from agentlab.notebook.run_view import CompareView, RunView
 from agentlab.testing import ScriptedAdapter, Step
@@ -80,8 +81,8 @@ def _last_value(msgs: list[tuple[float, str, Any]], comm_id: str) -> str:
     return str(values[-1]) if values else ""
 
 
-def _last_text(msgs: list[tuple[float, str, Any]], panel: ReasoningPanel) -> str:
-    """The text of the last snapshot the panel's live text was sent (custom messages, not state)."""
+def _last_text(msgs: list[tuple[float, str, Any]], panel: ReasoningPanel | ModelColumn) -> str:
+    """The text of the last snapshot the panel's (or column's) live text was sent (custom messages)."""
     assert panel._live is not None
     comm_id = panel._live.comm.comm_id
     texts = [d["content"]["text"] for _, c, d in msgs if c == comm_id and d.get("method") == "custom"]
@@ -163,15 +164,14 @@ def test_six_columns_streaming_at_once_share_one_budget(sent: list[tuple[float, 
     elapsed = time.monotonic() - t0
     print(f"6 columns: {len(sent)} msgs over {elapsed:.2f} s, busiest 1 s {busiest_1s(sent)}")
     assert busiest_1s(sent) <= LIMIT
-    for k, col in enumerate(cmp.columns):
-        (panel,) = col.panels
-        assert panel.text == "".join(texts[k])
-        assert panel._live is not None
-        body = panel._live.comm.comm_id
-        assert f"c{k}d1999 " in _last_text(sent, panel)
+    for k, (column, col) in enumerate(zip(cmp.model_columns, cmp.columns, strict=True)):
+        assert col._steps[1].call.reasoning == "".join(texts[k])  # the whole text, in kernel memory
+        assert column._live is not None
+        body = column._live.comm.comm_id
+        assert f"c{k}d1999 " in _last_text(sent, column)
         # no column starved: each one streamed while the others did, not only once at the end
         assert sum(1 for t, c, _ in sent if c == body and t < min(fed)) >= 3
-        assert "completed" in _last_value(sent, col._header.comm.comm_id)
+        assert "completed" in _last_value(sent, column._body.comm.comm_id)
     assert json.dumps([d for _, _, d in sent])  # every message is plain JSON
 
 
@@ -220,9 +220,9 @@ def test_compare_of_six_simulated_models_stays_in_budget(sent: list[tuple[float,
 
 
 def test_compare_with_repeats_streams_within_the_same_budget(sent: list[tuple[float, str, Any]]) -> None:
-    """Two models x three repeats: six run views behind summary lines, one budget for all of them."""
+    """Two models x three repeats: six runs behind summary lines, one budget for all of them."""
     cmp = CompareView(["m0", "m1"], repeats=3)
-    assert len(cmp.columns) == 6 and all(c.line is not None for c in cmp.columns)
+    assert len(cmp.columns) == 6 and len(cmp.model_columns) == 2
 
     def stream(k: int) -> None:
         col = cmp.columns[k]
@@ -237,6 +237,9 @@ def test_compare_with_repeats_streams_within_the_same_budget(sent: list[tuple[fl
     assert wait_idle(15.0)
     print(f"2 models x 3 repeats: {len(sent)} msgs, busiest 1 s {busiest_1s(sent)}")
     assert busiest_1s(sent) <= LIMIT
-    for col in cmp.columns:
-        assert col.line is not None
-        assert "completed" in _last_value(sent, col.line.comm.comm_id)  # the summary line reached the page
+    for column in cmp.model_columns:
+        page = _last_value(sent, column._body.comm.comm_id)
+        for run in column.runs:
+            assert run.status == "completed" and run.line_html() in page  # its summary line reached the page
+        assert column._live is not None
+        assert all(f"r{k + 1} · step 1" in _last_text(sent, column) for k in range(3))  # each repeat streams

@@ -10,6 +10,7 @@ import pytest
 
 import agentlab as al
 from agentlab.notebook import run_view
+from agentlab.notebook._coalesce import flush_now
 from agentlab.sweeps.analysis import mean_interval
 from agentlab.sweeps.compare import Comparison
 from agentlab.testing import ScriptedAdapter, Step
@@ -61,19 +62,21 @@ def _compare(models: list[str] = MODELS, live: bool = False) -> Comparison:
 def test_live_view_has_one_column_per_model_and_says_models_by_repeats(
     views: list[run_view.CompareView],
 ) -> None:
-    cmp = _compare(live=True)  # final kernel-side state on return (each column's finish renders it)
+    cmp = _compare(live=True)
     (view,) = views
     head, row = view.children
     assert "5 models × 3 repeats" in head.value and "15 models" not in head.value
     assert len(row.children) == len(MODELS)  # one column per model, not one per run
     for label, col in zip(MODELS, row.children, strict=True):
-        assert label in col.children[0].value
-        lines = [w for w in col.children if w in [v.line for v in view.columns]]
-        folds = [w for w in col.children if type(w).__name__ == "Accordion"]
-        assert len(lines) == REPEATS and len(folds) == REPEATS
-        assert all(f.selected_index is None for f in folds)  # the full run views start folded
-        for k, line in enumerate(lines):
-            text = re.sub(r"<[^>]+>", "", line.value)
+        flush_now(col)  # the flusher renders a column (a run's end does not, on the runs' thread)
+        page = col.html
+        assert label in page
+        assert page.count("<details>") == REPEATS and "<details open" not in page  # full views folded
+        assert len(col.children) <= 2  # its HTML and its live reasoning text: no widget per run or step
+        for k, run in enumerate(col.runs):
+            line = run.line_html()
+            assert line in page
+            text = re.sub(r"<[^>]+>", "", line)
             assert text.startswith(f"r{k + 1} · completed · 2 steps · out ")
             assert "$" in text and text.endswith(" s")
     assert len(view.columns) == 15 and all(c.status == "completed" for c in view.columns)
@@ -100,9 +103,12 @@ def test_one_run_per_model_keeps_the_flat_columns(views: list[run_view.CompareVi
     adapters = [_adapter(m, 0) for m in MODELS[:2]]
     al.compare("Warm?", MODELS[:2], tools=[get_weather], adapters=adapters, live=True)
     (view,) = views
-    assert view.children[1].children == tuple(view.columns)
+    assert view.children[1].children == tuple(view.model_columns)
+    assert [c.runs for c in view.model_columns] == [[c] for c in view.columns]
     assert "2 models" in view.children[0].value and "repeats" not in view.children[0].value
-    assert all(c.line is None for c in view.columns)
+    for col in view.model_columns:  # a run's full view, no summary line, nothing folded
+        flush_now(col)
+        assert "<details>" not in col.html and "completed" in col.html
 
 
 def test_repeat_is_visible_in_every_table() -> None:

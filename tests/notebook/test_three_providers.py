@@ -121,11 +121,12 @@ def test_compare_view_streams_three_columns_that_wrap() -> None:
         views.CompareView = real  # type: ignore[misc]
     view = made[0]
     row = view.children[1]
-    assert row.layout.flex_flow == "row wrap" and list(row.children) == view.columns
+    assert row.layout.flex_flow == "row wrap" and list(row.children) == view.model_columns
     assert [c.title for c in view.columns] == MODELS
-    for col, entry in zip(view.columns, live.entries, strict=True):
-        assert col.layout.flex == "1 1 0" and col.layout.min_width == "260px"
-        flush_now(col)
+    for column, col, entry in zip(view.model_columns, view.columns, live.entries, strict=True):
+        assert column.layout.flex == "1 1 0" and column.layout.min_width == "260px"
+        flush_now(column)
         assert col.status == "completed"
-        assert entry.output is not None and entry.output in col._footer.value
-        assert "reasoning" in col._footer.value
+        assert column._tail is not None
+        assert entry.output is not None and entry.output in column._tail.value
+        assert "reasoning" in column._tail.value

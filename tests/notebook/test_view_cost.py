@@ -86,44 +86,107 @@ def test_a_run_thread_makes_no_widget_the_view_needs_later(monkeypatch: pytest.M
     assert [p.text for p in view.panels] == ["thinking"] * 3  # each from its call so far
 
 
-def test_a_15_run_compare_view_opens_few_widget_models_on_the_callers_thread(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A 5-model x 3-repeat compare view, built in the caller's thread before any run starts.
+def _scripted_runs(view: object) -> None:
+    """Every run of ``view`` (a compare view), two steps each, reasoning and a tool, on this thread."""
+    import agentlab
+    from agentlab.testing import ScriptedAdapter, Step
 
-    Every model opened there is a comm and a ``comm_open`` on the compare's wall time: it opened 137
-    (each run view's header, steps box, timeline and footer, an own layout per fold). Now a run is its
-    line, its fold and its (empty) run view; the rest is made at its first render, off that thread.
+    @agentlab.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"{city}: 21 C"
+
+    for col in view.columns:  # type: ignore[attr-defined]
+        adapter = ScriptedAdapter(
+            [
+                Step(
+                    reasoning=["Let me ", "check."], text="", tool_calls=[("get_weather", {"city": "Paris"})]
+                ),
+                Step(reasoning=["Paris ", "it is."], text="Paris is warmer."),
+            ]
+        )
+        agentlab.run(
+            "openai:sim-reasoner", "Paris?", tools=[get_weather], adapter=adapter, on_event=col.on_event
+        )
+
+
+def test_a_15_run_compare_opens_few_widget_models_from_start_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5-model x 3-repeat compare, built, then its 15 runs (2 steps each, reasoning, a tool) fed.
+
+    Every widget model is a comm and a ``comm_open``, made on the compare's wall time or on a thread
+    contending with its runs: it opened 58 before any run started (a run view per run, its line, its
+    fold) and 8 more per step while they ran. Now a model's column is an HTML widget, and a live text
+    (with its layout) once it has reasoning to stream: 13 at the start, 23 in all, whatever the runs do.
     """
     from ipywidgets import Widget
 
     from agentlab.notebook.run_view import CompareView
 
     CompareView(["warm"], repeats=2)  # the shared layouts and styles exist already in a used kernel
-    here = threading.current_thread()
-    opened: list[str] = []
+    opened: list[tuple[str, threading.Thread]] = []
     real_open = Widget.open
 
     def open_(self: Widget) -> None:
-        if threading.current_thread() is here:
-            opened.append(type(self).__name__)
+        opened.append((type(self).__name__, threading.current_thread()))
         real_open(self)
 
     monkeypatch.setattr(Widget, "open", open_)
     view = CompareView([f"m{i}" for i in range(5)], task="t", repeats=3)
-    assert len(opened) <= 3 * 15 + 2 * 5 + 3, sorted(opened)  # per run 3, per model 2, the frame 3
-    monkeypatch.setattr(Widget, "open", real_open)
-
-    def feed() -> None:  # a run's worker thread: it makes no widget either
-        for col in view.columns:
-            col.on_event(ModelCallStartedEvent(run_id="r", step=1, provider="openai", model="m"))
-            col.finish("completed")
-
-    t = threading.Thread(target=feed, name="the-runs")
+    assert len(opened) <= 2 * 5 + 3, sorted(n for n, _ in opened)  # per model 2, the frame 3
+    t = threading.Thread(target=_scripted_runs, args=(view,), name="the-runs")
     t.start()
     t.join()
     assert _coalesce.wait_idle(30)
-    for col in view.columns:  # the flusher made each column's own widgets, and its step's
-        assert col._header is not None and col._footer is not None
-        assert list(col.children) == [col._header, col._steps_box, col._timeline, col._footer]
-        assert "completed" in col._header.value and len(col.panels) == 1
+    assert all(c.status == "completed" for c in view.columns)
+    assert len(opened) <= 2 * 5 + 3 + 2 * 5, sorted(n for n, _ in opened)  # + a live text per model
+    assert not [n for n, th in opened if th is t]  # none on the runs' thread
+    for column in view.model_columns:  # the flusher rendered each column's runs
+        assert column.html.count("completed") >= 3 and column._live is not None
+
+
+def test_a_compare_run_ending_renders_nothing_on_the_runs_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's end leaves its column's rendering to the flusher: its thread is the compare's runs' own.
+
+    A column renders all of its runs' steps, timelines and footers; rendered at each run's end on
+    the runs' thread (twice: the run's last event, then the compare's own ``finish``), it was on the
+    compare's wall time, once per run.
+    """
+    from agentlab.notebook import timeline_strip
+    from agentlab.notebook.run_view import CompareView
+
+    drawn_on: list[threading.Thread] = []
+    real_row = timeline_strip._row
+
+    def row(*a: object, **kw: object) -> object:
+        drawn_on.append(threading.current_thread())
+        return real_row(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(timeline_strip, "_row", row)
+    view = CompareView(["m0", "m1"], repeats=2)
+
+    def runs() -> None:
+        _scripted_runs(view)
+        for col in view.columns:
+            col.finish("completed")  # as the compare does at its end, on its runs' thread
+
+    t = threading.Thread(target=runs, name="the-runs")
+    t.start()
+    t.join()
+    assert _coalesce.wait_idle(30)
+    assert drawn_on and not [th for th in drawn_on if th is t]  # drawn, by the flusher only
+
+
+def test_a_live_text_is_made_without_a_class_of_its_own() -> None:
+    """One class for every live text: its synced traits are the class's, with the same state.
+
+    ``AnyWidget.__init__`` made a subclass per instance (``add_traits``: ~1 ms a live text, one per
+    compare column or panel, made while the runs stream).
+    """
+    from agentlab.notebook._live_text import _ESM, LiveText
+
+    live = LiveText(lambda: {"type": "snapshot", "meta": "", "text": "", "streaming": False})
+    assert type(live) is LiveText
+    state = live.get_state()
+    assert state["_esm"] == _ESM and state["_anywidget_id"] == "agentlab.notebook._live_text.LiveText"
+    assert state["_model_module"] == "anywidget" and state["_view_name"] == "AnyView"
+    live.close()

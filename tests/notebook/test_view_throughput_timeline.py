@@ -26,6 +26,7 @@ from agentlab.neutral.events import (
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._coalesce import wait_idle
+from agentlab.notebook._compare_column import CompareRun
 from agentlab.notebook.panel import collapse_panels
 from agentlab.notebook.run_view import CompareView, RunView
 from agentlab.render.html_tables import fmt_rate
@@ -42,7 +43,7 @@ def get_weather(city: str) -> str:
     return f"{city}: 21 C"
 
 
-def _scripted(view: RunView) -> al.RunResult:
+def _scripted(view: RunView | CompareRun) -> al.RunResult:
     steps = [
         Step(reasoning=[CANARY, " more"], tool_calls=[("get_weather", {"city": "Paris"})]),
         Step(reasoning=["again " + CANARY], text=["Paris ", "is mild."]),
