@@ -99,3 +99,22 @@ def test_xai_ticks_are_the_provider_cost_of_a_run_on_the_simulator() -> None:
         dear = al.run("xai:sim-grok", "What is 2 + 3?")
     codes = [e.code for e in dear.events if isinstance(e, DiagnosticEvent)]
     assert codes.count("provider_cost_differs") == 1
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "openrouter:sim-router-openai",
+        "openrouter:sim-router-claude",
+        "openrouter:sim-router-gemini",
+        "xai_chat:sim-xai-chat",
+        "xai:sim-grok",
+    ],
+)
+def test_every_simulated_provider_cost_agrees_with_agentlabs_price_row(model: str) -> None:
+    """The simulator's own bill (OpenRouter ``usage.cost``, xAI ticks) and the price table are one price."""
+    result = al.run(model, "What is 2 + 3?")
+    assert all(c.provider_cost_usd is not None for c in result.calls)
+    for c in result.calls:
+        assert c.provider_cost_usd == pytest.approx(c.cost.total, rel=TOLERANCE), model
+    assert "provider_cost_differs" not in [e.code for e in result.events if isinstance(e, DiagnosticEvent)]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 DETAIL_FORMATS = DETAIL_FORMAT
 #: Simulated OpenRouter prices (USD per million input, output tokens) per backing vendor.
-PRICES = {"gemini": (0.25, 1.5), "claude": (1.0, 5.0), "openai": (1.25, 10.0)}
+PRICES = {"gemini": (0.25, 1.5), "claude": (1.0, 5.0), "openai": (0.05, 0.4)}
 #: Cached input is billed at this fraction of the input price.
 CACHED_FRACTION = 0.1
 #: xAI's grok-3-mini prices in ticks (10^-10 USD) per token: input, cached input, output (USD 0.30,
