@@ -40,6 +40,7 @@ from agentlab.errors import (
     InvalidSettingsError,
     MissingApiKeyError,
 )
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
 __all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "build_request"]
@@ -74,6 +75,9 @@ def _require_auth(client: anthropic.AsyncAnthropic) -> None:
     raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
 
 
+_OPAQUE_BLOCKS = ("thinking", "redacted_thinking", "compaction")
+
+
 class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """Maps ``ModelRequest`` onto ``POST /v1/messages`` and its answer back onto agentlab events.
 
@@ -86,6 +90,10 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     api = API
     client_type = anthropic.AsyncAnthropic
     assembler_class = MessageAssembler
+    continuity_layout = ContinuityLayout(
+        sites=(OpaqueSite(("messages", "*", "content", "*"), frozenset(_OPAQUE_BLOCKS)),)
+    )
+    """Thinking, redacted thinking and compaction blocks sit in the messages' content lists."""
 
     def _client_options(self) -> dict[str, Any]:
         return {
