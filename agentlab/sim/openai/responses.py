@@ -20,8 +20,12 @@ tools or naming a function (or hosted tool type) the request does not declare (4
 tampered or foreign ``encrypted_content`` (400 ``invalid_encrypted_content``); a reasoning item
 given by id only while ``store`` is false (404 "Item with id ... not found"); a reasoning item not
 followed by the item that followed it in the original output (400 "... without its required
-following item."); a ``function_call_output`` without its ``function_call`` or the reverse (400 "No
-tool call found ..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
+following item."); on gpt-5.4 and later (and ``sim-reasoner``), the reverse: an output
+``message`` sent back with its id but without the reasoning item it came with (400 "Item
+'msg_...' of type 'message' was provided without its required 'reasoning' item: 'rs_...'."; the
+simulator remembers which reasoning item each message it wrote came with); a
+``function_call_output`` without its ``function_call`` or the reverse (400 "No tool call found
+..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
 items are kept in memory (bounded) so id-only replay and ``previous_response_id`` work.
 
 Assistant-message ``phase`` (``commentary`` / ``final_answer``, and the preamble ``sim-reasoner``
@@ -33,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +48,7 @@ from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
 from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
-from agentlab.sim.real_models import OPENAI_REAL_MODELS
+from agentlab.sim.real_models import OPENAI_REAL_MODELS, requested_name
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
 from agentlab.sim.routes import json_reply, models_routes, require_model
 from agentlab.sim.schemas.dialects import check_openai_request
@@ -134,6 +139,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     fmt = openai_format(req)
     payloads = _reasoning_payloads(sim, items, store)
     _check_following_items(items, payloads)
+    if pairs_both_ways(str(req["model"])):
+        _check_reasoning_of_messages(sim, items)
     _check_call_pairs(items)
     choice, tools = _tool_choice(req, tools)
     step, plan_known = _plan(req, items, payloads, tools, opts.level, choice)
@@ -260,6 +267,46 @@ def _check_following_items(items: list[dict[str, Any]], payloads: dict[int, dict
                 "invalid_request_error",
                 f"Item '{items[i].get('id')}' of type 'reasoning' "
                 "was provided without its required following item.",
+                "input",
+                None,
+            )
+
+
+#: Simulated models that reject a message sent back without its reasoning item (like gpt-5.4+).
+BOTH_WAYS_MODELS = frozenset({"sim-reasoner"})
+FIRST_BOTH_WAYS_VERSION = (5, 4)
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?(?![\d.])")
+
+
+def pairs_both_ways(model: str) -> bool:
+    """Whether the model the client asked for also checks pairing in reverse (gpt-5.4 and later).
+
+    Like ``phase`` (:mod:`agentlab.sim.openai.phase`), the real name decides: gpt-5.2 served by
+    sim-reasoner keeps the old, one-way rule.
+    """
+    name = requested_name(model)
+    if name.startswith("sim-"):
+        return name in BOTH_WAYS_MODELS
+    m = _GPT_VERSION.match(name)
+    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= FIRST_BOTH_WAYS_VERSION
+
+
+def _check_reasoning_of_messages(sim: Simulator, items: list[dict[str, Any]]) -> None:
+    """A message this simulator wrote after a reasoning item goes back with that item before it."""
+    seen: set[str] = set()
+    for it in items:
+        if it["type"] == "reasoning":
+            seen.add(str(it.get("id", "")))
+            continue
+        if it["type"] != "message" or not it.get("id"):
+            continue
+        paired = sim.stored.get("pair:" + str(it["id"]))
+        if paired is not None and paired["rid"] not in seen:
+            raise E.SimError(
+                400,
+                "invalid_request_error",
+                f"Item '{it['id']}' of type 'message' was provided without its required 'reasoning' "
+                f"item: '{paired['rid']}'.",
                 "input",
                 None,
             )
@@ -432,6 +479,9 @@ def _build(
         "output": output,
         "usage": _usage(prompt.input_tokens, prompt.cached, out),
     }
+    for msg in (out.preamble, out.message):  # which reasoning item each message came with
+        if msg is not None and opts.level >= 0:
+            sim.remember("pair:" + msg["id"], {"rid": output[0]["id"]})
     if opts.store:  # ``response`` (a copy) is what ``GET /v1/responses/{id}`` returns
         kept = json.loads(json.dumps(final))
         sim.remember(resp_id, {"input": prompt.items, "output": output, "response": kept})
