@@ -202,9 +202,16 @@ class Assembler:
         if text.__class__ is str and block.__class__ is str:
             fields = {"run_id": self._rid, "step": self._step, "kind": "reasoning_delta", "text": text}
             fields["block"] = block
+            fields["omitted"] = False
             given = {"text", "block", "run_id", "step"} if self._rid is not None else {"text", "block"}
             return _built(ReasoningDeltaEvent, fields, given)
         return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
+
+    def reasoning_omitted(self, block: str) -> ReasoningDeltaEvent:
+        """A reasoning block the provider returned without its text (``ReasoningDeltaEvent.omitted``)."""
+        if self.first_reasoning_s is None:
+            self.first_reasoning_s = _perf() - self._t0
+        return ReasoningDeltaEvent(text="", block=block, omitted=True, run_id=self._rid, step=self._step)
 
     def text(self, text: str) -> TextDeltaEvent:
         """An answer-text delta; the first one of the call is timed (built as :meth:`reasoning`)."""

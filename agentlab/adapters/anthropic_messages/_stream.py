@@ -57,6 +57,13 @@ _TEXT = "text"
 _TOOL = "tool_use"
 
 
+def _omitted(block: _Block) -> bool:
+    """A thinking block with a signature and no text: display omitted (there was reasoning)."""
+    return bool(
+        block.kind == _THINKING and not block.parts and (block.sig_parts or block.start.get("signature"))
+    )
+
+
 def _tool_input_text(value: Any) -> str:
     """A ``tool_use`` block's ``input`` object as the arguments text of its ``ToolCallItem``.
 
@@ -176,6 +183,8 @@ class MessageAssembler(Assembler):
             block = self.blocks.get(ev["index"])
             if block is not None:
                 block.stopped = True
+                if _omitted(block):
+                    return self.reasoning_omitted(block.key)
             return None
         if t == "message_start":
             msg = ev.get("message") or {}
@@ -315,6 +324,8 @@ class MessageAssembler(Assembler):
             if block.kind == _THINKING:
                 # The block as received is already complete: its own thinking/signature stand.
                 block.parts = []
+                if not cb.get("thinking") and cb.get("signature"):
+                    out.append(self.reasoning_omitted(block.key))
             elif block.kind == _TEXT:
                 block.parts = []
             elif block.kind == _TOOL:
