@@ -204,8 +204,8 @@ def _sendable(
         parsed = json.loads(text)
     except ValueError:
         parsed = None
-    if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
-        _drop(diags, item, "malformed", "reasoning item payload is not an OpenAI reasoning item")
+    if not isinstance(parsed, dict) or parsed.get("type") not in ("reasoning", "compaction"):
+        _drop(diags, item, "malformed", "payload is not an OpenAI reasoning or compaction item")
         return None
     if not parsed.get("encrypted_content"):
         # Under store=false an id-only item is answered with 404 "Item with id 'rs_...' not found".

@@ -46,6 +46,7 @@ import agentlab.sim.errors as E
 from agentlab.sim.access import openai_headers
 from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.openai import compaction as compaction
 from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
 from agentlab.sim.real_models import OPENAI_REAL_MODELS, requested_name
@@ -57,7 +58,14 @@ from agentlab.sim.structured import instance, openai_format, openai_text_echo
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 EFFORT_LEVELS = {"none": -1, "minimal": 0, "low": 1, "medium": 2, "high": 4, "xhigh": 6}
-_ITEM_TYPES = ("message", "reasoning", "function_call", "function_call_output", "item_reference")
+_ITEM_TYPES = (
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "item_reference",
+    "compaction",
+)
 
 
 def _text_of(content: Any) -> str:
@@ -206,6 +214,9 @@ def _reasoning_payloads(
     """The sealed payload of every reasoning item, by position: decrypted, or looked up by id."""
     payloads: dict[int, dict[str, Any]] = {}
     for i, it in enumerate(items):
+        if it["type"] == compaction.KIND:
+            payloads[i] = compaction.decrypted(sim, it)
+            continue
         if it["type"] != "reasoning":
             continue
         if it.get("encrypted_content") is None:
@@ -364,7 +375,9 @@ def _prompt_tokens(
     """The prompt as tokens (tools, instructions, then every item), for usage and the prompt cache."""
     segments = [json.dumps(req.get("tools") or [], sort_keys=True), str(req.get("instructions") or "")]
     for i, it in enumerate(items):
-        if it["type"] == "reasoning":
+        if it["type"] == compaction.KIND:  # it replaces the context before it
+            segments = [*segments[:2], "compaction: " + str(payloads.get(i, {}).get("summary", ""))]
+        elif it["type"] == "reasoning":
             segments.append("reasoning: " + str(payloads.get(i, {}).get("text", "")))
         elif it["type"] == "message":
             segments.append(f"{it.get('role')}: {_text_of(it.get('content'))}")
@@ -470,6 +483,7 @@ def _build(
     output += out.calls
     if out.message is not None:
         output.append(out.message)
+    _compact(sim, req, ids, prompt, output, out)
     base = _response_shell(req, resp_id, str(req["model"]), opts.store)  # the label, see app
     final = {
         **base,
@@ -498,6 +512,21 @@ def _build(
         return SimReply(200, rh, json.dumps(final, separators=(",", ":")).encode())
     rh["content-type"] = "text/event-stream; charset=utf-8"
     return SimReply(200, rh, events=_stream(ids, base, final, output, opts.want_encrypted))
+
+
+def _compact(
+    sim: Simulator, req: dict[str, Any], ids: Ids, prompt: _Prompt, output: list[dict[str, Any]], out: _Output
+) -> None:
+    """A ``compaction`` item first when the prompt is over ``compact_threshold`` (its summary is output)."""
+    limit = compaction.threshold(req)
+    if limit is None or prompt.input_tokens <= limit or out.incomplete:
+        return
+    users = [it for it in prompt.items if it["type"] == "message" and it.get("role") == "user"]
+    task = _text_of(users[-1].get("content")) if users else ""
+    calls = sum(1 for it in prompt.items if it["type"] == "function_call_output")
+    text = compaction.summary(task, calls)
+    out.used += count_tokens(text)
+    output.insert(0, compaction.item(sim, ids, text))
 
 
 def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _Output:
@@ -776,9 +805,19 @@ def _message_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted:
 
 
 #: The events of each output item type (messages for any other).
+def _compaction_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
+    """A compaction item: added with a partial (unverifiable) token, complete only when done."""
+    full = item["encrypted_content"]
+    ev.emit(
+        "response.output_item.added",
+        {"item": {**item, "encrypted_content": full[: len(full) // 2]}, "output_index": idx},
+    )
+
+
 _ITEM_EVENTS: dict[str, Callable[[_Events, int, dict[str, Any], bool], None]] = {
     "reasoning": _reasoning_events,
     "function_call": _function_call_events,
+    compaction.KIND: _compaction_events,
 }
 
 
