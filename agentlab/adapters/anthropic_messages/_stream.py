@@ -53,6 +53,9 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 _THINKING = "thinking"
 _REDACTED = "redacted_thinking"
+_COMPACTION = "compaction"
+"""Server-side compaction: provider state replacing the context before it, complete in its start
+event; kept opaque (never display text) and sent back verbatim within the loop, like thinking."""
 _TEXT = "text"
 _TOOL = "tool_use"
 
@@ -275,7 +278,7 @@ class MessageAssembler(Assembler):
                 block.parts.append(first)
                 return self.text(first)
             return None
-        if kind in (_TOOL, _REDACTED):
+        if kind in (_TOOL, _REDACTED, _COMPACTION):
             return None
         return self.unsupported("block", kind)
 
@@ -368,7 +371,7 @@ class MessageAssembler(Assembler):
                     items.append(AssistantTextItem(text=text, turn_id=turn_id, index=index))
             elif kind == _TOOL:
                 items.append(self._tool_item(block, turn_id, notes))
-            elif kind in (_THINKING, _REDACTED):
+            elif kind in (_THINKING, _REDACTED, _COMPACTION):
                 reasoning.append(
                     ProviderReasoningItem(
                         self._reasoning_payload(block),
