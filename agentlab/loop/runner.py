@@ -766,7 +766,7 @@ class Run:
             return len(resp.reasoning), ()
         kept_out = cont.add(resp.reasoning)
         kept = [r for r in resp.reasoning if not any(r is k for k in kept_out)]
-        return len(kept_out), continuity.expected_refs(kept, layout)
+        return len(kept_out), continuity.expected_refs(kept, layout, (i.index for i in resp.items))
 
     async def _call_model(
         self, adapter: Adapter, call: CallTiming, sdk_retries: int

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentlab.errors import ContinuityViolation
 from agentlab.neutral.items import ProviderReasoningItem, payload_digest
@@ -116,10 +116,17 @@ class ContinuityLayout:
 
     ``needs``: ``kind -> field``: an item of that kind whose payload has no value for the field was
     never replayable (the adapter drops it, with a diagnostic), so the guard does not expect it.
+
+    ``follower``: the API's rule on what must follow an opaque item in its response, known when the
+    response arrives: ``"next"`` (OpenAI: the item right after it, through a chain of opaque items,
+    must be one agentlab keeps; a reasoning item before a hosted-tool call is dropped, with a
+    diagnostic) or ``"later"`` (Anthropic: some kept part after it in its turn; a trailing thinking
+    block cannot go back). An item its response cannot satisfy is not expected. ``None``: no rule.
     """
 
     sites: tuple[OpaqueSite, ...]
     needs: Mapping[str, str] = field(default_factory=dict)
+    follower: Literal["next", "later"] | None = None
 
     def replayable(self, item: ProviderReasoningItem) -> bool:
         """Whether the item can go back at all (see ``needs``)."""
@@ -133,11 +140,33 @@ class ContinuityLayout:
         return isinstance(parsed, dict) and parsed.get(wanted) not in (None, "")
 
 
+def _followed(index: object, opaque: set[int], kept: set[int], rule: str | None) -> bool:
+    if rule is None or not isinstance(index, int):  # a malformed position: expected as received
+        return True
+    if rule == "later":
+        return any(k > index for k in kept)
+    after = index + 1
+    while after in opaque:
+        after += 1
+    return after in kept
+
+
 def expected_refs(
-    items: Iterable[ProviderReasoningItem], layout: ContinuityLayout | None = None
+    items: Iterable[ProviderReasoningItem],
+    layout: ContinuityLayout | None = None,
+    kept: Iterable[int | None] = (),
 ) -> tuple[OpaqueRef, ...]:
-    """The refs the guard expects in the next request: the given items, minus unreplayable ones."""
-    return tuple(OpaqueRef.of(i) for i in items if layout is None or layout.replayable(i))
+    """The refs the guard expects in the next request: the given items, minus unreplayable ones.
+
+    ``kept``: the output positions of the response's portable items (what its opaque items may
+    follow, under ``layout.follower``).
+    """
+    if layout is None:
+        return tuple(OpaqueRef.of(i) for i in items)
+    sendable = [i for i in items if layout.replayable(i)]
+    opaque = {i.index for i in sendable if isinstance(i.index, int)}
+    portable = {k for k in kept if isinstance(k, int)}
+    return tuple(OpaqueRef.of(i) for i in sendable if _followed(i.index, opaque, portable, layout.follower))
 
 
 def _trie(sites: Sequence[OpaqueSite]) -> dict[str, Any]:

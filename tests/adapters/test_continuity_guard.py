@@ -76,7 +76,7 @@ async def _loop_step(case: AdapterCase) -> tuple[Any, Any, ModelRequest, ModelRe
     first = ask(case, "Is it warmer in Paris or Rome?", tools=(WEATHER,))
     r1 = completed(await collect(adapter, first))
     assert r1.reasoning and r1.tool_calls
-    expected = expected_refs(r1.reasoning, adapter.continuity_layout)
+    expected = expected_refs(r1.reasoning, adapter.continuity_layout, [i.index for i in r1.items])
     assert len(expected) == len(r1.reasoning)
     return adapter, far_side, next_step(first, r1, continuity_expected=expected), r1
 

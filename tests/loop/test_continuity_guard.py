@@ -138,3 +138,50 @@ async def test_a_verbatim_loop_passes_on_every_provider_simulator() -> None:
     ):
         r = await al.arun(model, "Is it warmer in Paris or Rome?", tools=[get_weather])
         assert r.status == "completed", (model, r.error)
+
+
+def _oa(index: int) -> ProviderReasoningItem:
+    body = {"type": "reasoning", "id": f"rs_{index}", "summary": [], "encrypted_content": f"enc-{index}"}
+    return ProviderReasoningItem(
+        json.dumps(body).encode(),
+        provider="openai",
+        api="responses",
+        model="gpt-5.5",
+        block_type="reasoning",
+        turn_id="resp_1",
+        index=index,
+    )
+
+
+def test_an_item_its_response_cannot_carry_back_is_not_expected() -> None:
+    """A reasoning item before a hosted-tool call (not kept) is dropped by the API's rule: no violation.
+
+    resp_1 was [reasoning, web_search_call, reasoning, function_call]: the first reasoning item's
+    follower is a hosted-tool item agentlab does not keep, so it can never go back (the request drops
+    it, with a diagnostic); the guard expects only the second.
+    """
+    from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+    from agentlab.adapters.openai_responses._request import build_request
+    from agentlab.neutral.continuity import check_body, expected_refs
+    from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
+
+    layout = OpenAIResponsesAdapter.continuity_layout
+    assert layout is not None
+    items = (_oa(0), _oa(2))
+    expected = expected_refs(items, layout, kept=[3])
+    assert [r.index for r in expected] == [2]
+    request = ModelRequest(
+        model="gpt-5.5",
+        items=(
+            UserItem(text="q"),
+            ToolCallItem(call_id="call_3", name="f", turn_id="resp_1", index=3, provider_item_id="fc_3"),
+            ToolResultItem(call_id="call_3", output="ok"),
+        ),
+        continuation=items,
+        continuity_expected=expected,
+    )
+    built = build_request(request, model="gpt-5.5", base_url=None)
+    assert built.reasoning_dropped == 1 and built.reasoning_sent == 1
+    check_body(expected, items, built.body, layout)  # no violation
+    with pytest.raises(ContinuityViolation, match="index 0"):  # the neutral expectation would have failed
+        check_body(expected_refs(items), items, built.body, layout)

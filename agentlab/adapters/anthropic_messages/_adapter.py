@@ -91,7 +91,8 @@ class AnthropicMessagesAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     client_type = anthropic.AsyncAnthropic
     assembler_class = MessageAssembler
     continuity_layout = ContinuityLayout(
-        sites=(OpaqueSite(("messages", "*", "content", "*"), frozenset(_OPAQUE_BLOCKS)),)
+        sites=(OpaqueSite(("messages", "*", "content", "*"), frozenset(_OPAQUE_BLOCKS)),),
+        follower="later",
     )
     """Thinking, redacted thinking and compaction blocks sit in the messages' content lists."""
 

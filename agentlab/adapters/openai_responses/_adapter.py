@@ -65,6 +65,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     continuity_layout = ContinuityLayout(
         sites=(OpaqueSite(("input", "*"), frozenset({"reasoning", "compaction"})),),
         needs={"reasoning": "encrypted_content", "compaction": "encrypted_content"},
+        follower="next",
     )
     """Reasoning and compaction items sit in ``input``; one without ``encrypted_content`` cannot go
     back statelessly (the request drops it with a diagnostic), so the guard does not expect it."""
