@@ -25,6 +25,7 @@ to catch an error::
     │   ├── StepLimitError             the tool loop hit ``max_steps``
     │   └── BudgetExceededError        a cost or token budget was reached
     ├── ContinuityError                opaque reasoning state used outside the loop/provider that owns it
+    │   └── ContinuityViolation        the next request would lose, reorder or change an opaque item
     ├── PrivacyError                   something tried to persist transient or opaque data
     └── StorageError                   a durable file could not take a record (disk full, I/O error)
 
@@ -45,6 +46,7 @@ __all__ = [
     "BudgetExceededError",
     "ConfigError",
     "ContinuityError",
+    "ContinuityViolation",
     "InvalidSettingsError",
     "LimitError",
     "MissingApiKeyError",
@@ -279,6 +281,36 @@ class BudgetExceededError(LimitError):
 
 class ContinuityError(AgentlabError):
     """Opaque reasoning state used outside the provider, endpoint or loop that owns it."""
+
+
+class ContinuityViolation(ContinuityError):
+    """The next request of a live loop would lose, reorder or change an opaque item of the last response.
+
+    A bug, never the provider's doing: raised before anything is sent. It names the item by
+    ``provider``, ``kind``, ``index`` (and the response, ``turn_id``) and says the ``problem``
+    (``missing``, ``modified``, ``out of order``), never its payload.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        kind: str = "",
+        index: int = -1,
+        turn_id: str = "",
+        problem: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.kind = kind
+        self.index = index
+        self.turn_id = turn_id
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[object, ...]:
+        state = {k: getattr(self, k) for k in ("provider", "kind", "index", "turn_id", "problem")}
+        return (type(self), (str(self),), state)
 
 
 class PrivacyError(AgentlabError):

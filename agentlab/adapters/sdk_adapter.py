@@ -33,6 +33,7 @@ from agentlab.adapters.built_request import BuiltRequest, check_adapter_args
 from agentlab.adapters.registry import get_provider
 from agentlab.assembly.assembler import Assembler, WireCall, assemble, assembler_for
 from agentlab.errors import ConfigError
+from agentlab.neutral.continuity import ContinuityLayout
 from agentlab.neutral.events import AdapterEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
@@ -67,6 +68,9 @@ class SDKAdapter(Generic[ClientT]):
     """The SDK client class ``client=`` must be (checked before anything else)."""
     assembler_class: ClassVar[type[Assembler]]
     """The call's assembler: maps the answer's wire events onto agentlab's."""
+    continuity_layout: ContinuityLayout | None = None
+    """Where this adapter's wire body carries opaque items (data for the continuity guard, which
+    then checks every body of a live loop before it is sent); ``None``: the neutral check only."""
 
     def __init__(
         self,
@@ -158,7 +162,7 @@ class SDKAdapter(Generic[ClientT]):
         The shared driver (:func:`agentlab.assembly.assembler.assemble`) does the streaming; the
         adapter only builds the body, opens the HTTP answer (``_open``) and maps its events.
         """
-        return assemble(request, self.build, self._open, self._new_assembler)
+        return assemble(request, self.build, self._open, self._new_assembler, self.continuity_layout)
 
     def _new_assembler(
         self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float

@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar
 from agentlab.assembly.sse import SSEDecoder
 from agentlab.assembly.wire_json import loads as _loads
 from agentlab.errors import AgentlabError, StreamInterruptedError
+from agentlab.neutral.continuity import ContinuityLayout, check_body
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import safe_name, wire_error_text
 from agentlab.neutral.events import (
@@ -202,9 +203,16 @@ class Assembler:
         if text.__class__ is str and block.__class__ is str:
             fields = {"run_id": self._rid, "step": self._step, "kind": "reasoning_delta", "text": text}
             fields["block"] = block
+            fields["omitted"] = False
             given = {"text", "block", "run_id", "step"} if self._rid is not None else {"text", "block"}
             return _built(ReasoningDeltaEvent, fields, given)
         return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
+
+    def reasoning_omitted(self, block: str) -> ReasoningDeltaEvent:
+        """A reasoning block the provider returned without its text (``ReasoningDeltaEvent.omitted``)."""
+        if self.first_reasoning_s is None:
+            self.first_reasoning_s = _perf() - self._t0
+        return ReasoningDeltaEvent(text="", block=block, omitted=True, run_id=self._rid, step=self._step)
 
     def text(self, text: str) -> TextDeltaEvent:
         """An answer-text delta; the first one of the call is timed (built as :meth:`reasoning`)."""
@@ -382,6 +390,9 @@ class _Built(Protocol):
     @property
     def reasoning_dropped(self) -> int: ...
 
+    @property
+    def body(self) -> Any: ...
+
 
 B = TypeVar("B", bound=_Built)
 A = TypeVar("A", bound=Assembler)
@@ -409,11 +420,19 @@ def assembler_for(
     return make
 
 
+def _guarded(request: ModelRequest, built: B, layout: ContinuityLayout | None) -> B:
+    """The built request, once the continuity guard found the last response's items in its body."""
+    if layout is not None and request.continuity_expected:
+        check_body(request.continuity_expected, request.continuation, built.body, layout)
+    return built
+
+
 async def assemble(
     request: ModelRequest,
     build: Callable[[ModelRequest], B],
     open_call: Callable[[B, ModelRequest], Awaitable[WireCall]],
     new_assembler: Callable[[B, ModelRequest, WireCall, float], Assembler],
+    layout: ContinuityLayout | None = None,
 ) -> AsyncGenerator[AdapterEvent, None]:
     """One model call, streamed: the request's diagnostics, the display events, then the completed one.
 
@@ -421,8 +440,10 @@ async def assemble(
     ``new_assembler`` makes the call's assembler once the answer's headers are in. Errors raised
     while reading are translated inside ``except`` and raised outside it, so the agentlab error has
     no ``__context__`` leading to the SDK exception (whose request holds the auth header and body).
+    ``layout``: where the adapter's body carries opaque items; the continuity guard then checks the
+    built body against the request's ``continuity_expected`` before anything is sent.
     """
-    built = build(request)
+    built = _guarded(request, build(request), layout)
     origin = request.origin
     for diag in built.diagnostics:
         yield stamped(diag, origin)

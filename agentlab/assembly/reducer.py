@@ -203,6 +203,9 @@ class CallSnapshot(_NoPickle):
     block: str | None
     """The reasoning block the last reasoning delta belonged to."""
     reasoning_blocks: int
+    reasoning_omitted: int
+    """Reasoning blocks the provider returned without their text (display omitted): there was
+    reasoning, with nothing to show for it (a panel says so instead of showing an empty block)."""
     tool_calls: tuple[ToolCallState, ...]
     """In the order the calls first appeared."""
     usage: CallUsage | None
@@ -287,6 +290,7 @@ class CallSnapshot(_NoPickle):
             text=_chars(self.text_chars),
             reasoning=_chars(self.reasoning_chars),
             reasoning_blocks=self.reasoning_blocks,
+            reasoning_omitted=self.reasoning_omitted,
             tool_calls=self.tool_calls,
             usage=self.usage,
             stop_reason=self.stop_reason,
@@ -323,6 +327,7 @@ def _empty() -> CallSnapshot:
         _text=_EMPTY_TEXT,
         _reasoning=_EMPTY_TEXT,
         reasoning_blocks=0,
+        reasoning_omitted=0,
         tool_calls=(),
         diagnostics=(),
         events=0,
@@ -399,6 +404,10 @@ def _on_text(snap: CallSnapshot, ev: TextDeltaEvent) -> CallSnapshot:
 def _on_reasoning(snap: CallSnapshot, ev: ReasoningDeltaEvent) -> CallSnapshot:
     new = _touch(snap, ev)
     nd = new.__dict__
+    if ev.omitted:
+        nd["reasoning_omitted"] = snap.reasoning_omitted + 1
+        nd["reasoning_deltas"] = snap.reasoning_deltas + 1
+        return new
     chain = snap._reasoning
     if ev.block != snap.block:
         if snap.block is not None and chain.size:

@@ -62,7 +62,7 @@ from agentlab.loop.settings import KEYWORD_DEFAULTS, ContinuationPolicy, RunSett
 from agentlab.loop.steps import CallTiming, apply_response, retry_decision
 from agentlab.loop.sync import run_sync
 from agentlab.loop.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, ToolLike, as_tools
-from agentlab.neutral import _inputs
+from agentlab.neutral import _inputs, continuity
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.error_text import durable_error_text
 from agentlab.neutral.events import (
@@ -552,11 +552,14 @@ class Run:
             raise
         return start.notices
 
-    def _request(self, cont: Continuation | None, step: int) -> ModelRequest:
+    def _request(
+        self, cont: Continuation | None, step: int, expected: tuple[continuity.OpaqueRef, ...] = ()
+    ) -> ModelRequest:
         """This step's request (``cont=None``: the one the constructor checks, with no opaque items).
 
         A forced ``tool_choice`` goes back to ``"auto"`` once the model has called a tool, unless
-        ``reset_tool_choice=False`` (see ``CallOptions``).
+        ``reset_tool_choice=False`` (see ``CallOptions``). ``expected``: the last response's opaque
+        items the request must carry back (the continuity guard checks them before anything is sent).
         """
         opaque = cont.items if cont is not None and self.continuation_policy == "verbatim" else ()
         return ModelRequest(
@@ -565,6 +568,7 @@ class Run:
             items=self.checkpoint.history,
             continuation=opaque,
             continuation_released=self._released_mid_loop,
+            continuity_expected=expected,
             tools=self._specs,
             output=self.output.spec if self.output is not None else None,
             **self.settings.request_fields(forced_choice_spent=self._forced_choice_spent),
@@ -683,6 +687,8 @@ class Run:
         extra_dropped = self._carried_drop
         # Resumed from portable history mid-loop: that loop's continuation was released when it stopped.
         self._released_mid_loop = resumes_mid_turn(cp.history)
+        layout = getattr(adapter, "continuity_layout", None)
+        expected: tuple[continuity.OpaqueRef, ...] = ()  # the last response's kept items, by digest
         step = 0
         while step < self.max_steps:
             step += 1
@@ -694,8 +700,10 @@ class Run:
             if cont.released:
                 extra_dropped += cont.released_count  # every drop is counted, a release's too
                 cont = self._renew(adapter)
+                expected = ()  # released: their absence is known, not a bug
                 yield self._emit(self._released_notice(step))
-            call = CallTiming(self._request(cont, step), step, run_t0=self._t0)
+            call = CallTiming(self._request(cont, step, expected), step, run_t0=self._t0)
+            continuity.check_request(expected, call.request.continuation)  # the guard, neutral depth
             async with _closing(self._call_model(adapter, call, sdk_retries)) as stream:
                 async for ev in stream:
                     yield ev
@@ -706,12 +714,7 @@ class Run:
                 extra_dropped += cont.released_count
                 cont = self._renew(adapter)  # released while this call streamed: a new segment owns them
                 yield self._emit(self._released_notice(step))
-            refused = 0
-            if resp.reasoning:
-                kept_out = (
-                    cont.add(resp.reasoning) if self.continuation_policy == "verbatim" else resp.reasoning
-                )
-                refused = len(kept_out)
+            refused, expected = self._keep(cont, resp, layout)
             applied = apply_response(
                 completed,
                 call,
@@ -748,6 +751,22 @@ class Run:
             end.value = self._output_value(resp)
             return
         end.status = "step_limit"
+
+    def _keep(
+        self, cont: Continuation, resp: ModelResponse, layout: continuity.ContinuityLayout | None
+    ) -> tuple[int, tuple[continuity.OpaqueRef, ...]]:
+        """The response's opaque items into the continuation, as the policy says.
+
+        Returns how many were not kept (the ``drop`` policy's, or made elsewhere) and what the next
+        request must carry back: every kept item the adapter can replay (``layout``), by digest.
+        """
+        if not resp.reasoning:
+            return 0, ()
+        if self.continuation_policy != "verbatim":
+            return len(resp.reasoning), ()
+        kept_out = cont.add(resp.reasoning)
+        kept = [r for r in resp.reasoning if not any(r is k for k in kept_out)]
+        return len(kept_out), continuity.expected_refs(kept, layout, (i.index for i in resp.items))
 
     async def _call_model(
         self, adapter: Adapter, call: CallTiming, sdk_retries: int
@@ -956,13 +975,17 @@ class Run:
                 if c.call_id in answered:
                     return None
                 answered.add(c.call_id)
-                return _err(
-                    c, f"duplicate tool call id {c.call_id!r} in one response; none of them were run"
-                ), None, None
+                return (
+                    _err(c, f"duplicate tool call id {c.call_id!r} in one response; none of them were run"),
+                    None,
+                    None,
+                )
             if c.call_id in earlier:
-                return _err(
-                    c, f"tool call id {c.call_id!r} was already used earlier in this run; not run"
-                ), None, None
+                return (
+                    _err(c, f"tool call id {c.call_id!r} was already used earlier in this run; not run"),
+                    None,
+                    None,
+                )
             t = self.tools.get(c.name)
             if t is None:
                 avail = ", ".join(sorted(self.tools)) or "none"

@@ -98,13 +98,18 @@ class ReasoningDeltaEvent(ShapedRepr, Event):
     panel can show interleaved thinking as separate paragraphs. Never used for continuity. Its repr
     and ``str`` show the text's length, not the text (``on_event=print`` prints no reasoning);
     ``ev.text`` is the explicit way to show it.
+
+    ``omitted``: the provider returned this reasoning block without its text (Anthropic thinking with
+    ``display: "omitted"``: a signature and empty text). There was reasoning (its tokens are in the
+    usage), there is just nothing to show; ``text`` is then empty.
     """
 
-    _repr_shown = _EVENT_IDS | {"block"}
+    _repr_shown = _EVENT_IDS | {"block", "omitted"}
     durable: ClassVar[bool] = False
     kind: Literal["reasoning_delta"] = "reasoning_delta"
     text: str
     block: str = "0"
+    omitted: bool = False
 
 
 class TextDeltaEvent(ShapedRepr, Event):

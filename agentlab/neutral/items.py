@@ -23,6 +23,7 @@ position in that response's output, so an adapter can put opaque items back exac
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Annotated, Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -39,7 +40,24 @@ __all__ = [
     "ToolResultItem",
     "UserItem",
     "history_adapter",
+    "payload_digest",
 ]
+
+
+def payload_digest(payload: bytes) -> str:
+    """SHA-256 of a payload's canonical JSON (sorted keys, no whitespace); of the raw bytes if not JSON.
+
+    Why canonical: the continuity guard compares what was received with what an adapter put in its
+    wire body, which may be the same JSON re-encoded (a parsed Anthropic block, a Gemini signature
+    string); key order and whitespace mean nothing to the API, every value does.
+    """
+    try:
+        canonical = json.dumps(
+            json.loads(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode("utf-8")
+    except ValueError:
+        canonical = payload
+    return hashlib.sha256(canonical).hexdigest()
 
 
 class _Item(BaseModel):
@@ -144,6 +162,7 @@ class ProviderReasoningItem:
 
     __slots__ = (
         "__weakref__",
+        "_digest",
         "_payload",
         "api",
         "base_url",
@@ -164,6 +183,7 @@ class ProviderReasoningItem:
     turn_id: str
     index: int
     _payload: bytes
+    _digest: str
 
     def __init__(
         self,
@@ -180,6 +200,7 @@ class ProviderReasoningItem:
         if not isinstance(payload, bytes):
             raise TypeError("ProviderReasoningItem payload must be the raw bytes received")
         object.__setattr__(self, "_payload", payload)
+        object.__setattr__(self, "_digest", payload_digest(payload))
         object.__setattr__(self, "provider", provider)
         object.__setattr__(self, "api", api)
         object.__setattr__(self, "model", model)
@@ -213,6 +234,11 @@ class ProviderReasoningItem:
     def size(self) -> int:
         """Payload size in bytes (safe to show)."""
         return len(self._payload)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the payload's canonical JSON, taken on receipt (what the continuity guard compares)."""
+        return self._digest
 
     @property
     def fingerprint(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentlab.neutral._shapes import ShapedRepr
+from agentlab.neutral.continuity import OpaqueRef
 from agentlab.neutral.events import EventOrigin
 from agentlab.neutral.items import PortableItem, ProviderReasoningItem
 from agentlab.neutral.output import OutputSpec
@@ -244,6 +245,10 @@ class ModelRequest(ShapedRepr, BaseModel):
     the steps before the release are gone for good, so their absence from ``continuation`` is known,
     not a bug, and an adapter may take the provider's documented recovery for them. Items of steps
     made after the release are in ``continuation`` as usual."""
+    continuity_expected: tuple[OpaqueRef, ...] = Field(default=(), exclude=True)
+    """The opaque items of the loop's last response that this request must carry back, as received
+    (digests, never payloads): the continuity guard (:mod:`agentlab.neutral.continuity`) refuses to
+    send the request when one is missing, out of order or changed. Empty outside a live loop."""
     tools: tuple[ToolSpec, ...] = ()
     reasoning: ReasoningSettings | None = Field(default_factory=ReasoningSettings)
     max_output_tokens: int | None = Field(default=None, gt=0)

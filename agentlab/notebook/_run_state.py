@@ -34,6 +34,7 @@ from agentlab.neutral.events import (
 from agentlab.neutral.usage import CallUsage
 from agentlab.notebook._live_text import TEXT_STYLE
 from agentlab.notebook.display import PALETTE, UI_FONT, fmt_seconds, fmt_usd, usage_line
+from agentlab.notebook.panel import NOT_DISPLAYED
 from agentlab.notebook.timeline_strip import Rows, Span, strip_html, strip_text
 
 if TYPE_CHECKING:
@@ -71,7 +72,8 @@ def _reasoning_note(st: _Step, keep_text: bool) -> str:
     """A step's reasoning in a static view: its size, and the text only where the panel keeps it."""
     chars = st.call.reasoning_chars
     if not chars:
-        return ""
+        hidden = st.call.reasoning_omitted  # reasoning there was, with no text: say so
+        return f'<div style="font-size:11px;opacity:0.65">{NOT_DISPLAYED}</div>' if hidden else ""
     if keep_text:  # the explicit opt-in: the text is saved, folded as in the collapsed panel
         return (
             f"<details><summary style='font-size:11px;opacity:0.75'>{chars:,} chars of reasoning (kept in "

@@ -103,6 +103,10 @@ def collapse_panels() -> int:
     return n
 
 
+NOT_DISPLAYED = "reasoning not displayed by the provider"
+"""What a view says for reasoning the provider returned without its text (display omitted): never an
+empty block as if nothing happened, and its tokens still come from the usage."""
+
 OFFLINE_STYLE = (
     "<style>.agentlab-offline{display:none}"
     ".jupyter-widgets-disconnected .agentlab-offline{display:inline}"
@@ -331,7 +335,12 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
             elapsed = (self._t_end or time.monotonic()) - self._t0
         step = f" · step {self._step}" if self._step is not None and "step" not in self.title else ""
         status = f" · {self._status}" if self._status else ""
-        return f"reasoning {r} tok · text {t} tok · {elapsed:.1f} s{step}{status}"
+        hidden = f" ({NOT_DISPLAYED})" if self._omitted_only() else ""
+        return f"reasoning {r} tok{hidden} · text {t} tok · {elapsed:.1f} s{step}{status}"
+
+    def _omitted_only(self) -> bool:
+        """The provider returned reasoning without its text (display omitted), and no text at all."""
+        return bool(self._call.reasoning_omitted) and not self._call.reasoning_chars
 
     def _render_header(self, *, collapsed: bool = False) -> str:
         icon = "▸" if collapsed else ("●" if self._streaming else "○")
@@ -383,6 +392,8 @@ class ReasoningPanel(widgets.VBox):  # type: ignore[misc]
         chars = self._call.reasoning_chars
         if not self._collapsed:
             return header, False
+        if self._omitted_only():  # reasoning there was, none to show: say so, not "0 chars"
+            return f'{header}<div style="font-size:11px;opacity:0.65">{NOT_DISPLAYED}</div>', False
         note = f"{chars:,} chars of reasoning"
         if self.keep_text:
             full = html.escape(self._call.reasoning)

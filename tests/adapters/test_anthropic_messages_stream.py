@@ -122,7 +122,9 @@ async def test_think_text_think_stays_three_blocks_in_order() -> None:
 async def test_omitted_display_keeps_continuation_and_shows_nothing() -> None:
     events = [_start(), *_think(0), *_text(1, "ok"), *_end()]
     out = await _collect(_serve(to_sse(events)))
-    assert not [e for e in out if isinstance(e, ReasoningDeltaEvent)]
+    # Nothing to show, but not nothing: one marker says the block's text was not displayed.
+    (marker,) = [e for e in out if isinstance(e, ReasoningDeltaEvent)]
+    assert marker.omitted and marker.text == "" and marker.block == "0"
     (item,) = out[-1].response.reasoning
     assert json.loads(item.unseal(provider="anthropic", api="messages")) == {
         "type": "thinking",

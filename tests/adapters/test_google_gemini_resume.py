@@ -6,8 +6,8 @@ paused at a tool call and resumed in a later cell has lost the signatures of its
 would answer that loop 400; Google documents a dummy ``thoughtSignature`` for calls whose signatures
 are not available, and the adapter sends it there (``signature_stand_in``), as it does under
 ``continuation_policy="drop"``. The run says so on the request (``ModelRequest.continuation_released``):
-in a live loop that was never released a missing signature is a bug, and still reaches the API as
-its 400.
+in a live loop that was never released a missing signature is a bug, which the continuity guard
+refuses to send (``ContinuityViolation``); the adapter never papers over it with the dummy.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 
 import agentlab as al
 from agentlab.adapters.google_gemini import GoogleGeminiAdapter
-from agentlab.errors import ProviderAPIError
+from agentlab.errors import ContinuityViolation
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.continuation import generation, release_since
 from agentlab.neutral.events import DiagnosticEvent, ToolCallEvent
@@ -140,19 +140,26 @@ async def test_a_checkpoint_restored_mid_loop_finishes_without_a_400(model: str)
 class LosesSignatures(GoogleGeminiAdapter):
     """A bug stand-in: a live loop's request reaches the adapter without its continuation."""
 
+    seen: list[ModelRequest]
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
-        async for ev in super().stream(request.model_copy(update={"continuation": ()})):
+        lost = request.model_copy(update={"continuation": ()})
+        self.seen.append(lost)
+        async for ev in super().stream(lost):
             yield ev
 
 
-async def test_a_live_loop_missing_its_signatures_by_bug_still_answers_400() -> None:
+async def test_a_live_loop_missing_its_signatures_by_bug_is_refused_before_sending() -> None:
+    """The continuity guard refuses the request (it used to reach the API as its 400)."""
     transport = RecordingTransport()
     adapter = LosesSignatures("sim-gemini", client=gemini_client(transport=transport), max_retries=0)
+    adapter.seen = []
     run = al.Run("google:sim-gemini", TASK, tools=[get_weather], adapter=adapter, retries=0)
-    with pytest.raises(ProviderAPIError) as info:
+    with pytest.raises(ContinuityViolation, match="is missing in the request body"):
         await run.arun()
-    assert info.value.status == 400 and "missing a thought_signature" in str(info.value)
-    assert not signed_parts(json.loads(transport.bodies[1]))  # never papered over with the dummy
+    assert len(transport.bodies) == 1  # the first request went out; the second never did
+    unguarded = adapter.build(adapter.seen[-1].model_copy(update={"continuity_expected": ()}))
+    assert not signed_parts(json.loads(unguarded.body))  # never papered over with the dummy
 
 
 def test_the_released_flag_is_not_part_of_the_wire_request() -> None:

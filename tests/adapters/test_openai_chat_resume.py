@@ -20,7 +20,7 @@ import pytest
 
 import agentlab as al
 from agentlab.adapters.openai_chat import OpenRouterAdapter
-from agentlab.errors import ProviderAPIError
+from agentlab.errors import ContinuityViolation, ProviderAPIError
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.continuation import generation, release_since
 from agentlab.neutral.events import DiagnosticEvent, ToolCallEvent
@@ -127,8 +127,25 @@ class LosesDetails(OpenRouterAdapter):
             yield ev
 
 
-async def test_a_live_gemini_route_loop_missing_its_details_by_bug_still_answers_400_on_one_line() -> None:
+class LosesDetailsUnseen(OpenRouterAdapter):
+    """The same bug, with what the continuity guard expects lost too: the request reaches the API."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        lost = request.model_copy(update={"continuation": (), "continuity_expected": ()})
+        async for ev in super().stream(lost):
+            yield ev
+
+
+async def test_a_live_gemini_route_loop_missing_its_details_by_bug_is_refused_before_sending() -> None:
     adapter, far = sim_adapter("sim-router-gemini", LosesDetails)
+    run = al.Run("openrouter:sim-router-gemini", TASK, tools=[get_weather], adapter=adapter, retries=0)
+    with pytest.raises(ContinuityViolation, match="openrouter reasoning_details item"):
+        await run.arun()
+    assert len(far.bodies) == 1  # the second request was never sent
+
+
+async def test_a_live_gemini_route_loop_missing_its_details_by_bug_still_answers_400_on_one_line() -> None:
+    adapter, far = sim_adapter("sim-router-gemini", LosesDetailsUnseen)
     run = al.Run("openrouter:sim-router-gemini", TASK, tools=[get_weather], adapter=adapter, retries=0)
     with pytest.raises(ProviderAPIError) as info:
         await run.arun()

@@ -40,6 +40,7 @@ from agentlab.errors import (
     InvalidSettingsError,
     MissingApiKeyError,
 )
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
 __all__ = ["AnthropicMessagesAdapter", "BuiltRequest", "MessageAssembler", "MessagesAdapter", "build_request"]
@@ -74,6 +75,9 @@ def _require_auth(client: anthropic.AsyncAnthropic) -> None:
     raise MissingApiKeyError(PROVIDER, "ANTHROPIC_API_KEY")
 
 
+_OPAQUE_BLOCKS = ("thinking", "redacted_thinking", "compaction")
+
+
 MessagesClient = TypeVar(
     "MessagesClient",
     bound="anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex",
@@ -93,6 +97,11 @@ class MessagesAdapter(SDKAdapter[MessagesClient]):
     provider = PROVIDER
     api = API
     assembler_class = MessageAssembler
+    continuity_layout = ContinuityLayout(
+        sites=(OpaqueSite(("messages", "*", "content", "*"), frozenset(_OPAQUE_BLOCKS)),),
+        follower="later",
+    )
+    """Thinking, redacted thinking and compaction blocks sit in the messages' content lists."""
 
     def _client_options(self) -> dict[str, Any]:
         return {

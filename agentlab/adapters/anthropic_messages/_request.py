@@ -90,6 +90,10 @@ EFFORT_BUDGETS: dict[str, int] = {
 """``budget_tokens`` chosen from ``effort`` when budgeted thinking gets no explicit budget."""
 _OUTPUT_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
 _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+_OPAQUE_TYPES = _THINKING_TYPES | {"compaction"}
+"""What goes back verbatim within a loop: thinking, and server-side ``compaction`` blocks."""
+COMPACT_BETA = "compact-2026-01-12"
+"""The beta a request with ``context_management`` compaction edits needs."""
 _TTL_RANK = {"5m": 0, "1h": 1}
 
 
@@ -341,7 +345,7 @@ def _tool_input(item: ToolCallItem) -> dict[str, Any]:
 
 
 def _usable(item: ProviderReasoningItem, model: str, base_url: str | None, provider: str) -> bool:
-    return item.block_type in _THINKING_TYPES and item.matches(
+    return item.block_type in _OPAQUE_TYPES and item.matches(
         provider=provider, api=API, model=model, base_url=base_url
     )
 
@@ -766,6 +770,13 @@ def _add_knobs(req: ModelRequest, body: dict[str, Any]) -> None:
         body["service_tier"] = req.service_tier
 
 
+def _compacts(opts: dict[str, Any]) -> bool:
+    """Whether ``anthropic_context_management`` asks for server-side compaction (it needs its beta)."""
+    cm = opts.get("context_management")
+    edits = cm.get("edits") if isinstance(cm, dict) else None
+    return any(isinstance(e, dict) and str(e.get("type", "")).startswith("compact_") for e in edits or ())
+
+
 def build_request(
     req: ModelRequest,
     *,
@@ -805,6 +816,8 @@ def build_request(
         body["tools"] = [_tool(t) for t in req.tools]
         body["tool_choice"] = _tool_choice(req)
     body.update(opts)
+    if _compacts(opts):
+        _add_beta(out.headers, COMPACT_BETA)
     if req.output is not None:
         body["output_config"] = output_config(req.output, body.get("output_config"))
     _apply_cache(req, body, out)

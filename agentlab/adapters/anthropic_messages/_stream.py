@@ -53,8 +53,18 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 _THINKING = "thinking"
 _REDACTED = "redacted_thinking"
+_COMPACTION = "compaction"
+"""Server-side compaction: provider state replacing the context before it, complete in its start
+event; kept opaque (never display text) and sent back verbatim within the loop, like thinking."""
 _TEXT = "text"
 _TOOL = "tool_use"
+
+
+def _omitted(block: _Block) -> bool:
+    """A thinking block with a signature and no text: display omitted (there was reasoning)."""
+    return bool(
+        block.kind == _THINKING and not block.parts and (block.sig_parts or block.start.get("signature"))
+    )
 
 
 def _tool_input_text(value: Any) -> str:
@@ -176,6 +186,8 @@ class MessageAssembler(Assembler):
             block = self.blocks.get(ev["index"])
             if block is not None:
                 block.stopped = True
+                if _omitted(block):
+                    return self.reasoning_omitted(block.key)
             return None
         if t == "message_start":
             msg = ev.get("message") or {}
@@ -266,7 +278,7 @@ class MessageAssembler(Assembler):
                 block.parts.append(first)
                 return self.text(first)
             return None
-        if kind in (_TOOL, _REDACTED):
+        if kind in (_TOOL, _REDACTED, _COMPACTION):
             return None
         return self.unsupported("block", kind)
 
@@ -317,6 +329,8 @@ class MessageAssembler(Assembler):
             if block.kind == _THINKING:
                 # The block as received is already complete: its own thinking/signature stand.
                 block.parts = []
+                if not cb.get("thinking") and cb.get("signature"):
+                    out.append(self.reasoning_omitted(block.key))
             elif block.kind == _TEXT:
                 block.parts = []
             elif block.kind == _TOOL:
@@ -359,7 +373,7 @@ class MessageAssembler(Assembler):
                     items.append(AssistantTextItem(text=text, turn_id=turn_id, index=index))
             elif kind == _TOOL:
                 items.append(self._tool_item(block, turn_id, notes))
-            elif kind in (_THINKING, _REDACTED):
+            elif kind in (_THINKING, _REDACTED, _COMPACTION):
                 reasoning.append(
                     ProviderReasoningItem(
                         self._reasoning_payload(block),

@@ -53,6 +53,7 @@ from agentlab.errors import (
     MissingApiKeyError,
     ProviderError,
 )
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.records.logs import install_redaction, stack_loggers
@@ -127,6 +128,10 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
     api = API
     client_type = genai.Client
     assembler_class = GeminiAssembler
+    continuity_layout = ContinuityLayout(
+        sites=(OpaqueSite(("contents", "*", "parts", "*", "thoughtSignature")),)
+    )
+    """A thought signature rides on the part it came with."""
 
     def __init__(
         self,
@@ -197,7 +202,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
             if attempt:
                 built.diagnostics.clear()  # shown with the first attempt; only the new cache's now
             await self._caches.apply(request, built)
-            events = assemble(request, _given(built), self._open, self._new_assembler)
+            events = assemble(request, _given(built), self._open, self._new_assembler, self.continuity_layout)
             try:
                 async for ev in events:
                     yield self._caches.billed(request, ev) if type(ev) is ResponseCompletedEvent else ev

@@ -47,6 +47,7 @@ from agentlab.errors import (
     MissingApiKeyError,
     ProviderError,
 )
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -65,6 +66,15 @@ __all__ = [
 _TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
 _NO_KEY = "no-key"
 """What a local server without ``--api-key`` is sent (the SDK needs a non-empty key; it checks none)."""
+
+
+_LAYOUT = ContinuityLayout(
+    sites=tuple(
+        OpaqueSite(("messages", "*", *path))
+        for path in (("reasoning_content",), ("reasoning",), ("reasoning_details", "*"))
+    )
+)
+"""Where the reasoning of an assistant message goes back: its field as it arrived, or its details."""
 
 
 class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
@@ -94,6 +104,8 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if send_reasoning is not None and not isinstance(send_reasoning, bool):
             raise InvalidSettingsError(f"{self.provider}: send_reasoning must be True, False or None")
         self.send_reasoning = self.dialect.send_back if send_reasoning is None else send_reasoning
+        # Only an adapter that sends reasoning back has a place for it in its body (the guard's data).
+        self.continuity_layout = _LAYOUT if self.send_reasoning else None
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

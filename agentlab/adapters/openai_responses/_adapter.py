@@ -39,6 +39,7 @@ from agentlab.adapters.openai_sdk import request_options
 from agentlab.adapters.sdk_adapter import SDKAdapter
 from agentlab.assembly.assembler import WireCall
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderError
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -71,6 +72,13 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     api = API
     client_type = openai.AsyncOpenAI
     assembler_class = ResponseAssembler
+    continuity_layout = ContinuityLayout(
+        sites=(OpaqueSite(("input", "*"), frozenset({"reasoning", "compaction"})),),
+        needs={"reasoning": "encrypted_content", "compaction": "encrypted_content"},
+        follower="next",
+    )
+    """Reasoning and compaction items sit in ``input``; one without ``encrypted_content`` cannot go
+    back statelessly (the request drops it with a diagnostic), so the guard does not expect it."""
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

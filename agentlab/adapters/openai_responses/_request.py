@@ -216,8 +216,8 @@ def _sendable(
         parsed = json.loads(text)
     except ValueError:
         parsed = None
-    if not isinstance(parsed, dict) or parsed.get("type") != "reasoning":
-        _drop(diags, item, "malformed", "reasoning item payload is not a Responses reasoning item", name)
+    if not isinstance(parsed, dict) or parsed.get("type") not in ("reasoning", "compaction"):
+        _drop(diags, item, "malformed", "payload is not an OpenAI reasoning or compaction item", name)
         return None
     if dialect.encrypted == "reference":
         return text  # its state is its reasoning_text (and a reference the host resolves): verbatim
@@ -319,6 +319,29 @@ def _select_continuation(
             target = (target[0], target[1] + 1)
         before.setdefault(target, []).append(_Raw(text))
     return before, len(kept), dropped + orphaned
+
+
+def _unpaired(request: ModelRequest, before: dict[tuple[str, int], list[_Raw]]) -> set[tuple[str, int]]:
+    """Output items whose own reasoning item (the nearest one before them in their response) is not sent.
+
+    gpt-5.4 and later reject a ``message`` sent back with its id but without its reasoning item (the
+    reverse of "a reasoning item needs its following item"), so such an item goes back without its id,
+    as portable text: the pair is dropped whole, never half of it.
+    """
+    reasoning: dict[str, set[int]] = {}
+    for r in request.continuation:
+        reasoning.setdefault(r.turn_id, set()).add(r.index)
+    sent = {
+        (turn, i) for (turn, follower), raws in before.items() for i in range(follower - len(raws), follower)
+    }
+    out: set[tuple[str, int]] = set()
+    for it in request.items:
+        if not isinstance(it, AssistantTextItem | ToolCallItem) or it.turn_id is None or it.index is None:
+            continue
+        earlier = [i for i in reasoning.get(it.turn_id, ()) if i < it.index]
+        if earlier and (it.turn_id, max(earlier)) not in sent:
+            out.add((it.turn_id, it.index))
+    return out
 
 
 def _reasoning_param(
@@ -565,6 +588,7 @@ def _inputs(
     explicit_breakpoints: bool = False,
     diags: list[DiagnosticEvent] | None = None,
     call_ids: bool = True,
+    unpaired: frozenset[tuple[str, int]] = frozenset(),
 ) -> list[Any]:
     """The ``input`` list: each kept reasoning item right before the item that followed it."""
     # Output items of a response whose reasoning is replayed go back with their original ids (the
@@ -575,7 +599,7 @@ def _inputs(
         key = (it.turn_id, it.index) if isinstance(it, AssistantTextItem | ToolCallItem) else None
         if key is not None and key in before:
             inputs.extend(before[key])
-        wire = _item_json(it, replayed_turns, call_ids)
+        wire = _item_json(it, set() if key in unpaired else replayed_turns, call_ids)
         if it.cache_breakpoint and diags is not None:
             wire = _with_breakpoint(it, wire, explicit_breakpoints, diags)
         inputs.append(wire)
@@ -707,6 +731,7 @@ def build_request(
     inputs = _inputs(
         items, before, lead_message, explicit_breakpoints=explicit_breakpoints, diags=diags,
         call_ids=dialect.replayed_call_ids,
+        unpaired=frozenset(_unpaired(request, before)),
     )  # fmt: skip
     _lead_marks(request, lead, explicit=lead_message is not None, diags=diags)
     tools = [_tool(t) for t in request.tools]

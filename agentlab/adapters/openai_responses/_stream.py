@@ -62,6 +62,10 @@ def _text(data: bytes | str) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
+_OPAQUE = ("reasoning", "compaction")
+"""Output items kept verbatim, opaque, for this loop only: reasoning, and server-side compaction."""
+
+
 class ResponseAssembler(Assembler):
     """The state of one Responses call, fed one SSE ``data`` payload at a time.
 
@@ -164,15 +168,15 @@ class ResponseAssembler(Assembler):
     def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> DiagnosticEvent | None:
         itype = item.get("type")
         turn = self.response_id or ""
-        if itype == "reasoning":
+        if itype in _OPAQUE:  # reasoning, and compaction (provider state replacing earlier context)
             if raw is None:  # pragma: no cover - the item was parsed from this very text
-                raise StreamInterruptedError("reasoning item without raw JSON", provider=self.provider)
+                raise StreamInterruptedError(f"{itype} item without raw JSON", provider=self.provider)
             self._reasoning[index] = ProviderReasoningItem(
                 raw.encode("utf-8"),
                 provider=self.provider,
                 api=API,
                 model=self.model,
-                block_type="reasoning",
+                block_type=itype,
                 turn_id=turn,
                 index=index,
                 base_url=self.base_url,

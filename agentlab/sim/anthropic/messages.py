@@ -24,6 +24,10 @@ Thinking (``thinking.type`` ``enabled`` with ``budget_tokens``, or ``adaptive``)
   in the streamed ``message_delta``. Thinking is not cut.
 * ``sim-thinker`` reports ``usage.output_tokens_details.thinking_tokens``; ``sim-thinker-legacy`` does
   not (like older Anthropic responses).
+* Compaction (``context_management.edits: [{"type": "compact_20260112", "trigger": {"type":
+  "input_tokens", "value": N}}]``): a prompt over ``N`` tokens gets a turn that opens with a
+  ``{"type": "compaction", "content": <summary>}`` block (billed as output). Sent back, the block
+  replaces every block before it: only what follows it counts as the prompt.
 
 Rules enforced (400 ``invalid_request_error`` with the real texts): ``budget_tokens`` < 1024, or >=
 ``max_tokens``; more than 4 ``cache_control`` blocks; ``cache_control`` on a thinking block; an
@@ -77,7 +81,10 @@ _BLOCK_TYPES = (
     "tool_result",
     "server_tool_use",
     "web_search_tool_result",
+    "compaction",
 )
+COMPACT_EDIT = "compact_20260112"
+"""``context_management.edits[].type`` of server-side compaction (beta ``compact-2026-01-12``)."""
 _EFFORT = {"low": 1, "medium": 2, "high": 4, "max": 6}
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 _EXPECTED_THINKING = (
@@ -161,6 +168,7 @@ def handle(
     turn = _content(
         sim, ids, step, thinking, max_tokens, redact=MAGIC_REDACTED in situation.task, stops=stops,
         platform=platform,
+        summary=_compaction(req, len(prompt_tokens), situation),
     )  # fmt: skip
     usage = {**usage_in, "output_tokens": turn.used, "service_tier": "standard"}
     if model != "sim-thinker-legacy":
@@ -182,6 +190,20 @@ def handle(
         return SimReply(200, rh, json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
     rh["content-type"] = "text/event-stream; charset=utf-8"
     return SimReply(200, rh, events=_stream(msg, usage_in))
+
+
+def _compaction(req: dict[str, Any], prompt_tokens: int, situation: Situation) -> str | None:
+    """The summary a compacting turn opens with, when the prompt is over the compaction trigger."""
+    edits = (req.get("context_management") or {}).get("edits") or []
+    for edit in edits:
+        if isinstance(edit, dict) and edit.get("type") == COMPACT_EDIT:
+            trigger = edit.get("trigger") or {}
+            limit = trigger.get("value") if isinstance(trigger, dict) else None
+            if prompt_tokens > (limit if isinstance(limit, int) else 150_000):
+                done = sum(1 for c in situation.calls if c.result is not None)
+                task = situation.task
+                return f"Summary so far: the user asked: {task} ({done} tool call(s) answered)."
+    return None
 
 
 def _max_tokens(req: dict[str, Any]) -> int:
@@ -428,7 +450,8 @@ def _check_latest_thinking(sim: Simulator, messages: list[Any], platform: str = 
         return
     blocks = _blocks(messages[i].get("content"))
     if any(b.get("type") == "tool_use" for b in blocks):
-        first = blocks[0].get("type") if blocks else "nothing"
+        opening = [b for b in blocks if b.get("type") != "compaction"]  # a compaction block may lead
+        first = opening[0].get("type") if opening else "nothing"
         if first not in ("thinking", "redacted_thinking"):
             raise _bad(f"messages.{i}.content.0.type: " + _EXPECTED_THINKING.format(first))
     present: list[tuple[int, str, str]] = []
@@ -553,8 +576,12 @@ def _prompt_tokens(req: dict[str, Any], messages: list[Any]) -> tuple[list[str],
             if isinstance(b, dict):
                 p.add("system: " + str(b.get("text", "")), b.get("cache_control"))
     last = len(messages) - 1
+    base = len(p.tokens)
     for i, m in enumerate(messages):
         for b in _blocks(m.get("content")):
+            if b.get("type") == "compaction":  # it replaces every block before it
+                p.tokens = p.tokens[:base]
+                p.breakpoints = [bp for bp in p.breakpoints if bp.tokens <= base]
             if (
                 b.get("type") in ("thinking", "redacted_thinking")
                 and i != last
@@ -577,6 +604,8 @@ def _block_body(b: dict[str, Any]) -> str:
         return str(b.get("thinking", ""))
     if bt == "redacted_thinking":
         return "[redacted]"
+    if bt == "compaction":
+        return "compaction: " + str(b.get("content") or "")
     return json.dumps(
         {k: v for k, v in b.items() if k not in ("cache_control", "id", "tool_use_id")}, sort_keys=True
     )
@@ -609,6 +638,12 @@ class _Turn:
         shown = "" if self._display == "omitted" else text
         self._signed.append((len(self.blocks), "thinking", shown))
         self.blocks.append({"type": "thinking", "thinking": shown, "signature": ""})
+        self.remaining = self._max_tokens - self.used
+
+    def compact(self, summary: str) -> None:
+        """The compaction block, first in the turn (before any thinking is signed in its place)."""
+        self.used += count_tokens(summary)
+        self.blocks.append({"type": "compaction", "content": summary})
         self.remaining = self._max_tokens - self.used
 
     def redacted(self, text: str) -> None:
@@ -647,9 +682,12 @@ def _content(
     redact: bool,
     stops: Sequence[str] = (),
     platform: str = "",
+    summary: str | None = None,
 ) -> _Turn:
-    """The assistant turn: opening thinking, tool uses (each with a thought when interleaved), answer."""
+    """The assistant turn: compaction (when due), opening thinking, tool uses, answer."""
     turn = _Turn(thinking, max_tokens)
+    if summary is not None:
+        turn.compact(summary)
     paras = list(step.reasoning)
     calls = list(step.tool_calls)
     if thinking.on:
@@ -768,6 +806,7 @@ def _tool_use_events(idx: int, b: dict[str, Any]) -> list[SSEEvent]:
 _BLOCK_EVENTS: dict[str, Callable[[int, dict[str, Any]], list[SSEEvent]]] = {
     "thinking": _thinking_events,
     "redacted_thinking": _redacted_events,
+    "compaction": _redacted_events,  # complete in its start event, as redacted thinking is
     "text": _text_events,
 }
 

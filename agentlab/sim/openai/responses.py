@@ -20,8 +20,12 @@ tools or naming a function (or hosted tool type) the request does not declare (4
 tampered or foreign ``encrypted_content`` (400 ``invalid_encrypted_content``); a reasoning item
 given by id only while ``store`` is false (404 "Item with id ... not found"); a reasoning item not
 followed by the item that followed it in the original output (400 "... without its required
-following item."); a ``function_call_output`` without its ``function_call`` or the reverse (400 "No
-tool call found ..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
+following item."); on gpt-5.4 and later (and ``sim-reasoner``), the reverse: an output
+``message`` sent back with its id but without the reasoning item it came with (400 "Item
+'msg_...' of type 'message' was provided without its required 'reasoning' item: 'rs_...'."; the
+simulator remembers which reasoning item each message it wrote came with); a
+``function_call_output`` without its ``function_call`` or the reverse (400 "No tool call found
+..." / "No tool output found ..."). With ``store`` left true, responses and reasoning
 items are kept in memory (bounded) so id-only replay and ``previous_response_id`` work.
 
 Assistant-message ``phase`` (``commentary`` / ``final_answer``, and the preamble ``sim-reasoner``
@@ -33,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,10 +46,11 @@ import agentlab.sim.errors as E
 from agentlab.sim.access import openai_headers
 from agentlab.sim.batch.openai import ROUTES as BATCH_ROUTES
 from agentlab.sim.core import OPENAI_MODELS, Ids, SimReply, Simulator, SSEEvent, sse
+from agentlab.sim.openai import compaction as compaction
 from agentlab.sim.openai import dialects as dialects
 from agentlab.sim.openai import phase as phase
 from agentlab.sim.protocols import Route, RouteCall, SimProtocol
-from agentlab.sim.real_models import OPENAI_REAL_MODELS
+from agentlab.sim.real_models import OPENAI_REAL_MODELS, requested_name
 from agentlab.sim.reasoner import PastCall, Situation, Step, ToolChoice, ToolDef, plan_step
 from agentlab.sim.routes import json_reply, models_routes, require_model
 from agentlab.sim.schemas.dialects import check_openai_request
@@ -53,7 +59,14 @@ from agentlab.sim.structured import instance, openai_format, openai_text_echo
 from agentlab.sim.tokenizer import chunks, count_tokens, tokenize, truncate_tokens
 
 EFFORT_LEVELS = {"none": -1, "minimal": 0, "low": 1, "medium": 2, "high": 4, "xhigh": 6}
-_ITEM_TYPES = ("message", "reasoning", "function_call", "function_call_output", "item_reference")
+_ITEM_TYPES = (
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "item_reference",
+    "compaction",
+)
 
 
 def _text_of(content: Any) -> str:
@@ -137,6 +150,8 @@ def handle(sim: Simulator, req: dict[str, Any], headers: dict[str, str], model: 
     payloads = _reasoning_payloads(sim, items, store, host)
     if host.strict_following:
         _check_following_items(items, payloads)
+    if pairs_both_ways(str(req["model"])):
+        _check_reasoning_of_messages(sim, items)
     _check_call_pairs(items)
     choice, tools = _tool_choice(req, tools)
     step, plan_known = _plan(req, items, payloads, tools, opts.level, choice)
@@ -207,6 +222,9 @@ def _reasoning_payloads(
     """
     payloads: dict[int, dict[str, Any]] = {}
     for i, it in enumerate(items):
+        if it["type"] == compaction.KIND:
+            payloads[i] = compaction.decrypted(sim, it)
+            continue
         if it["type"] != "reasoning":
             continue
         if host.encrypted != "ciphertext":
@@ -279,6 +297,46 @@ def _check_following_items(items: list[dict[str, Any]], payloads: dict[int, dict
             )
 
 
+#: Simulated models that reject a message sent back without its reasoning item (like gpt-5.4+).
+BOTH_WAYS_MODELS = frozenset({"sim-reasoner"})
+FIRST_BOTH_WAYS_VERSION = (5, 4)
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?(?![\d.])")
+
+
+def pairs_both_ways(model: str) -> bool:
+    """Whether the model the client asked for also checks pairing in reverse (gpt-5.4 and later).
+
+    Like ``phase`` (:mod:`agentlab.sim.openai.phase`), the real name decides: gpt-5.2 served by
+    sim-reasoner keeps the old, one-way rule.
+    """
+    name = requested_name(model)
+    if name.startswith("sim-"):
+        return name in BOTH_WAYS_MODELS
+    m = _GPT_VERSION.match(name)
+    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= FIRST_BOTH_WAYS_VERSION
+
+
+def _check_reasoning_of_messages(sim: Simulator, items: list[dict[str, Any]]) -> None:
+    """A message this simulator wrote after a reasoning item goes back with that item before it."""
+    seen: set[str] = set()
+    for it in items:
+        if it["type"] == "reasoning":
+            seen.add(str(it.get("id", "")))
+            continue
+        if it["type"] != "message" or not it.get("id"):
+            continue
+        paired = sim.stored.get("pair:" + str(it["id"]))
+        if paired is not None and paired["rid"] not in seen:
+            raise E.SimError(
+                400,
+                "invalid_request_error",
+                f"Item '{it['id']}' of type 'message' was provided without its required 'reasoning' "
+                f"item: '{paired['rid']}'.",
+                "input",
+                None,
+            )
+
+
 def _plan(
     req: dict[str, Any],
     items: list[dict[str, Any]],
@@ -338,7 +396,9 @@ def _prompt_tokens(
     """The prompt as tokens (tools, instructions, then every item), for usage and the prompt cache."""
     segments = [json.dumps(req.get("tools") or [], sort_keys=True), str(req.get("instructions") or "")]
     for i, it in enumerate(items):
-        if it["type"] == "reasoning":
+        if it["type"] == compaction.KIND:  # it replaces the context before it
+            segments = [*segments[:2], "compaction: " + str(payloads.get(i, {}).get("summary", ""))]
+        elif it["type"] == "reasoning":
             segments.append("reasoning: " + str(payloads.get(i, {}).get("text", "")))
         elif it["type"] == "message":
             segments.append(f"{it.get('role')}: {_text_of(it.get('content'))}")
@@ -456,6 +516,7 @@ def _build(
     output += out.calls
     if out.message is not None:
         output.append(out.message)
+    _compact(sim, req, ids, prompt, output, out)
     base = _response_shell(req, resp_id, str(req["model"]), opts.store)  # the label, see app
     final = {
         **base,
@@ -466,6 +527,9 @@ def _build(
         "usage": _usage(prompt.input_tokens, prompt.cached, out),
     }
     dialects.extras(host, final)
+    for msg in (out.preamble, out.message):  # which reasoning item each message came with
+        if msg is not None and opts.level >= 0:
+            sim.remember("pair:" + msg["id"], {"rid": output[0]["id"]})
     if opts.store:  # ``response`` (a copy) is what ``GET /v1/responses/{id}`` returns
         kept = json.loads(json.dumps(final))
         sim.remember(resp_id, {"input": prompt.items, "output": output, "response": kept})
@@ -482,6 +546,21 @@ def _build(
         return SimReply(200, rh, json.dumps(final, separators=(",", ":")).encode())
     rh["content-type"] = "text/event-stream; charset=utf-8"
     return SimReply(200, rh, events=_stream(ids, base, final, output, opts.want_encrypted))
+
+
+def _compact(
+    sim: Simulator, req: dict[str, Any], ids: Ids, prompt: _Prompt, output: list[dict[str, Any]], out: _Output
+) -> None:
+    """A ``compaction`` item first when the prompt is over ``compact_threshold`` (its summary is output)."""
+    limit = compaction.threshold(req)
+    if limit is None or prompt.input_tokens <= limit or out.incomplete:
+        return
+    users = [it for it in prompt.items if it["type"] == "message" and it.get("role") == "user"]
+    task = _text_of(users[-1].get("content")) if users else ""
+    calls = sum(1 for it in prompt.items if it["type"] == "function_call_output")
+    text = compaction.summary(task, calls)
+    out.used += count_tokens(text)
+    output.insert(0, compaction.item(sim, ids, text))
 
 
 def _visible_output(req: dict[str, Any], ids: Ids, step: Step, level: int) -> _Output:
@@ -794,9 +873,19 @@ def _message_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted:
 
 
 #: The events of each output item type (messages for any other).
+def _compaction_events(ev: _Events, idx: int, item: dict[str, Any], want_encrypted: bool) -> None:
+    """A compaction item: added with a partial (unverifiable) token, complete only when done."""
+    full = item["encrypted_content"]
+    ev.emit(
+        "response.output_item.added",
+        {"item": {**item, "encrypted_content": full[: len(full) // 2]}, "output_index": idx},
+    )
+
+
 _ITEM_EVENTS: dict[str, Callable[[_Events, int, dict[str, Any], bool], None]] = {
     "reasoning": _reasoning_events,
     "function_call": _function_call_events,
+    compaction.KIND: _compaction_events,
 }
 
 
