@@ -11,8 +11,8 @@ starts as soon as a few rows are in it (``object_spilling_threshold=1e-5``,
 ``min_spilling_size=0``), into a directory the test owns. The driver is slowed down in
 ``on_progress`` (one second per landed row), so finished rows wait in the store, unread, while they
 are spilled; the spill files are read there, during the sweep, since Ray deletes a spilled object's
-file once the object is freed. A positive control proves rows did reach the spill files (a non-
-secret marker the model writes into its answer is found there); only then is the absence of the
+file once the object is freed. A positive control proves rows did reach the spill files (a
+non-secret marker the model writes into its answer is found there); only then is the absence of the
 canaries meaningful. Locally the module skips without ``ray``; under ``CI=true`` it fails instead.
 """
 
