@@ -25,6 +25,7 @@ policy and provider switches expect nothing: those gaps are known and reported e
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -108,6 +109,18 @@ class OpaqueSite:
 
     path: tuple[str, ...]
     types: frozenset[str] | None = None
+    keys: frozenset[str] | None = None
+    """When set, only objects holding one of these keys are opaque items (Bedrock Converse: a content
+    block ``{"reasoningContent": ...}`` beside portable ``text``/``toolUse`` blocks, which carry no
+    ``type``)."""
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value``, found at this place, is an opaque item."""
+        if value is None:
+            return False
+        if self.types is not None and not (isinstance(value, dict) and value.get("type") in self.types):
+            return False
+        return self.keys is None or (isinstance(value, dict) and not self.keys.isdisjoint(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +188,7 @@ def _trie(sites: Sequence[OpaqueSite]) -> dict[str, Any]:
         node = root
         for key in site.path:
             node = node.setdefault(key, {})
-        node[""] = site.types if site.types is not None else frozenset({"*"})
+        node[""] = site
     return root
 
 
@@ -195,10 +208,8 @@ def _walk(node: Any, trie: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
 
 
 def _at(container: Any, key: Any, value: Any, sub: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
-    types = sub.get("")
-    if (types is not None and value is not None) and (
-        "*" in types or (isinstance(value, dict) and value.get("type") in types)
-    ):
+    site: OpaqueSite | None = sub.get("")
+    if site is not None and site.holds(value):
         yield container, key
         return
     yield from _walk(value, sub)
@@ -213,8 +224,15 @@ def _parsed(body: bytes | str | Mapping[str, Any]) -> Any:
     return json.loads(body) if isinstance(body, bytes | str) else body
 
 
+def _blob(value: object) -> str:
+    """A blob in a body the SDK serialises itself (botocore's ``bytes``): its base64 text, as sent."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"{type(value).__name__} in a request body")
+
+
 def _digest_of(value: Any) -> str:
-    return payload_digest(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    return payload_digest(json.dumps(value, ensure_ascii=False, default=_blob).encode("utf-8"))
 
 
 def _match(

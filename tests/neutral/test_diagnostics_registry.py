@@ -57,6 +57,7 @@ def test_every_code_named_at_a_call_site_is_registered() -> None:
     # Provider packages register their codes when imported; import them all, so the check does not
     # depend on which tests ran before it (alone, it failed on the Gemini adapter's cache codes).
     import agentlab.adapters as adapters
+    import agentlab.costs.reported  # registers provider_cost_differs beside its model
     import agentlab.testing  # noqa: F401 - registers its own code, as a provider package would
 
     for info in pkgutil.walk_packages(adapters.__path__, "agentlab.adapters."):

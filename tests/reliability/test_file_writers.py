@@ -88,6 +88,8 @@ def _writes(call: ast.Call, memory: set[str]) -> str | None:
         mode = _mode(call, 0 if method else 1)
         if owner == "os":
             flags = {n.attr for n in ast.walk(call) if isinstance(n, ast.Attribute)}
+            if call.args and _name(call.args[0]) == ("os", "devnull"):
+                return None  # the null device: nothing is written anywhere
             return "os.open with write flags" if flags & _OS_WRITE_FLAGS else None
         if mode is not None and (mode == "?" or set(mode) & set("wax+")):
             return f"open(..., {mode!r})"
@@ -122,6 +124,8 @@ def scan_source(source: str) -> Iterator[tuple[int, str]]:
     ("snippet", "flagged"),
     [
         ("open(p, 'w')", True),
+        ("os.open(p, os.O_RDWR)", True),
+        ("os.open(os.devnull, os.O_RDWR)", False),
         ("open(p, mode='ab')", True),
         ("open(p, 'x')", True),
         ("open(p, m)", True),

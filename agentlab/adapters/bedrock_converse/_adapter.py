@@ -45,6 +45,7 @@ from agentlab.errors import (
     ProviderAPIError,
     StreamInterruptedError,
 )
+from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
 __all__ = ["BedrockConverseAdapter"]
@@ -150,6 +151,11 @@ class BedrockConverseAdapter(SDKAdapter[Any]):
     provider = PROVIDER
     api = API
     assembler_class = ConverseAssembler
+    continuity_layout = ContinuityLayout(
+        sites=(OpaqueSite(("messages", "*", "content", "*"), keys=frozenset({"reasoningContent"})),),
+        follower="later",
+    )
+    """Reasoning blocks sit in the messages' content lists, before the part they precede in their turn."""
 
     def __init__(self, model: str, *, region_name: str | None = None, **options: Any) -> None:
         self.region_name = region_name

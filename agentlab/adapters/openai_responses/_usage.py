@@ -20,10 +20,11 @@ def usage_from_openai(usage: Mapping[str, Any]) -> CallUsage:
     out_details = usage.get("output_tokens_details") or {}
     reasoning = token_count(out_details, "reasoning_tokens")
     prompt = token_count(usage, "input_tokens")
+    cached = token_count(details, "cached_tokens")  # read (so a malformed one fails typed) either way
     known = prompt is not None
     return CallUsage(
         input_tokens=prompt,
-        cache_read_tokens=(token_count(details, "cached_tokens") or 0) if known else None,
+        cache_read_tokens=(cached or 0) if known else None,
         cache_write_tokens=0 if known else None,
         cache_write_1h_tokens=0 if known else None,
         output_tokens=token_count(usage, "output_tokens"),
