@@ -7,35 +7,18 @@ spec field names one sequence, so each dialect's is a view read from that table 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from agentlab.adapters._simulated import SimulatedNames
 
 __all__ = ["DEEPSEEK", "LOCAL", "MOONSHOT", "OPENROUTER", "XAI_CHAT", "ZAI"]
 
-_TABLE = "agentlab.sim:CHAT_MODELS"
-"""The simulator's table, loaded on first iteration (adapters import no simulator module)."""
+
+def _names(dialect: str) -> SimulatedNames:
+    return SimulatedNames("agentlab.sim:CHAT_MODELS", dialect, "chat")
 
 
-class _Names:
-    """The simulator's names for one dialect, read on iteration."""
-
-    __slots__ = ("dialect",)
-
-    def __init__(self, dialect: str) -> None:
-        self.dialect = dialect
-
-    def __iter__(self) -> Iterator[str]:
-        from agentlab.adapters.registry import load
-
-        table: dict[str, tuple[str, ...]] = load(_TABLE)
-        return iter(table.get(self.dialect, ()))
-
-    def __repr__(self) -> str:
-        return f"<simulated {self.dialect} chat models>"
-
-
-DEEPSEEK = _Names("deepseek")
-OPENROUTER = _Names("openrouter")
-LOCAL = _Names("local")
-MOONSHOT = _Names("moonshot")
-ZAI = _Names("zai")
-XAI_CHAT = _Names("xai_chat")
+DEEPSEEK = _names("deepseek")
+OPENROUTER = _names("openrouter")
+LOCAL = _names("local")
+MOONSHOT = _names("moonshot")
+ZAI = _names("zai")
+XAI_CHAT = _names("xai_chat")

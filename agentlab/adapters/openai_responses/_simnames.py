@@ -6,7 +6,7 @@ dialect's spec names a view read from that table when iterated (adapters import 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from agentlab.adapters._simulated import SimulatedNames
 
 __all__ = [
     "AZURE",
@@ -18,31 +18,15 @@ __all__ = [
     "XAI",
 ]
 
-_TABLE = "agentlab.sim:RESPONSES_MODELS"
+
+def _names(dialect: str) -> SimulatedNames:
+    return SimulatedNames("agentlab.sim:RESPONSES_MODELS", dialect, "Responses")
 
 
-class _Names:
-    """The simulator's names for one Responses dialect, read on iteration."""
-
-    __slots__ = ("dialect",)
-
-    def __init__(self, dialect: str) -> None:
-        self.dialect = dialect
-
-    def __iter__(self) -> Iterator[str]:
-        from agentlab.adapters.registry import load
-
-        table: dict[str, tuple[str, ...]] = load(_TABLE)
-        return iter(table.get(self.dialect, ()))
-
-    def __repr__(self) -> str:
-        return f"<simulated {self.dialect} Responses models>"
-
-
-XAI = _Names("xai")
-DEEPSEEK_RESPONSES = _Names("deepseek_responses")
-AZURE = _Names("azure")
-MANTLE = _Names("mantle")
-VLLM_RESPONSES = _Names("vllm_responses")
-OLLAMA_RESPONSES = _Names("ollama_responses")
-LMSTUDIO_RESPONSES = _Names("lmstudio_responses")
+XAI = _names("xai")
+DEEPSEEK_RESPONSES = _names("deepseek_responses")
+AZURE = _names("azure")
+MANTLE = _names("mantle")
+VLLM_RESPONSES = _names("vllm_responses")
+OLLAMA_RESPONSES = _names("ollama_responses")
+LMSTUDIO_RESPONSES = _names("lmstudio_responses")
