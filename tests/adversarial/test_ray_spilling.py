@@ -34,19 +34,14 @@ from agentlab import tool
 from agentlab.adapters.base import ModelRef
 from agentlab.sweeps import SweepProgress, Task, load_results, sweep
 from agentlab.testing import ScriptedAdapter, Step
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason} (CI=true: failing instead of skipping, the dev extra should install it)")
-    pytest.skip(reason)
+from tests.support.ray_cluster import start_local_ray, unavailable
 
 
 @pytest.fixture(scope="module")
 def spill_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A local 2-CPU Ray that spills every object it can, into the returned directory."""
     if importlib.util.find_spec("ray") is None:
-        _unavailable("ray is not installed (pip install 'agentlab[ray]')")
+        unavailable("ray is not installed (pip install 'agentlab[ray]')")
     import ray
 
     if ray.is_initialized():  # another module's cluster: this one needs its own system config
@@ -62,21 +57,9 @@ def spill_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             {"type": "filesystem", "params": {"directory_path": str(spill)}}
         ),
     }
-    for attempt in (1, 2, 3):  # Ray gives its raylet 30 s (fixed) to register; a loaded machine can miss it
-        try:
-            ray.init(
-                num_cpus=2,
-                include_dashboard=False,
-                _temp_dir=str(tmp / "ray"),
-                log_to_driver=False,
-                object_store_memory=80 * 1024 * 1024,
-                _system_config=config,
-            )
-            break
-        except Exception as e:
-            ray.shutdown()
-            if attempt == 3 or "timed out during startup" not in str(e):
-                raise
+    start_local_ray(
+        tmp / "ray", attempts=3, object_store_memory=80 * 1024 * 1024, _system_config=config
+    )
     try:
         yield spill
     finally:

@@ -27,6 +27,7 @@ from agentlab.sweeps import SweepProgress, Task, load_results, read_rows, sim_ta
 from agentlab.sweeps.store import ROW_FIELDS
 from agentlab.testing import ScriptedAdapter, Step
 from tests.support.opaque import sim_opaque_tokens
+from tests.support.ray_cluster import start_local_ray, unavailable
 
 MODELS = ["openai:sim-reasoner", "anthropic:sim-thinker", "google:sim-gemini"]
 KEY = ["task_id", "model", "setting", "repeat"]
@@ -44,29 +45,13 @@ SAME = [
 ]
 
 
-def _unavailable(reason: str) -> None:
-    """Skip with ``reason``; under CI (``CI=true``) fail instead: there the dev extra installed it."""
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason} (CI=true: failing instead of skipping, the dev extra should install it)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def ray_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A local Ray with 2 CPUs for the whole module; yields its temp dir (Ray's logs are under it)."""
-    if importlib.util.find_spec("ray") is None:
-        _unavailable("ray is not installed (pip install 'agentlab[ray]')")
+    tmp = tmp_path_factory.mktemp("ray")
+    start_local_ray(tmp)  # skips (fails under CI) without ray
     import ray
 
-    tmp = tmp_path_factory.mktemp("ray")
-    for attempt in (1, 2):  # Ray gives its raylet 30 s to register; an overloaded machine can miss that
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(tmp), log_to_driver=False)
-            break
-        except Exception as e:
-            ray.shutdown()
-            if attempt == 2 or "timed out during startup" not in str(e):
-                raise
     try:
         yield tmp
     finally:
@@ -144,7 +129,7 @@ def test_an_api_key_in_what_workers_are_sent_is_refused_before_anything_runs(
 ) -> None:
     """A key pickled into a task's factory would sit in Ray's object store and its spill files."""
     if importlib.util.find_spec("ray") is None:
-        _unavailable("ray is not installed (pip install 'agentlab[ray]')")
+        unavailable("ray is not installed (pip install 'agentlab[ray]')")
     key = f"sk-proj-{uuid.uuid4().hex}" if where == "closure" else f"plainkey{uuid.uuid4().hex}"
     if where == "environment":  # not key-shaped: found because it is the value of OPENAI_API_KEY
         monkeypatch.setenv("OPENAI_API_KEY", key)
