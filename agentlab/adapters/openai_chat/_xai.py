@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.openai_responses._xai import TICKS_PER_USD, cost_from_ticks
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
 
 __all__ = ["TICKS_PER_USD", "XAI_CHAT", "cost_from_ticks", "usage_from_xai"]
 
-TICKS_PER_USD = 10**10
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 
 
@@ -79,14 +79,6 @@ def usage_from_xai(usage: Mapping[str, Any]) -> CallUsage:
         reasoning_tokens=reasoning,
         reasoning_source="reported" if reasoning is not None else "unknown",
     )
-
-
-def cost_from_ticks(usage: Mapping[str, Any]) -> float | None:
-    """``cost_in_usd_ticks`` in USD (ticks are 10^-10 USD); ``None`` when absent."""
-    ticks = usage.get("cost_in_usd_ticks")
-    if isinstance(ticks, int | float) and not isinstance(ticks, bool):
-        return float(ticks) / TICKS_PER_USD
-    return None
 
 
 XAI_CHAT = Dialect(
