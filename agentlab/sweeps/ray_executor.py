@@ -181,7 +181,7 @@ _remote_run = ray.remote(_run_task)
 # ---------------------------------------------------------------------- before anything runs
 
 
-def _check_picklable(what: str, value: object) -> None:
+def _check_picklable(what: str, value: object, keys: Sequence[str]) -> None:
     try:
         data = ray.cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # Ray's vendored cloudpickle
     except Exception as e:
@@ -189,22 +189,27 @@ def _check_picklable(what: str, value: object) -> None:
             f"executor='ray' sends {what} to the worker processes, and it cannot be pickled "
             f"({type(e).__name__}); define it at module level or pass a picklable one"
         ) from None
-    _refuse_secrets(what, data)
+    _refuse_secrets(what, data, keys)
 
 
-def _refuse_secrets(what: str, data: bytes) -> None:
+def _env_keys() -> list[str]:
+    """The values of every provider's key variable set here (read once per sweep)."""
+    from agentlab.adapters.registry import get_provider, provider_names
+
+    env = (get_provider(n).api_key_env for n in provider_names())
+    return [v for name in env if name and len(v := os.environ.get(name, "")) >= 8]
+
+
+def _refuse_secrets(what: str, data: bytes, keys: Sequence[str]) -> None:
     """Refuse to send an API key through Ray's object store, which spills to local disk.
 
     What a task is sent is pickled by value (a closure with its constants), lives in the object store
     and, under memory pressure, in Ray's spill files, which nothing cleans up when a cluster dies. A
     key the worker needs belongs in its environment, where ``create_adapter`` reads it.
     """
-    from agentlab.adapters.registry import get_provider, provider_names
     from agentlab.neutral.redaction import redact_secrets
 
     text = data.decode("latin-1")
-    env = (get_provider(n).api_key_env for n in provider_names())
-    keys = [v for name in env if name and len(v := os.environ.get(name, "")) >= 8]
     if any(k in text for k in keys) or redact_secrets(text) != text:
         raise ConfigError(
             f"executor='ray' would write an API key into Ray's object store (which spills to disk): "
@@ -234,14 +239,15 @@ def prepare(
         remote = _remote_run.options(**options)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"ray_options: {e}") from None
+    keys = _env_keys()
     for t in config.tools:
-        _check_picklable(f"tool {t.name!r}", t)
+        _check_picklable(f"tool {t.name!r}", t, keys)
     if config.adapter_factory is not None:
-        _check_picklable("adapter_factory", config.adapter_factory)
+        _check_picklable("adapter_factory", config.adapter_factory, keys)
     if config.output_type is not None:
-        _check_picklable("output_type", config.output_type)
+        _check_picklable("output_type", config.output_type, keys)
     for task in tasks:
-        _check_picklable(f"task {task.id!r}", task)
+        _check_picklable(f"task {task.id!r}", task, keys)
     return RayExecutor(_Shared(config, _resolved_prices(refs)), remote)
 
 
