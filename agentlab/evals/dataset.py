@@ -45,12 +45,14 @@ class DatasetError(ConfigError):
 
 
 class MissingDatasetsError(MissingExtraError):
-    """Loading by Hugging Face name needs the optional ``datasets`` package (not an agentlab extra)."""
+    """Loading by Hugging Face name needs the optional ``datasets`` package (the ``datasets`` extra)."""
 
     def __init__(self) -> None:
         self.feature, self.package, self.extra = "Loading a Hugging Face dataset", "datasets", "datasets"
         ConfigError.__init__(
-            self, "Loading a Hugging Face dataset needs the optional package 'datasets': pip install datasets"
+            self,
+            "Loading a Hugging Face dataset needs the optional package 'datasets': "
+            "pip install 'agentlab[datasets]'",
         )
 
 
@@ -210,7 +212,12 @@ def _hf_rows(source: str, split: str | None) -> Iterator[tuple[str, Any]]:
     if importlib.util.find_spec("datasets") is None:
         raise MissingDatasetsError()
     datasets: Any = importlib.import_module("datasets")
-    ds = datasets.load_dataset(source[3:], split=split or "train")
+    try:
+        ds = datasets.load_dataset(source[3:], split=split or "train")
+    except Exception as e:  # the hub's and the builders' many error types: one typed line naming the source
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        why = f"{type(e).__name__}: {first}"
+        raise DatasetError(f"{source}: Hugging Face could not load it ({why})") from None
     return ((f"{source} row {i}", r) for i, r in enumerate(ds))
 
 

@@ -62,14 +62,14 @@ def test_field_mapping_and_stable_ids() -> None:
 
 
 def test_a_hugging_face_dataset_object() -> None:
-    pytest.importorskip("datasets")
-    import datasets  # type: ignore[import-not-found,unused-ignore]
+    import datasets  # type: ignore[import-untyped,unused-ignore]  # the `datasets` extra is in dev
 
-    _check(
-        load_dataset(
-            datasets.Dataset.from_list([{**r, "target": str(r["target"])} for r in ROWS]), tools=sim_tools()
-        )
-    )
+    # columnar, as every Hugging Face dataset is: a row's absent field is None in its column
+    columns = {
+        k: [str(r[k]) if k == "target" else r.get(k) for r in ROWS]
+        for k in ("id", "input", "target", "level", "tools", "system")
+    }
+    _check(load_dataset(datasets.Dataset.from_dict(columns), tools=sim_tools()))
 
 
 def test_hugging_face_by_name_without_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,8 +78,46 @@ def test_hugging_face_by_name_without_the_package(monkeypatch: pytest.MonkeyPatc
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "datasets" else real(n, *a))
     monkeypatch.delitem(sys.modules, "datasets", raising=False)
-    with pytest.raises(MissingDatasetsError, match="pip install datasets"):
+    with pytest.raises(MissingDatasetsError, match=r"pip install 'agentlab\[datasets\]'"):
         load_dataset("hf:openai/gsm8k")
+
+
+@pytest.fixture
+def hf_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The hub switched off and the datasets cache in tmp_path: these tests never reach the network."""
+    import datasets  # type: ignore[import-untyped,unused-ignore]
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True, raising=False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def test_hugging_face_by_name_loads_a_dataset_folder(hf_offline: Path) -> None:
+    folder = hf_offline / "my-tasks"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text(
+        "".join(json.dumps({**r, "target": str(r["target"])}) + "\n" for r in ROWS)
+    )
+    _check(load_dataset(f"hf:{folder}", tools=sim_tools()))
+
+
+def test_hugging_face_bad_row_names_the_source_row_and_field(hf_offline: Path) -> None:
+    folder = hf_offline / "bad"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text('{"input": "fine"}\n{"input": ""}\n')
+    with pytest.raises(DatasetError, match=rf"hf:{folder} row 1: field 'input'") as e:
+        load_dataset(f"hf:{folder}")
+    assert "\n" not in str(e.value)
+
+
+def test_hugging_face_unknown_name_is_one_typed_line(hf_offline: Path) -> None:
+    with pytest.raises(
+        DatasetError, match=r"^hf:nobody/no-such-dataset-xyz: Hugging Face could not load it"
+    ) as e:
+        load_dataset("hf:nobody/no-such-dataset-xyz")
+    assert "\n" not in str(e.value) and e.value.__cause__ is None
 
 
 @pytest.mark.parametrize(
