@@ -279,12 +279,16 @@ def reduce_runs(runs: pd.DataFrame, reducer: Reducer = "mean", *, k: int | None 
         raise ConfigError(f"k must be an int >= 1, got {k!r}")
     keys = ["task_id", "model", "setting"]
     cols = [c for c in runs.columns if c.startswith("score_")]
+    # Group positions over the key columns only, then fold plain lists: slicing the whole runs
+    # frame per group cost ~1 ms a group (3,000 groups for 1,000 tasks x 3 models).
+    values = {c: [None if pd.isna(x) else x for x in runs[c].tolist()] for c in cols}
+    groups = sorted(runs[keys].groupby(keys, sort=False).indices.items(), key=lambda kv: int(kv[1][0]))
     rows: list[dict[str, Any]] = []
-    for key, g in runs.groupby(keys, sort=False):
+    for key, idx in groups:
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row["runs"] = len(g)
+        row["runs"] = len(idx)
         for c in cols:
-            v = _fold([None if pd.isna(x) else x for x in g[c].tolist()], reducer, k)
+            v = _fold([values[c][i] for i in idx], reducer, k)
             row[c] = math.nan if v is None else float(v)
         rows.append(row)
     out = pd.DataFrame(rows, columns=[*keys, "runs", *cols])
