@@ -19,9 +19,10 @@ from urllib.parse import unquote
 
 import agentlab.sim.errors as E
 import agentlab.sim.faults as faults
+import agentlab.sim.reasoner as reasoner
 from agentlab.sim.core import Simulator
 from agentlab.sim.faults import Chunk, Fault
-from agentlab.sim.pacing import PaceError, parse_options
+from agentlab.sim.pacing import PaceError, model_skill, parse_options
 from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, route_for, served_model
 from agentlab.sim.real_models import HEADER, label
 
@@ -197,7 +198,12 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
     try:
         if served != model and protocol.model_rules is not None:
             protocol.model_rules(model, req)
-        reply = protocol.handle(sim, {**req, "model": label(model, served)}, h, served)
+        skill = model_skill(raw_model)
+        token = reasoner.SKILL.set(None if skill is None else (model, skill))
+        try:
+            reply = protocol.handle(sim, {**req, "model": label(model, served)}, h, served)
+        finally:
+            reasoner.SKILL.reset(token)
     except E.SimError as err:
         raise _Refused(_render(protocol, err, body)) from None
     headers = {**reply.headers, HEADER: served}

@@ -17,6 +17,13 @@ from faults (a fault is a failure to test; pacing is a speed)::
 
 Both are checked when the model string is read (:func:`parse_options`), so a typo is a one-line
 error before anything is sent, never a silently fast run.
+
+One more option is not a speed but lives in the same grammar, so it is checked the same way:
+
+* ``skill=P``: the simulated model's final answer is right on a share ``P`` (0 to 1) of tasks and a
+  plausible wrong answer on the rest (:func:`model_skill`; the draw is in
+  :mod:`agentlab.sim.reasoner`). It exists so that an evaluation on simulated models has differences
+  to find; it is deterministic per (model, task), so repeats of a task agree, as at temperature 0.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Any
 
 from agentlab.sim.tokenizer import count_tokens
 
-__all__ = ["OPTIONS", "Pace", "PaceError", "delta_tokens", "parse_options"]
+__all__ = ["OPTIONS", "Pace", "PaceError", "delta_tokens", "model_skill", "parse_options"]
 
 #: Keys under which a delta event carries streamed text, in every simulated protocol.
 _TEXT_KEYS = frozenset(
@@ -35,7 +42,7 @@ _TEXT_KEYS = frozenset(
 )
 
 #: The model options the simulator reads after ``+`` (``sim-reasoner+fault=429x1+tps=40``).
-OPTIONS = ("fault", "tps", "ttft")
+OPTIONS = ("fault", "tps", "ttft", "skill")
 
 
 class PaceError(ValueError):
@@ -80,14 +87,27 @@ def parse_options(raw: str) -> tuple[str, str | None, Pace]:
     for opt in opts.split("+") if opts else []:
         key, eq, value = opt.partition("=")
         if key not in OPTIONS or not eq:
-            raise PaceError(f"unknown simulator model option {opt!r}; options: fault=, tps=, ttft=")
+            raise PaceError(f"unknown simulator model option {opt!r}; options: fault=, tps=, ttft=, skill=")
         if key == "fault":
             fault = value
+        elif key == "skill":
+            _number(key, value, 0, 1)
         elif key == "tps":
             tps = _number(key, value, 0.1, 100_000)
         else:
             ttft = int(_number(key, value, 0, 600_000))
     return base, fault, Pace(tps, ttft)
+
+
+def model_skill(raw: str) -> float | None:
+    """The ``skill=P`` option of a model string (``None`` without one: every answer as planned)."""
+    parse_options(raw)  # the whole string is checked, as everywhere else
+    skill = None
+    for opt in raw.partition("+")[2].split("+"):
+        key, _, value = opt.partition("=")
+        if key == "skill":
+            skill = float(value)
+    return skill
 
 
 def _text_tokens(value: Any, key: str | None) -> int:

@@ -44,6 +44,8 @@ the arguments the plan meant for its own pick (one call when calls may not run i
 from __future__ import annotations
 
 import ast
+import contextvars
+import hashlib
 import json
 import math
 import operator
@@ -53,6 +55,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.sim.grading import grade, grading_request
+
+#: ``(model, P)`` while a request for a model with the ``skill=P`` option is planned (set by the app
+#: around one request, so no protocol handler has to pass it down).
+SKILL: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar("sim_skill", default=None)
 
 MAGIC_REDACTED = (
     "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
@@ -446,7 +452,44 @@ def plan_step(s: Situation) -> Step:
         return _no_tool_step(turn)
     repeat = _repeat_step(turn) if replanned else None
     step = repeat if repeat is not None else _STEPS.get(turn.plan.kind, _tool_step)(turn)
-    return _forced_step(turn, step) if s.choice.mode in ("required", "tool") else step
+    step = _forced_step(turn, step) if s.choice.mode in ("required", "tool") else step
+    return _skilled(step, turn.plan, s.task)
+
+
+def _skilled(step: Step, plan: TaskPlan, task: str) -> Step:
+    """The planned answer, or under ``skill=P`` a wrong one on the tasks the (model, task) draw misses.
+
+    The draw is a hash, not a random number: the same model misses the same tasks in every run and
+    every repeat, and two models with the same ``P`` miss different tasks.
+    """
+    skill = SKILL.get()
+    if skill is None or step.answer is None:
+        return step
+    model, p = skill
+    digest = hashlib.sha256(f"{model}|{task.strip()}".encode()).digest()
+    if int.from_bytes(digest[:8], "big") / 2**64 < p:
+        return step
+    return replace(step, answer=_wrong_answer(step.answer, plan))
+
+
+def _wrong_answer(answer: str, plan: TaskPlan) -> str:
+    """A plausible wrong answer: another entity for a comparison, else the result off by one.
+
+    The result is the last number before any parenthesised working, so a scorer that looks for the
+    target finds it nowhere in the answer.
+    """
+    if plan.kind == "compare" and len(plan.entities) > 1:
+        right = next((e for e in plan.entities if answer.startswith(e)), plan.entities[0])
+        other = next(e for e in plan.entities if e != right)
+        return f"{other} is {plan.word}."
+    head = answer.rstrip(".")
+    if head.endswith(")") and " (" in head:  # working after the result: "The sum is 84 (40 + 44)."
+        head = head.rpartition(" (")[0]
+    m = next(reversed(list(re.finditer(r"-?\d+(?:\.\d+)?", head))), None)
+    if m is None:
+        return "I could not work this out."
+    end = "." if answer.endswith(".") else ""
+    return f"{head[: m.start()]}{fmt(float(m.group()) + 1)}{head[m.end() :]}{end}"
 
 
 def _no_tool_step(t: _Turn) -> Step:
