@@ -24,9 +24,9 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -115,6 +115,16 @@ class Dataset:
 
     def __iter__(self) -> Iterator[EvalTask]:
         return iter(self.tasks)
+
+    @overload
+    def __getitem__(self, i: int) -> EvalTask: ...
+    @overload
+    def __getitem__(self, i: slice) -> Dataset: ...
+    def __getitem__(self, i: int | slice) -> EvalTask | Dataset:
+        """A task by position, or a slice as a Dataset with the same tools (a pilot on the first ten)."""
+        if isinstance(i, slice):
+            return replace(self, tasks=self.tasks[i])
+        return self.tasks[i]
 
     def by_id(self) -> dict[str, EvalTask]:
         """Tasks by id (scoring a results row finds its task here)."""

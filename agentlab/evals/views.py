@@ -199,6 +199,13 @@ def _cell(v: float, sd: float, n: float, lo: float, hi: float) -> str:
 
 
 _TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #ccc;white-space:nowrap"
+#: A model's header may wrap (at the places _breakable marks), so five long model strings still fit.
+_TH_MODEL = "text-align:left;padding:2px 8px;border-bottom:1px solid #ccc;vertical-align:bottom"
+
+
+def _breakable(name: str) -> str:
+    """Escaped, with line-break opportunities after ``:`` and ``·`` and before ``+`` options."""
+    return html.escape(name).replace(":", ":<wbr>").replace("+", "<wbr>+").replace(" · ", " ·<wbr> ")
 
 _SORT_JS = (
     "(function(){var t=document.getElementById('%s');if(!t||!t.tHead)return;"
@@ -235,7 +242,8 @@ def _matrix_html(m: Matrix) -> str:
             f"{cells}<td data-v='{mean_key}' style='text-align:right;padding:2px 8px;color:#555'>"
             f"{mean_text}</td></tr>"
         )
-    head = "".join(f"<th style='{_TH}'>{html.escape(str(h))}</th>" for h in ["task", *models, "task mean"])
+    head = "".join(f"<th style='{_TH_MODEL if h in models else _TH}'>{_breakable(str(h))}</th>"
+                   for h in ["task", *models, "task mean"])  # fmt: skip
     foot = _matrix_foot(m, models)
     ident = "agentlab-matrix-" + hashlib.sha1(
         (m.score + "|".join(models) + "|".join(map(str, m.mean.index))).encode(), usedforsecurity=False
@@ -245,7 +253,8 @@ def _matrix_html(m: Matrix) -> str:
         f"95% CI ({m.totals['ci_method'].iloc[0] if len(m.totals) else ''})"
     )
     return (
-        f"<div class='agentlab-matrix {NO_MATH}'><table id='{ident}' style='border-collapse:collapse;"
+        f"<div class='agentlab-matrix {NO_MATH}' style='overflow-x:auto'>"
+        f"<table id='{ident}' style='border-collapse:collapse;"
         f"font-size:12px'><caption style='text-align:left;caption-side:bottom;font-size:11px;color:#555'>"
         f"{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         f"{foot}</table><script>{_SORT_JS % ident}</script></div>"

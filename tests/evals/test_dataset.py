@@ -190,3 +190,11 @@ def test_a_hugging_face_style_dataset_is_read_row_by_row() -> None:
     _check(load_dataset(_FakeHFDataset(ROWS), tools=sim_tools()))
     with pytest.raises(DatasetError, match=r"dataset row 0: field 'input' is missing"):
         load_dataset(_FakeHFDataset([{"question": "x"}]))
+
+
+def test_a_slice_is_a_dataset_with_the_same_tools() -> None:
+    ds = load_dataset(ROWS, tools=sim_tools(), name="pilot")
+    head = ds[:1]
+    assert isinstance(head, Dataset) and [t.id for t in head] == ["q1"]
+    assert head.tools == ds.tools and head.name == "pilot"
+    assert ds[1] is ds.tasks[1] and ds[-1].system == "Be brief."
