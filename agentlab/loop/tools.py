@@ -30,7 +30,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
 from agentlab.loop.tool_loop import ToolLoopCall, start_on_tool_loop
-from agentlab.neutral._inputs import scrub
+from agentlab.neutral._inputs import int_at_least, scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
 
@@ -753,11 +753,9 @@ def _check_options(name: object, description: object, max_output_chars: object) 
     for label, v in (("name", name), ("description", description)):
         if v is not None and not isinstance(v, str):
             raise ToolDefinitionError(f"@tool({label}=...) must be a str, got {type(v).__name__}")
-    m = max_output_chars
-    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-        raise ToolDefinitionError(
-            f"@tool(max_output_chars=...) must be an int >= 1 (or None for no limit), got {m!r}"
-        )
+    if max_output_chars is not None:
+        what, note = "@tool(max_output_chars=...)", " (or None for no limit)"
+        int_at_least(max_output_chars, what, 1, note=note, error=ToolDefinitionError)
 
 
 def _format_validation_error(name: str, e: ValidationError) -> str:
