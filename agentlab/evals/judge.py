@@ -30,6 +30,7 @@ from agentlab.adapters.base import Adapter, ModelRef, check_simulated, parse_mod
 from agentlab.errors import ConfigError
 from agentlab.evals.dataset import EvalTask
 from agentlab.evals.scorers import Attempt, JudgeUsage, Score, Scorer
+from agentlab.neutral._inputs import int_at_least
 
 __all__ = ["JUDGE_SYSTEM", "Judge", "judge", "judge_prompt", "parse_grade"]
 
@@ -179,8 +180,7 @@ def judge(
         check_simulated(ref)
     if not isinstance(rubric, str) or not rubric.strip():
         raise ConfigError(f"judge {name!r}: rubric must be a non-empty string")
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int) or scale < 1):
-        raise ConfigError(f"judge {name!r}: scale must be an int >= 1 or None, got {scale!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ConfigError(f"judge {name!r}: repeats must be an int >= 1, got {repeats!r}")
+    if scale is not None:
+        int_at_least(scale, f"judge {name!r}: scale", 1, note=" or None")
+    int_at_least(repeats, f"judge {name!r}: repeats", 1)
     return Judge(ref, rubric, scale=scale, repeats=repeats, name=name, adapter_factory=adapter_factory)

@@ -36,6 +36,7 @@ from agentlab.evals.results import Results, evaluation_results, runs_table, tran
 from agentlab.evals.scorers import Attempt, CalledTool, Score, Scorer, as_scorer
 from agentlab.loop.result import RunResult
 from agentlab.loop.sync import run_sync
+from agentlab.neutral._inputs import int_at_least
 from agentlab.neutral.events import ToolCallEvent
 from agentlab.sweeps.tasks import Task
 
@@ -275,8 +276,8 @@ def reduce_runs(runs: pd.DataFrame, reducer: Reducer = "mean", *, k: int | None 
 
     if reducer not in REDUCERS:
         raise ConfigError(f"reducer must be one of {REDUCERS}, got {reducer!r}")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ConfigError(f"k must be an int >= 1, got {k!r}")
+    if k is not None:
+        int_at_least(k, "k", 1)
     keys = ["task_id", "model", "setting"]
     cols = [c for c in runs.columns if c.startswith("score_")]
     # Group positions over the key columns only, then fold plain lists: slicing the whole runs

@@ -218,9 +218,7 @@ def _normalize(data: dict[str, Any], provider: str) -> dict[str, Any]:
         raise ConfigError(f"continuation_policy must be 'verbatim' or 'drop', got {policy!r}")
     if "max_steps" in data:
         _inputs.positive_int(data["max_steps"], "max_steps")
-    retries = data.get("retries", 2)
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+    _inputs.int_at_least(data.get("retries", 2), "retries", 0)
     if "retry_delay" in data:
         data["retry_delay"] = _inputs.non_negative_number(data["retry_delay"], "retry_delay")
     data["reasoning"] = _inputs.reasoning_settings(data.get("reasoning"))

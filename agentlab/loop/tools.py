@@ -30,7 +30,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
 from agentlab.loop.tool_loop import ToolLoopCall, start_on_tool_loop
-from agentlab.neutral._inputs import scrub
+from agentlab.neutral._inputs import int_at_least, scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
 
@@ -106,6 +106,19 @@ class ToolOutcome(BaseModel):
         """
         fixed, n = scrub(v)
         return v if not n else f"{fixed}\n…[{n} unencodable character(s) replaced with U+FFFD]"
+
+    def value(self) -> Any:
+        """What a direct call of a tool returns (a Python one or an MCP server's, the same way).
+
+        The output's JSON value, or its text when it is not JSON; an error outcome raises
+        ``ToolExecutionError`` instead, since outside a run there is no model to read it.
+        """
+        if self.is_error:
+            raise ToolExecutionError(self.output)
+        try:
+            return json.loads(self.output)
+        except ValueError:
+            return self.output
 
 
 class ToolSource(BaseModel):
@@ -210,8 +223,11 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(desc).strip(), args
 
 
-def _model_schema(schema: Any) -> Any:
+def model_schema(schema: Any) -> Any:
     """The schema as the model gets it, made in one walk.
+
+    One rule for a typed function's model here and an MCP server's input schema
+    (:mod:`agentlab.mcp.tools`): the model sees the same kind of schema from both.
 
     Pydantic's auto ``title`` keys are dropped (noise the model pays tokens for), and every object
     schema gets ``additionalProperties: false`` (strict tool schemas need it).
@@ -222,14 +238,14 @@ def _model_schema(schema: Any) -> Any:
             if k == "title" and isinstance(v, str):
                 continue
             if k == "properties" and isinstance(v, dict):  # property names are not keywords: keep "title"
-                out[k] = {name: _model_schema(sub) for name, sub in v.items()}
+                out[k] = {name: model_schema(sub) for name, sub in v.items()}
             else:
-                out[k] = _model_schema(v)
+                out[k] = model_schema(v)
         if out.get("type") == "object" and "additionalProperties" not in out:
             out["additionalProperties"] = False
         return out
     if isinstance(schema, list):
-        return [_model_schema(s) for s in schema]
+        return [model_schema(s) for s in schema]
     return schema
 
 
@@ -539,7 +555,7 @@ class Tool:
     @property
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments object (closed, unless ``additional_properties=True``)."""
-        schema = _model_schema(self._args_model.model_json_schema())
+        schema = model_schema(self._args_model.model_json_schema())
         schema.setdefault("properties", {})
         if self.additional_properties:
             schema["additionalProperties"] = True
@@ -711,13 +727,7 @@ class Tool:
 
     async def invoke(self, **kwargs: Any) -> Any:
         """Run the tool directly, validated; raises ``ToolExecutionError`` instead of returning errors."""
-        outcome = await self.run(kwargs)
-        if outcome.is_error:
-            raise ToolExecutionError(outcome.output)
-        try:
-            return json.loads(outcome.output)
-        except ValueError:
-            return outcome.output
+        return (await self.run(kwargs)).value()
 
 
 def _check_schema_options(strict: object, additional_properties: object) -> None:
@@ -743,11 +753,9 @@ def _check_options(name: object, description: object, max_output_chars: object) 
     for label, v in (("name", name), ("description", description)):
         if v is not None and not isinstance(v, str):
             raise ToolDefinitionError(f"@tool({label}=...) must be a str, got {type(v).__name__}")
-    m = max_output_chars
-    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-        raise ToolDefinitionError(
-            f"@tool(max_output_chars=...) must be an int >= 1 (or None for no limit), got {m!r}"
-        )
+    if max_output_chars is not None:
+        what, note = "@tool(max_output_chars=...)", " (or None for no limit)"
+        int_at_least(max_output_chars, what, 1, note=note, error=ToolDefinitionError)
 
 
 def _format_validation_error(name: str, e: ValidationError) -> str:

@@ -44,6 +44,7 @@ from agentlab.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from agentlab.frontend import at_cell_end, current
 from agentlab.loop.tools import check_timeout
 from agentlab.mcp._env import server_env
+from agentlab.neutral._inputs import int_at_least
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -159,21 +160,13 @@ class McpServer:
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"an MCP server needs a name (name='...'), got {name!r}")
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
-        if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
-            raise ConfigError(f"restarts must be an int >= 0, got {restarts!r}")
+        int_at_least(max_concurrency, "max_concurrency", 1)
+        int_at_least(restarts, "restarts", 0)
         check_timeout(timeout, "timeout", ConfigError)
         if check_timeout(start_timeout, "start_timeout", ConfigError) is None:
             raise ConfigError("start_timeout must be a number of seconds > 0, e.g. start_timeout=60")
-        if max_output_chars is not None and (
-            isinstance(max_output_chars, bool)
-            or not isinstance(max_output_chars, int)
-            or max_output_chars < 1
-        ):
-            raise ConfigError(
-                f"max_output_chars must be an int >= 1 (or None: the default), got {max_output_chars!r}"
-            )
+        if max_output_chars is not None:
+            int_at_least(max_output_chars, "max_output_chars", 1, note=" (or None: the default)")
         if isinstance(allow, str):
             raise ConfigError(f"allow takes a list of tool names, e.g. allow=[{allow!r}]")
         self.name = name

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 import agentlab.mcp._loop as _loop
-from agentlab.errors import ToolDefinitionError, ToolExecutionError
-from agentlab.loop.tools import DEFAULT_MAX_OUTPUT_CHARS, Tool, ToolOutcome, ToolSource
+from agentlab.errors import ToolDefinitionError
+from agentlab.loop.tools import DEFAULT_MAX_OUTPUT_CHARS, Tool, ToolOutcome, ToolSource, model_schema
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
 
@@ -142,13 +142,7 @@ class McpTool(Tool):
     def _call_blocking(self, **kwargs: Any) -> Any:
         """``tool(**kwargs)`` outside a run: the call, blocking; errors raise ``ToolExecutionError``."""
         reply = _loop.run_sync(self.server.call(self.remote_name, kwargs))
-        outcome = self._reply_outcome(reply)
-        if outcome.is_error:
-            raise ToolExecutionError(outcome.output)
-        try:
-            return json.loads(outcome.output)
-        except ValueError:
-            return outcome.output
+        return self._reply_outcome(reply).value()
 
     async def run(
         self,
@@ -269,28 +263,10 @@ def tool_schema(schema: Any) -> dict[str, Any]:
         validators.validator_for(schema).check_schema(schema)
     except SchemaError as e:
         raise ValueError(f"invalid JSON Schema: {e.message}") from None
-    out = _closed(schema)
+    out = model_schema(schema)
     out.setdefault("type", "object")
     out.setdefault("properties", {})
     return out  # type: ignore[no-any-return]
-
-
-def _closed(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        out: dict[str, Any] = {}
-        for k, v in schema.items():
-            if k == "title" and isinstance(v, str):
-                continue
-            if k == "properties" and isinstance(v, dict):
-                out[k] = {name: _closed(sub) for name, sub in v.items()}
-            else:
-                out[k] = _closed(v)
-        if out.get("type") == "object" and "additionalProperties" not in out:
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_closed(s) for s in schema]
-    return schema
 
 
 def _local_name(remote: str, rename: Mapping[str, str], prefix: str | None) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "check_text",
     "check_tool_choice",
     "did_you_mean",
+    "int_at_least",
     "max_output_tokens",
     "non_negative_number",
     "positive_int",
@@ -220,6 +221,19 @@ def positive_int(value: object, name: str, *, error: type[UserError] = ConfigErr
     """An ``int`` >= 1 (``True`` is not a count)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise error(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def int_at_least(
+    value: object, name: str, minimum: int, *, note: str = "", error: type[UserError] = ConfigError
+) -> int:
+    """A count: an ``int`` >= ``minimum`` (``True`` is not a count), else ``error`` naming ``name``.
+
+    One rule for every count a caller passes (repeats, retries, concurrency, limits); ``note``
+    follows the rule in the message, for what the value means or what None does.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise error(f"{name} must be an int >= {minimum}{note}, got {value!r}")
     return value
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentlab.sim.transport import SimTransport
+from agentlab.sim.transport import SimTransport, split_options
 
 if TYPE_CHECKING:
     import anthropic
@@ -42,24 +42,12 @@ _CHAT_BASE_URLS = {
 }
 #: The placeholder key the clients below send (the simulator requires one, as the real APIs do).
 SIM_API_KEY = "sim-key"
-_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
 _Client = TypeVar("_Client")
-
-
-def _split(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
-    """Separate simulator options from SDK client kwargs; reuse a given ``transport``."""
-    transport = kw.pop("transport", None)
-    sim_kw = {k: kw.pop(k) for k in _SIM_OPTIONS if k in kw}
-    if transport is None:
-        transport = SimTransport(**sim_kw)
-    elif sim_kw:
-        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
-    return transport, kw
 
 
 def _sdk_kwargs(kw: dict[str, Any], base_url: str) -> tuple[SimTransport, dict[str, Any]]:
     """The transport, and the SDK kwargs with the placeholder key and the simulator's base URL filled in."""
-    transport, rest = _split(kw)
+    transport, rest = split_options(kw)
     rest.setdefault("api_key", SIM_API_KEY)
     rest.setdefault("base_url", base_url)
     return transport, rest
@@ -119,7 +107,7 @@ def anthropic_bedrock_client(**kw: Any) -> anthropic.AsyncAnthropicBedrock:
     import anthropic
     import httpx2
 
-    transport, rest = _split(kw)
+    transport, rest = split_options(kw)
     if not any(k in rest for k in _AWS_CREDENTIALS):
         rest.setdefault("api_key", SIM_API_KEY)
     rest.setdefault("aws_region", "us-east-1")
@@ -136,7 +124,7 @@ def anthropic_vertex_client(**kw: Any) -> anthropic.AsyncAnthropicVertex:
     import anthropic
     import httpx2
 
-    transport, rest = _split(kw)
+    transport, rest = split_options(kw)
     rest.setdefault("access_token", rest.pop("api_key", None) or SIM_API_KEY)
     rest.setdefault("region", "us-east5")
     rest.setdefault("project_id", "sim-project")
@@ -155,7 +143,7 @@ def gemini_client(**kw: Any) -> genai.Client:
     from google import genai
     from google.genai import types
 
-    transport, rest = _split(kw)
+    transport, rest = split_options(kw)
     rest.setdefault("api_key", SIM_API_KEY)
     given = rest.pop("http_options", None)
     if isinstance(given, dict):

@@ -107,3 +107,22 @@ class SimTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
         return self._respond(request, body)
+
+
+#: :class:`SimTransport`'s options: what a simulated SDK client's constructor takes for the simulator.
+SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
+
+
+def split_options(kw: dict[str, Any]) -> tuple[SimTransport, dict[str, Any]]:
+    """Separate simulator options from SDK client kwargs; reuse a given ``transport``.
+
+    One rule for every simulated client (the SDK ones and boto3's): options beside ``transport=``
+    would be silently ignored, so they are refused.
+    """
+    transport = kw.pop("transport", None)
+    sim_kw = {k: kw.pop(k) for k in SIM_OPTIONS if k in kw}
+    if transport is None:
+        transport = SimTransport(**sim_kw)
+    elif sim_kw:
+        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
+    return transport, kw

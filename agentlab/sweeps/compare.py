@@ -86,13 +86,12 @@ def _prepare(
     the cell that asked for it; the worker thread then only sets traits.
     """
     from agentlab.errors import UserError
-    from agentlab.neutral._inputs import check_kwargs
+    from agentlab.neutral._inputs import check_kwargs, int_at_least
 
     check_kwargs(
         run_kw, Run.__init__, "compare", also=("tools", "check", "live", "adapters", "repeats", "concurrency")
     )
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise UserError(f"repeats must be an int >= 1 (runs per model), got {repeats!r}")
+    repeats = int_at_least(repeats, "repeats", 1, note=" (runs per model)", error=UserError)
     if check is not None and not callable(check):
         raise UserError(
             f"check must be a function of the answer (str | None) -> bool, got {type(check).__name__}"
@@ -141,12 +140,11 @@ def _prepare(
 def _limit(concurrency: object, total: int) -> int:
     """Runs at once: all of them by default (wall time is the slowest run's), else ``concurrency``."""
     from agentlab.errors import UserError
+    from agentlab.neutral._inputs import int_at_least
 
     if concurrency is None:
         return total
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise UserError(f"concurrency must be an int >= 1 (runs at once) or None, got {concurrency!r}")
-    return concurrency
+    return int_at_least(concurrency, "concurrency", 1, note=" (runs at once) or None", error=UserError)
 
 
 async def _execute(

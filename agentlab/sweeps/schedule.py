@@ -20,6 +20,7 @@ from agentlab.errors import (
     ConfigError,
     StorageError,
 )
+from agentlab.neutral._inputs import int_at_least
 from agentlab.records.logs import get_logger
 from agentlab.sweeps.limiter import AdaptiveLimiter, LimiterStats
 from agentlab.sweeps.plan import Finished, Plan, spend
@@ -46,9 +47,7 @@ def concurrency_limits(value: int | Mapping[str, int], providers: Iterable[str])
     out: dict[str, int] = {}
     for p in providers:
         v = value.get(p, 4) if isinstance(value, Mapping) else value
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"concurrency for {p} must be an int >= 1, got {v!r}")
-        out[p] = v
+        out[p] = int_at_least(v, f"concurrency for {p}", 1)
     return out
 
 
@@ -97,8 +96,7 @@ def check_limits(
     retries: object,
 ) -> None:
     """The sweep's counts and budgets (bools are not counts; a NaN budget would never stop anything)."""
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise ConfigError(f"repeats must be an int >= 1, got {repeats!r}")
+    int_at_least(repeats, "repeats", 1)
     if budget_usd is not None and (
         isinstance(budget_usd, bool)
         or not isinstance(budget_usd, int | float)
@@ -106,20 +104,11 @@ def check_limits(
         or budget_usd < 0
     ):
         raise ConfigError(f"budget_usd must be a number >= 0, got {budget_usd!r}")
-    if budget_tokens is not None and (
-        isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 0
-    ):
-        raise ConfigError(f"budget_tokens must be an int >= 0, got {budget_tokens!r}")
-    if max_consecutive_failures is not None and (
-        isinstance(max_consecutive_failures, bool)
-        or not isinstance(max_consecutive_failures, int)
-        or max_consecutive_failures < 1
-    ):
-        raise ConfigError(
-            f"max_consecutive_failures must be an int >= 1 or None, got {max_consecutive_failures!r}"
-        )
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
+    if budget_tokens is not None:
+        int_at_least(budget_tokens, "budget_tokens", 0)
+    if max_consecutive_failures is not None:
+        int_at_least(max_consecutive_failures, "max_consecutive_failures", 1, note=" or None")
+    int_at_least(retries, "retries", 0)
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from agentlab.sim.transport import SimTransport
+from agentlab.sim.transport import SimTransport, split_options
 
 BEDROCK_ENDPOINT = "http://bedrock-runtime.sim.agentlab.local"
 #: Placeholder credentials the simulated client signs with (shape-checked, never verified).
 SIM_ACCESS_KEY = "AKIASIMULATED0000000"
 SIM_SECRET_KEY = "sim-secret-access-key"
 SIM_REGION = "us-east-1"
-_SIM_OPTIONS = ("seed", "secret", "retry_after_ms", "default_fault", "real_models", "latency_ms", "simulator")
 
 
 class _Raw:
@@ -80,12 +79,7 @@ def bedrock_client(**kw: Any) -> Any:
     import boto3  # type: ignore[import-untyped]
     from botocore.config import Config  # type: ignore[import-untyped]
 
-    transport = kw.pop("transport", None)
-    sim_kw = {k: kw.pop(k) for k in _SIM_OPTIONS if k in kw}
-    if transport is None:
-        transport = SimTransport(**sim_kw)
-    elif sim_kw:
-        raise TypeError(f"pass simulator options to SimTransport, not beside transport=: {sorted(sim_kw)}")
+    transport, kw = split_options(kw)
     # SigV4 with the placeholder keys, whatever the environment holds: botocore would otherwise prefer
     # a real AWS_BEARER_TOKEN_BEDROCK, and a real key has no business going to a simulator.
     config = Config(signature_version="v4")

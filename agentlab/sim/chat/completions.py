@@ -314,29 +314,31 @@ PROTOCOL = SimProtocol(
     real_models=CHAT_REAL_MODELS,
 )
 
-OPENROUTER_PROTOCOL = SimProtocol(
+# The other hosts: the same wire and handler as :data:`PROTOCOL`, on their own paths, with their own
+# models and headers (neither has the dialect marker: their paths are their own).
+OPENROUTER_PROTOCOL = replace(
+    PROTOCOL,
     name="openrouter",
     endpoints=("/api/v1/chat/completions",),
-    handle=handle,
     models=OPENROUTER_MODELS,
     models_page=router_page,
     model_card=router_card,
     errors=CE.OPENROUTER,
     unknown_event=_unknown("sim-router-gemini"),
+    marker_header=None,
     routes=(Route("GET", "/api/v1/models", list_models),),
     check_headers=CE.openrouter_headers,
     real_models=ROUTER_REAL_MODELS,
 )
 
-ZAI_PROTOCOL = SimProtocol(
+ZAI_PROTOCOL = replace(
+    PROTOCOL,
     name="zai",
     endpoints=("/api/paas/v4/chat/completions", "/api/coding/paas/v4/chat/completions"),
-    handle=handle,
     models=ZAI_MODELS,
-    models_page=models_page,
-    model_card=model_card,
-    errors=CE.CHAT,
     unknown_event=_unknown("sim-glm"),
+    marker_header=None,
+    routes=(),
     check_headers=CE.zai_headers,
     real_models=ZAI_REAL_MODELS,
 )

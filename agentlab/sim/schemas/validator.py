@@ -184,17 +184,21 @@ def _first_member_issue(
     return None
 
 
+class _OneKind(Node):
+    """A node that takes values of one JSON kind only, its ``kind``: an array or an object."""
+
+    @override
+    def accepts_kind(self, kind: JsonKind) -> bool:
+        return kind == self.kind
+
+
 @dataclass(eq=False)
-class ListNode(Node):
+class ListNode(_OneKind):
     """``List``/``Iterable``/``Sequence``: a JSON array whose items are each checked."""
 
     item: Node
     noun: str = ""
     kind: str = "array"
-
-    @override
-    def accepts_kind(self, kind: JsonKind) -> bool:
-        return kind == "array"
 
     @override
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
@@ -204,15 +208,11 @@ class ListNode(Node):
 
 
 @dataclass(eq=False)
-class MapNode(Node):
+class MapNode(_OneKind):
     """``Dict[str, X]``: a JSON object with free keys whose values are each checked."""
 
     value: Node
     kind: str = "object"
-
-    @override
-    def accepts_kind(self, kind: JsonKind) -> bool:
-        return kind == "object"
 
     @override
     def check(self, value: Any, path: Path, order: Order) -> Issue | None:
@@ -222,7 +222,7 @@ class MapNode(Node):
 
 
 @dataclass(eq=False)
-class ObjectNode(Node):
+class ObjectNode(_OneKind):
     """A ``TypedDict``: known keys only, required ones present, each value checked.
 
     ``fields`` maps a key to (node, required) in declaration order; ``name`` is the class name.
@@ -235,10 +235,6 @@ class ObjectNode(Node):
     #: ``null`` for an optional key reads as absent: the SDK types do not say whether the servers
     #: take a null for a key they do not declare nullable, and refusing what they accept is worse.
     kind: str = "object"
-
-    @override
-    def accepts_kind(self, kind: JsonKind) -> bool:
-        return kind == "object"
 
     def default_tag(self) -> str | None:
         """The ``type`` this member stands for when a body leaves ``type`` out (its one literal)."""

@@ -29,6 +29,7 @@ from agentlab.adapters.registry import get_provider
 from agentlab.errors import ConfigError
 from agentlab.loop.checkpoint import Checkpoint
 from agentlab.loop.runner import Run, RunStart
+from agentlab.neutral._inputs import int_at_least
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.items import PortableItem
 from agentlab.records.logs import get_logger
@@ -69,8 +70,7 @@ def batch_options(value: BatchOptions | Mapping[str, Any] | None) -> BatchOption
         opts = BatchOptions(**dict(value))
     else:
         raise ConfigError(f"batch must be a dict of options or BatchOptions, got {type(value).__name__}")
-    if not isinstance(opts.runs, int) or isinstance(opts.runs, bool) or opts.runs < 1:
-        raise ConfigError(f"batch runs must be an int >= 1, got {opts.runs!r}")
+    int_at_least(opts.runs, "batch runs", 1)
     for name in ("poll_s", "poll_max_s"):
         v = getattr(opts, name)
         if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
