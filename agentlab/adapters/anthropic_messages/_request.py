@@ -34,7 +34,7 @@ from typing import Any
 from agentlab.adapters import built_request
 from agentlab.adapters.anthropic_messages import _models
 from agentlab.adapters.anthropic_messages._output import output_config
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.call_ids import conform_call_id
@@ -729,14 +729,12 @@ def _tool_choice(req: ModelRequest) -> dict[str, Any]:
     return choice
 
 
+_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop_sequences"}
+
+
 def _add_knobs(req: ModelRequest, body: dict[str, Any]) -> None:
     """Sampling, stop sequences, the end-user id and the service tier, when set."""
-    if req.temperature is not None:
-        body["temperature"] = req.temperature
-    if req.top_p is not None:
-        body["top_p"] = req.top_p
-    if req.stop_sequences:
-        body["stop_sequences"] = list(req.stop_sequences)
+    body.update(knobs(req, _SAMPLING))
     user_id = _user_id(req)
     if user_id is not None:
         body["metadata"] = {"user_id": user_id}

@@ -24,7 +24,7 @@ from typing import Any
 from agentlab.adapters import built_request
 from agentlab.adapters.bedrock_converse._errors import PROVIDER
 from agentlab.adapters.bedrock_converse._stream import API
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
 from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
@@ -271,18 +271,16 @@ def _tool_config(req: ModelRequest, cache: bool) -> dict[str, Any]:
     return config
 
 
+_SAMPLING = {"temperature": "temperature", "top_p": "topP", "stop_sequences": "stopSequences"}
+
+
 def _inference(req: ModelRequest, budget: int | None) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if req.max_output_tokens is not None:
         config["maxTokens"] = req.max_output_tokens
     elif budget is not None:
         config["maxTokens"] = budget + ANSWER_ROOM
-    if req.temperature is not None:
-        config["temperature"] = req.temperature
-    if req.top_p is not None:
-        config["topP"] = req.top_p
-    if req.stop_sequences:
-        config["stopSequences"] = list(req.stop_sequences)
+    config.update(knobs(req, _SAMPLING))
     return config
 
 
