@@ -11,17 +11,30 @@ items spliced in verbatim), Anthropic's the JSON object handed to the SDK's ``me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import ShapedDataclass
+from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.events import DiagnosticEvent
+from agentlab.neutral.items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem
 from agentlab.neutral.request import ModelRequest
 
-__all__ = ["BuiltRequest", "check_adapter_args", "check_provider_options", "check_request", "knobs"]
+__all__ = [
+    "BuiltRequest",
+    "HistoryWalk",
+    "check_adapter_args",
+    "check_provider_options",
+    "check_request",
+    "knobs",
+    "orphaned",
+    "reasoning_by_turn",
+    "report_dropped",
+    "walk_history",
+]
 
 BodyT = TypeVar("BodyT", bytes, dict[str, Any])
 
@@ -130,3 +143,72 @@ def knobs(request: ModelRequest, wire: Mapping[str, str]) -> dict[str, Any]:
             continue
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+# ---------------------------------------------------------------------- this loop's reasoning, by turn
+# The request builders that put opaque reasoning back inside the assistant turn that made it
+# (Anthropic, Bedrock, Chat Completions, Gemini) share how they sort the continuation and what
+# they report about the items they could not place; only where an item goes is each builder's own.
+
+
+def reasoning_by_turn(
+    continuation: Iterable[ProviderReasoningItem], usable: Callable[[ProviderReasoningItem], bool]
+) -> tuple[dict[str, list[ProviderReasoningItem]], list[ProviderReasoningItem]]:
+    """This loop's reasoning items grouped by the turn that made them, and the ones made elsewhere.
+
+    Each turn's items are in ``index`` order; ``usable`` false: another provider, API, model or
+    endpoint made the item, and it cannot go back here.
+    """
+    by_turn: dict[str, list[ProviderReasoningItem]] = {}
+    elsewhere: list[ProviderReasoningItem] = []
+    for opaque in continuation:
+        if usable(opaque):
+            by_turn.setdefault(opaque.turn_id, []).append(opaque)
+        else:
+            elsewhere.append(opaque)
+    for items in by_turn.values():
+        items.sort(key=lambda i: i.index)
+    return by_turn, elsewhere
+
+
+def orphaned(by_turn: Mapping[str, Sized], history: Sequence[PortableItem]) -> int:
+    """How many grouped reasoning items belong to a turn the history does not hold (never sent)."""
+    turns = {i.turn_id for i in history if isinstance(i, AssistantTextItem | ToolCallItem)}
+    return sum(len(v) for k, v in by_turn.items() if k not in turns)
+
+
+class HistoryWalk(Protocol):
+    """A builder's walk over the history, which :func:`walk_history` drives."""
+
+    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+        """An assistant part: this turn's reasoning goes back before it, by ``index``."""
+
+    def other(self, item: Any) -> None:
+        """Any other item (system, user, summary, tool result): it closes the assistant turn."""
+
+
+def walk_history(history: Sequence[PortableItem], walk: HistoryWalk) -> None:
+    """Hand each history item, in order, to the walk's ``assistant`` or ``other``."""
+    for item in history:
+        if isinstance(item, AssistantTextItem | ToolCallItem):
+            walk.assistant(item)
+        else:
+            walk.other(item)
+
+
+def report_dropped(
+    out: BuiltRequest[Any], provider: str, other: int, orphans: int, *own: tuple[str, str, int]
+) -> None:
+    """Set ``reasoning_dropped`` and add one diagnostic per reason for the items that could not be sent.
+
+    ``other``: made elsewhere; ``orphans``: their turn is not in the history; ``own``: the builder's
+    own reasons, ``(reason, why, count)`` (trailing a turn, withheld by policy...).
+    """
+    rows = (
+        ("other_origin", "made by another provider/model/endpoint", other),
+        ("orphaned", "their turn is not in the history", orphans),
+        *own,
+    )
+    out.reasoning_dropped = sum(n for _, _, n in rows)
+    for reason, why, n in rows:
+        add_dropped(out.diagnostics, reason=reason, provider=provider, detail=why, count=n)

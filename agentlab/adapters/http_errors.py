@@ -39,9 +39,27 @@ __all__ = [
     "connection_error",
     "retry_after_seconds",
     "status_error",
+    "stream_reported",
 ]
 
 OVERLOADED_STATUSES = frozenset({503, 529})
+
+
+def stream_reported(
+    message: str | None, *, provider: str, error_type: str | None, request_id: str | None, retryable: bool
+) -> StreamInterruptedError:
+    """An error the API reported inside a 200 stream: the call failed after it started.
+
+    One wording for every adapter; the provider's message is cleaned (:func:`provider_text`), and a
+    missing or empty one says so. Each adapter reads the type and whether it is retryable its own way.
+    """
+    return StreamInterruptedError(
+        f"the stream reported an error: {provider_text(message) if message else 'no message'}",
+        provider=provider,
+        error_type=error_type,
+        request_id=request_id,
+        retryable=retryable,
+    )
 
 
 def retry_after_seconds(headers: Any) -> float | None:

@@ -75,6 +75,15 @@ def load(target: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def target_of(function: Any) -> str:
+    """The ``"package.module:attribute"`` string :func:`load` resolves back to ``function``.
+
+    For a spec built from objects its package already holds (a dialect's usage mapping), so the
+    target is not written a second time by hand.
+    """
+    return f"{function.__module__}:{function.__name__}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderSpec:
     """Everything provider-specific that code outside the provider's package needs.

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("boto3")
 
 from agentlab.adapters.bedrock_converse import BedrockConverseAdapter, ConverseAssembler
+from agentlab.adapters.bedrock_converse._errors import in_stream_error
 from agentlab.adapters.bedrock_converse._framing import EventStreamFraming, FramingError
 from agentlab.adapters.bedrock_converse._usage import usage_from_converse
 from agentlab.errors import ConfigError, StreamInterruptedError
@@ -65,6 +66,13 @@ def test_framing_turns_an_exception_message_into_an_in_stream_error() -> None:
     with pytest.raises(StreamInterruptedError) as info:
         asm.feed(data)
     assert info.value.error_type == "throttlingException" and info.value.retryable
+
+
+@pytest.mark.parametrize("body", [{"message": ""}, {"Message": None}, {}])
+def test_an_in_stream_error_without_a_message_says_so_like_the_other_adapters(body: dict[str, Any]) -> None:
+    err = in_stream_error({"type": "internalServerException", **body}, "rid")
+    assert "the stream reported an error: no message" in str(err)
+    assert err.error_type == "internalServerException" and err.request_id == "rid"
 
 
 @pytest.mark.parametrize("at", [2, 9, -3])

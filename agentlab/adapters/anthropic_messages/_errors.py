@@ -16,7 +16,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.adapters.http_errors import connection_error, status_error, stream_reported
 from agentlab.adapters.http_errors import retry_after_seconds as retry_after
 from agentlab.errors import (
     AgentlabError,
@@ -102,10 +102,7 @@ def in_stream_error(
 ) -> StreamInterruptedError:
     """An SSE ``error`` event (HTTP status was 200): typed by its ``error.type``, never retried here."""
     etype, msg, body_rid = _body_error(obj)
-    return StreamInterruptedError(
-        f"the stream reported an error: {provider_text(msg) if msg else 'no message'}",
-        provider=provider,
-        error_type=etype,
-        request_id=request_id or body_rid,
+    return stream_reported(
+        msg, provider=provider, error_type=etype, request_id=request_id or body_rid,
         retryable=etype in _RETRYABLE_TYPES,
-    )
+    )  # fmt: skip

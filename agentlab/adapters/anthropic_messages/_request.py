@@ -31,13 +31,14 @@ import logging
 import re
 from typing import Any
 
+from agentlab.adapters import built_request
 from agentlab.adapters.anthropic_messages import _models
 from agentlab.adapters.anthropic_messages._output import output_config
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.call_ids import conform_call_id
-from agentlab.neutral.diagnostics import add_dropped, diagnostic
+from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
@@ -359,17 +360,12 @@ def _by_turn(
     a platform serving Claude, Bedrock or Vertex, is a provider of its own: its signatures are not
     valid on Anthropic's API nor on the other platform).
     """
-    by_turn: dict[str, list[ProviderReasoningItem]] = {}
-    other = 0
-    for opaque in req.continuation:
-        if _usable(opaque, req.model, base_url, provider):
-            by_turn.setdefault(opaque.turn_id, []).append(opaque)
-        else:
-            other += 1
-            log.debug("anthropic: dropping reasoning item not made here: %r", opaque)
-    for lst in by_turn.values():
-        lst.sort(key=lambda r: r.index)
-    return by_turn, other
+    by_turn, elsewhere = built_request.reasoning_by_turn(
+        req.continuation, lambda opaque: _usable(opaque, req.model, base_url, provider)
+    )
+    for opaque in elsewhere:
+        log.debug("anthropic: dropping reasoning item not made here: %r", opaque)
+    return by_turn, len(elsewhere)
 
 
 def _marked(block: dict[str, Any], mark: bool) -> dict[str, Any]:
@@ -454,20 +450,6 @@ class _Interleaver:
             m.push("user", _marked(block, item.cache_breakpoint))
 
 
-def _report_dropped(
-    out: BuiltRequest[dict[str, Any]], other: int, orphans: int, trailing: int, provider: str
-) -> None:
-    """One diagnostic for the reasoning items that could not be sent, by reason."""
-    dropped = other + orphans + trailing
-    out.reasoning_dropped = dropped
-    for reason, n, why in (
-        ("other_origin", other, "made by another provider/model/endpoint"),
-        ("orphaned", orphans, "their turn is not in the history"),
-        ("trailing", trailing, "after the last part of their turn"),
-    ):
-        add_dropped(out.diagnostics, reason=reason, provider=provider, detail=why, count=n)
-
-
 def _messages(
     req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]], provider: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str]]:
@@ -476,18 +458,9 @@ def _messages(
     The carried turns are those whose thinking blocks went back (the recovery decision needs them).
     """
     by_turn, other = _by_turn(req, base_url, provider)
-    history_turns = {
-        i.turn_id
-        for i in req.items
-        if isinstance(i, AssistantTextItem | ToolCallItem) and i.turn_id is not None
-    }
-    orphans = sum(len(v) for k, v in by_turn.items() if k not in history_turns)
+    orphans = built_request.orphaned(by_turn, req.items)
     walk = _Interleaver(by_turn, provider)
-    for item in req.items:
-        if isinstance(item, AssistantTextItem | ToolCallItem):
-            walk.assistant(item)
-        else:
-            walk.other(item)
+    built_request.walk_history(req.items, walk)
     walk.flush_turn()
 
     # Tool results must open the user turn that answers a tool_use turn.
@@ -496,7 +469,8 @@ def _messages(
             msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
 
     out.reasoning_sent = walk.sent
-    _report_dropped(out, other, orphans, walk.trailing, provider)
+    trailing = ("trailing", "after the last part of their turn", walk.trailing)
+    built_request.report_dropped(out, provider, other, orphans, trailing)
     return walk.system, walk.m.messages, walk.carried
 
 
@@ -755,14 +729,12 @@ def _tool_choice(req: ModelRequest) -> dict[str, Any]:
     return choice
 
 
+_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop_sequences"}
+
+
 def _add_knobs(req: ModelRequest, body: dict[str, Any]) -> None:
     """Sampling, stop sequences, the end-user id and the service tier, when set."""
-    if req.temperature is not None:
-        body["temperature"] = req.temperature
-    if req.top_p is not None:
-        body["top_p"] = req.top_p
-    if req.stop_sequences:
-        body["stop_sequences"] = list(req.stop_sequences)
+    body.update(knobs(req, _SAMPLING))
     user_id = _user_id(req)
     if user_id is not None:
         body["metadata"] = {"user_id": user_id}

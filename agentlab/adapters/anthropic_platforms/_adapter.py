@@ -25,9 +25,8 @@ on Vertex), retries and HTTP errors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import anthropic
 import httpx2
@@ -40,6 +39,7 @@ from agentlab.adapters.anthropic_platforms._errors import translate_bedrock
 from agentlab.adapters.anthropic_platforms._framing import EventStreamFraming, stream_errors
 from agentlab.adapters.built_request import BuiltRequest
 from agentlab.adapters.http_errors import broken_stream
+from agentlab.adapters.sdk_adapter import AdapterOptions
 from agentlab.assembly.assembler import WireCall
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral.request import ModelRequest
@@ -100,19 +100,11 @@ class AnthropicBedrockAdapter(_PlatformAdapter[anthropic.AsyncAnthropicBedrock])
         *,
         aws_region: str | None = None,
         aws_profile: str | None = None,
-        client: anthropic.AsyncAnthropicBedrock | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: Mapping[str, str] | None = None,
+        **options: Unpack[AdapterOptions[anthropic.AsyncAnthropicBedrock]],
     ) -> None:
         self._aws_region = aws_region
         self._aws_profile = aws_profile
-        super().__init__(
-            model, client=client, api_key=api_key, base_url=base_url, max_retries=max_retries,
-            timeout=timeout, extra_headers=extra_headers,
-        )  # fmt: skip
+        super().__init__(model, **options)
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropicBedrock:
         token = self._key(api_key, "AWS_BEARER_TOKEN_BEDROCK")
@@ -171,19 +163,11 @@ class AnthropicVertexAdapter(_PlatformAdapter[anthropic.AsyncAnthropicVertex]):
         *,
         region: str | None = None,
         project_id: str | None = None,
-        client: anthropic.AsyncAnthropicVertex | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 3,
-        timeout: float | None = None,
-        extra_headers: Mapping[str, str] | None = None,
+        **options: Unpack[AdapterOptions[anthropic.AsyncAnthropicVertex]],
     ) -> None:
         self._region = region
         self._project_id = project_id
-        super().__init__(
-            model, client=client, api_key=api_key, base_url=base_url, max_retries=max_retries,
-            timeout=timeout, extra_headers=extra_headers,
-        )  # fmt: skip
+        super().__init__(model, **options)
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropicVertex:
         token = self._key(api_key)

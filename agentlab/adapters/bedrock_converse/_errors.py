@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlab.adapters.http_errors import connection_error, status_error
+from agentlab.adapters.http_errors import connection_error, status_error, stream_reported
 from agentlab.errors import AgentlabError, ConfigError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import provider_text, wire_error_text
 
@@ -95,10 +95,7 @@ def in_stream_error(body: dict[str, Any], request_id: str | None) -> StreamInter
     """An exception message inside a 200 stream (``modelStreamErrorException``...): never retried here."""
     etype = body.get("type") if isinstance(body.get("type"), str) else None
     msg = body.get("message") or body.get("Message")
-    return StreamInterruptedError(
-        f"the stream reported an error: {provider_text(msg) if isinstance(msg, str) else 'no message'}",
-        provider=PROVIDER,
-        error_type=etype,
-        request_id=request_id,
+    return stream_reported(
+        msg if isinstance(msg, str) else None, provider=PROVIDER, error_type=etype, request_id=request_id,
         retryable=etype in _RETRYABLE,
-    )
+    )  # fmt: skip

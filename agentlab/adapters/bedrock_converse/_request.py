@@ -21,11 +21,11 @@ import base64
 import json
 from typing import Any
 
+from agentlab.adapters import built_request
 from agentlab.adapters.bedrock_converse._errors import PROVIDER
 from agentlab.adapters.bedrock_converse._stream import API
-from agentlab.adapters.built_request import BuiltRequest, check_provider_options
+from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
 from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest
@@ -200,35 +200,19 @@ class _Messages:
 
 
 def _messages(req: ModelRequest, base_url: str | None, out: BuiltRequest[dict[str, Any]]) -> _Messages:
-    by_turn: dict[str, list[ProviderReasoningItem]] = {}
-    other = 0
-    for r in req.continuation:
-        if r.matches(provider=PROVIDER, api=API, model=req.model, base_url=base_url):
-            by_turn.setdefault(r.turn_id, []).append(r)
-        else:
-            other += 1
-    for lst in by_turn.values():
-        lst.sort(key=lambda r: r.index)
-    turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
-    orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
+    by_turn, elsewhere = built_request.reasoning_by_turn(
+        req.continuation, lambda r: r.matches(provider=PROVIDER, api=API, model=req.model, base_url=base_url)
+    )
+    orphans = built_request.orphaned(by_turn, req.items)
     walk = _Messages(by_turn)
-    for item in req.items:
-        if isinstance(item, AssistantTextItem | ToolCallItem):
-            walk.assistant(item)
-        else:
-            walk.other(item)
+    built_request.walk_history(req.items, walk)
     walk.end_turn()
     for msg in walk.messages:  # tool results open the user turn that answers a toolUse turn
         if msg["role"] == "user":
             msg["content"].sort(key=lambda b: "toolResult" not in b)
     out.reasoning_sent = walk.sent
-    out.reasoning_dropped = other + orphans + walk.trailing
-    for reason, n, why in (
-        ("other_origin", other, "made by another provider/model/endpoint"),
-        ("orphaned", orphans, "their turn is not in the history"),
-        ("trailing", walk.trailing, "after the last part of their turn"),
-    ):
-        add_dropped(out.diagnostics, reason=reason, provider=PROVIDER, detail=why, count=n)
+    trailing = ("trailing", "after the last part of their turn", walk.trailing)
+    built_request.report_dropped(out, PROVIDER, len(elsewhere), orphans, trailing)
     return walk
 
 
@@ -287,18 +271,16 @@ def _tool_config(req: ModelRequest, cache: bool) -> dict[str, Any]:
     return config
 
 
+_SAMPLING = {"temperature": "temperature", "top_p": "topP", "stop_sequences": "stopSequences"}
+
+
 def _inference(req: ModelRequest, budget: int | None) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if req.max_output_tokens is not None:
         config["maxTokens"] = req.max_output_tokens
     elif budget is not None:
         config["maxTokens"] = budget + ANSWER_ROOM
-    if req.temperature is not None:
-        config["temperature"] = req.temperature
-    if req.top_p is not None:
-        config["topP"] = req.top_p
-    if req.stop_sequences:
-        config["stopSequences"] = list(req.stop_sequences)
+    config.update(knobs(req, _SAMPLING))
     return config
 
 

@@ -26,7 +26,7 @@ import httpx2
 from google.auth import exceptions as google_auth_errors
 from google.genai import errors as genai_errors
 
-from agentlab.adapters.http_errors import connection_error, retry_after_seconds, status_error
+from agentlab.adapters.http_errors import connection_error, retry_after_seconds, status_error, stream_reported
 from agentlab.errors import AgentlabError, ConfigError, ProviderError, StreamInterruptedError
 from agentlab.neutral.error_text import provider_text, wire_error_text
 
@@ -133,10 +133,6 @@ def translate(exc: BaseException, request_id: str | None = None) -> AgentlabErro
 def in_stream_error(obj: Mapping[str, Any], *, request_id: str | None) -> StreamInterruptedError:
     """An ``{"error": ...}`` chunk inside a 200 stream: typed by its status, never retried here."""
     status, message, _delay, _field = error_fields(obj)
-    return StreamInterruptedError(
-        f"the stream reported an error: {provider_text(message) if message else 'no message'}",
-        provider=PROVIDER,
-        error_type=status,
-        request_id=request_id,
-        retryable=status in _RETRYABLE,
+    return stream_reported(
+        message, provider=PROVIDER, error_type=status, request_id=request_id, retryable=status in _RETRYABLE
     )

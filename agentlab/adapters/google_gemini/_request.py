@@ -28,12 +28,12 @@ import json
 import logging
 from typing import Any
 
+from agentlab.adapters import built_request
 from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.adapters.google_gemini import _models
 from agentlab.adapters.google_gemini._stand_in import STAND_IN_RULE, fill_stand_ins
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
@@ -337,8 +337,7 @@ def _signatures(
 
 def _contents(req: ModelRequest, base_url: str | None, out: BuiltRequest[bytes]) -> _Contents:
     by_turn, other = _signatures(req, base_url)
-    turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
-    orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
+    orphans = built_request.orphaned(by_turn, req.items)
     walk = _Contents(by_turn)
     for position, item in enumerate(req.items):
         if isinstance(item, AssistantTextItem | ToolCallItem):
@@ -347,14 +346,9 @@ def _contents(req: ModelRequest, base_url: str | None, out: BuiltRequest[bytes])
             walk.other(item)
     walk.flush_turn()
     out.reasoning_sent = walk.sent
-    out.reasoning_dropped = other + orphans + walk.moved
     # A signature whose part is now of another kind lost its part: orphaned too (never moved elsewhere).
-    for reason, n, why in (
-        ("other_origin", other, "made by another provider/model/endpoint"),
-        ("orphaned", orphans, "their turn is not in the history"),
-        ("orphaned", walk.moved, "the part at their position is of another kind"),
-    ):
-        add_dropped(out.diagnostics, reason=reason, provider=PROVIDER, detail=why, count=n)
+    moved = ("orphaned", "the part at their position is of another kind", walk.moved)
+    built_request.report_dropped(out, PROVIDER, other, orphans, moved)
     return walk
 
 

@@ -20,7 +20,6 @@ environment variable (local servers take none: a placeholder is sent). The key i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar, Unpack
 
 import httpx2
@@ -38,13 +37,11 @@ from agentlab.adapters.openai_chat._request import build_request
 from agentlab.adapters.openai_chat._stream import ChatAssembler
 from agentlab.adapters.openai_chat._xai import XAI_CHAT
 from agentlab.adapters.openai_chat._zai import ZAI
-from agentlab.adapters.openai_sdk import request_options
-from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
-from agentlab.assembly.assembler import WireCall
+from agentlab.adapters.openai_sdk import OpenAIWireAdapter
+from agentlab.adapters.sdk_adapter import AdapterOptions
 from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
-    MissingApiKeyError,
     ProviderError,
 )
 from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
@@ -63,10 +60,6 @@ __all__ = [
     "ZAIAdapter",
 ]
 
-_TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
-_NO_KEY = "no-key"
-"""What a local server without ``--api-key`` is sent (the SDK needs a non-empty key; it checks none)."""
-
 
 _LAYOUT = ContinuityLayout(
     sites=tuple(
@@ -77,7 +70,7 @@ _LAYOUT = ContinuityLayout(
 """Where the reasoning of an assistant message goes back: its field as it arrived, or its details."""
 
 
-class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
+class ChatCompletionsAdapter(OpenAIWireAdapter):
     """Adapter for one Chat Completions dialect on the official ``openai`` SDK (httpx2 transport).
 
     Construction, the client and ``aclose`` are the base's (``agentlab.adapters.sdk_adapter``).
@@ -90,7 +83,7 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """The dialect; a subclass that sets it is routed as ``dialect.name`` (its ``provider``)."""
     provider: str
     api = API
-    client_type = openai.AsyncOpenAI
+    path = "/chat/completions"
     assembler_class = ChatAssembler
 
     def __init__(
@@ -106,11 +99,6 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
         self.send_reasoning = self.dialect.send_back if send_reasoning is None else send_reasoning
         # Only an adapter that sends reasoning back has a place for it in its body (the guard's data).
         self.continuity_layout = _LAYOUT if self.send_reasoning else None
-
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        if "dialect" in cls.__dict__:
-            cls.provider = cls.dialect.name
 
     def _simulator_args(self) -> tuple[Any, ...]:
         return (self.dialect.sim_dialect,)
@@ -128,14 +116,7 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 f"{d.name}: a generic Chat Completions server needs base_url "
                 "(e.g. base_url='http://localhost:8000/v1')"
             )
-        key = self._key(api_key, *((d.api_key_env,) if d.api_key_env else ()))
-        if not key and d.key_required:
-            raise MissingApiKeyError(d.name, d.api_key_env or "api_key")
-        return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, max_retries=self.max_retries)
-
-    def _connect(self) -> str | None:
-        self._options = request_options(self.max_retries, self.timeout, self._headers)
-        return super()._connect()
+        return self._keyed_client(api_key, url)
 
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
@@ -144,43 +125,14 @@ class ChatCompletionsAdapter(SDKAdapter[openai.AsyncOpenAI]):
             request, dialect=self.dialect, base_url=self.base_url, send_reasoning=self.send_reasoning
         )
 
-    def _new_assembler(
-        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
-    ) -> ChatAssembler:
-        return ChatAssembler(
-            dialect=self.dialect, model=self.model, base_url=self.base_url, request_id=call.request_id,
-            origin=request.origin, started=started, reasoning_dropped=built.reasoning_dropped,
-        )  # fmt: skip
-
     def _translate_read(self, exc: BaseException, request_id: str | None) -> AgentlabError:
         return translate(exc, self.provider, request_id)
 
-    async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
-        """POST the body through the SDK (its auth, status checks and retries); the raw answer back.
+    def _translate_post(self, exc: BaseException) -> ProviderError:
+        return translate(exc, self.provider, model=self.model, fix=self.dialect.error_fix)
 
-        SDK exceptions are translated inside ``except`` and raised outside it (never chained).
-        """
-        failure: ProviderError | None = None
-        try:
-            post: Any = self._client.post
-            resp: httpx2.Response = await post(
-                "/chat/completions", cast_to=httpx2.Response, content=built.body,
-                options=self._options, stream=request.stream,
-            )  # fmt: skip
-        except _TRANSPORT_ERRORS as e:
-            failure = translate(e, self.provider, model=self.model, fix=self.dialect.error_fix)
-        if failure is not None:
-            raise failure
-        streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
-        read: Callable[[BaseException, str | None], AgentlabError] = self._translate_read
-        return WireCall(
-            request_id=resp.headers.get("x-request-id") or resp.headers.get("x-ds-trace-id"),
-            chunks=resp.aiter_bytes() if streamed else None,
-            read=resp.aread,
-            close=resp.aclose,
-            errors=_TRANSPORT_ERRORS,
-            translate=read,
-        )
+    def _request_id(self, headers: httpx2.Headers) -> str | None:
+        return headers.get("x-request-id") or headers.get("x-ds-trace-id")
 
 
 class DeepSeekAdapter(ChatCompletionsAdapter):

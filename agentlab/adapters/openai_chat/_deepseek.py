@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import ContinuityRule
@@ -36,14 +37,14 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
     """``thinking`` and ``reasoning_effort`` for the neutral settings (None: the API's default)."""
     if r is None:
         return {}
-    if not r.enabled or r.effort == "none":
-        return {"thinking": {"type": "disabled"}}
+    if _dialect.reasoning_off(r):
+        return _dialect.thinking_switch(False)
     if r.budget_tokens is not None:
         raise InvalidSettingsError(
             "deepseek: DeepSeek has no thinking token budget; give effort ('low', 'high' or 'max') "
             "instead of budget_tokens"
         )
-    body: dict[str, Any] = {"thinking": {"type": "enabled"}}
+    body = _dialect.thinking_switch(True)
     if r.effort is not None:
         body["reasoning_effort"] = _EFFORT[r.effort]
     return body
@@ -55,20 +56,8 @@ def usage_from_deepseek(usage: Mapping[str, Any]) -> CallUsage:
     DeepSeek bills no cache-write surcharge, so writes are 0 when the prompt is known.
     """
     prompt = token_count(usage, "prompt_tokens")
-    hit = token_count(usage, "prompt_cache_hit_tokens")
-    if hit is None:
-        hit = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
-    known = prompt is not None
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=(hit or 0) if known else None,
-        cache_write_tokens=0 if known else None,
-        cache_write_1h_tokens=0 if known else None,
-        output_tokens=token_count(usage, "completion_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    hit = _dialect.cached_tokens(usage, "prompt_cache_hit_tokens")
+    return _dialect.completion_usage(usage, prompt, cache_read=(hit or 0) if prompt is not None else None)
 
 
 _FIX = (
@@ -112,15 +101,11 @@ NO_JSON_SCHEMA = (
 DEEPSEEK = Dialect(
     name="deepseek",
     label="DeepSeek",
-    carry="content",
-    send_back=True,
     continuity=continuity,
     reasoning_body=reasoning_body,
     usage=usage_from_deepseek,
     default_base_url="https://api.deepseek.com",
     api_key_env="DEEPSEEK_API_KEY",
-    key_required=True,
-    sim_dialect="deepseek",
     error_fix=error_fix,
     no_json_schema=NO_JSON_SCHEMA,
 )

@@ -17,9 +17,19 @@ from typing import Any, Literal
 
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
-from agentlab.neutral.usage import CallUsage
+from agentlab.neutral.usage import CallUsage, token_count
 
-__all__ = ["API", "CONTENT_FIELDS", "DETAILS", "Dialect"]
+__all__ = [
+    "API",
+    "CONTENT_FIELDS",
+    "DETAILS",
+    "Dialect",
+    "cached_tokens",
+    "completion_usage",
+    "reasoning_off",
+    "reported_usage",
+    "thinking_switch",
+]
 
 API = "chat_completions"
 DETAILS = "reasoning_details"
@@ -32,6 +42,54 @@ def _nothing_required(model: str) -> ContinuityRule:
     return NOTHING_REQUIRED
 
 
+def reasoning_off(r: ReasoningSettings) -> bool:
+    """Whether the neutral settings turn reasoning off (``enabled=False`` or effort ``none``)."""
+    return not r.enabled or r.effort == "none"
+
+
+def thinking_switch(on: bool) -> dict[str, Any]:
+    """``thinking: {type: enabled|disabled}``, the switch DeepSeek, Kimi and GLM share."""
+    return {"thinking": {"type": "enabled" if on else "disabled"}}
+
+
+def cached_tokens(usage: Mapping[str, Any], top_level: str | None = None) -> int | None:
+    """The cache hits inside ``prompt_tokens`` (None when not reported).
+
+    ``top_level``: the dialect's own field, read first (DeepSeek ``prompt_cache_hit_tokens``, Kimi
+    ``cached_tokens``); else OpenAI's ``prompt_tokens_details.cached_tokens``.
+    """
+    hit = token_count(usage, top_level) if top_level else None
+    return hit if hit is not None else token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
+
+
+def completion_usage(
+    usage: Mapping[str, Any], prompt: int | None, *, cache_read: int | None, cache_write: int | None = 0
+) -> CallUsage:
+    """The usage every dialect reads alike, given its own ``prompt_tokens`` and cache-read figures.
+
+    ``completion_tokens`` is the output (xAI's differs: it replaces it), with the reported
+    ``completion_tokens_details.reasoning_tokens`` inside (unknown when not reported, never 0). The
+    dialects bill no cache-write surcharge unless they say otherwise (``cache_write``, OpenRouter),
+    so writes are that figure when the prompt is known and unknown with it.
+    """
+    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
+    known = prompt is not None
+    return CallUsage(
+        input_tokens=prompt,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write if known else None,
+        cache_write_1h_tokens=0 if known else None,
+        output_tokens=token_count(usage, "completion_tokens"),
+        reasoning_tokens=reasoning,
+        reasoning_source="reported" if reasoning is not None else "unknown",
+    )
+
+
+def reported_usage(usage: Mapping[str, Any]) -> CallUsage:
+    """The usage of a dialect with no figure of its own: cache reads as reported (else unknown)."""
+    return completion_usage(usage, token_count(usage, "prompt_tokens"), cache_read=cached_tokens(usage))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dialect:
     """One Chat Completions dialect (the per-provider facts the shared code reads)."""
@@ -39,10 +97,10 @@ class Dialect:
     name: str
     """The provider name (``deepseek``); the ``provider`` tag of its opaque items and errors."""
     label: str
-    carry: Literal["content", "details"]
+    carry: Literal["content", "details"] = "content"
     """``content``: reasoning text fields (one opaque item per turn, block type = the field name);
     ``details``: OpenRouter ``reasoning_details`` (one opaque item per merged detail)."""
-    send_back: bool
+    send_back: bool = True
     """Default of the adapter's ``send_reasoning``: put this loop's reasoning back on its assistant
     messages (DeepSeek requires it on tool-call turns; local servers: the documented default)."""
     continuity: Callable[[str], ContinuityRule] = _nothing_required
@@ -57,9 +115,10 @@ class Dialect:
     default_base_url: str | None
     """``None``: the user must give ``base_url`` (generic ``chat:``)."""
     api_key_env: str | None
-    key_required: bool
-    sim_dialect: str
-    """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``)."""
+    key_required: bool = True
+    """A hosted API refuses a call without a key; local servers take none."""
+    sim_dialect: str = ""
+    """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``); empty: ``name``."""
     reports_cost: bool = False
     """The usage carries the provider's own ``cost`` (OpenRouter), kept beside agentlab's."""
     provider_cost: Callable[[Mapping[str, Any]], float | None] | None = None
@@ -72,9 +131,13 @@ class Dialect:
     """``(API error message) -> clause | None``: what to do about an error the API words as its own
     rule only (DeepSeek's reasoning_content 400), appended to the typed error's message."""
 
+    def __post_init__(self) -> None:
+        if not self.sim_dialect:  # each hosted dialect has its own simulator dialect, by its name
+            object.__setattr__(self, "sim_dialect", self.name)
+
     def thinking_on(self, model: str, settings: ReasoningSettings | None) -> bool:
         """Whether this request runs with reasoning on (the continuity rules apply then)."""
-        return settings is None or (settings.enabled and settings.effort != "none")
+        return settings is None or not reasoning_off(settings)
 
     def rule(self, model: str, settings: ReasoningSettings | None) -> ContinuityRule:
         """The continuity rule of this request: the dialect's for ``model``, none with reasoning off."""

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.openai_chat._dialect import Dialect, reasoning_off, reported_usage
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
-from agentlab.neutral.usage import CallUsage, token_count
+from agentlab.neutral.usage import CallUsage
 
 __all__ = ["CHAT", "LLAMACPP", "OLLAMA", "VLLM", "usage_from_local"]
 
@@ -29,7 +29,7 @@ def _settings(name: str, off: dict[str, Any]) -> Any:
     def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
         if r is None:
             return {}
-        if not r.enabled or r.effort == "none":
+        if reasoning_off(r):
             return dict(off)
         if r.budget_tokens is not None:
             raise InvalidSettingsError(
@@ -43,18 +43,7 @@ def _settings(name: str, off: dict[str, Any]) -> Any:
 
 def usage_from_local(usage: Mapping[str, Any]) -> CallUsage:
     """Prompt/completion figures; reasoning unknown unless the server reports it (never 0)."""
-    prompt = token_count(usage, "prompt_tokens")
-    cached = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=cached,
-        cache_write_tokens=0 if prompt is not None else None,
-        cache_write_1h_tokens=0 if prompt is not None else None,
-        output_tokens=token_count(usage, "completion_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    return reported_usage(usage)
 
 
 _TEMPLATE_OFF = {"chat_template_kwargs": {"enable_thinking": False}}
@@ -64,8 +53,6 @@ def _local(name: str, label: str, base_url: str | None, off: dict[str, Any]) -> 
     return Dialect(
         name=name,
         label=label,
-        carry="content",
-        send_back=True,
         reasoning_body=_settings(name, off),
         usage=usage_from_local,
         default_base_url=base_url,

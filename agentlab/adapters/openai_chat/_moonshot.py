@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
@@ -52,14 +53,14 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
             "moonshot: Kimi turns thinking on or off only (thinking: {type: enabled|disabled}); it "
             "has no effort level or token budget: give reasoning=True or reasoning=False"
         )
-    if not r.enabled or r.effort == "none":
+    if _dialect.reasoning_off(r):
         if _forced(model):
             raise InvalidSettingsError(
                 f"moonshot: {model!r} always thinks (Kimi's *-thinking models); use kimi-k2.5 or "
                 "later to turn thinking off"
             )
-        return {"thinking": {"type": "disabled"}}
-    return {"thinking": {"type": "enabled"}}
+        return _dialect.thinking_switch(False)
+    return _dialect.thinking_switch(True)
 
 
 def usage_from_moonshot(usage: Mapping[str, Any]) -> CallUsage:
@@ -68,20 +69,8 @@ def usage_from_moonshot(usage: Mapping[str, Any]) -> CallUsage:
     Moonshot bills no cache-write surcharge, so writes are 0 when the prompt is known.
     """
     prompt = token_count(usage, "prompt_tokens")
-    hit = token_count(usage, "cached_tokens")
-    if hit is None:
-        hit = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
-    known = prompt is not None
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=hit if known else None,
-        cache_write_tokens=0 if known else None,
-        cache_write_1h_tokens=0 if known else None,
-        output_tokens=token_count(usage, "completion_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    hit = _dialect.cached_tokens(usage, "cached_tokens")
+    return _dialect.completion_usage(usage, prompt, cache_read=hit if prompt is not None else None)
 
 
 RULE = ContinuityRule(
@@ -124,14 +113,10 @@ def error_fix(message: str) -> str | None:
 MOONSHOT = Dialect(
     name="moonshot",
     label="Kimi",
-    carry="content",
-    send_back=True,
     continuity=continuity,
     reasoning_body=reasoning_body,
     usage=usage_from_moonshot,
     default_base_url="https://api.moonshot.ai/v1",
     api_key_env="MOONSHOT_API_KEY",
-    key_required=True,
-    sim_dialect="moonshot",
     error_fix=error_fix,
 )

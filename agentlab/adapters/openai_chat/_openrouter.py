@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.openai_chat._dialect import Dialect, cached_tokens, completion_usage, reasoning_off
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
@@ -90,7 +90,7 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
     """OpenRouter's unified ``reasoning`` object for the neutral settings (None: send none)."""
     if r is None:
         return {}
-    if not r.enabled or r.effort == "none":
+    if reasoning_off(r):
         return {"reasoning": {"enabled": False}}
     if r.budget_tokens is not None and r.effort is not None:
         raise InvalidSettingsError(
@@ -112,31 +112,19 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
 def usage_from_openrouter(usage: Mapping[str, Any]) -> CallUsage:
     """OpenRouter usage (cached and written prompt tokens inside ``prompt_tokens``)."""
     prompt = token_count(usage, "prompt_tokens")
-    details = usage.get("prompt_tokens_details") or {}
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
-    known = prompt is not None
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=(token_count(details, "cached_tokens") or 0) if known else None,
-        cache_write_tokens=(token_count(details, "cache_write_tokens") or 0) if known else None,
-        cache_write_1h_tokens=0 if known else None,
-        output_tokens=token_count(usage, "completion_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    read = cached_tokens(usage) or 0
+    write = token_count(usage.get("prompt_tokens_details") or {}, "cache_write_tokens") or 0
+    return completion_usage(usage, prompt, cache_read=read if prompt is not None else None, cache_write=write)
 
 
 OPENROUTER = Dialect(
     name="openrouter",
     label="OpenRouter",
     carry="details",
-    send_back=True,
     reasoning_body=reasoning_body,
     usage=usage_from_openrouter,
     default_base_url="https://openrouter.ai/api/v1",
     api_key_env="OPENROUTER_API_KEY",
-    key_required=True,
-    sim_dialect="openrouter",
     reports_cost=True,
     continuity=continuity,
 )

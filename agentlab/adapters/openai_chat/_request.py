@@ -34,10 +34,10 @@ import json
 import logging
 from typing import Any
 
+from agentlab.adapters import built_request
 from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.items import (
     AssistantTextItem,
     ProviderReasoningItem,
@@ -180,39 +180,24 @@ def _usable(item: ProviderReasoningItem, dialect: Dialect, model: str, base_url:
 def _messages(
     req: ModelRequest, dialect: Dialect, base_url: str | None, send: bool, out: BuiltRequest[bytes]
 ) -> list[dict[str, Any]]:
-    by_turn: dict[str, list[ProviderReasoningItem]] = {}
-    other = 0
-    for opaque in req.continuation:
-        if _usable(opaque, dialect, req.model, base_url):
-            by_turn.setdefault(opaque.turn_id, []).append(opaque)
-        else:
-            other += 1
-            log.debug("%s: dropping reasoning item not made here: %r", dialect.name, opaque)
-    for items in by_turn.values():
-        items.sort(key=lambda i: i.index)
+    by_turn, elsewhere = built_request.reasoning_by_turn(
+        req.continuation, lambda opaque: _usable(opaque, dialect, req.model, base_url)
+    )
+    for opaque in elsewhere:
+        log.debug("%s: dropping reasoning item not made here: %r", dialect.name, opaque)
     policy = 0
     withheld: frozenset[str] = frozenset()
     if not send:
         policy = sum(len(v) for v in by_turn.values())
         withheld, by_turn = frozenset(by_turn), {}
-    turns = {i.turn_id for i in req.items if isinstance(i, AssistantTextItem | ToolCallItem)}
-    orphans = sum(len(v) for k, v in by_turn.items() if k not in turns)
+    orphans = built_request.orphaned(by_turn, req.items)
     plan = plan_recovery(req, dialect.rule(req.model, req.reasoning), carried=by_turn.keys() | withheld)
     walk = _Messages(dialect, by_turn, plan)
-    for item in req.items:
-        if isinstance(item, AssistantTextItem | ToolCallItem):
-            walk.assistant(item)
-        else:
-            walk.other(item)
+    built_request.walk_history(req.items, walk)
     walk.close_turn()
     out.reasoning_sent = walk.sent
-    out.reasoning_dropped = other + orphans + policy
-    for reason, n, why in (
-        ("other_origin", other, "made by another provider/model/endpoint"),
-        ("orphaned", orphans, "their turn is not in the history"),
-        ("policy_drop", policy, "this adapter sends no reasoning back (send_reasoning=False)"),
-    ):
-        add_dropped(out.diagnostics, reason=reason, provider=dialect.name, detail=why, count=n)
+    withheld_row = ("policy_drop", "this adapter sends no reasoning back (send_reasoning=False)", policy)
+    built_request.report_dropped(out, dialect.name, len(elsewhere), orphans, withheld_row)
     notice = plan.text_notice(dialect.label) if walk.recovered else None
     if notice is not None:
         out.diagnostics.append(notice)

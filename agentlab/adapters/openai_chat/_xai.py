@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.openai_chat._dialect import Dialect, cached_tokens, completion_usage, reasoning_off
 from agentlab.adapters.openai_responses._xai import TICKS_PER_USD, cost_from_ticks
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
@@ -42,8 +42,7 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
         raise InvalidSettingsError(
             "xai_chat: xAI has no thinking token budget; give effort ('low', 'medium' or 'high') instead"
         )
-    off = not r.enabled or r.effort == "none"
-    effort = "none" if off else _EFFORT.get(r.effort or "")
+    effort = "none" if reasoning_off(r) else _EFFORT.get(r.effort or "")
     if _mini(model) and effort not in (None, "low", "high"):
         raise InvalidSettingsError(
             f"xai_chat: {model!r} always reasons and takes reasoning_effort 'low' or 'high' only "
@@ -59,9 +58,8 @@ def usage_from_xai(usage: Mapping[str, Any]) -> CallUsage:
     says beyond the prompt, and unknown when neither is there. No cache-write surcharge.
     """
     prompt = token_count(usage, "prompt_tokens")
-    cached = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
-    completion = token_count(usage, "completion_tokens")
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
+    read = completion_usage(usage, prompt, cache_read=cached_tokens(usage))
+    completion, reasoning = read.output_tokens, read.reasoning_tokens
     total = token_count(usage, "total_tokens")
     if completion is not None and reasoning is not None:
         output: int | None = completion + reasoning
@@ -69,28 +67,15 @@ def usage_from_xai(usage: Mapping[str, Any]) -> CallUsage:
         output = total - prompt
     else:
         output = None
-    known = prompt is not None
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=cached,
-        cache_write_tokens=0 if known else None,
-        cache_write_1h_tokens=0 if known else None,
-        output_tokens=output,
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    return read.model_copy(update={"output_tokens": output})
 
 
 XAI_CHAT = Dialect(
     name="xai_chat",
     label="xAI (Chat Completions)",
-    carry="content",
-    send_back=True,
     reasoning_body=reasoning_body,
     usage=usage_from_xai,
     default_base_url="https://api.x.ai/v1",
     api_key_env="XAI_API_KEY",
-    key_required=True,
-    sim_dialect="xai_chat",
     provider_cost=cost_from_ticks,
 )

@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
-from agentlab.neutral.usage import CallUsage, token_count
+from agentlab.neutral.usage import CallUsage
 
 __all__ = ["ZAI", "usage_from_zai"]
 
@@ -33,15 +34,15 @@ def reasoning_body(model: str, r: ReasoningSettings | None) -> dict[str, Any]:
     """``thinking: {type}`` for the neutral settings (None: the model's default)."""
     if r is None:
         return {}
-    if not r.enabled or r.effort == "none":
-        return {"thinking": {"type": "disabled"}}
+    if _dialect.reasoning_off(r):
+        return _dialect.thinking_switch(False)
     if r.budget_tokens is not None or r.effort is not None:
         raise InvalidSettingsError(
             "zai: GLM turns thinking on or off only (thinking: {type: enabled|disabled}); it has no "
             "documented effort level or token budget: give reasoning=True or reasoning=False (or "
             "provider_options={'zai_reasoning_effort': ...} to send one anyway)"
         )
-    return {"thinking": {"type": "enabled"}}
+    return _dialect.thinking_switch(True)
 
 
 def usage_from_zai(usage: Mapping[str, Any]) -> CallUsage:
@@ -50,30 +51,14 @@ def usage_from_zai(usage: Mapping[str, Any]) -> CallUsage:
     Z.AI bills no cache-write surcharge, so writes are 0 when the prompt is known; a cache read
     not reported stays unknown.
     """
-    prompt = token_count(usage, "prompt_tokens")
-    cached = token_count(usage.get("prompt_tokens_details") or {}, "cached_tokens")
-    reasoning = token_count(usage.get("completion_tokens_details") or {}, "reasoning_tokens")
-    known = prompt is not None
-    return CallUsage(
-        input_tokens=prompt,
-        cache_read_tokens=cached,
-        cache_write_tokens=0 if known else None,
-        cache_write_1h_tokens=0 if known else None,
-        output_tokens=token_count(usage, "completion_tokens"),
-        reasoning_tokens=reasoning,
-        reasoning_source="reported" if reasoning is not None else "unknown",
-    )
+    return _dialect.reported_usage(usage)
 
 
 ZAI = Dialect(
     name="zai",
     label="GLM (Z.AI)",
-    carry="content",
-    send_back=True,
     reasoning_body=reasoning_body,
     usage=usage_from_zai,
     default_base_url="https://api.z.ai/api/paas/v4",
     api_key_env="ZAI_API_KEY",
-    key_required=True,
-    sim_dialect="zai",
 )

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentlab.adapters.openai_chat import _deepseek, _local, _moonshot, _openrouter, _xai, _zai
+from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.adapters.option_rules import OptionRules
-from agentlab.adapters.registry import ProviderSpec
+from agentlab.adapters.registry import ProviderSpec, target_of
 
 __all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "MOONSHOT", "OLLAMA", "OPENROUTER", "VLLM", "XAI_CHAT", "ZAI"]
 
 _PKG = "agentlab.adapters.openai_chat"
-_LOCAL_USAGE = f"{_PKG}._local:usage_from_local"
 _SIMULATOR = "agentlab.sim:chat_client"
 """Every dialect's simulator client: ``chat_client(dialect, ...)`` (the adapter passes its dialect)."""
 _HISTORY = "the full history on every call"
@@ -70,122 +71,76 @@ _CLASSES = {
 }
 
 
-def _spec(name: str, label: str, reasoning_keys: tuple[str, ...], **own: Any) -> ProviderSpec:
-    """One dialect's spec: what every dialect shares, plus ``own`` (its usage, key, drop policy...).
+def _spec(dialect: Dialect, reasoning_keys: tuple[str, ...], **own: Any) -> ProviderSpec:
+    """One dialect's spec: what its :class:`Dialect` already says, plus ``own`` (drop policy, prices...).
 
     Shared because it is one implementation: the adapter class of ``_CLASSES`` on the ``openai`` SDK,
-    the Chat simulator, the options check ``_checks.check_<name>``.
+    the Chat simulator, the options check ``_checks.check_<name>``. The name, label, key variable,
+    usage mapping, opaque block type and simulated models are the dialect's, written once there.
     """
     return ProviderSpec(
-        name=name,
-        api="chat_completions",
-        label=label,
-        adapter=f"{_PKG}._adapter:{_CLASSES[name]}",
+        name=dialect.name,
+        api=API,
+        label=dialect.label,
+        adapter=f"{_PKG}._adapter:{_CLASSES[dialect.name]}",
+        usage=target_of(dialect.usage),
         sdk_module="openai",
         sdk_loggers=("openai",),
+        api_key_env=dialect.api_key_env,
+        reasoning_block_type=DETAILS if dialect.carry == "details" else "reasoning_content",
         options=_options(reasoning_keys),
-        check_options=f"{_PKG}._checks:check_{name}",
+        check_options=f"{_PKG}._checks:check_{dialect.name}",
+        simulated_models=f"{_PKG}._simnames:{dialect.sim_dialect.upper()}",
         simulator=_SIMULATOR,
         **own,
     )
 
 
 DEEPSEEK = _spec(
-    "deepseek",
-    "DeepSeek",
+    _deepseek.DEEPSEEK,
     ("thinking", "reasoning_effort"),
-    usage=f"{_PKG}._deepseek:usage_from_deepseek",
-    api_key_env="DEEPSEEK_API_KEY",
     reasoning_term="thinking",
-    reasoning_block_type="reasoning_content",
     # Thinking mode answers a tool-call assistant message without its reasoning_content with 400.
     drop_with_reasoning=False,
     drop_refusal=(
         "DeepSeek's thinking mode requires each tool-call assistant message's reasoning_content back "
         "(the API answers 400 'The reasoning_content in the thinking mode must be passed back')"
     ),
-    simulated_models=f"{_PKG}._simnames:DEEPSEEK",
     price_provider="deepseek",
 )
 
 OPENROUTER = _spec(
-    "openrouter",
-    "OpenRouter",
+    _openrouter.OPENROUTER,
     ("reasoning",),
-    usage=f"{_PKG}._openrouter:usage_from_openrouter",
-    api_key_env="OPENROUTER_API_KEY",
-    reasoning_block_type="reasoning_details",
     # Provider-wide summary; the backing model decides (drop_rule): Gemini/Claude refuse, others can.
     drop_with_reasoning=False,
     drop_refusal="some models behind OpenRouter (Gemini, Claude) require their reasoning_details back",
-    drop_rule=f"{_PKG}._openrouter:drop_rule",
-    simulated_models=f"{_PKG}._simnames:OPENROUTER",
+    drop_rule=target_of(_openrouter.drop_rule),
     price_provider="openrouter",
 )
 
 MOONSHOT = _spec(
-    "moonshot",
-    "Kimi",
+    _moonshot.MOONSHOT,
     ("thinking",),
     aliases=("kimi",),
-    usage=f"{_PKG}._moonshot:usage_from_moonshot",
-    api_key_env="MOONSHOT_API_KEY",
     reasoning_term="thinking",
-    reasoning_block_type="reasoning_content",
     # Thinking models answer a tool-call assistant message without its reasoning_content with 400.
     drop_with_reasoning=False,
     drop_refusal=(
         "Kimi's thinking models require each tool-call assistant message's reasoning_content back "
         "(the API answers 400 'thinking is enabled but reasoning_content is missing')"
     ),
-    drop_rule=f"{_PKG}._moonshot:drop_rule",
-    simulated_models=f"{_PKG}._simnames:MOONSHOT",
+    drop_rule=target_of(_moonshot.drop_rule),
     price_provider="moonshotai",
 )
 
-ZAI = _spec(
-    "zai",
-    "GLM (Z.AI)",
-    ("thinking",),
-    aliases=("glm",),
-    usage=f"{_PKG}._zai:usage_from_zai",
-    api_key_env="ZAI_API_KEY",
-    reasoning_term="thinking",
-    reasoning_block_type="reasoning_content",
-    # Z.AI accepts a tool loop without reasoning back (quality only): "drop" is a real ablation.
-    drop_with_reasoning=True,
-    simulated_models=f"{_PKG}._simnames:ZAI",
-    price_provider="zai",
-)
+# Z.AI and xAI accept a tool loop without reasoning back (quality only): "drop" is a real ablation.
+ZAI = _spec(_zai.ZAI, ("thinking",), aliases=("glm",), reasoning_term="thinking", price_provider="zai")
+XAI_CHAT = _spec(_xai.XAI_CHAT, ("reasoning_effort",), price_provider="x-ai")
 
-XAI_CHAT = _spec(
-    "xai_chat",
-    "xAI (Chat Completions)",
-    ("reasoning_effort",),
-    usage=f"{_PKG}._xai:usage_from_xai",
-    api_key_env="XAI_API_KEY",
-    reasoning_block_type="reasoning_content",
-    # xAI accepts a tool loop without reasoning back (quality only): "drop" is a real ablation.
-    drop_with_reasoning=True,
-    simulated_models=f"{_PKG}._simnames:XAI_CHAT",
-    price_provider="x-ai",
-)
-
-
-def _local(name: str, label: str) -> ProviderSpec:
-    return _spec(
-        name,
-        label,
-        ("reasoning_effort", "chat_template_kwargs"),
-        usage=_LOCAL_USAGE,
-        reasoning_block_type="reasoning_content",
-        # Local servers take a tool loop without reasoning back: "drop" is a real ablation.
-        drop_with_reasoning=True,
-        simulated_models=f"{_PKG}._simnames:LOCAL",
-    )
-
-
-VLLM = _local("vllm", "vLLM")
-LLAMACPP = _local("llamacpp", "llama.cpp")
-OLLAMA = _local("ollama", "Ollama")
-CHAT = _local("chat", "Chat Completions server")
+# Local servers take a tool loop without reasoning back: "drop" is a real ablation.
+_LOCAL_KEYS = ("reasoning_effort", "chat_template_kwargs")
+VLLM = _spec(_local.VLLM, _LOCAL_KEYS)
+LLAMACPP = _spec(_local.LLAMACPP, _LOCAL_KEYS)
+OLLAMA = _spec(_local.OLLAMA, _LOCAL_KEYS)
+CHAT = _spec(_local.CHAT, _LOCAL_KEYS)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-import httpx2
 import openai
 
 from agentlab.adapters.built_request import BuiltRequest, check_request
@@ -36,10 +35,8 @@ from agentlab.adapters.openai_responses._request import (
 )
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
 from agentlab.adapters.openai_responses._xai import XAI
-from agentlab.adapters.openai_sdk import request_options
-from agentlab.adapters.sdk_adapter import SDKAdapter
-from agentlab.assembly.assembler import WireCall
-from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderError
+from agentlab.adapters.openai_sdk import OpenAIWireAdapter
+from agentlab.errors import InvalidSettingsError, ProviderError
 from agentlab.neutral.continuity import ContinuityLayout, OpaqueSite
 from agentlab.neutral.request import ModelRequest
 
@@ -57,10 +54,8 @@ __all__ = [
     "strict_schema_ok",
 ]
 
-_TRANSPORT_ERRORS = (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
 
-
-class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
+class OpenAIResponsesAdapter(OpenAIWireAdapter):
     """Adapter for the OpenAI Responses API on the official SDK (``openai``, httpx2 transport).
 
     Construction, the client (injected, the simulator's or a real one keyed from ``api_key`` or
@@ -71,7 +66,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """The host's dialect; a subclass that sets it is routed as ``dialect.name`` (its ``provider``)."""
     provider = PROVIDER
     api = API
-    client_type = openai.AsyncOpenAI
+    path = "/responses"
     assembler_class = ResponseAssembler
     continuity_layout = ContinuityLayout(
         sites=(OpaqueSite(("input", "*"), frozenset({"reasoning", "compaction"})),),
@@ -83,74 +78,28 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        if "dialect" in cls.__dict__:
-            cls.provider = cls.dialect.name
-            if cls.dialect.encrypted != "ciphertext":  # its items go back without a token: all expected
-                cls.continuity_layout = dataclasses.replace(cls.continuity_layout, needs={})
+        # A host whose items go back without a token: every item is expected back as it is.
+        if "dialect" in cls.__dict__ and cls.dialect.encrypted != "ciphertext":
+            cls.continuity_layout = dataclasses.replace(cls.continuity_layout, needs={})
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
         d = self.dialect
         url = base_url or d.default_base_url
         if url is None and d is not OPENAI:
             raise InvalidSettingsError(f"{d.name}: {d.label} needs base_url (its endpoint, ending in /v1)")
-        key = self._key(api_key, *((d.api_key_env,) if d.api_key_env else ()))
-        if not key and d.key_required:
-            raise MissingApiKeyError(d.name, d.api_key_env or "api_key")
-        return openai.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=self.max_retries)
-
-    def _connect(self) -> str | None:
-        self._options = request_options(self.max_retries, self.timeout, self._headers)
-        return super()._connect()
+        return self._keyed_client(api_key, url)
 
     def build(self, request: ModelRequest) -> BuiltRequest[bytes]:
         """The wire body this adapter would send for ``request`` (no I/O); raises on bad settings."""
         check_request(self.provider, self.model, request)
         return build_request(request, model=self.model, base_url=self.base_url, dialect=self.dialect)
 
-    def _new_assembler(
-        self, built: BuiltRequest[Any], request: ModelRequest, call: WireCall, started: float
-    ) -> ResponseAssembler:
-        return ResponseAssembler(
-            dialect=self.dialect, model=self.model, base_url=self.base_url, request_id=call.request_id,
-            origin=request.origin, started=started, reasoning_dropped=built.reasoning_dropped,
-        )  # fmt: skip
-
     def _translate_read(self, exc: BaseException, request_id: str | None) -> ProviderError:
         """A transport error while reading the answer (after its headers): see ``_errors.translate``."""
         return translate(exc, request_id=request_id, provider=self.provider)
 
-    async def _open(self, built: BuiltRequest[bytes], request: ModelRequest) -> WireCall:
-        """POST the body through the SDK (its auth, status checks and retries); the raw answer back.
-
-        SDK exceptions are translated inside ``except`` but raised outside it: the agentlab error
-        then has no ``__context__``/``__cause__`` leading to the SDK exception, whose ``.request``
-        holds the auth header and the body (opaque items included), nor to its frames.
-        """
-        failure: ProviderError | None = None
-        try:
-            # ``cast_to=httpx2.Response`` makes the SDK hand back the raw response (unread when
-            # streaming) after its own status checks and retries; the overloads cannot express that.
-            post: Any = self._client.post
-            resp: httpx2.Response = await post(
-                "/responses",
-                cast_to=httpx2.Response,
-                content=built.body,
-                options=self._options,
-                stream=request.stream,
-            )
-        except _TRANSPORT_ERRORS as e:
-            failure = translate(e, provider=self.provider)
-        if failure is not None:
-            raise failure
-        streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
-        return WireCall(
-            request_id=resp.headers.get("x-request-id"),
-            chunks=resp.aiter_bytes() if streamed else None,
-            read=resp.aread,
-            close=resp.aclose,
-            errors=_TRANSPORT_ERRORS,
-            translate=self._translate_read,
-        )
+    def _translate_post(self, exc: BaseException) -> ProviderError:
+        return translate(exc, provider=self.provider)
 
 
 class XAIAdapter(OpenAIResponsesAdapter):

@@ -12,22 +12,17 @@ and an item with a null payload is never sent as if it carried state (dropped, w
 
 from __future__ import annotations
 
-from agentlab.adapters.openai_responses import _models
-from agentlab.adapters.openai_responses._dialect import ResponsesDialect
+from dataclasses import replace
+from functools import partial
+
+from agentlab.adapters.openai_responses._dialect import OPENAI
 from agentlab.adapters.openai_responses._request import check_options as _check
-from agentlab.neutral.request import ModelRequest
 
 __all__ = ["AZURE", "check_options"]
 
-AZURE = ResponsesDialect(
-    name="azure",
-    label="Azure OpenAI",
-    default_base_url=None,
-    api_key_env="AZURE_OPENAI_API_KEY",
-    reasoning_model=_models.is_reasoning_model,
-)
+AZURE = replace(OPENAI, name="azure", label="Azure OpenAI", api_key_env="AZURE_OPENAI_API_KEY")
+"""OpenAI's dialect under Azure's name and key (``base_url`` is the resource's, always given)."""
 
 
-def check_options(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under Azure's name."""
-    _check(request, adapter, AZURE)
+check_options = partial(_check, dialect=AZURE)
+"""The shared Responses checks (``ProviderSpec.check_options``), under this dialect's name."""

@@ -15,9 +15,10 @@ kept and sent back. Usage is OpenAI's shape (``cached_tokens``, ``reasoning_toke
 
 from __future__ import annotations
 
+from functools import partial
+
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
-from agentlab.neutral.request import ModelRequest
 
 __all__ = ["DEEPSEEK_RESPONSES", "check_options"]
 
@@ -31,6 +32,5 @@ DEEPSEEK_RESPONSES = ResponsesDialect(
 )
 
 
-def check_options(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under this dialect's name."""
-    _check(request, adapter, DEEPSEEK_RESPONSES)
+check_options = partial(_check, dialect=DEEPSEEK_RESPONSES)
+"""The shared Responses checks (``ProviderSpec.check_options``), under this dialect's name."""

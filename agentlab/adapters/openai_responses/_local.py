@@ -17,11 +17,11 @@ stay unknown (``None``) when the server does not report them, never 0. No key is
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
-from agentlab.neutral.request import ModelRequest
 from agentlab.neutral.usage import CallUsage, token_count
 
 __all__ = [
@@ -62,16 +62,7 @@ OLLAMA_RESPONSES = _local("ollama_responses", "Ollama (Responses)", "http://loca
 LMSTUDIO_RESPONSES = _local("lmstudio_responses", "LM Studio (Responses)", "http://localhost:1234/v1")
 
 
-def check_vllm(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under vLLM's name."""
-    _check(request, adapter, VLLM_RESPONSES)
-
-
-def check_ollama(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under Ollama's name."""
-    _check(request, adapter, OLLAMA_RESPONSES)
-
-
-def check_lmstudio(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under LM Studio's name."""
-    _check(request, adapter, LMSTUDIO_RESPONSES)
+check_vllm = partial(_check, dialect=VLLM_RESPONSES)
+check_ollama = partial(_check, dialect=OLLAMA_RESPONSES)
+check_lmstudio = partial(_check, dialect=LMSTUDIO_RESPONSES)
+"""The shared Responses checks (``ProviderSpec.check_options``), under each server's name."""

@@ -14,13 +14,13 @@ result alike, which the host accepted in the recording. Usage adds
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
 from agentlab.adapters.openai_responses._usage import usage_from_openai
-from agentlab.neutral.request import ModelRequest
 from agentlab.neutral.usage import CallUsage, token_count
 
 __all__ = ["MANTLE", "check_options", "usage_from_mantle"]
@@ -54,6 +54,5 @@ MANTLE = ResponsesDialect(
 )
 
 
-def check_options(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under Mantle's name."""
-    _check(request, adapter, MANTLE)
+check_options = partial(_check, dialect=MANTLE)
+"""The shared Responses checks (``ProviderSpec.check_options``), under this dialect's name."""

@@ -15,11 +15,11 @@ output, unlike xAI's Chat Completions), plus ``num_sources_used``/``num_server_s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
-from agentlab.neutral.request import ModelRequest
 
 __all__ = ["TICKS_PER_USD", "XAI", "check_options", "cost_from_ticks"]
 
@@ -44,6 +44,5 @@ XAI = ResponsesDialect(
 )
 
 
-def check_options(request: ModelRequest, adapter: object | None = None) -> None:
-    """The shared Responses checks, under xAI's name."""
-    _check(request, adapter, XAI)
+check_options = partial(_check, dialect=XAI)
+"""The shared Responses checks (``ProviderSpec.check_options``), under this dialect's name."""

@@ -5,8 +5,10 @@ Imports no SDK (the registry reads this module to route ``openai:*`` model strin
 
 from __future__ import annotations
 
+from agentlab.adapters.openai_responses import _azure, _deepseek, _local, _mantle, _xai
+from agentlab.adapters.openai_responses._dialect import API, OPENAI, ResponsesDialect
 from agentlab.adapters.option_rules import OptionRules
-from agentlab.adapters.registry import ProviderSpec
+from agentlab.adapters.registry import ProviderSpec, target_of
 
 __all__ = [
     "AZURE",
@@ -20,6 +22,8 @@ __all__ = [
 ]
 
 # Each owned key would silently break statelessness or the adapter's own mapping.
+_PKG = "agentlab.adapters.openai_responses"
+
 _STATELESS = "agentlab is stateless: store=false, full input every call, no previous_response_id"
 
 OPTIONS = OptionRules(
@@ -65,94 +69,60 @@ OPTIONS = OptionRules(
     },
 )
 
-SPEC = ProviderSpec(
-    name="openai",
-    api="responses",
-    label="OpenAI",
-    adapter="agentlab.adapters.openai_responses._adapter:OpenAIResponsesAdapter",
-    usage="agentlab.adapters.openai_responses._usage:usage_from_openai",
-    sdk_module="openai",
-    sdk_loggers=("openai",),
-    api_key_env="OPENAI_API_KEY",
-    reasoning_block_type="reasoning",
-    # Responses accepts a tool loop without its reasoning items: "drop" is a real ablation here.
-    drop_with_reasoning=True,
-    options=OPTIONS,
-    check_options="agentlab.adapters.openai_responses._request:check_options",
-    simulated_models="agentlab.sim:OPENAI_MODELS",
-    simulator="agentlab.sim:openai_client",
-    price_provider="openai",
-    batch="agentlab.adapters.openai_responses._batch:OpenAIBatchAPI",
-)
 
-
-
-_PKG = "agentlab.adapters.openai_responses"
-
-
-def _dialect(
-    name: str,
-    label: str,
+def _spec(
+    dialect: ResponsesDialect,
     cls: str,
     check: str,
     *,
-    usage: str = "_usage:usage_from_openai",
-    api_key_env: str | None = None,
+    simulated_models: str | None = None,
     price_provider: str | None = None,
     otel_name: str | None = None,
+    batch: str | None = None,
 ) -> ProviderSpec:
     """One Responses dialect's spec (``_dialect.py``) on the shared adapter and OpenAI's option rules.
 
-    The OpenAI simulator serves each dialect's ``sim-*`` models by their profile.
+    The name, label, key variable and usage mapping are the dialect's, written once there. The OpenAI
+    simulator serves each dialect's ``sim-*`` models by their profile (``_simnames``; OpenAI's own
+    are the simulator's ``OPENAI_MODELS``).
 
-    Every dialect takes a tool loop without its reasoning items (xAI answers 200, only the answer
-    suffers; the others as OpenAI), so ``drop`` is a real ablation on all of them.
+    Responses accepts a tool loop without its reasoning items, on every host (xAI answers 200, only
+    the answer suffers; the others as OpenAI), so ``drop`` is a real ablation on all of them.
     """
     return ProviderSpec(
-        name=name,
-        api="responses",
-        label=label,
+        name=dialect.name,
+        api=API,
+        label=dialect.label,
         adapter=f"{_PKG}._adapter:{cls}",
-        usage=f"{_PKG}.{usage}",
+        usage=target_of(dialect.usage),
         sdk_module="openai",
         sdk_loggers=("openai",),
-        api_key_env=api_key_env,
+        api_key_env=dialect.api_key_env,
         reasoning_block_type="reasoning",
         drop_with_reasoning=True,
         options=OPTIONS,
         check_options=f"{_PKG}.{check}",
-        simulated_models=f"{_PKG}._simnames:{name.upper()}",
+        simulated_models=simulated_models or f"{_PKG}._simnames:{dialect.name.upper()}",
         simulator="agentlab.sim:openai_client",
         price_provider=price_provider,
         otel_name=otel_name,
+        batch=batch,
     )
 
 
-XAI = _dialect(
-    "xai", "xAI", "XAIAdapter", "_xai:check_options", api_key_env="XAI_API_KEY", price_provider="x-ai",
-    otel_name="x_ai",
+SPEC = _spec(
+    OPENAI, "OpenAIResponsesAdapter", "_request:check_options", simulated_models="agentlab.sim:OPENAI_MODELS",
+    price_provider="openai", batch=f"{_PKG}._batch:OpenAIBatchAPI",
 )  # fmt: skip
-DEEPSEEK_RESPONSES = _dialect(
-    "deepseek_responses", "DeepSeek (Responses)", "DeepSeekResponsesAdapter", "_deepseek:check_options",
-    api_key_env="DEEPSEEK_API_KEY", price_provider="deepseek", otel_name="deepseek",
+XAI = _spec(_xai.XAI, "XAIAdapter", "_xai:check_options", price_provider="x-ai", otel_name="x_ai")
+DEEPSEEK_RESPONSES = _spec(
+    _deepseek.DEEPSEEK_RESPONSES, "DeepSeekResponsesAdapter", "_deepseek:check_options",
+    price_provider="deepseek", otel_name="deepseek",
 )  # fmt: skip
-AZURE = _dialect(
-    "azure", "Azure OpenAI", "AzureAdapter", "_azure:check_options", api_key_env="AZURE_OPENAI_API_KEY",
-    price_provider="azure", otel_name="azure.ai.openai",
-)  # fmt: skip
-MANTLE = _dialect(
-    "mantle", "Bedrock Mantle", "MantleAdapter", "_mantle:check_options",
-    usage="_mantle:usage_from_mantle", api_key_env="AWS_BEARER_TOKEN_BEDROCK", otel_name="aws.bedrock",
-)  # fmt: skip
-_LOCAL_USAGE = "_local:usage_from_local"
-VLLM_RESPONSES = _dialect(
-    "vllm_responses", "vLLM (Responses)", "VLLMResponsesAdapter", "_local:check_vllm", usage=_LOCAL_USAGE
+AZURE = _spec(
+    _azure.AZURE, "AzureAdapter", "_azure:check_options", price_provider="azure", otel_name="azure.ai.openai"
 )
-OLLAMA_RESPONSES = _dialect(
-    "ollama_responses", "Ollama (Responses)", "OllamaResponsesAdapter", "_local:check_ollama",
-    usage=_LOCAL_USAGE,
-)  # fmt: skip
-LMSTUDIO_RESPONSES = _dialect(
-    "lmstudio_responses", "LM Studio (Responses)", "LMStudioResponsesAdapter", "_local:check_lmstudio",
-    usage=_LOCAL_USAGE,
-)  # fmt: skip
+MANTLE = _spec(_mantle.MANTLE, "MantleAdapter", "_mantle:check_options", otel_name="aws.bedrock")
+VLLM_RESPONSES = _spec(_local.VLLM_RESPONSES, "VLLMResponsesAdapter", "_local:check_vllm")
+OLLAMA_RESPONSES = _spec(_local.OLLAMA_RESPONSES, "OllamaResponsesAdapter", "_local:check_ollama")
+LMSTUDIO_RESPONSES = _spec(_local.LMSTUDIO_RESPONSES, "LMStudioResponsesAdapter", "_local:check_lmstudio")
