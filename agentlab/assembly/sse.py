@@ -24,7 +24,7 @@ __all__ = ["SSEDecoder"]
 class SSEDecoder:
     """Feed lines (terminator removed) with :meth:`line`; it returns an event's data when one dispatches."""
 
-    __slots__ = ("_bdata", "_btail", "_data", "_event", "_tail", "event")
+    __slots__ = ("_bdata", "_btail", "_data", "_event", "_name", "_name_end", "_named", "_tail")
 
     def __init__(self) -> None:
         self._tail = ""
@@ -32,8 +32,22 @@ class SSEDecoder:
         self._bdata: bytes | None = None
         self._data: str | None = None
         self._event: str | None = None
-        self.event: str | None = None
+        self._name: str | None = None
+        # The last dispatched name, left in its chunk (``_named[7:_name_end]``) until it is asked for:
+        # nothing in agentlab reads it per event, so the one-event fast path does not decode it.
+        self._named: bytes | None = None
+        self._name_end = 0
+
+    @property
+    def event(self) -> str | None:
         """The ``event:`` name of the last dispatched event (``None``: the default, ``message``)."""
+        if self._named is not None:
+            return self._named[7 : self._name_end].decode("utf-8", "replace")
+        return self._name
+
+    def _dispatched(self) -> None:
+        """An event dispatched by a line: its name is the pending one, which does not carry over."""
+        self._name, self._named, self._event = self._event, None, None
 
     def line(self, line: str) -> str | None:
         """One line of the stream; the joined ``data`` when this line (a blank one) ends an event."""
@@ -43,7 +57,7 @@ class SSEDecoder:
             data = self._data
             if data is not None:
                 self._data = None
-                self.event = self._event
+                self._dispatched()
             self._event = None  # a name without data dispatches nothing and does not carry over
             return data
         head = line[:5]
@@ -91,7 +105,7 @@ class SSEDecoder:
                 data = self._data
                 if data is not None:
                     self._data = None
-                    self.event = self._event
+                    self._dispatched()
                     out.append(data)
                 self._event = None  # a name without data dispatches nothing and does not carry over
             elif line[:7] == "event: ":
@@ -109,18 +123,9 @@ class SSEDecoder:
         between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
         """
         if not self._btail and self._bdata is None:
-            one = _one_event(raw)
+            one = self._one_event(raw)
             if one is not None:
-                self.event = self._event
-                self._event = None
-                return [one]
-            if raw.startswith(b"event: "):  # Anthropic's form: ``event: name``, ``data: X``, a blank line
-                i = raw.find(b"\n")
-                one = _one_event(raw, i + 1) if i > 0 and raw.find(b"\r", 0, i) < 0 else None
-                if one is not None:
-                    self.event = raw[7:i].decode("utf-8", "replace")
-                    self._event = None
-                    return [one]
+                return one
             buf = raw
         else:
             buf = self._btail + raw
@@ -135,6 +140,37 @@ class SSEDecoder:
             self._btail = lines.pop()
         return self._byte_lines(lines)
 
+    def _one_event(self, raw: bytes) -> list[bytes] | None:
+        r"""``[data]`` when ``raw`` is exactly one event as servers flush it, else ``None``.
+
+        The forms: ``data: X`` + ``\n\n`` (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` +
+        ``\n\n`` (OpenAI Responses, Anthropic) and ``data: X`` + ``\r\n\r\n`` (Gemini). Tested by
+        where the first line breaks are (``find`` is a memchr, no copy), so the one slice returned is
+        the only bytes made; anything else (two data lines, a comment, a lone ``\r``, a cut event)
+        goes the general way.
+        """
+        if raw.endswith(b"\n\n"):
+            stop = len(raw) - 2
+            if raw.find(b"\r") >= 0:
+                return None
+            first = raw.find(b"\n")
+            if first == stop and raw.startswith(b"data: "):
+                self._name, self._named, self._event = self._event, None, None
+                return [raw[6:stop]]
+            if (
+                raw.startswith(b"event: ")
+                and raw.startswith(b"data: ", first + 1)
+                and raw.find(b"\n", first + 1) == stop
+            ):
+                self._named, self._name_end, self._event = raw, first, None
+                return [raw[first + 7 : stop]]
+        elif raw.endswith(b"\r\n\r\n"):
+            stop = len(raw) - 4
+            if raw.startswith(b"data: ") and raw.find(b"\r") == stop and raw.find(b"\n") == stop + 1:
+                self._name, self._named, self._event = self._event, None, None
+                return [raw[6:stop]]
+        return None
+
     def _byte_lines(self, lines: list[bytes]) -> list[bytes]:
         out: list[bytes] = []
         for line in lines:
@@ -145,7 +181,7 @@ class SSEDecoder:
                 data = self._bdata
                 if data is not None:
                     self._bdata = None
-                    self.event = self._event
+                    self._dispatched()
                     out.append(data)
                 self._event = None  # a name without data dispatches nothing and does not carry over
             elif line[:1] != b":":  # not a comment: the general rule (``data:x``, ``data``, ``event``)
@@ -173,23 +209,3 @@ class SSEDecoder:
             self.line(tail)
         data, self._data = self._data, None
         return data
-
-
-def _one_event(raw: bytes, start: int = 0) -> bytes | None:
-    """The ``data`` of ``raw[start:]`` when it is exactly ``data: X`` + a blank line (LF or CRLF)."""
-    if raw[-4:] == b"\r\n\r\n":
-        stop = len(raw) - 4
-    elif raw[-2:] == b"\n\n":
-        stop = len(raw) - 2
-    else:
-        return None
-    # One line only: no line break inside (memchr scans, no copy before the one slice returned).
-    begin = start + 6
-    if (
-        not raw.startswith(b"data: ", start)
-        or begin > stop
-        or raw.find(b"\n", begin, stop) >= 0
-        or raw.find(b"\r", begin, stop) >= 0
-    ):
-        return None
-    return raw[begin:stop]
