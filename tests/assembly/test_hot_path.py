@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import sys
 import tracemalloc
 from array import array
 from collections.abc import Callable, Iterator
@@ -215,3 +216,37 @@ def test_allocations_per_event_stay_within_budget(protocol: str) -> None:
     kept = sum(s.count_diff for s in kept_after.compare_to(kept_before, "filename"))
     assert statistics.median(peaks) <= PEAK_BYTES_PER_EVENT, statistics.median(peaks)
     assert kept / len(peaks) <= KEPT_BLOCKS_PER_EVENT, kept / len(peaks)
+
+
+ONE_EVENT_CHUNKS = {
+    "event + data, LF (OpenAI Responses, Anthropic)": b'event: content_block_delta\ndata: {"d":" w%d"}\n\n',
+    "data, CRLF (Gemini)": b'data: {"d":" w%d"}\r\n\r\n',
+    "data, LF (Chat Completions)": b'data: {"d":" w%d"}\n\n',
+}
+
+
+@pytest.mark.parametrize("form", sorted(ONE_EVENT_CHUNKS))
+def test_a_one_event_chunk_is_framed_without_allocating_beyond_its_data(form: str) -> None:
+    """The chunk is sliced once: no line split, no tail slices, no event name decoded per event.
+
+    The name stays in its chunk until ``SSEDecoder.event`` is read (nothing on the hot path reads it).
+    """
+    chunks = [ONE_EVENT_CHUNKS[form] % i for i in range(300)]
+    frame = SSEDecoder()
+    for raw in chunks[:20]:
+        frame.chunk_bytes(raw)
+    extra = array("q", bytes(8 * (len(chunks) - 20)))
+    tracemalloc.start()
+    try:
+        for i, raw in enumerate(chunks[20:]):
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            out = frame.chunk_bytes(raw)
+            extra[i] = tracemalloc.get_traced_memory()[1] - before - sys.getsizeof(out[0])
+            assert out == [raw[raw.index(b"data: ") + 6 :].rstrip()]
+            del out
+    finally:
+        tracemalloc.stop()
+    # The returned list (its items array) is all that may come on top of the data slice.
+    assert statistics.median(extra) <= 64, statistics.median(extra)
+    assert frame.event == ("content_block_delta" if form.startswith("event") else None)
