@@ -17,6 +17,7 @@ from agentlab.adapters.built_request import BuiltRequest
 from agentlab.adapters.http_errors import connection_error
 from agentlab.adapters.sdk_adapter import SDKAdapter
 from agentlab.assembly.assembler import Assembler, WireCall
+from agentlab.assembly.http_body import body_chunks
 from agentlab.errors import AgentlabError, MissingApiKeyError, ProviderAPIError, ProviderError
 from agentlab.neutral.error_text import provider_text, wire_error_text
 from agentlab.neutral.request import ModelRequest
@@ -136,7 +137,7 @@ class OpenAIWireAdapter(SDKAdapter[openai.AsyncOpenAI]):
         streamed = request.stream and "event-stream" in resp.headers.get("content-type", "")
         return WireCall(
             request_id=self._request_id(resp.headers),
-            chunks=resp.aiter_bytes() if streamed else None,
+            chunks=body_chunks(resp) if streamed else None,
             read=resp.aread,
             close=resp.aclose,
             errors=TRANSPORT_ERRORS,

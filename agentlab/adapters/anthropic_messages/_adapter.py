@@ -35,6 +35,7 @@ from agentlab.adapters.built_request import BuiltRequest, check_request
 from agentlab.adapters.http_errors import broken_stream
 from agentlab.adapters.sdk_adapter import SDKAdapter
 from agentlab.assembly.assembler import WireCall
+from agentlab.assembly.http_body import body_chunks
 from agentlab.errors import (
     AgentlabError,
     InvalidSettingsError,
@@ -191,7 +192,7 @@ class MessagesAdapter(SDKAdapter[MessagesClient]):
                 resp = await cm.__aenter__()
                 return WireCall(
                     request_id=self._request_id(resp.request_id, resp.http_response.headers),
-                    chunks=resp.http_response.aiter_bytes(),
+                    chunks=body_chunks(resp.http_response),
                     read=resp.read,
                     close=lambda: cm.__aexit__(None, None, None),
                     errors=(httpx2.HTTPError,),

@@ -47,6 +47,7 @@ from agentlab.adapters.google_gemini._stream import API, GeminiAssembler
 from agentlab.adapters.http_errors import broken_stream
 from agentlab.adapters.sdk_adapter import AdapterOptions, SDKAdapter
 from agentlab.assembly.assembler import WireCall, assemble
+from agentlab.assembly.http_body import body_chunks
 from agentlab.errors import (
     AgentlabError,
     ConfigError,
@@ -249,7 +250,7 @@ class GoogleGeminiAdapter(SDKAdapter[genai.Client]):
         if request.stream:
             raw: httpx2.Response = resp.response_stream
             return WireCall(
-                request_id=rid, chunks=raw.aiter_bytes(), read=raw.aread, close=raw.aclose,
+                request_id=rid, chunks=body_chunks(raw), read=raw.aread, close=raw.aclose,
                 errors=_READ_ERRORS, translate=_broken,
             )  # fmt: skip
         text = resp.response_stream[0] if resp.response_stream else ""
