@@ -48,10 +48,11 @@ from .streams import GEMINI_MODEL, Stream, anthropic_stream, gemini_stream, open
 
 CHUNK = 16 * 1024
 DELIVERIES = ("socket", "in_process")
-PROVIDERS = ("openai", "anthropic", "gemini")
+PROVIDERS = ("openai", "xai", "anthropic", "gemini")
 GEMINI_BASE = "https://generativelanguage.googleapis.com"
 GEMINI_PATH = f"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent?alt=sse"
 OPENAI_MODEL = "gpt-5"
+XAI_MODEL = "grok-4"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 
 
@@ -190,30 +191,43 @@ def _adapter_runners(
     return {"adapter": adapter, "run_step": run_step}
 
 
-def openai_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
+def openai_runners(
+    stream: Stream, port: int | None = None, *, dialect: str = "openai"
+) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """OpenAI Responses' consumers; ``dialect="xai"``: the same bytes through xAI's Responses dialect.
+
+    A Responses dialect shares the parser and differs in its hooks (xAI: items from
+    ``response.completed``, cost in ticks), so it gets its own row on the same stream.
+    """
     import openai
 
     from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
+    from agentlab.adapters.openai_responses._adapter import XAIAdapter
     from agentlab.neutral.items import UserItem
     from agentlab.neutral.request import ModelRequest
 
+    cls, model = (XAIAdapter, XAI_MODEL) if dialect == "xai" else (OpenAIResponsesAdapter, OPENAI_MODEL)
     http, base, _ = _clients(port, stream.body)
     client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base, http_client=http, max_retries=0)
     tool = _tool()
-    request = ModelRequest(model=OPENAI_MODEL, items=(UserItem(text="hi"),), tools=(tool.spec,))
+    request = ModelRequest(model=model, items=(UserItem(text="hi"),), tools=(tool.spec,))
 
     async def sdk() -> None:
-        s = await client.responses.create(model=OPENAI_MODEL, input="hi", stream=True)
+        s = await client.responses.create(model=model, input="hi", stream=True)
         async for _ in s:
             pass
 
     steps = _adapter_runners(
-        lambda: OpenAIResponsesAdapter(OPENAI_MODEL, client=client, max_retries=0),
-        f"openai:{OPENAI_MODEL}", request, tool, "reasoning_tokens",
+        lambda: cls(model, client=client, max_retries=0),
+        f"{dialect}:{model}", request, tool, "reasoning_tokens",
     )  # fmt: skip
 
     floors = _floors(port, http, base + "/responses", "/v1/responses")
     return {**floors, "sdk": sdk, **steps}
+
+
+def xai_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
+    return openai_runners(stream, port, dialect="xai")
 
 
 def anthropic_runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -293,11 +307,13 @@ def gemini_runners(stream: Stream, port: int | None = None) -> dict[str, Callabl
 
 STREAMS: dict[str, Callable[[int, int], Stream]] = {
     "openai": openai_stream,
+    "xai": openai_stream,
     "anthropic": anthropic_stream,
     "gemini": gemini_stream,
 }
 RUNNERS: dict[str, Callable[[Stream, int | None], dict[str, Callable[[], Awaitable[Any]]]]] = {
     "openai": openai_runners,
+    "xai": xai_runners,
     "anthropic": anthropic_runners,
     "gemini": gemini_runners,
 }
@@ -348,11 +364,13 @@ def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[s
 LIMITS: dict[str, dict[str, dict[str, float]]] = {
     "in_process": {
         "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
+        "xai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
         "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
         "gemini": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
     },
     "socket": {
         "openai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
+        "xai": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
         "anthropic": {"sdk": 1.0, "floor": 2.5, "run_sdk": 1.5},
         "gemini": {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5},
     },

@@ -74,9 +74,14 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     assert "floor_httpx" in deliveries["socket"]["gemini"]["us_per_event"]
     names = [t["name"] for t in named["adapter_overhead"]["targets"]]
     # per provider: adapter/SDK, adapter/floor, run/SDK, run/adapter; the socket adds the sync httpx2 floor
-    assert sum("socket" in n for n in names) == 15 and sum("in-process" in n for n in names) == 12
+    assert sum("socket" in n for n in names) == 20 and sum("in-process" in n for n in names) == 16
     assert sum(n.startswith("gemini (") for n in names) == 9
+    assert sum(n.startswith("xai (") for n in names) == 9  # a Responses dialect: its own row
     assert "floor_httpx_sync" in deliveries["socket"]["anthropic"]["us_per_event"]
+    assert "floor_httpx_sync" in deliveries["socket"]["xai"]["us_per_event"]
+    bedrock = named["bedrock"]
+    assert set(bedrock["figures"]["us_per_event"]) >= {"floor", "sdk", "adapter"}
+    assert any("botocore-decoding floor" in t["name"] for t in bedrock["targets"])
     chat = named["adapter_chat"]["figures"]["deliveries"]  # measured as section 1 measures
     assert set(chat) == {"socket", "in_process"}
     for delivery, m in chat.items():
