@@ -121,14 +121,39 @@ class SSEDecoder:
 
         UTF-8 is never decoded here (SSE is UTF-8; the JSON decoder checks it), so a character cut
         between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
+
+        The hot path first, inline (one call per chunk): ``raw`` exactly one event as servers flush
+        it, ``data: X`` + ``\n\n`` (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` +
+        ``\n\n`` (OpenAI Responses, Anthropic) or ``data: X`` + ``\r\n\r\n`` (Gemini), with nothing
+        pending. It is told by where the first line breaks are (``find`` is a memchr, no copy), so the
+        one slice returned is the only bytes made; anything else (two data lines, a comment, a lone
+        ``\r``, a cut event) goes the general way (:meth:`_split_bytes`).
         """
-        if not self._btail and self._bdata is None:
-            one = self._one_event(raw)
-            if one is not None:
-                return one
-            buf = raw
-        else:
-            buf = self._btail + raw
+        if self._btail or self._bdata is not None:
+            return self._split_bytes(self._btail + raw)
+        if raw.endswith(b"\n\n"):
+            stop = len(raw) - 2
+            first = raw.find(b"\n")
+            if raw.find(b"\r") < 0:
+                if first == stop and raw.startswith(b"data: "):
+                    self._name, self._named, self._event = self._event, None, None
+                    return [raw[6:stop]]
+                if (
+                    raw.startswith(b"event: ")
+                    and raw.startswith(b"data: ", first + 1)
+                    and raw.find(b"\n", first + 1) == stop
+                ):
+                    self._named, self._name_end, self._event = raw, first, None
+                    return [raw[first + 7 : stop]]
+        elif raw.endswith(b"\r\n\r\n"):
+            stop = len(raw) - 4
+            if raw.startswith(b"data: ") and raw.find(b"\r") == stop and raw.find(b"\n") == stop + 1:
+                self._name, self._named, self._event = self._event, None, None
+                return [raw[6:stop]]
+        return self._split_bytes(raw)
+
+    def _split_bytes(self, buf: bytes) -> list[bytes]:
+        """The general way: ``buf`` (the held tail + the new chunk) cut into lines, the last one held."""
         if b"\r" in buf:
             hold = buf[-1:] == b"\r"  # may be half of a CRLF: kept for the next chunk
             if hold:
@@ -139,37 +164,6 @@ class SSEDecoder:
             lines = buf.split(b"\n")
             self._btail = lines.pop()
         return self._byte_lines(lines)
-
-    def _one_event(self, raw: bytes) -> list[bytes] | None:
-        r"""``[data]`` when ``raw`` is exactly one event as servers flush it, else ``None``.
-
-        The forms: ``data: X`` + ``\n\n`` (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` +
-        ``\n\n`` (OpenAI Responses, Anthropic) and ``data: X`` + ``\r\n\r\n`` (Gemini). Tested by
-        where the first line breaks are (``find`` is a memchr, no copy), so the one slice returned is
-        the only bytes made; anything else (two data lines, a comment, a lone ``\r``, a cut event)
-        goes the general way.
-        """
-        if raw.endswith(b"\n\n"):
-            stop = len(raw) - 2
-            if raw.find(b"\r") >= 0:
-                return None
-            first = raw.find(b"\n")
-            if first == stop and raw.startswith(b"data: "):
-                self._name, self._named, self._event = self._event, None, None
-                return [raw[6:stop]]
-            if (
-                raw.startswith(b"event: ")
-                and raw.startswith(b"data: ", first + 1)
-                and raw.find(b"\n", first + 1) == stop
-            ):
-                self._named, self._name_end, self._event = raw, first, None
-                return [raw[first + 7 : stop]]
-        elif raw.endswith(b"\r\n\r\n"):
-            stop = len(raw) - 4
-            if raw.startswith(b"data: ") and raw.find(b"\r") == stop and raw.find(b"\n") == stop + 1:
-                self._name, self._named, self._event = self._event, None, None
-                return [raw[6:stop]]
-        return None
 
     def _byte_lines(self, lines: list[bytes]) -> list[bytes]:
         out: list[bytes] = []
