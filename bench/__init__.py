@@ -8,7 +8,7 @@ hard-coded. Sections:
 
 1. ``adapters``: CPU per streamed event over a loopback socket (one HTTP chunk per SSE event, as real
    servers flush) and in process (16 KiB chunks): floor, raw SDK typed stream, adapter, run step;
-   OpenAI, Anthropic and Gemini side by side.
+   OpenAI, xAI's Responses dialect (same bytes as OpenAI), Anthropic and Gemini side by side.
 2. ``peers``: the same bytes over loopback on four protocols (Responses, Messages, Gemini, DeepSeek Chat):
    raw SDK, agentlab, LiteLLM, pydantic-ai (``bench`` extra).
 3. ``startup``: ``import agentlab`` and first panel render vs ``import pydantic`` and the SDKs.
@@ -29,7 +29,8 @@ hard-coded. Sections:
     with and without the SDK warm-up.
 14. ``mcp`` (``bench/mcp_tools.py``): an MCP tool's per-call cost against the same tool as a Python
     function, median and p99, over stdio and Streamable HTTP (``mcp`` extra).
-15. ``bedrock``: CPU per ConverseStream event, the Bedrock adapter vs raw botocore (loopback, one
+15. ``bedrock``: CPU per ConverseStream event, the Bedrock adapter vs raw botocore and vs the
+    botocore-decoding floor (``EventStreamBuffer`` + ``json.loads`` per event; loopback, one
     event-stream message per HTTP chunk).
 """
 

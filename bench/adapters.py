@@ -1,4 +1,4 @@
-"""Section 1: CPU per streamed event, three providers, two deliveries, side by side in one run.
+"""Section 1: CPU per streamed event: OpenAI, its xAI dialect, Anthropic and Gemini, side by side.
 
 Every consumer reads the same recorded-shape body (:mod:`bench.streams`), delivered two ways:
 
