@@ -19,6 +19,12 @@ from zlib import crc32
 __all__ = ["EventStreamFraming", "FramingError"]
 
 _MAX_MESSAGE = 24 * 1024 * 1024 + 128 * 1024
+_PLAIN = frozenset({":event-type", ":content-type", ":message-type"})
+_PREFIXES: dict[bytes, bytes] = {}
+"""An event's header block -> its ``{"<event type>":`` prefix. A stream repeats a handful of header
+blocks (one per event type), so each is parsed once per process instead of once per event; only
+blocks of plain events with the three standard headers are kept, at most ``_MAX_PREFIXES``."""
+_MAX_PREFIXES = 64
 
 
 class FramingError(Exception):
@@ -75,10 +81,16 @@ class EventStreamFraming:
 
     @staticmethod
     def _event(raw_headers: bytes, payload: bytes) -> bytes:
+        prefix = _PREFIXES.get(raw_headers)
+        if prefix is not None:
+            return prefix + (payload or b"{}") + b"}"
         h = _headers(raw_headers)
         kind = h.get(":message-type", "event")
         if kind == "event":
-            return b'{"' + h.get(":event-type", "").encode() + b'":' + (payload or b"{}") + b"}"
+            prefix = b'{"' + h.get(":event-type", "").encode() + b'":'
+            if len(_PREFIXES) < _MAX_PREFIXES and h.keys() <= _PLAIN:
+                _PREFIXES[raw_headers] = prefix
+            return prefix + (payload or b"{}") + b"}"
         if kind == "exception":
             inner = json.loads(payload or b"{}")
             body = {**(inner if isinstance(inner, dict) else {}), "type": h.get(":exception-type", "")}
