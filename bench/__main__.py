@@ -164,6 +164,66 @@ def profile(name: str, quick: bool) -> int:
     return 0
 
 
+_PROTOCOLS = (
+    ("adapter_overhead", "openai", "OpenAI Responses"),
+    ("adapter_overhead", "xai", "Responses, xAI dialect"),
+    ("adapter_overhead", "anthropic", "Anthropic Messages"),
+    ("adapter_overhead", "gemini", "Gemini"),
+    ("adapter_chat", None, "Chat Completions (DeepSeek dialect)"),
+    ("bedrock", None, "Bedrock Converse (binary event stream)"),
+)
+
+
+def _socket_figures(sec: dict[str, Any], provider: str | None) -> dict[str, float] | None:
+    """A protocol's socket figures (µs per event) in a stored section; ``None`` when it has none."""
+    figures = sec.get("figures") or {}
+    if sec["name"] == "bedrock":
+        us = figures.get("us_per_event")
+        return dict(us) if us else None
+    socket = (figures.get("deliveries") or {}).get("socket") or {}
+    m = socket.get(provider) if provider is not None else socket
+    return dict(m["us_per_event"]) if m and "us_per_event" in m else None
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a and b else "n/a"
+
+
+def protocol_table(results: dict[str, Any]) -> str:
+    """Issue 34's view: every protocol's floor, adapter and run step per event, one row each.
+
+    Read from the stored sections (socket delivery, one chunk per event): the floor the target divides
+    by is the sync ``httpx2`` line loop + ``json.loads`` on SSE protocols and botocore's event-stream
+    decoder + ``json.loads`` on Bedrock; the ``http.client`` floor is shown beside it.
+    """
+    named = {sec["name"]: sec for sec in results["sections"] if not sec.get("error")}
+    rows = [
+        "| protocol | target floor | http.client floor | adapter | adapter / target floor | run step"
+        " | run step / adapter |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, provider, label in _PROTOCOLS:
+        us = _socket_figures(named[name], provider) if name in named else None
+        if us is None:
+            continue
+        bedrock = name == "bedrock"
+        target = us.get("floor") if bedrock else us.get("floor_httpx_sync")
+        plain = None if bedrock else us.get("floor")
+        adapter, run = us.get("adapter"), us.get("run_step")
+        cells = [f"{v:.1f} µs" if v else "n/a" for v in (target, plain, adapter)]
+        run_cell = f"{run:.1f} µs" if run else "n/a"
+        rows.append(
+            f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {_ratio(adapter, target)} | {run_cell}"
+            f" | {_ratio(run, adapter)} |"
+        )
+    note = (
+        "_Target floor: sync httpx2 `iter_lines` + `json.loads` per event (SSE), botocore"
+        " `EventStreamBuffer` + `json.loads` per event (Bedrock); targets: adapter / target floor <= 1.0x,"
+        " run step / adapter <= 1.1x. Medians, socket delivery, one HTTP chunk per event._"
+    )
+    return "\n".join(rows) + "\n\n" + note
+
+
 def stamped_table(results: dict[str, Any]) -> str:
     """The table with when, where and on what it was measured (the docs' Performance page shows it).
 
@@ -180,7 +240,7 @@ def stamped_table(results: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
         + "."
     )
-    return f"{stamp}\n\n{table(results)}\n"
+    return f"{stamp}\n\n{protocol_table(results)}\n\n{table(results)}\n"
 
 
 def merge(
