@@ -1,10 +1,12 @@
 """Keep what the streaming hot path won (issue 34): structure, never time.
 
-Per streamed event the adapters' path is: the body's ``bytes`` framed by
-``SSEDecoder.chunk_bytes`` (a one-event chunk sliced, never split into lines), one jiter decode
-(:mod:`agentlab.assembly.wire_json`), and a delta event built without pydantic's validation. These
-tests fail when one of them is lost (a text framing path, the stdlib decoder, a validated event per
-delta) or when the path starts allocating more per event than the budgets below.
+Per streamed event the adapters' path is: the body's ``bytes`` as the transport hands them over
+(``agentlab.assembly.http_body.body_chunks``, guarded in ``test_http_body.py``), framed by
+``SSEDecoder.chunk_bytes`` (a one-event chunk sliced once, never split into lines, its event name
+not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), and a delta event built without
+pydantic's validation. These tests fail when one of them is lost (a text framing path, a per-event
+name decode or line split, the stdlib decoder, a validated event per delta) or when the path starts
+allocating more per event than the budgets below.
 """
 
 from __future__ import annotations
