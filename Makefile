@@ -63,17 +63,32 @@ lint: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy
 
+# What runs beside the main suite (see `test`), in this order, stopping at the first failure: mypy; sweeps
+# and comparisons logged to a real MLflow store and server (docs: tracking); the MLflow page's examples
+# (the extra is only in .venv-mlflow); the notebooks, re-executed (only cells marked NBVAL_CHECK_OUTPUT
+# must match their saved output).
+SIDE_LOG := out/make-test-beside.log
+define test_beside
+	$(BIN)/python -m mypy && \
+	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS) && \
+	$(MLFLOW_VENV)/bin/python -m pytest tests/docs/test_examples.py -k export && \
+	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL)
+endef
+
+# ruff first (seconds); then the whole suite (tests/docs builds the documentation site strictly and runs
+# every example) on one core while test_beside runs on the other (most of the suite's time is one
+# process; these are separate processes that share no port or file with it). test_beside's output goes
+# to SIDE_LOG and is printed when both ends; either failing fails `make test`.
 test: $(STAMP) $(MLFLOW_STAMP)
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m mypy
-	# the whole suite; tests/docs builds the documentation site strictly and runs every example
-	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS))
-	# sweeps and comparisons logged to a real MLflow store and server (docs: tracking)
-	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS)
-	# the MLflow page's examples (the extra is only in .venv-mlflow)
-	$(MLFLOW_VENV)/bin/python -m pytest tests/docs/test_examples.py -k export
-	# the notebooks, re-executed; only cells marked NBVAL_CHECK_OUTPUT must match their saved output
-	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL)
+	@mkdir -p $(dir $(SIDE_LOG))
+	@echo "beside the suite (output below when it ends): mypy, MLflow tests, MLflow page examples, notebooks"
+	@{ $(test_beside) ; } > $(SIDE_LOG) 2>&1 & beside=$$!; \
+	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS)); suite=$$?; \
+	wait $$beside; rc=$$?; \
+	echo "===== beside the suite: mypy, MLflow tests, MLflow page examples, notebooks (exit $$rc) ====="; \
+	cat $(SIDE_LOG); \
+	test $$suite -eq 0 && test $$rc -eq 0
 
 # Re-execute the shipped notebooks from the current code (simulated providers, fresh kernels), write
 # them back whole, and scan them for stale outputs (machine paths, widget reprs, old formats).

@@ -101,6 +101,29 @@ def _spawn(name: str, quick: bool) -> dict[str, Any]:
         return data
 
 
+def _run_sections(names: list[str], quick: bool, jobs: int) -> list[dict[str, Any]]:
+    """Each section in its own interpreter, ``jobs`` at a time; the results in the order of ``names``.
+
+    Why ``jobs``: the CI smoke (``--quick``, tests/test_bench_smoke.py) only checks that every section
+    runs and reports, so it may use every core; a measurement runs one section at a time (main refuses
+    ``--jobs`` without ``--quick``).
+    """
+
+    def one(name: str) -> dict[str, Any]:
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        sec = _spawn(name, quick)
+        err = f" ERROR {sec['error']}" if sec.get("error") else ""
+        print(f"[bench] {name}: {sec.get('seconds', 0):.1f} s{err}", file=sys.stderr, flush=True)
+        return sec
+
+    if jobs <= 1:
+        return [one(name) for name in names]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, names))
+
+
 def _fmt(v: Any, unit: str) -> str:
     if v is None:
         return "n/a"
@@ -300,6 +323,13 @@ def main(argv: list[str] | None = None) -> int:
         help="with --only: put these sections into the stored --out file (each stamped with when and "
         "how it was measured), keeping the others",
     )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --quick: run N sections at a time (the CI smoke on every core; default 1)",
+    )
     p.add_argument("--section", choices=SECTIONS, help=argparse.SUPPRESS)
     p.add_argument("--section-out", type=Path, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -315,13 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     out = a.out or DEFAULT_OUT
     started = dt.datetime.now(dt.UTC)
     load_before = _loadavg()
-    sections = []
-    for name in a.only or SECTIONS:
-        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        sec = _spawn(name, a.quick)
-        err = f" ERROR {sec['error']}" if sec.get("error") else ""
-        print(f"[bench] {name}: {sec.get('seconds', 0):.1f} s{err}", file=sys.stderr, flush=True)
-        sections.append(sec)
+    if a.jobs > 1 and not a.quick:
+        p.error("--jobs runs sections at the same time: only with --quick (its figures are not meaningful)")
+    sections = _run_sections(list(a.only or SECTIONS), a.quick, a.jobs)
     if a.merge:
         return merge(out, sections, a, started, load_before)
     results = {

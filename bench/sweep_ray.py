@@ -8,7 +8,7 @@ memory, the local cluster's start time, and whether both files agree run by run 
 tool calls). The plan is ``bench/sweep_scale.py``'s: the shipped task set x four simulated models x
 the continuity arms x enough repeats for ``runs``; fsync per row in both.
 
-    python -m bench --only sweep_ray          # section 10 (~400 runs per executor; --quick: 40)
+    python -m bench --only sweep_ray          # section 10 (~400 runs per executor; --quick: 8)
     python bench/sweep_ray.py --runs 10000    # the same, any size, figures printed
 
 The Ray side starts a local cluster with ``num_cpus`` = the machine's cores and gives each task
@@ -219,7 +219,7 @@ def run(quick: bool) -> Section:
     if importlib.util.find_spec("ray") is None:
         sec.skipped = "ray is not installed (pip install 'agentlab[ray]'; the dev extra has it)"
         return sec
-    figs = measure(40 if quick else 400)
+    figs = measure(8 if quick else 400)  # --quick: each model x setting arm once (8 runs)
     sec.figures = figs
     sec.row("asyncio executor", _row(figs["asyncio"]))
     sec.row(f"ray executor ({figs['num_cpus']} CPU per task)", _row(figs["ray"]))

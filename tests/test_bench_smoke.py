@@ -22,8 +22,9 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     from bench import SECTIONS
 
     out = tmp_path / "results.json"
+    # two sections at a time (each in its own interpreter): the results keep the sections' order
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "bench", "--quick", "--jobs", "2", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -267,3 +268,12 @@ def test_bench_chat_consumers_all_read_the_stream_in_process() -> None:
 
     m = asyncio.run(_measure(chat_stream(20, 10), 1, None))
     assert m["delivery"] == "in_process" and set(m["us_per_event"]) == {"floor", "sdk", "adapter", "run_step"}
+
+
+def test_bench_jobs_only_with_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    """Sections at the same time skew each other's figures: a measurement refuses ``--jobs``."""
+    from bench.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--jobs", "2", "--only", "bedrock", "--out", "/nonexistent/results.json"])
+    assert exc.value.code == 2 and "only with --quick" in capsys.readouterr().err

@@ -158,6 +158,75 @@ def synced_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(json.dumps(m["data"], ensure_ascii=False) for m in messages)
 
 
+def _build_two_kernels_at_a_time(builds: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``build_report(**kw)`` for each of ``builds``, every notebook executed ahead, two at a time.
+
+    Why: one kernel runs one notebook on one core, so building the reports one notebook after another
+    (as ``build_report`` does) left the second core idle for the suite's slowest setup (76 s on a quiet
+    2-core machine). ``build_report`` itself still writes and exports every page; only its
+    ``_execute`` is handed the notebook that already ran (or is running) in the pool.
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from agentlab.notebook import report as nbreport
+
+    real = nbreport._execute
+
+    def execute(src: Path, env: dict[str, str], timeout: int) -> Any:
+        try:
+            return real(src, env, timeout)
+        finally:  # nbclient made this thread an event loop (jupyter_core's run_sync): close it here
+            from jupyter_core.utils import ensure_event_loop
+
+            loop = ensure_event_loop()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    src_dir = Path(__file__).resolve().parents[2] / "notebooks"
+    ahead: dict[tuple[str, str], Future[Any]] = {}
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
+    try:
+        for kw in builds.values():
+            env = nbreport._kernel_env(bool(kw.get("keep_reasoning")))
+            for name in kw.get("names") or sorted(p.stem for p in src_dir.glob("*.ipynb")):
+                src = src_dir / f"{name}.ipynb"
+                ahead[(str(src), env["AGENTLAB_KEEP_REASONING"])] = pool.submit(execute, src, env, 180)
+
+        def executed(src: Path, env: dict[str, str], timeout: int) -> Any:
+            done = ahead.pop((str(src), env["AGENTLAB_KEEP_REASONING"]), None)
+            return done.result() if done is not None else real(src, env, timeout)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nbreport, "_execute", executed)
+            return {key: nbreport.build_report(**kw) for key, kw in builds.items()}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def shipped_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every shipped notebook's report (``"default"``) and the quickstart's kept one (``"keep"``).
+
+    ``"default"`` is built as ``make demo`` builds it, into ``out/report``; ``"keep"`` has the keep
+    option on, in a temp dir. Built once per session: ``test_browser.py`` renders both in Chromium and
+    ``test_report_three_providers.py`` reads the compare page without a browser. Offline: the widget
+    JS comes from the cache or is left out (``fetch_assets=False``).
+    """
+    root = Path(__file__).resolve().parents[2]
+    keep_dir = tmp_path_factory.mktemp("keep")
+    return _build_two_kernels_at_a_time(
+        {
+            "default": {"out_dir": root / "out" / "report", "fetch_assets": False},
+            "keep": {
+                "out_dir": keep_dir,
+                "names": ["01_quickstart"],
+                "keep_reasoning": True,
+                "fetch_assets": False,
+            },
+        }
+    )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_widgets() -> Iterator[None]:
     """Close widgets before interpreter teardown (ipywidgets' ``__del__`` is noisy at exit)."""

@@ -83,15 +83,11 @@ def _widget_state(nb: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    _require_chromium_and_assets()
-    from agentlab.notebook.report import build_report
-
-    default = build_report(ROOT / "out" / "report", fetch_assets=False)
-    kept = build_report(
-        tmp_path_factory.mktemp("keep"), names=["01_quickstart"], keep_reasoning=True, fetch_assets=False
-    )
-    return {"default": default, "keep": kept}
+def reports(request: pytest.FixtureRequest) -> dict[str, object]:
+    """Every notebook's report in ``out/report`` and the quickstart's with the keep option (conftest)."""
+    _require_chromium_and_assets()  # before the build: without Chromium there is nothing to render
+    shipped: dict[str, object] = request.getfixturevalue("shipped_reports")
+    return shipped
 
 
 def test_report_renders_panels_and_charts_without_reasoning(
