@@ -84,7 +84,7 @@ def _widget_state(nb: Path) -> str:
 
 @pytest.fixture(scope="module")
 def reports(request: pytest.FixtureRequest) -> dict[str, object]:
-    """Every notebook's report in ``out/report`` and the quickstart's with the keep option (conftest)."""
+    """Every notebook's report and the quickstart's with the keep option (built once: conftest)."""
     _require_chromium_and_assets()  # before the build: without Chromium there is nothing to render
     shipped: dict[str, object] = request.getfixturevalue("shipped_reports")
     return shipped
