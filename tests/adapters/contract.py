@@ -42,11 +42,14 @@ import httpx2
 from agentlab.adapters.base import Adapter
 from agentlab.assembly.assembler import Assembler
 from agentlab.neutral.events import AdapterEvent, ModelResponse, ResponseCompletedEvent
+from agentlab.neutral.request import ToolSpec
 from agentlab.sim import SimTransport
 
 __all__ = [
     "CASES",
     "STATUS_LADDER",
+    "WEATHER",
+    "WEATHER_OPEN",
     "AdapterCase",
     "Recorder",
     "RecordingTransport",
@@ -56,6 +59,24 @@ __all__ = [
     "contains",
     "register",
 ]
+
+#: The weather tool the adapter tests ask for, with a closed schema (``additionalProperties: false``:
+#: what strict tool schemas need) and with an open one (what a hand-written tool often sends).
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+)
+WEATHER_OPEN = ToolSpec(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
 
 
 class RecordingTransport(SimTransport):

@@ -23,15 +23,11 @@ from agentlab.loop.session import Session
 from agentlab.loop.tools import tool
 from agentlab.neutral.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.neutral.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
 from agentlab.sim.reasoner import MAGIC_REDACTED
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Oslo": "-3 C, snow", "Berlin": "11 C"}
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 THINKING_TYPES = ("thinking", "redacted_thinking")
 
 

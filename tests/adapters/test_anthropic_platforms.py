@@ -26,19 +26,9 @@ from agentlab.adapters.base import create_adapter
 from agentlab.errors import ConfigError, ProviderAPIError, StreamInterruptedError
 from agentlab.neutral.events import DiagnosticEvent, ModelResponse
 from agentlab.neutral.items import ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.contract import RecordingTransport, collect, completed
+from agentlab.neutral.request import ModelRequest, ReasoningSettings
+from tests.adapters.contract import WEATHER, RecordingTransport, collect, completed
 
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 TASK = "What's the weather in Florence, Italy?"
 
 

@@ -19,15 +19,10 @@ from agentlab.adapters.bedrock_converse._usage import usage_from_converse
 from agentlab.errors import ConfigError, StreamInterruptedError
 from agentlab.neutral.events import ReasoningDeltaEvent, ResponseCompletedEvent
 from agentlab.neutral.items import ToolResultItem, UserItem
-from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
 from agentlab.sim import bedrock_client
 from agentlab.sim.aws.eventstream import encode_event, encode_exception
-
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 
 
 def _ask(model: str, **kw: Any) -> ModelRequest:

@@ -19,8 +19,8 @@ from agentlab.errors import ContinuityViolation
 from agentlab.neutral.continuity import ContinuityLayout, OpaqueRef, expected_refs, opaque_slots
 from agentlab.neutral.events import ModelResponse
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.contract import CASES, AdapterCase, collect, completed
-from tests.adapters.test_contract import WEATHER, ask, next_step
+from tests.adapters.contract import CASES, WEATHER, AdapterCase, collect, completed
+from tests.adapters.test_contract import ask, next_step
 
 Tamper = Callable[[Any, ContinuityLayout], None]
 

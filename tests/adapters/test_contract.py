@@ -30,19 +30,9 @@ from agentlab.neutral.items import (
     ToolResultItem,
     UserItem,
 )
-from agentlab.neutral.request import ModelRequest, ToolSpec
-from tests.adapters.contract import CASES, STATUS_LADDER, AdapterCase, collect, completed, contains
+from agentlab.neutral.request import ModelRequest
+from tests.adapters.contract import CASES, STATUS_LADDER, WEATHER, AdapterCase, collect, completed, contains
 
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Florence, Italy": "21 C, clear"}
 
 

@@ -19,20 +19,16 @@ from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.adapters.google_gemini._cache import minimum_tokens
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.items import SystemItem, UserItem
-from agentlab.neutral.request import CacheHints, ModelRequest, ToolSpec
+from agentlab.neutral.request import CacheHints, ModelRequest
 from agentlab.sim import gemini_client
 from agentlab.sim.core import Simulator
 from agentlab.sim.gemini import cache as gemini_cache
 from agentlab.sim.transport import SimTransport
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 
 BIG = "You answer weather questions. Reference notes: " + "alpha beta gamma delta " * 1100
 EXPLICIT = CacheHints(mode="explicit", ttl="5m")
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny"}
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
 
 class Recording(SimTransport):

@@ -21,20 +21,16 @@ from agentlab.adapters.google_gemini._request import build_request
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import AssistantTextItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ToolSpec
+from agentlab.neutral.request import ModelRequest
 from agentlab.sim import gemini_client
 from agentlab.sweeps import continuity_settings, load_results, sim_tasks, sim_tools, sweep
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 from tests.adapters.contract import RecordingTransport
 from tests.adapters.gemini_support import signed_parts
 
 TASK = "Is it warmer in Paris or Rome?"
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Oslo": "-3 C, snow"}
 DUMMIES = {"context_engineering_is_the_way_to_go", "skip_thought_signature_validator"}
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
 
 def get_weather(city: str) -> str:

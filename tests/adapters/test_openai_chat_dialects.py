@@ -19,14 +19,9 @@ from agentlab.adapters.openai_chat._xai import TICKS_PER_USD
 from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderAPIError
 from agentlab.neutral.items import ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
+from agentlab.neutral.request import ModelRequest, ReasoningSettings
 from tests.adapters.chat_support import Replay, Served, adapter_on, collect, completed
-
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 
 
 @pytest.mark.parametrize(

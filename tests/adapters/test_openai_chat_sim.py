@@ -24,15 +24,10 @@ from agentlab.adapters.openai_chat._adapter import ChatCompletionsAdapter
 from agentlab.errors import ConfigError, ProviderAPIError
 from agentlab.neutral.events import ModelCallCompletedEvent
 from agentlab.neutral.items import ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ToolSpec
+from agentlab.neutral.request import ModelRequest
 from agentlab.sim import chat_client
+from tests.adapters.contract import WEATHER_OPEN as WEATHER
 from tests.adapters.contract import RecordingTransport, collect, completed
-
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
 
 @al.tool

@@ -14,8 +14,9 @@ from agentlab.adapters import create_adapter
 from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError
 from agentlab.neutral.items import ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ToolSpec
+from agentlab.neutral.request import ModelRequest
 from tests.adapters.chat_support import Replay, Served, client_on, collect, completed
+from tests.adapters.contract import WEATHER
 
 DIALECTS = {
     "xai": ("XAIAdapter", "https://api.x.ai/v1", "XAI_API_KEY"),
@@ -30,16 +31,6 @@ DIALECTS = {
     "ollama_responses": ("OllamaResponsesAdapter", "http://localhost:11434/v1", None),
     "lmstudio_responses": ("LMStudioResponsesAdapter", "http://localhost:1234/v1", None),
 }
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))

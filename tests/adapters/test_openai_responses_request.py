@@ -28,18 +28,9 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
+from tests.adapters.contract import WEATHER
 
 BASE = "https://api.openai.com/v1"
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 
 
 def body(req: ModelRequest, model: str | None = None) -> dict[str, Any]:

@@ -20,21 +20,11 @@ from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import ProviderAPIError
 from agentlab.neutral.events import ModelResponse
 from agentlab.neutral.items import ProviderReasoningItem, ToolResultItem, UserItem
-from agentlab.neutral.request import ModelRequest, ToolSpec
+from agentlab.neutral.request import ModelRequest
 from agentlab.sim import openai_client
-from tests.adapters.contract import RecordingTransport, collect, completed
+from tests.adapters.contract import WEATHER, RecordingTransport, collect, completed
 
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny"}
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 TASK = "Is it warmer in Paris or Rome?"
 
 
