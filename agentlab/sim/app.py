@@ -22,7 +22,7 @@ import agentlab.sim.faults as faults
 import agentlab.sim.reasoner as reasoner
 from agentlab.sim.core import Simulator
 from agentlab.sim.faults import Chunk, Fault
-from agentlab.sim.pacing import PaceError, model_skill, parse_options
+from agentlab.sim.pacing import PaceError, parse_options, read_options
 from agentlab.sim.protocols import Match, RouteCall, SimProtocol, protocol_for, route_for, served_model
 from agentlab.sim.real_models import HEADER, label
 
@@ -184,7 +184,7 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
     # A model in the path arrives percent-encoded (``sim-thinker%2Bfault%3D429x1``), as servers see it.
     raw_model = str(req.get("model") or unquote(match.params.get("model") or ""))
     try:
-        model, model_fault, pace = parse_options(raw_model)
+        model, model_fault, pace, skill = read_options(raw_model)
     except PaceError as err:
         raise _Refused(_render(protocol, protocol.errors.bad_request(str(err), "model"), body)) from None
     spec = h.get("x-sim-fault") or model_fault or sim.default_fault or ""
@@ -198,7 +198,6 @@ def _serve(sim: Simulator, match: Match, method: str, path: str, h: dict[str, st
     try:
         if served != model and protocol.model_rules is not None:
             protocol.model_rules(model, req)
-        skill = model_skill(raw_model)
         token = reasoner.SKILL.set(None if skill is None else (model, skill))
         try:
             reply = protocol.handle(sim, {**req, "model": label(model, served)}, h, served)

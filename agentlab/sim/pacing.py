@@ -34,7 +34,7 @@ from typing import Any
 
 from agentlab.sim.tokenizer import count_tokens
 
-__all__ = ["OPTIONS", "Pace", "PaceError", "delta_tokens", "model_skill", "parse_options"]
+__all__ = ["OPTIONS", "Pace", "PaceError", "delta_tokens", "model_skill", "parse_options", "read_options"]
 
 #: Keys under which a delta event carries streamed text, in every simulated protocol.
 _TEXT_KEYS = frozenset(
@@ -80,8 +80,23 @@ def parse_options(raw: str) -> tuple[str, str | None, Pace]:
 
     Raises :class:`PaceError` naming an unknown option or a value out of range.
     """
+    base, fault, pace, _ = read_options(raw)
+    return base, fault, pace
+
+
+def model_skill(raw: str) -> float | None:
+    """The ``skill=P`` option of a model string (``None`` without one: every answer as planned)."""
+    return read_options(raw)[3]
+
+
+def read_options(raw: str) -> tuple[str, str | None, Pace, float | None]:
+    """Every option of a model string in one pass: name, fault spec, pace and skill.
+
+    Raises :class:`PaceError` naming an unknown option or a value out of range.
+    """
     base, _, opts = raw.partition("+")
     fault: str | None = None
+    skill: float | None = None
     tps: float | None = None
     ttft = 0
     for opt in opts.split("+") if opts else []:
@@ -91,23 +106,12 @@ def parse_options(raw: str) -> tuple[str, str | None, Pace]:
         if key == "fault":
             fault = value
         elif key == "skill":
-            _number(key, value, 0, 1)
+            skill = _number(key, value, 0, 1)
         elif key == "tps":
             tps = _number(key, value, 0.1, 100_000)
         else:
             ttft = int(_number(key, value, 0, 600_000))
-    return base, fault, Pace(tps, ttft)
-
-
-def model_skill(raw: str) -> float | None:
-    """The ``skill=P`` option of a model string (``None`` without one: every answer as planned)."""
-    parse_options(raw)  # the whole string is checked, as everywhere else
-    skill = None
-    for opt in raw.partition("+")[2].split("+"):
-        key, _, value = opt.partition("=")
-        if key == "skill":
-            skill = float(value)
-    return skill
+    return base, fault, Pace(tps, ttft), skill
 
 
 def _text_tokens(value: Any, key: str | None) -> int:
