@@ -30,7 +30,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentlab.errors import ConfigError, MissingExtraError
+from agentlab.errors import ConfigError, MissingExtraError, one_line
 from agentlab.loop.tools import Tool, as_tools
 from agentlab.sweeps.tasks import Task, jsonl_rows
 
@@ -225,8 +225,7 @@ def _hf_rows(source: str, split: str | None) -> Iterator[tuple[str, Any]]:
     try:
         ds = datasets.load_dataset(source[3:], split=split or "train")
     except Exception as e:  # the hub's and the builders' many error types: one typed line naming the source
-        first = (str(e).strip().splitlines() or [""])[0][:200]
-        why = f"{type(e).__name__}: {first}"
+        why = f"{type(e).__name__}: {one_line(str(e))[:200]}"
         raise DatasetError(f"{source}: Hugging Face could not load it ({why})") from None
     return ((f"{source} row {i}", r) for i, r in enumerate(ds))
 
