@@ -390,6 +390,7 @@ class Run:
         self._t0 = time.perf_counter()  # reset when the run starts (after the adapter is created)
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
+        self._drain = False  # set by ``arun``: deltas are delivered, not yielded (see ``_attempt``)
 
     # ------------------------------------------------------------------ public
 
@@ -458,6 +459,7 @@ class Run:
 
     async def arun(self) -> RunResult:
         """Run to the end; return the result (raises the typed error if the run failed)."""
+        self._drain = True  # nobody reads the deltas from the stream: they go to on_event/subscribers only
         gen = self._events()
         step = gen.__anext__
         try:
@@ -821,6 +823,10 @@ class Run:
         origin = call.request.origin
         call.start()
         deliver = self._deliver
+        # ``arun`` drains: a delta it would receive is dropped there, so it is delivered (on_event,
+        # subscribers, the live view) and not yielded up the four generator levels to the drain.
+        # With nobody listening either, a delta costs this loop two attribute reads.
+        drain = self._drain
         # aclosing: a consumer leaving events() early (GeneratorExit at our yield) must close the
         # adapter's stream, and with it the HTTP response, now.
         # The adapter's stream directly: one generator level less per delta (the completed response
@@ -839,8 +845,10 @@ class Run:
                 if t is DiagnosticEvent:
                     yield self._emit(ev)
                     continue
-                deliver(ev)
-                yield ev
+                if self.on_event is not None or self._subscribers:
+                    deliver(ev)
+                if not drain:
+                    yield ev
         call.stop()
         if call.completed is None:
             raise ModelBehaviorError(

@@ -555,7 +555,12 @@ class Tool:
     @property
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments object (closed, unless ``additional_properties=True``)."""
-        schema = model_schema(self._args_model.model_json_schema())
+        # Pydantic's schema generation (~0.5 ms) once per tool, not once per Run that lists it;
+        # model_schema copies it, so every caller still gets a dict of its own.
+        raw = self.__dict__.get("_raw_schema")
+        if raw is None:
+            raw = self.__dict__["_raw_schema"] = self._args_model.model_json_schema()
+        schema = model_schema(raw)
         schema.setdefault("properties", {})
         if self.additional_properties:
             schema["additionalProperties"] = True
