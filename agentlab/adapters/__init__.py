@@ -22,14 +22,9 @@ if TYPE_CHECKING:
     from agentlab.adapters.sdk_adapter import SDKAdapter as SDKAdapter
 
 _EXPORTS: dict[str, str] = {
-    "Adapter": "agentlab.adapters.base",
-    "ModelRef": "agentlab.adapters.base",
-    "ProviderSpec": "agentlab.adapters.registry",
+    **dict.fromkeys(("Adapter", "ModelRef", "create_adapter", "parse_model"), "agentlab.adapters.base"),
+    **dict.fromkeys(("ProviderSpec", "get_provider", "register_provider"), "agentlab.adapters.registry"),
     "SDKAdapter": "agentlab.adapters.sdk_adapter",
-    "create_adapter": "agentlab.adapters.base",
-    "get_provider": "agentlab.adapters.registry",
-    "parse_model": "agentlab.adapters.base",
-    "register_provider": "agentlab.adapters.registry",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,7 +20,7 @@ from agentlab.errors import InvalidSettingsError
 from agentlab.neutral._shapes import ShapedDataclass
 from agentlab.neutral.diagnostics import add_dropped
 from agentlab.neutral.events import DiagnosticEvent
-from agentlab.neutral.items import AssistantTextItem, PortableItem, ProviderReasoningItem, ToolCallItem
+from agentlab.neutral.items import AssistantPart, OtherItem, PortableItem, ProviderReasoningItem
 from agentlab.neutral.request import ModelRequest
 
 __all__ = [
@@ -173,24 +173,24 @@ def reasoning_by_turn(
 
 def orphaned(by_turn: Mapping[str, Sized], history: Sequence[PortableItem]) -> int:
     """How many grouped reasoning items belong to a turn the history does not hold (never sent)."""
-    turns = {i.turn_id for i in history if isinstance(i, AssistantTextItem | ToolCallItem)}
+    turns = {i.turn_id for i in history if isinstance(i, AssistantPart)}
     return sum(len(v) for k, v in by_turn.items() if k not in turns)
 
 
 class HistoryWalk(Protocol):
     """A builder's walk over the history, which :func:`walk_history` drives."""
 
-    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+    def assistant(self, item: AssistantPart) -> None:
         """An assistant part: this turn's reasoning goes back before it, by ``index``."""
 
-    def other(self, item: Any) -> None:
+    def other(self, item: OtherItem) -> None:
         """Any other item (system, user, summary, tool result): it closes the assistant turn."""
 
 
 def walk_history(history: Sequence[PortableItem], walk: HistoryWalk) -> None:
     """Hand each history item, in order, to the walk's ``assistant`` or ``other``."""
     for item in history:
-        if isinstance(item, AssistantTextItem | ToolCallItem):
+        if isinstance(item, AssistantPart):
             walk.assistant(item)
         else:
             walk.other(item)

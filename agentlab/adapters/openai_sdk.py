@@ -16,6 +16,7 @@ import openai
 from agentlab.adapters.built_request import BuiltRequest
 from agentlab.adapters.http_errors import connection_error
 from agentlab.adapters.sdk_adapter import SDKAdapter
+from agentlab.adapters.wire_dialect import WireDialect
 from agentlab.assembly.assembler import Assembler, WireCall
 from agentlab.assembly.http_body import body_chunks
 from agentlab.errors import AgentlabError, MissingApiKeyError, ProviderAPIError, ProviderError
@@ -69,7 +70,7 @@ class OpenAIWireAdapter(SDKAdapter[openai.AsyncOpenAI]):
     ``dialect.name`` (its ``provider``).
     """
 
-    dialect: ClassVar[Any]
+    dialect: ClassVar[WireDialect]
     """The dialect: its ``name``, ``default_base_url``, ``api_key_env`` and ``key_required``."""
     path: ClassVar[str]
     """The endpoint the body is posted to, under the client's ``base_url``."""

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, ClassVar, Literal, NoReturn
+from typing import Annotated, Any, ClassVar, Literal, NoReturn, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentlab.errors import ContinuityError
 
 __all__ = [
+    "AssistantPart",
     "AssistantTextItem",
+    "OtherItem",
     "PortableItem",
     "ProviderReasoningItem",
     "SummaryItem",
@@ -39,6 +41,7 @@ __all__ = [
     "ToolCallItem",
     "ToolResultItem",
     "UserItem",
+    "UserText",
     "history_adapter",
     "payload_digest",
 ]
@@ -145,6 +148,13 @@ PortableItem = Annotated[
     SystemItem | UserItem | AssistantTextItem | ToolCallItem | ToolResultItem | SummaryItem,
     Field(discriminator="kind"),
 ]
+
+AssistantPart: TypeAlias = AssistantTextItem | ToolCallItem
+"""A part of one model turn: an adapter puts that turn's opaque reasoning back around these."""
+UserText: TypeAlias = UserItem | SummaryItem
+"""Text that goes to the model as the user's: the user's own, or the summary of the turns it replaced."""
+OtherItem: TypeAlias = SystemItem | UserText | ToolResultItem
+"""Every portable item that is not an assistant part: it ends the model turn before it."""
 
 history_adapter: TypeAdapter[list[PortableItem]] = TypeAdapter(list[PortableItem])
 """The one serializer for portable history (JSON round-trip)."""

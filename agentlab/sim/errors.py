@@ -120,9 +120,15 @@ class ErrorDialect:
         raise NotImplementedError
 
 
-def _retry_after(retry_after_ms: int) -> dict[str, str]:
+def throttled(error_type: str, message: str, retry_after_ms: int, code: str | None = None) -> SimError:
+    """A 429 asking for ``retry_after_ms``: ``retry-after`` (seconds, rounded up) and ``retry-after-ms``.
+
+    The wait goes in the headers on every protocol that has them, so the SDKs back off as asked and
+    agentlab's errors can report it; each protocol words the body its own way.
+    """
     secs = max(1, -(-retry_after_ms // 1000))
-    return {"retry-after": str(secs), "retry-after-ms": str(retry_after_ms)}
+    headers = {"retry-after": str(secs), "retry-after-ms": str(retry_after_ms)}
+    return SimError(429, error_type, message, code=code, headers=headers)
 
 
 class OpenAIErrors(ErrorDialect):
@@ -160,13 +166,11 @@ class OpenAIErrors(ErrorDialect):
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """Type ``requests`` (the limit hit), code ``rate_limit_exceeded``; the wait in text and headers."""
-        return SimError(
-            429,
+        return throttled(
             "requests",
             f"Rate limit reached for requests (simulated). Please try again in {retry_after_ms}ms.",
-            None,
+            retry_after_ms,
             "rate_limit_exceeded",
-            _retry_after(retry_after_ms),
         )
 
     def server_error(self) -> SimError:
@@ -229,11 +233,10 @@ class AnthropicErrors(ErrorDialect):
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """``rate_limit_error`` with no code; the wait is only in the headers, which the SDK honours."""
-        return SimError(
-            429,
+        return throttled(
             "rate_limit_error",
             "This request would exceed your organization's rate limit (simulated). Please try again later.",
-            headers=_retry_after(retry_after_ms),
+            retry_after_ms,
         )
 
     def server_error(self) -> SimError:

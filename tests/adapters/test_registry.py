@@ -175,6 +175,7 @@ ALLOWED_LITERALS = {
     ("adapters/registry.py", "google"): "the one _BUILTIN line for the built-in provider",
     ("notebook/__init__.py", "google"): "choose_models: the notebooks' roles and the provider of each",
     ("testing.py", "openai"): "ScriptedAdapter's documented default provider (public API)",
+    ("adapters/wire_dialect.py", "openai"): "the SDK (sdk_module) the Responses and Chat dialects share",
 }
 NAMES = {"openai", "anthropic", "openai_responses", "anthropic_messages"}
 NAMES |= {"google", "gemini", "google_gemini"}

@@ -28,9 +28,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages._adapter",
-    "BuiltRequest": "agentlab.adapters.anthropic_messages._request",
+    **dict.fromkeys(("BuiltRequest", "build_request"), "agentlab.adapters.anthropic_messages._request"),
     "MessageAssembler": "agentlab.adapters.anthropic_messages._stream",
-    "build_request": "agentlab.adapters.anthropic_messages._request",
 }
 
 __all__ = sorted(_EXPORTS)

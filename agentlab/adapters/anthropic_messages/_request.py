@@ -40,13 +40,13 @@ from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.call_ids import conform_call_id
 from agentlab.neutral.diagnostics import diagnostic
 from agentlab.neutral.items import (
+    AssistantPart,
     AssistantTextItem,
+    OtherItem,
     ProviderReasoningItem,
-    SummaryItem,
     SystemItem,
     ToolCallItem,
-    ToolResultItem,
-    UserItem,
+    UserText,
 )
 from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
@@ -405,7 +405,7 @@ class _Interleaver:
         self.trailing += len(self.pending)
         self.pending = []
 
-    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+    def assistant(self, item: AssistantPart) -> None:
         m = self.m
         if item.turn_id != self.current_turn:
             self.flush_turn()
@@ -427,19 +427,19 @@ class _Interleaver:
         if block is not None:
             m.push("assistant", _marked(block, item.cache_breakpoint))
 
-    def other(self, item: SystemItem | UserItem | SummaryItem | ToolResultItem) -> None:
+    def other(self, item: OtherItem) -> None:
         self.flush_turn()
         self.current_turn = None
         m = self.m
         if isinstance(item, SystemItem):
             self.system.append(_marked({"type": "text", "text": item.text}, item.cache_breakpoint))
-        elif isinstance(item, UserItem | SummaryItem):
+        elif isinstance(item, UserText):
             if not item.text:
                 raise InvalidSettingsError(
                     f"anthropic: empty {item.kind} text; the API rejects empty text blocks"
                 )
             m.push("user", _marked({"type": "text", "text": item.text}, item.cache_breakpoint))
-        elif isinstance(item, ToolResultItem):
+        else:
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": item.call_id,

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
         AnthropicVertexAdapter as AnthropicVertexAdapter,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AnthropicBedrockAdapter": "agentlab.adapters.anthropic_platforms._adapter",
-    "AnthropicVertexAdapter": "agentlab.adapters.anthropic_platforms._adapter",
-}
+_EXPORTS: dict[str, str] = dict.fromkeys(
+    ("AnthropicBedrockAdapter", "AnthropicVertexAdapter"), "agentlab.adapters.anthropic_platforms._adapter"
+)
 
 __all__ = sorted(_EXPORTS)
 

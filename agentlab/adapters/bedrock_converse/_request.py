@@ -26,7 +26,14 @@ from agentlab.adapters.bedrock_converse._errors import PROVIDER
 from agentlab.adapters.bedrock_converse._stream import API
 from agentlab.adapters.built_request import BuiltRequest, check_provider_options, knobs
 from agentlab.errors import InvalidSettingsError
-from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem, ToolResultItem
+from agentlab.neutral.items import (
+    AssistantPart,
+    AssistantTextItem,
+    OtherItem,
+    ProviderReasoningItem,
+    SystemItem,
+    ToolResultItem,
+)
 from agentlab.neutral.recovery import ContinuityRule, arguments_text, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest
 
@@ -161,7 +168,7 @@ class _Messages:
         self.pending = []
         self.turn = None
 
-    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+    def assistant(self, item: AssistantPart) -> None:
         if item.turn_id != self.turn:
             self.end_turn()
             self.turn = item.turn_id
@@ -182,9 +189,9 @@ class _Messages:
         use = {"toolUseId": item.call_id, "name": item.name, "input": args if isinstance(args, dict) else {}}
         self.push("assistant", {"toolUse": use})
 
-    def other(self, item: Any) -> None:
+    def other(self, item: OtherItem) -> None:
         self.end_turn()
-        if item.kind == "system":
+        if isinstance(item, SystemItem):
             self.system.append({"text": item.text})
         elif isinstance(item, ToolResultItem):
             result = {

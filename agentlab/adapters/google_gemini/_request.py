@@ -35,13 +35,13 @@ from agentlab.adapters.google_gemini._stand_in import STAND_IN_RULE, fill_stand_
 from agentlab.adapters.google_gemini._stream import API, CALL, SIGNATURE, TEXT, THOUGHT, signature_kind
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.items import (
+    AssistantPart,
     AssistantTextItem,
+    OtherItem,
     ProviderReasoningItem,
-    SummaryItem,
     SystemItem,
     ToolCallItem,
-    ToolResultItem,
-    UserItem,
+    UserText,
 )
 from agentlab.neutral.recovery import NOTHING_REQUIRED, plan_recovery
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec, named_tool
@@ -262,7 +262,7 @@ class _Contents:
         self.turn = None
         self.turn_parts = []
 
-    def assistant(self, item: AssistantTextItem | ToolCallItem, position: int) -> None:
+    def assistant(self, item: AssistantPart, position: int) -> None:
         if item.turn_id is None or item.turn_id != self.turn:
             self.flush_turn()
             self.turn = item.turn_id
@@ -290,11 +290,11 @@ class _Contents:
         del sigs[index]
         self.moved += 1
 
-    def other(self, item: SystemItem | UserItem | SummaryItem | ToolResultItem) -> None:
+    def other(self, item: OtherItem) -> None:
         self.flush_turn()
         if isinstance(item, SystemItem):
             self.system.append({"text": item.text})
-        elif isinstance(item, UserItem | SummaryItem):
+        elif isinstance(item, UserText):
             # Empty text is sent, not refused: EMPTY_TEXT_ACCEPTED is the recording that shows the API
             # answering it. A part with *no* data, or a content with no parts, is what the API refuses.
             self._push("user", {"text": item.text})
@@ -340,7 +340,7 @@ def _contents(req: ModelRequest, base_url: str | None, out: BuiltRequest[bytes])
     orphans = built_request.orphaned(by_turn, req.items)
     walk = _Contents(by_turn)
     for position, item in enumerate(req.items):
-        if isinstance(item, AssistantTextItem | ToolCallItem):
+        if isinstance(item, AssistantPart):
             walk.assistant(item, position)
         else:
             walk.other(item)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentlab.adapters.wire_dialect import WireDialect
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
@@ -91,12 +92,9 @@ def reported_usage(usage: Mapping[str, Any]) -> CallUsage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Dialect:
+class Dialect(WireDialect):
     """One Chat Completions dialect (the per-provider facts the shared code reads)."""
 
-    name: str
-    """The provider name (``deepseek``); the ``provider`` tag of its opaque items and errors."""
-    label: str
     carry: Literal["content", "details"] = "content"
     """``content``: reasoning text fields (one opaque item per turn, block type = the field name);
     ``details``: OpenRouter ``reasoning_details`` (one opaque item per merged detail)."""
@@ -111,12 +109,6 @@ class Dialect:
     reasoning_body: Callable[[str, ReasoningSettings | None], dict[str, Any]]
     """``(model, settings)`` -> the body fields for the neutral reasoning settings, or
     ``InvalidSettingsError`` for one the dialect has no field for."""
-    usage: Callable[[Mapping[str, Any]], CallUsage]
-    default_base_url: str | None
-    """``None``: the user must give ``base_url`` (generic ``chat:``)."""
-    api_key_env: str | None
-    key_required: bool = True
-    """A hosted API refuses a call without a key; local servers take none."""
     sim_dialect: str = ""
     """The simulator's dialect (``agentlab.sim.chat_client(sim_dialect)``); empty: ``name``."""
     reports_cost: bool = False

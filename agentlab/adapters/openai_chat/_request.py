@@ -39,13 +39,12 @@ from agentlab.adapters.built_request import BuiltRequest, check_provider_options
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.items import (
+    AssistantPart,
     AssistantTextItem,
+    OtherItem,
     ProviderReasoningItem,
-    SummaryItem,
     SystemItem,
-    ToolCallItem,
-    ToolResultItem,
-    UserItem,
+    UserText,
 )
 from agentlab.neutral.recovery import RecoveryPlan, called_text, plan_recovery, result_text
 from agentlab.neutral.request import ModelRequest, ToolSpec, named_tool, strict_schema_problem
@@ -137,7 +136,7 @@ class _Messages:
             lines.append(called_text(fn["name"], fn["arguments"]))
         msg["content"] = "\n".join(lines)
 
-    def assistant(self, item: AssistantTextItem | ToolCallItem) -> None:
+    def assistant(self, item: AssistantPart) -> None:
         if self.open is None or item.turn_id is None or item.turn_id != self.turn:
             self.close_turn()
             self.open = {"role": "assistant", "content": None}
@@ -150,11 +149,11 @@ class _Messages:
         call = {"id": item.call_id, "type": "function", "function": fn}
         msg.setdefault("tool_calls", []).append(call)
 
-    def other(self, item: SystemItem | UserItem | SummaryItem | ToolResultItem) -> None:
+    def other(self, item: OtherItem) -> None:
         self.close_turn()
         if isinstance(item, SystemItem):
             self.messages.append({"role": "system", "content": item.text})
-        elif isinstance(item, UserItem | SummaryItem):
+        elif isinstance(item, UserText):
             self.messages.append({"role": "user", "content": item.text})
         elif item.call_id in self.recovered:
             name = self.recovered[item.call_id]

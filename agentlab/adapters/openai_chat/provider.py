@@ -14,6 +14,7 @@ from agentlab.adapters.openai_chat import _deepseek, _local, _moonshot, _openrou
 from agentlab.adapters.openai_chat._dialect import API, DETAILS, Dialect
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec, target_of
+from agentlab.adapters.wire_dialect import dialect_spec
 
 __all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "MOONSHOT", "OLLAMA", "OPENROUTER", "VLLM", "XAI_CHAT", "ZAI"]
 
@@ -75,18 +76,13 @@ def _spec(dialect: Dialect, reasoning_keys: tuple[str, ...], **own: Any) -> Prov
     """One dialect's spec: what its :class:`Dialect` already says, plus ``own`` (drop policy, prices...).
 
     Shared because it is one implementation: the adapter class of ``_CLASSES`` on the ``openai`` SDK,
-    the Chat simulator, the options check ``_checks.check_<name>``. The name, label, key variable,
-    usage mapping, opaque block type and simulated models are the dialect's, written once there.
+    the Chat simulator, the options check ``_checks.check_<name>``. The opaque block type and
+    simulated models follow from the dialect too.
     """
-    return ProviderSpec(
-        name=dialect.name,
-        api=API,
-        label=dialect.label,
-        adapter=f"{_PKG}._adapter:{_CLASSES[dialect.name]}",
-        usage=target_of(dialect.usage),
-        sdk_module="openai",
-        sdk_loggers=("openai",),
-        api_key_env=dialect.api_key_env,
+    return dialect_spec(
+        dialect,
+        API,
+        f"{_PKG}._adapter:{_CLASSES[dialect.name]}",
         reasoning_block_type=DETAILS if dialect.carry == "details" else "reasoning_content",
         options=_options(reasoning_keys),
         check_options=f"{_PKG}._checks:check_{dialect.name}",

@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses._adapter",
-    "build_request": "agentlab.adapters.openai_responses._request",
-    "is_reasoning_model": "agentlab.adapters.openai_responses._request",
-    "strict_schema_ok": "agentlab.adapters.openai_responses._request",
+    **dict.fromkeys(
+        ("build_request", "is_reasoning_model", "strict_schema_ok"),
+        "agentlab.adapters.openai_responses._request",
+    ),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._usage import usage_from_openai
+from agentlab.adapters.wire_dialect import WireDialect
 from agentlab.neutral.usage import CallUsage
 
 __all__ = ["API", "Encrypted", "ResponsesDialect", "no_cost"]
@@ -50,16 +51,9 @@ def _always(model: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResponsesDialect:
+class ResponsesDialect(WireDialect):
     """One Responses dialect (the per-host facts the shared code reads)."""
 
-    name: str
-    """The provider name (``xai``); the ``provider`` tag of its opaque items and errors."""
-    label: str
-    default_base_url: str | None
-    """``None``: the user must give ``base_url`` (Azure: the resource's ``.../openai/v1``)."""
-    api_key_env: str | None
-    key_required: bool = True
     encrypted: Encrypted = "ciphertext"
     send_store: bool = True
     """Send ``store: false`` (xAI and Azure store by default: 30 days on xAI). Ollama lists no

@@ -5,10 +5,13 @@ Imports no SDK (the registry reads this module to route ``openai:*`` model strin
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentlab.adapters.openai_responses import _azure, _deepseek, _local, _mantle, _xai
 from agentlab.adapters.openai_responses._dialect import API, OPENAI, ResponsesDialect
 from agentlab.adapters.option_rules import OptionRules
-from agentlab.adapters.registry import ProviderSpec, target_of
+from agentlab.adapters.registry import ProviderSpec
+from agentlab.adapters.wire_dialect import dialect_spec
 
 __all__ = [
     "AZURE",
@@ -70,43 +73,27 @@ OPTIONS = OptionRules(
 )
 
 
-def _spec(
-    dialect: ResponsesDialect,
-    cls: str,
-    check: str,
-    *,
-    simulated_models: str | None = None,
-    price_provider: str | None = None,
-    otel_name: str | None = None,
-    batch: str | None = None,
-) -> ProviderSpec:
+def _spec(dialect: ResponsesDialect, cls: str, check: str, **own: Any) -> ProviderSpec:
     """One Responses dialect's spec (``_dialect.py``) on the shared adapter and OpenAI's option rules.
 
-    The name, label, key variable and usage mapping are the dialect's, written once there. The OpenAI
-    simulator serves each dialect's ``sim-*`` models by their profile (``_simnames``; OpenAI's own
-    are the simulator's ``OPENAI_MODELS``).
+    ``own``: the rest (prices, OpenTelemetry name, batch API). The OpenAI simulator serves each
+    dialect's ``sim-*`` models by their profile (``_simnames``; OpenAI's own are the simulator's
+    ``OPENAI_MODELS``, given in ``own``).
 
     Responses accepts a tool loop without its reasoning items, on every host (xAI answers 200, only
     the answer suffers; the others as OpenAI), so ``drop`` is a real ablation on all of them.
     """
-    return ProviderSpec(
-        name=dialect.name,
-        api=API,
-        label=dialect.label,
-        adapter=f"{_PKG}._adapter:{cls}",
-        usage=target_of(dialect.usage),
-        sdk_module="openai",
-        sdk_loggers=("openai",),
-        api_key_env=dialect.api_key_env,
+    own.setdefault("simulated_models", f"{_PKG}._simnames:{dialect.name.upper()}")
+    return dialect_spec(
+        dialect,
+        API,
+        f"{_PKG}._adapter:{cls}",
         reasoning_block_type="reasoning",
         drop_with_reasoning=True,
         options=OPTIONS,
         check_options=f"{_PKG}.{check}",
-        simulated_models=simulated_models or f"{_PKG}._simnames:{dialect.name.upper()}",
         simulator="agentlab.sim:openai_client",
-        price_provider=price_provider,
-        otel_name=otel_name,
-        batch=batch,
+        **own,
     )
 
 

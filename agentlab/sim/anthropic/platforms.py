@@ -108,12 +108,8 @@ class BedrockErrors(E.ErrorDialect):
 
     def rate_limited(self, retry_after_ms: int) -> E.SimError:
         """429 ``ThrottlingException`` (the simulated one also says how long to wait, in headers)."""
-        return E.SimError(
-            429,
-            "ThrottlingException",
-            "Too many requests, please wait before trying again. (simulated)",
-            headers=E._retry_after(retry_after_ms),
-        )
+        message = "Too many requests, please wait before trying again. (simulated)"
+        return E.throttled("ThrottlingException", message, retry_after_ms)
 
     def server_error(self) -> E.SimError:
         """500 ``InternalServerException``."""

@@ -12,7 +12,7 @@ import hashlib
 import json
 import uuid
 
-from agentlab.sim.errors import ErrorDialect, SimError, _retry_after
+from agentlab.sim.errors import ErrorDialect, SimError, throttled
 
 _CORAL = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 #: What botocore says the model identifier error reads like on the real service.
@@ -67,12 +67,8 @@ class BedrockErrors(ErrorDialect):
 
         botocore backs off by itself; the hint is what agentlab's errors report on every protocol.
         """
-        return SimError(
-            429,
-            "ThrottlingException",
-            "Too many requests, please wait before trying again.",
-            headers=_retry_after(retry_after_ms),
-        )
+        message = "Too many requests, please wait before trying again."
+        return throttled("ThrottlingException", message, retry_after_ms)
 
     def server_error(self) -> SimError:
         """A 500 ``InternalServerException``."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.sim.chat.dialects import dialect_of
-from agentlab.sim.errors import ErrorDialect, SimError
+from agentlab.sim.errors import ErrorDialect, SimError, throttled
 
 DEEPSEEK_NO_KEY = "Authentication Fails (auth header format should be Bearer sk-...)"
 OPENROUTER_NO_KEY = "No auth credentials found"
@@ -68,10 +68,6 @@ class ChatError(SimError):
     """A refusal that knows which dialect's host wrote it (``deepseek`` / ``local``)."""
 
     dialect: str = "deepseek"
-
-
-def _retry_after(ms: int) -> dict[str, str]:
-    return {"retry-after": str(max(1, -(-ms // 1000))), "retry-after-ms": str(ms)}
 
 
 def _bearer(headers: Mapping[str, str]) -> str:
@@ -189,9 +185,9 @@ class ChatErrors(ErrorDialect):
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """429 with ``retry-after`` headers (DeepSeek's "Rate Limit Reached")."""
-        err = SimError(429, "rate_limit_error", "Rate Limit Reached (simulated)", None, "rate_limit_error")
-        err.headers.update(_retry_after(retry_after_ms))
-        return err
+        return throttled(
+            "rate_limit_error", "Rate Limit Reached (simulated)", retry_after_ms, code="rate_limit_error"
+        )
 
     def server_error(self) -> SimError:
         """500 "Server Error"."""
@@ -234,9 +230,7 @@ class OpenRouterErrors(ErrorDialect):
 
     def rate_limited(self, retry_after_ms: int) -> SimError:
         """429, with ``retry-after`` headers so the SDK waits as asked."""
-        err = SimError(429, "rate_limited", "Rate limit exceeded (simulated)")
-        err.headers.update(_retry_after(retry_after_ms))
-        return err
+        return throttled("rate_limited", "Rate limit exceeded (simulated)", retry_after_ms)
 
     def server_error(self) -> SimError:
         """500."""
