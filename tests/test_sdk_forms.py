@@ -10,8 +10,8 @@ exception a failed body read becomes, their private modules and attributes. So, 
   ``re.search(..., str(e))`` on a name bound by an ``except`` clause (decide before calling, or read
   ``status_code``, ``body``, typed fields);
 - google-genai's private API client (no public way: :mod:`agentlab.adapters.google_gemini._api_client`
-  says why, and ``tests/adapters/test_gemini_api_client.py`` drives each member on the installed SDK)
-  is touched in that one module only.
+  says why, and ``tests/adapters/google_gemini/test_gemini_api_client.py`` drives each member on the
+  installed SDK) is touched in that one module only.
 
 ``ALLOWED`` lists each exception to a rule with its reason; it holds no SDK site.
 """

@@ -363,11 +363,11 @@ def _gemini_simulated() -> bool:
 def _google(far_side: Any, max_retries: int, model: str) -> Adapter:
     import agentlab.sim
     from agentlab.adapters.google_gemini import GoogleGeminiAdapter
-    from tests.adapters.gemini_support import client_on
+    from tests.adapters.google_gemini.gemini_support import client_on
 
     if isinstance(far_side, httpx2.AsyncBaseTransport) and _gemini_simulated():
         client = agentlab.sim.gemini_client(transport=far_side)
-    else:  # a scripted MockTransport handler (tests/adapters/gemini_scripted.py)
+    else:  # a scripted MockTransport handler (tests/adapters/google_gemini/gemini_scripted.py)
         client = client_on(far_side)
     return GoogleGeminiAdapter(model, client=client, max_retries=max_retries)
 
@@ -390,14 +390,14 @@ def _google_serve(**options: Any) -> Recorder:
     # The simulator once it serves Gemini; until then a scripted Gemini far side.
     if _gemini_simulated():
         return RecordingTransport(**options)
-    from tests.adapters.gemini_scripted import GeminiScripted
+    from tests.adapters.google_gemini.gemini_scripted import GeminiScripted
 
     return GeminiScripted(**options)
 
 
 def _google_answer(status: int, error_type: str, message: str | None = None) -> Recorder:
     # Google's error envelope ({"error": {"code", "message", "status"}}), not the neutral one.
-    from tests.adapters.gemini_scripted import GeminiStatus
+    from tests.adapters.google_gemini.gemini_scripted import GeminiStatus
 
     return GeminiStatus(status, error_type, message)
 

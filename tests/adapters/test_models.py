@@ -18,7 +18,7 @@ from agentlab.adapters.openai_responses import build_request
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings
-from tests.adapters.anthropic_support import sdk_client
+from tests.adapters.anthropic_messages.anthropic_support import sdk_client
 
 BASE = "https://api.openai.com/v1"
 

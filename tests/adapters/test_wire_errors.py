@@ -24,7 +24,7 @@ from agentlab.neutral.error_text import WireFieldError, durable_error_text, safe
 from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.anthropic_support import Replay, Served, adapter_for
+from tests.adapters.anthropic_messages.anthropic_support import Replay, Served, adapter_for
 from tests.reliability.test_error_texts import assert_error_text_clean, chain
 
 CANARY = "secret thought CANARY-91b2"

@@ -33,7 +33,7 @@ import agentlab as al
 from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import AgentlabError
 from agentlab.neutral.events import ErrorEvent
-from tests.adapters.anthropic_support import adapter_for
+from tests.adapters.anthropic_messages.anthropic_support import adapter_for
 from tests.reliability.test_error_texts import chain
 
 REASONING = "think REASONINGCANARY q7"

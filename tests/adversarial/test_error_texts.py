@@ -31,7 +31,7 @@ import agentlab as al
 from agentlab import sim
 from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.gemini_support import sse as gemini_sse
+from tests.adapters.google_gemini.gemini_support import sse as gemini_sse
 from tests.adversarial import chat_wire
 from tests.adversarial.support import (
     TASK,

@@ -25,7 +25,7 @@ from agentlab.adapters.openai_responses import OpenAIResponsesAdapter
 from agentlab.errors import AgentlabError, ModelBehaviorError, StreamInterruptedError
 from agentlab.neutral.events import ReasoningDeltaEvent
 from agentlab.sweeps import Task, sweep
-from tests.adapters.anthropic_support import SSE, Replay, Served, adapter_for
+from tests.adapters.anthropic_messages.anthropic_support import SSE, Replay, Served, adapter_for
 from tests.support.cassettes import to_sse
 
 CANARY = "secret thought CANARY-7f3a"

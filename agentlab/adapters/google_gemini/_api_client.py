@@ -18,9 +18,10 @@ So every private member used is named here, and nowhere else in agentlab (a test
 * ``_use_aiohttp()``, ``_async_httpx_client``, ``_async_httpx_client_args``, ``_http_options``: which
   HTTP stack the async path uses (agentlab reads the raw ``httpx2`` stream, not aiohttp's).
 
-``tests/adapters/test_gemini_api_client.py`` drives each of them on the installed SDK through a mock
-transport (the URL, the auth header, the body bytes verbatim, a streamed raw response, the aiohttp
-refusal), so a google-genai release that moves any of them fails there, by name, not in a user's run.
+``tests/adapters/google_gemini/test_gemini_api_client.py`` drives each of them on the installed SDK
+through a mock transport (the URL, the auth header, the body bytes verbatim, a streamed raw
+response, the aiohttp refusal), so a google-genai release that moves any of them fails there, by
+name, not in a user's run.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError, ProviderAPIError
 from agentlab.neutral.items import ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ReasoningSettings
-from tests.adapters.chat_support import Replay, Served, adapter_on, collect, completed
 from tests.adapters.contract import WEATHER_OPEN as WEATHER
+from tests.adapters.openai_chat.chat_support import Replay, Served, adapter_on, collect, completed
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.items import PortableItem, ProviderReasoningItem, SystemItem, ToolResultItem, UserItem
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.anthropic_support import Replay, adapter_for, served
+from tests.adapters.anthropic_messages.anthropic_support import Replay, adapter_for, served
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette
 
 pytestmark = pytest.mark.fixtures

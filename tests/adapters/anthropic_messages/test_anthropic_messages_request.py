@@ -24,7 +24,7 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import CacheHints, ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.anthropic_support import sdk_client
+from tests.adapters.anthropic_messages.anthropic_support import sdk_client
 
 MODEL = "claude-sonnet-4-0"
 ADAPTIVE = "claude-sonnet-4-6"  # takes adaptive thinking (MODEL, a Claude 4.0, takes budgeted only)

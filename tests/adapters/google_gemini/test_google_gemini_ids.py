@@ -19,7 +19,7 @@ import pytest
 from agentlab.neutral.events import ModelResponse
 from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ToolSpec
-from tests.adapters.gemini_support import SSE, Replay, Served, adapter_on, sse
+from tests.adapters.google_gemini.gemini_support import SSE, Replay, Served, adapter_on, sse
 
 MODEL = "gemini-3-flash-preview"
 TOOLS = (ToolSpec(name="poll"),)

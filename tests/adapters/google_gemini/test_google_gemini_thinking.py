@@ -15,7 +15,7 @@ import pytest
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest, ReasoningSettings
-from tests.adapters.gemini_support import Replay, adapter_on
+from tests.adapters.google_gemini.gemini_support import Replay, adapter_on
 
 
 def _config(model: str, reasoning: ReasoningSettings) -> object:

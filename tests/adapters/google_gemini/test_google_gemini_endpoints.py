@@ -25,7 +25,7 @@ from agentlab.errors import ConfigError
 from agentlab.neutral.events import DiagnosticEvent, ModelResponse, ResponseCompletedEvent
 from agentlab.neutral.items import ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ToolSpec
-from tests.adapters.gemini_support import FAKE_KEY, SSE, Replay, Served, adapter_on, sse
+from tests.adapters.google_gemini.gemini_support import FAKE_KEY, SSE, Replay, Served, adapter_on, sse
 
 MODEL = "gemini-3-flash-preview"
 TOOLS = (ToolSpec(name="add"),)

@@ -32,7 +32,7 @@ from agentlab.sweeps.batch.manifest import journal_path, manifest_path
 from tests.support import loopback
 from tests.support.opaque import sim_opaque_tokens
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 N_TASKS = 3
 
 DRIVER = """

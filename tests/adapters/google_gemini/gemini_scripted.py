@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx2
 
-from tests.adapters.gemini_support import sse
+from tests.adapters.google_gemini.gemini_support import sse
 
 MODELS = ("sim-gemini", "sim-gemini-legacy")
 WEATHER = {"paris": "18 C, cloudy", "rome": "24 C, sunny", "florence, italy": "21 C, clear"}

@@ -18,7 +18,7 @@ from google.genai import types
 
 from agentlab.adapters.google_gemini import _api_client
 from agentlab.errors import ConfigError
-from tests.adapters.gemini_support import FAKE_KEY, SSE, Replay, Served, client_on, sse
+from tests.adapters.google_gemini.gemini_support import FAKE_KEY, SSE, Replay, Served, client_on, sse
 
 BODY = b'{"contents":[{"role":"model","parts":[{"thoughtSignature":"AbC+/x=="}]}],"x":"\\u00e9"}'
 ANSWER = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}}]}

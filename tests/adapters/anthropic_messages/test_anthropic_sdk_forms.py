@@ -23,7 +23,7 @@ from agentlab.adapters.anthropic_messages import AnthropicMessagesAdapter, _mode
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.anthropic_support import sdk_client
+from tests.adapters.anthropic_messages.anthropic_support import sdk_client
 
 MODEL = "claude-sonnet-4-5"
 _MESSAGE = {

@@ -26,7 +26,7 @@ from agentlab.sim import gemini_client
 from agentlab.sweeps import continuity_settings, load_results, sim_tasks, sim_tools, sweep
 from tests.adapters.contract import WEATHER_OPEN as WEATHER
 from tests.adapters.contract import RecordingTransport
-from tests.adapters.gemini_support import signed_parts
+from tests.adapters.google_gemini.gemini_support import signed_parts
 
 TASK = "Is it warmer in Paris or Rome?"
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny", "Oslo": "-3 C, snow"}

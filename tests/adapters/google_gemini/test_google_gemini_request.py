@@ -20,7 +20,7 @@ from agentlab.neutral.items import (
 )
 from agentlab.neutral.output import OutputSpec
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.gemini_support import SSE, Replay, Served, adapter_on, sse
+from tests.adapters.google_gemini.gemini_support import SSE, Replay, Served, adapter_on, sse
 
 MODEL = "gemini-3-flash-preview"
 TOOLS = (ToolSpec(name="add"), ToolSpec(name="mul"))
@@ -357,7 +357,7 @@ def test_registry_routes_google_models_to_this_adapter() -> None:
 
 
 def test_vertex_ai_is_a_second_endpoint_and_signatures_never_cross_endpoints() -> None:
-    from tests.adapters.gemini_support import client_on
+    from tests.adapters.google_gemini.gemini_support import client_on
 
     body = _respond([[{"functionCall": {"name": "add", "args": {}}, "thoughtSignature": "QQ=="}]])
     vertex_replay = Replay([Served(200, body, SSE)])

@@ -15,8 +15,8 @@ from agentlab.adapters.registry import get_provider
 from agentlab.errors import InvalidSettingsError, MissingApiKeyError
 from agentlab.neutral.items import ProviderReasoningItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.chat_support import Replay, Served, client_on, collect, completed
 from tests.adapters.contract import WEATHER
+from tests.adapters.openai_chat.chat_support import Replay, Served, client_on, collect, completed
 
 DIALECTS = {
     "xai": ("XAIAdapter", "https://api.x.ai/v1", "XAI_API_KEY"),

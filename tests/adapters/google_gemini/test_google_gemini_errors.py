@@ -27,7 +27,7 @@ from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
 from agentlab.sim.errors import SimError
 from agentlab.sim.gemini import errors as GE
-from tests.adapters.gemini_support import FAKE_KEY, Replay, Served, adapter_on
+from tests.adapters.google_gemini.gemini_support import FAKE_KEY, Replay, Served, adapter_on
 from tests.support.cassettes import fixtures_dir
 
 MODEL = "gemini-3-flash-preview"

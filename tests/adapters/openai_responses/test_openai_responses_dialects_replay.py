@@ -31,7 +31,7 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.chat_support import Replay, Served, client_on, collect, completed, served
+from tests.adapters.openai_chat.chat_support import Replay, Served, client_on, collect, completed, served
 from tests.support.cassettes import fixtures_dir, load_cassette, load_chunks, to_sse
 
 pytestmark = pytest.mark.fixtures

@@ -20,7 +20,13 @@ import pytest
 from agentlab.neutral.events import ReasoningDeltaEvent, ResponseCompletedEvent, TextDeltaEvent
 from agentlab.neutral.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.gemini_support import Replay, adapter_on, served, signature_bytes, signed_parts
+from tests.adapters.google_gemini.gemini_support import (
+    Replay,
+    adapter_on,
+    served,
+    signature_bytes,
+    signed_parts,
+)
 from tests.support.cassettes import Exchange, fixture_files, load_cassette
 
 pytestmark = pytest.mark.fixtures

@@ -35,7 +35,7 @@ from agentlab.neutral.items import (
     UserItem,
 )
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.chat_support import SSE, Replay, Served, adapter_on, collect, completed, sse
+from tests.adapters.openai_chat.chat_support import SSE, Replay, Served, adapter_on, collect, completed, sse
 
 W = ToolSpec(name="weather")
 ON = {"type": "enabled"}

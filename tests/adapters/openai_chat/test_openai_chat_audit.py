@@ -26,9 +26,9 @@ from agentlab.errors import ProviderAPIError, StreamInterruptedError
 from agentlab.neutral.events import DiagnosticEvent
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.chat_support import SSE, Replay, Served, adapter_on, collect, completed, sse
 from tests.adapters.contract import CASES
 from tests.adapters.contract import collect as contract_collect
+from tests.adapters.openai_chat.chat_support import SSE, Replay, Served, adapter_on, collect, completed, sse
 from tests.support.cassettes import fixtures_dir
 
 # ------------------------------------------------------------------ DeepSeek's rule, named with its fix

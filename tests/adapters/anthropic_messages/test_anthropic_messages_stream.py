@@ -27,7 +27,7 @@ from agentlab.neutral.events import (
 )
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.anthropic_support import SSE, Replay, Served, adapter_for, served
+from tests.adapters.anthropic_messages.anthropic_support import SSE, Replay, Served, adapter_for, served
 from tests.support.cassettes import fixtures_dir, load_cassette, to_sse
 
 MODEL = "claude-sonnet-4-0"

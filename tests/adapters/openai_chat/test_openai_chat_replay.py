@@ -31,7 +31,15 @@ from agentlab.errors import ProviderAPIError, StreamInterruptedError
 from agentlab.neutral.events import DiagnosticEvent, ReasoningDeltaEvent, TextDeltaEvent
 from agentlab.neutral.items import PortableItem, SystemItem, ToolCallItem, ToolResultItem, UserItem
 from agentlab.neutral.request import ModelRequest, ReasoningSettings, ToolSpec
-from tests.adapters.chat_support import SSE, Replay, Served, adapter_on, collect, completed, served
+from tests.adapters.openai_chat.chat_support import (
+    SSE,
+    Replay,
+    Served,
+    adapter_on,
+    collect,
+    completed,
+    served,
+)
 from tests.support.cassettes import Exchange, fixture_files, fixtures_dir, load_cassette
 
 pytestmark = pytest.mark.fixtures

@@ -12,8 +12,8 @@ from pathlib import Path
 import agentlab as al
 from agentlab.adapters.google_gemini import GoogleGeminiAdapter
 from agentlab.records.eventlog import EventLog
-from tests.adapters.gemini_scripted import GeminiScripted
-from tests.adapters.gemini_support import client_on, signed_parts
+from tests.adapters.google_gemini.gemini_scripted import GeminiScripted
+from tests.adapters.google_gemini.gemini_support import client_on, signed_parts
 
 PRICE = {"input": 1.0, "cache_read": 0.1, "cache_write_5m": 1.0, "cache_write_1h": 1.0, "output": 2.0}
 

@@ -23,7 +23,7 @@ from agentlab.errors import (
 from agentlab.neutral.events import DiagnosticEvent, ResponseCompletedEvent
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
-from tests.adapters.gemini_support import FAKE_KEY, SSE, Replay, Served, adapter_on, sse
+from tests.adapters.google_gemini.gemini_support import FAKE_KEY, SSE, Replay, Served, adapter_on, sse
 from tests.support.cassettes import fixture_files, fixtures_dir, load_cassette
 
 MODEL = "gemini-3-flash-preview"

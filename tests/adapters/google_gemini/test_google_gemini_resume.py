@@ -27,7 +27,7 @@ from agentlab.neutral.events import DiagnosticEvent, ToolCallEvent
 from agentlab.neutral.request import ModelRequest
 from agentlab.sim import gemini_client
 from tests.adapters.contract import RecordingTransport
-from tests.adapters.gemini_support import signed_parts
+from tests.adapters.google_gemini.gemini_support import signed_parts
 
 TASK = "Is it warmer in Paris or Rome?"
 TEMPS = {"Paris": "18 C, cloudy", "Rome": "24 C, sunny"}
