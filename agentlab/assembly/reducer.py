@@ -413,7 +413,9 @@ def _on_tool_delta(snap: CallSnapshot, ev: ToolCallDeltaEvent) -> CallSnapshot:
         tool = ToolCallState(ev.call_id, ev.name, _chunks(ev.arguments_delta))
     else:
         old = tools[i]
-        tool = dataclasses.replace(old, args=old.args.add(ev.arguments_delta), name=old.name or ev.name)
+        # one per argument delta: built directly (dataclasses.replace re-reads every field by name)
+        args, name = old.args.add(ev.arguments_delta), old.name or ev.name
+        tool = ToolCallState(old.call_id, name, args, old.complete, old.output, old.is_error, old.duration_s)
     nd["tool_calls"] = _put(tools, i, tool)
     nd["tool_call_deltas"] = snap.tool_call_deltas + 1
     return new
