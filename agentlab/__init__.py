@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 from agentlab.frontend import install_when as _install_when
 from agentlab.loop.observers import observe_when as _observe_when
 
@@ -228,158 +228,85 @@ if TYPE_CHECKING:
 
 from agentlab._version import __version__ as __version__
 
-_EXPORTS: dict[str, str] = {
+_MODULES = {
     # items
-    "AssistantTextItem": "agentlab.neutral.items",
-    "PortableItem": "agentlab.neutral.items",
-    "ProviderReasoningItem": "agentlab.neutral.items",
-    "SummaryItem": "agentlab.neutral.items",
-    "SystemItem": "agentlab.neutral.items",
-    "ToolCallItem": "agentlab.neutral.items",
-    "ToolResultItem": "agentlab.neutral.items",
-    "UserItem": "agentlab.neutral.items",
+    "agentlab.neutral.items": (
+        "AssistantTextItem PortableItem ProviderReasoningItem SummaryItem SystemItem ToolCallItem "
+        "ToolResultItem UserItem"
+    ),
     # requests
-    "CacheHints": "agentlab.neutral.request",
-    "CallOptions": "agentlab.neutral.request",
-    "ModelRequest": "agentlab.neutral.request",
-    "ReasoningSettings": "agentlab.neutral.request",
-    "ToolSpec": "agentlab.neutral.request",
+    "agentlab.neutral.request": "CacheHints CallOptions ModelRequest ReasoningSettings ToolSpec",
     # events
-    "DiagnosticEvent": "agentlab.neutral.events",
-    "ErrorEvent": "agentlab.neutral.events",
-    "ModelCallCompletedEvent": "agentlab.neutral.events",
-    "ModelCallStartedEvent": "agentlab.neutral.events",
-    "ModelResponse": "agentlab.neutral.events",
-    "ReasoningDeltaEvent": "agentlab.neutral.events",
-    "ResponseCompletedEvent": "agentlab.neutral.events",
-    "RunCompletedEvent": "agentlab.neutral.events",
-    "RunStartedEvent": "agentlab.neutral.events",
-    "TextDeltaEvent": "agentlab.neutral.events",
-    "ToolCallDeltaEvent": "agentlab.neutral.events",
-    "ToolCallEvent": "agentlab.neutral.events",
-    "ToolResultEvent": "agentlab.neutral.events",
+    "agentlab.neutral.events": (
+        "DiagnosticEvent ErrorEvent ModelCallCompletedEvent ModelCallStartedEvent ModelResponse "
+        "ReasoningDeltaEvent ResponseCompletedEvent RunCompletedEvent RunStartedEvent TextDeltaEvent "
+        "ToolCallDeltaEvent ToolCallEvent ToolResultEvent"
+    ),
     # the live state of one model call, folded from its events
-    "CallSnapshot": "agentlab.assembly.reducer",
-    "accumulate": "agentlab.assembly.reducer",
+    "agentlab.assembly.reducer": "CallSnapshot accumulate",
     # usage
-    "CallUsage": "agentlab.neutral.usage",
+    "agentlab.neutral.usage": "CallUsage",
     # adapters
-    "Adapter": "agentlab.adapters.base",
-    "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages",
-    "ModelRef": "agentlab.adapters.base",
-    "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses",
-    "create_adapter": "agentlab.adapters.base",
-    "parse_model": "agentlab.adapters.base",
+    "agentlab.adapters.base": "Adapter ModelRef create_adapter parse_model",
+    "agentlab.adapters.anthropic_messages": "AnthropicMessagesAdapter",
+    "agentlab.adapters.openai_responses": "OpenAIResponsesAdapter",
     # providers
-    "ProviderSpec": "agentlab.adapters.registry",
-    "get_provider": "agentlab.adapters.registry",
-    "register_provider": "agentlab.adapters.registry",
+    "agentlab.adapters.registry": "ProviderSpec get_provider register_provider",
     # runs, tools, continuity
-    "Run": "agentlab.loop.runner",
-    "Session": "agentlab.loop.session",
-    "RunSettings": "agentlab.loop.settings",
-    "arun": "agentlab.loop.runner",
-    "run": "agentlab.loop.runner",
-    "run_sync": "agentlab.loop.sync",
-    "RunResult": "agentlab.loop.result",
-    "RunUsage": "agentlab.loop.result",
-    "CallRecord": "agentlab.loop.result",
-    "Tool": "agentlab.loop.tools",
-    "tool": "agentlab.loop.tools",
-    "Checkpoint": "agentlab.loop.checkpoint",
-    "Continuation": "agentlab.loop.continuation",
-    "live_continuations": "agentlab.loop.continuation",
-    "release_all": "agentlab.loop.continuation",
+    "agentlab.loop.runner": "Run arun run",
+    "agentlab.loop.session": "Session",
+    "agentlab.loop.settings": "RunSettings",
+    "agentlab.loop.sync": "run_sync",
+    "agentlab.loop.result": "RunResult RunUsage CallRecord",
+    "agentlab.loop.tools": "Tool tool",
+    "agentlab.loop.checkpoint": "Checkpoint",
+    "agentlab.loop.continuation": "Continuation live_continuations release_all",
     # durable records, privacy
-    "EventLog": "agentlab.records.eventlog",
-    "MemoryStore": "agentlab.records.memory",
+    "agentlab.records.eventlog": "EventLog",
+    "agentlab.records.memory": "MemoryStore",
     # usage and cost
-    "Cost": "agentlab.costs.pricing",
-    "Price": "agentlab.costs.pricing",
-    "UnpricedModelWarning": "agentlab.costs.pricing",
-    "get_price": "agentlab.costs.pricing",
-    "price_call": "agentlab.costs.pricing",
-    "prices_override": "agentlab.costs.pricing",
-    "set_price": "agentlab.costs.pricing",
-    "usage_by": "agentlab.costs.frames",
-    "usage_frame": "agentlab.costs.frames",
-    "usage_from_anthropic": "agentlab.adapters.anthropic_messages._usage",
-    "usage_from_openai": "agentlab.adapters.openai_responses._usage",
+    "agentlab.costs.pricing": (
+        "Cost Price UnpricedModelWarning get_price price_call prices_override set_price"
+    ),
+    "agentlab.costs.frames": "usage_by usage_frame",
+    "agentlab.adapters.anthropic_messages._usage": "usage_from_anthropic",
+    "agentlab.adapters.openai_responses._usage": "usage_from_openai",
     # comparing models, notebooks
-    "Comparison": "agentlab.sweeps.compare",
-    "acompare": "agentlab.sweeps.compare",
-    "compare": "agentlab.sweeps.compare",
+    "agentlab.sweeps.compare": "Comparison acompare compare",
     # timelines, tool tables, export
-    "MissingExtraError": "agentlab.errors",
-    "UsageFrame": "agentlab.costs.usage_view",
-    "export_frames": "agentlab.evals.export",
-    "plot_timeline": "agentlab.evals.run_tables",
-    "report_html": "agentlab.evals.export",
-    "save_report": "agentlab.evals.export",
-    "timeline_frame": "agentlab.evals.run_tables",
-    "tool_frame": "agentlab.evals.run_tables",
+    "agentlab.costs.usage_view": "UsageFrame",
+    "agentlab.evals.export": "export_frames report_html save_report",
+    "agentlab.evals.run_tables": "plot_timeline timeline_frame tool_frame",
     # sweeps and continuity experiments
-    "Setting": "agentlab.sweeps.settings",
-    "SweepReport": "agentlab.sweeps.report",
-    "Task": "agentlab.sweeps.tasks",
-    "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.settings",
-    "load_results": "agentlab.sweeps.analysis",
-    "load_tasks": "agentlab.sweeps.tasks",
-    "summarize_sweep": "agentlab.sweeps.analysis",
-    "sweep": "agentlab.sweeps.runner",
+    "agentlab.sweeps.settings": "Setting continuity_settings",
+    "agentlab.sweeps.report": "SweepReport",
+    "agentlab.sweeps.tasks": "Task load_tasks",
+    "agentlab.sweeps.runner": "asweep sweep",
+    "agentlab.sweeps.analysis": "load_results summarize_sweep",
     # evaluations: datasets, scorers, judge
-    "Dataset": "agentlab.evals.dataset",
-    "EvalResult": "agentlab.evals.run",
-    "EvalTask": "agentlab.evals.dataset",
-    "Score": "agentlab.evals.scorers",
-    "Scorer": "agentlab.evals.scorers",
-    "aevaluate": "agentlab.evals.run",
-    "evaluate": "agentlab.evals.run",
-    "judge": "agentlab.evals.judge",
-    "load_dataset": "agentlab.evals.dataset",
-    "load_eval": "agentlab.evals.run",
-    "rescore": "agentlab.evals.run",
+    "agentlab.evals.dataset": "Dataset EvalTask load_dataset",
+    "agentlab.evals.run": "EvalResult aevaluate evaluate load_eval rescore",
+    "agentlab.evals.scorers": "Score Scorer",
+    "agentlab.evals.judge": "judge",
     # one results model: every form (compare, sweep, evaluation, file, frame) for what reads results
-    "ResultsFormError": "agentlab.evals.results",
-    "as_results": "agentlab.evals.results",
-    "plot_costs": "agentlab.evals.results",
+    "agentlab.evals.results": "ResultsFormError as_results plot_costs",
     # experiment tracking (the `mlflow` extra; MLflow is imported on the first call only)
-    "log_comparison": "agentlab.tracking.mlflow_log",
-    "log_sweep": "agentlab.tracking.mlflow_log",
+    "agentlab.tracking.mlflow_log": "log_comparison log_sweep",
     # paired statistics between models on the same tasks (Miller 2024; scipy loads on the first call)
-    "holm_adjust": "agentlab.evals.stats",
-    "model_means": "agentlab.evals.stats",
-    "paired_tests": "agentlab.evals.stats",
-    "state_finding": "agentlab.evals.stats",
-    "tasks_needed": "agentlab.evals.stats",
-    "tasks_needed_observed": "agentlab.evals.stats",
+    "agentlab.evals.stats": (
+        "holm_adjust model_means paired_tests state_finding tasks_needed tasks_needed_observed"
+    ),
     # errors
-    "AgentlabError": "agentlab.errors",
-    "BudgetExceededError": "agentlab.errors",
-    "ConfigError": "agentlab.errors",
-    "ContinuityError": "agentlab.errors",
-    "ContinuityViolation": "agentlab.errors",
-    "InvalidSettingsError": "agentlab.errors",
-    "LimitError": "agentlab.errors",
-    "MissingApiKeyError": "agentlab.errors",
-    "ModelBehaviorError": "agentlab.errors",
-    "OutputValidationError": "agentlab.errors",
-    "OverloadedError": "agentlab.errors",
-    "PrivacyError": "agentlab.errors",
-    "ProviderAPIError": "agentlab.errors",
-    "ProviderConnectionError": "agentlab.errors",
-    "ProviderError": "agentlab.errors",
-    "ProviderServerError": "agentlab.errors",
-    "RateLimitError": "agentlab.errors",
-    "StepLimitError": "agentlab.errors",
-    "StorageError": "agentlab.errors",
-    "StreamInterruptedError": "agentlab.errors",
-    "ToolDefinitionError": "agentlab.errors",
-    "ToolExecutionError": "agentlab.errors",
-    "UnknownModelError": "agentlab.errors",
-    "UserError": "agentlab.errors",
+    "agentlab.errors": (
+        "AgentlabError BudgetExceededError ConfigError ContinuityError ContinuityViolation "
+        "InvalidSettingsError LimitError MissingApiKeyError MissingExtraError ModelBehaviorError "
+        "OutputValidationError OverloadedError PrivacyError ProviderAPIError ProviderConnectionError "
+        "ProviderError ProviderServerError RateLimitError StepLimitError StorageError "
+        "StreamInterruptedError ToolDefinitionError ToolExecutionError UnknownModelError UserError"
+    ),
 }
+"""Module -> its public names, each module named once (``by_module`` turns it into ``_EXPORTS``)."""
+_EXPORTS = by_module(_MODULES)
 
 __all__ = sorted(_EXPORTS)
 

@@ -7,7 +7,7 @@ library; each facade maps its public names to modules and resolves them through 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -28,3 +28,16 @@ def lazy_exports(
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+def by_module(table: Mapping[str, str]) -> dict[str, str]:
+    """Name -> module from module -> its public names (space-separated): each module is named once.
+
+    A name given under two modules is refused: one of the two would be silently unreachable.
+    """
+    out: dict[str, str] = {}
+    for module, names in table.items():
+        for name in names.split():
+            if out.setdefault(name, module) != module:
+                raise ValueError(f"{name!r} is exported from both {out[name]!r} and {module!r}")
+    return out

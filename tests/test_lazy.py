@@ -37,3 +37,18 @@ def test_usage_frame_loads_pandas_only() -> None:
         "al.run('openai:sim-reasoner', 'x', adapter=ScriptedAdapter([Step(text='a')])).usage_frame()\n"
     )
     assert loaded_after(code) == ["pandas"]
+
+
+def test_an_export_table_names_each_module_once_and_refuses_a_name_under_two() -> None:
+    import pytest
+
+    from agentlab._lazy import by_module
+
+    table = by_module({"agentlab.errors": "ConfigError UserError", "agentlab.loop.tools": "tool"})
+    assert table == {
+        "ConfigError": "agentlab.errors",
+        "UserError": "agentlab.errors",
+        "tool": "agentlab.loop.tools",
+    }
+    with pytest.raises(ValueError, match="'tool' is exported from both"):
+        by_module({"agentlab.loop.tools": "tool", "agentlab.mcp": "tool"})

@@ -21,6 +21,7 @@ and it refuses to be pickled: reasoning text is display-only and is never serial
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -105,57 +106,30 @@ def _chunks(text: str) -> Chunks:
     return Chunks(None, text, len(text))
 
 
+@dataclasses.dataclass(slots=True, eq=False, repr=False)
 class ToolCallState(_NoPickle):
     """One tool call of the call: its arguments as they stream, then complete, then its result."""
 
-    __slots__ = ("_args", "_output", "call_id", "complete", "duration_s", "is_error", "name")
-
-    def __init__(
-        self,
-        call_id: str,
-        name: str,
-        args: Chunks,
-        *,
-        complete: bool = False,
-        output: str | None = None,
-        is_error: bool = False,
-        duration_s: float | None = None,
-    ) -> None:
-        self.call_id = call_id
-        self.name = name
-        self._args = args
-        self.complete = complete
-        """True once the call is final (``ToolCallEvent`` or the completed response)."""
-        self._output = output
-        self.is_error = is_error
-        self.duration_s = duration_s
+    call_id: str
+    name: str
+    args: Chunks
+    """The arguments' pieces (read them joined as ``arguments``)."""
+    complete: bool = False
+    """True once the call is final (``ToolCallEvent`` or the completed response)."""
+    output: str | None = None
+    """The tool's result text, once a ``ToolResultEvent`` arrived."""
+    is_error: bool = False
+    duration_s: float | None = None
 
     @property
     def arguments(self) -> str:
         """The arguments' JSON text so far (complete when ``complete``)."""
-        return self._args.text
+        return self.args.text
 
     @property
     def argument_chars(self) -> int:
         """Characters of the arguments so far, counted as they stream: no join of the pieces."""
-        return self._args.size
-
-    @property
-    def output(self) -> str | None:
-        """The tool's result text, once a ``ToolResultEvent`` arrived."""
-        return self._output
-
-    def _replace(self, **kw: Any) -> ToolCallState:
-        fields: dict[str, Any] = {
-            "complete": self.complete,
-            "output": self._output,
-            "is_error": self.is_error,
-            "duration_s": self.duration_s,
-        }
-        fields.update(kw)
-        args = fields.pop("args", self._args)
-        name = fields.pop("name", self.name)
-        return ToolCallState(self.call_id, name, args, **fields)
+        return self.args.size
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCallState):
@@ -172,14 +146,14 @@ class ToolCallState(_NoPickle):
             name=self.name,
             arguments=self.arguments,
             complete=self.complete,
-            output=self._output,
+            output=self.output,
             is_error=self.is_error,
             duration_s=self.duration_s,
         )
 
 
 def _tool_key(t: ToolCallState) -> tuple[Any, ...]:
-    return (t.call_id, t.name, t.arguments, t.complete, t._output, t.is_error, t.duration_s)
+    return (t.call_id, t.name, t.arguments, t.complete, t.output, t.is_error, t.duration_s)
 
 
 _EMPTY_TEXT = _chunks("")
@@ -439,7 +413,9 @@ def _on_tool_delta(snap: CallSnapshot, ev: ToolCallDeltaEvent) -> CallSnapshot:
         tool = ToolCallState(ev.call_id, ev.name, _chunks(ev.arguments_delta))
     else:
         old = tools[i]
-        tool = old._replace(args=old._args.add(ev.arguments_delta), name=old.name or ev.name)
+        # one per argument delta: built directly (dataclasses.replace re-reads every field by name)
+        args, name = old.args.add(ev.arguments_delta), old.name or ev.name
+        tool = ToolCallState(old.call_id, name, args, old.complete, old.output, old.is_error, old.duration_s)
     nd["tool_calls"] = _put(tools, i, tool)
     nd["tool_call_deltas"] = snap.tool_call_deltas + 1
     return new
@@ -453,7 +429,7 @@ def _complete_calls(
         if i < 0:
             tool = ToolCallState(c.call_id, c.name, _chunks(c.arguments), complete=True)
         else:
-            tool = tools[i]._replace(args=_chunks(c.arguments), name=c.name, complete=True)
+            tool = dataclasses.replace(tools[i], args=_chunks(c.arguments), name=c.name, complete=True)
         tools = _put(tools, i, tool)
     return tools
 
@@ -472,7 +448,7 @@ def _on_tool_result(snap: CallSnapshot, ev: ToolResultEvent) -> CallSnapshot:
     tools = snap.tool_calls
     i = _find(tools, r.call_id)
     base = tools[i] if i >= 0 else ToolCallState(r.call_id, r.name or "?", _EMPTY_TEXT)
-    tool = base._replace(output=r.output, is_error=r.is_error, duration_s=ev.duration_s)
+    tool = dataclasses.replace(base, output=r.output, is_error=r.is_error, duration_s=ev.duration_s)
     nd["tool_calls"] = _put(tools, i, tool)
     nd["status"] = snap.status  # a tool result does not make the call stream again
     return new

@@ -67,9 +67,8 @@ class StructuredOutput:
         except json.JSONDecodeError as e:
             why = f"invalid JSON ({e.msg} at line {e.lineno} column {e.colno})"
         else:
-            found = list(
-                _schema_problems(value, self.spec.json_schema, self.spec.json_schema, (), self.fields)
-            )
+            schema = self.spec.json_schema
+            found = list(_Schema(schema).problems(value, schema, (), self.fields))
             return found if found else _Valid(value)
         return [f"field <root>: {why}"]
 
@@ -128,98 +127,84 @@ def _type_ok(value: Any, kind: str) -> bool:
     return isinstance(value, _TYPES.get(kind, (object,)))
 
 
-def _resolve(root: dict[str, Any], ref: str) -> dict[str, Any]:
-    node: Any = root
-    for part in ref.removeprefix("#/").split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else {}
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Schema:
+    """A JSON schema walked against a value; ``root`` is the whole schema, where ``$ref``s resolve."""
 
+    root: dict[str, Any]
 
-def _schema_problems(
-    value: Any, node: Any, root: dict[str, Any], loc: tuple[Any, ...], known: frozenset[str]
-) -> Iterator[str]:
-    """The subset of JSON Schema both providers' structured outputs accept, checked value-free."""
-    if not isinstance(node, dict):
-        return
-    where = f"field {_path(loc, known)}"
-    if "$ref" in node:
-        yield from _schema_problems(value, _resolve(root, str(node["$ref"])), root, loc, known)
-    if "const" in node and value != node["const"]:
-        yield f"{where}: const"
-    if isinstance(node.get("enum"), list) and value not in node["enum"]:
-        yield f"{where}: enum"
-    yield from _combinators(value, node, root, loc, known, where)
-    kinds = node.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    if isinstance(kinds, list) and not any(_type_ok(value, str(k)) for k in kinds):
-        yield f"{where}: {'_or_'.join(str(k) for k in kinds)}_type"
-        return
-    if isinstance(value, dict):
-        yield from _object_problems(value, node, root, loc, known)
-    elif isinstance(value, list):
-        yield from _array_problems(value, node, root, loc, known, where)
-    else:
-        yield from _scalar_problems(value, node, where)
+    def _resolve(self, ref: str) -> dict[str, Any]:
+        node: Any = self.root
+        for part in ref.removeprefix("#/").split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node if isinstance(node, dict) else {}
 
+    def problems(self, value: Any, node: Any, loc: tuple[Any, ...], known: frozenset[str]) -> Iterator[str]:
+        """The subset of JSON Schema both providers' structured outputs accept, checked value-free."""
+        if not isinstance(node, dict):
+            return
+        where = f"field {_path(loc, known)}"
+        if "$ref" in node:
+            yield from self.problems(value, self._resolve(str(node["$ref"])), loc, known)
+        if "const" in node and value != node["const"]:
+            yield f"{where}: const"
+        if isinstance(node.get("enum"), list) and value not in node["enum"]:
+            yield f"{where}: enum"
+        yield from self._combinators(value, node, loc, known, where)
+        kinds = node.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if isinstance(kinds, list) and not any(_type_ok(value, str(k)) for k in kinds):
+            yield f"{where}: {'_or_'.join(str(k) for k in kinds)}_type"
+            return
+        if isinstance(value, dict):
+            yield from self._object_problems(value, node, loc, known)
+        elif isinstance(value, list):
+            yield from self._array_problems(value, node, loc, known, where)
+        else:
+            yield from _scalar_problems(value, node, where)
 
-def _combinators(
-    value: Any,
-    node: dict[str, Any],
-    root: dict[str, Any],
-    loc: tuple[Any, ...],
-    known: frozenset[str],
-    where: str,
-) -> Iterator[str]:
-    for key in ("anyOf", "oneOf"):
-        options = node.get(key)
-        if (
-            isinstance(options, list)
-            and options
-            and not any(not list(_schema_problems(value, o, root, loc, known)) for o in options)
-        ):
-            yield f"{where}: no {key} option matches"
-    for part in node.get("allOf") or []:
-        yield from _schema_problems(value, part, root, loc, known)
+    def _combinators(
+        self, value: Any, node: dict[str, Any], loc: tuple[Any, ...], known: frozenset[str], where: str
+    ) -> Iterator[str]:
+        for key in ("anyOf", "oneOf"):
+            options = node.get(key)
+            if (
+                isinstance(options, list)
+                and options
+                and not any(not list(self.problems(value, o, loc, known)) for o in options)
+            ):
+                yield f"{where}: no {key} option matches"
+        for part in node.get("allOf") or []:
+            yield from self.problems(value, part, loc, known)
 
+    def _object_problems(
+        self, value: dict[str, Any], node: dict[str, Any], loc: tuple[Any, ...], known: frozenset[str]
+    ) -> Iterator[str]:
+        props = node.get("properties") or {}
+        for name in node.get("required") or []:
+            if name not in value:
+                yield f"field {_path((*loc, name), known)}: missing"
+        extra = node.get("additionalProperties", True)
+        for key, sub in value.items():
+            if key in props:
+                yield from self.problems(sub, props[key], (*loc, key), known)
+            elif extra is False:
+                yield f"field {_path((*loc, key), frozenset())}: extra_forbidden"
+            elif isinstance(extra, dict):
+                yield from self.problems(sub, extra, (*loc, key), frozenset())
 
-def _object_problems(
-    value: dict[str, Any],
-    node: dict[str, Any],
-    root: dict[str, Any],
-    loc: tuple[Any, ...],
-    known: frozenset[str],
-) -> Iterator[str]:
-    props = node.get("properties") or {}
-    for name in node.get("required") or []:
-        if name not in value:
-            yield f"field {_path((*loc, name), known)}: missing"
-    extra = node.get("additionalProperties", True)
-    for key, sub in value.items():
-        if key in props:
-            yield from _schema_problems(sub, props[key], root, (*loc, key), known)
-        elif extra is False:
-            yield f"field {_path((*loc, key), frozenset())}: extra_forbidden"
-        elif isinstance(extra, dict):
-            yield from _schema_problems(sub, extra, root, (*loc, key), frozenset())
-
-
-def _array_problems(
-    value: list[Any],
-    node: dict[str, Any],
-    root: dict[str, Any],
-    loc: tuple[Any, ...],
-    known: frozenset[str],
-    where: str,
-) -> Iterator[str]:
-    if isinstance(node.get("minItems"), int) and len(value) < node["minItems"]:
-        yield f"{where}: too_short"
-    if isinstance(node.get("maxItems"), int) and len(value) > node["maxItems"]:
-        yield f"{where}: too_long"
-    given = node.get("prefixItems")
-    prefix: list[Any] = given if isinstance(given, list) else []
-    for i, item in enumerate(value):
-        sub = prefix[i] if i < len(prefix) else node.get("items")
-        yield from _schema_problems(item, sub, root, (*loc, i), known)
+    def _array_problems(
+        self, value: list[Any], node: dict[str, Any], loc: tuple[Any, ...], known: frozenset[str], where: str
+    ) -> Iterator[str]:
+        if isinstance(node.get("minItems"), int) and len(value) < node["minItems"]:
+            yield f"{where}: too_short"
+        if isinstance(node.get("maxItems"), int) and len(value) > node["maxItems"]:
+            yield f"{where}: too_long"
+        given = node.get("prefixItems")
+        prefix: list[Any] = given if isinstance(given, list) else []
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else node.get("items")
+            yield from self.problems(item, sub, (*loc, i), known)
 
 
 def _scalar_problems(value: Any, node: dict[str, Any], where: str) -> Iterator[str]:

@@ -15,7 +15,7 @@ from agentlab.costs.pricing import Cost
 from agentlab.errors import StepLimitError
 from agentlab.loop.tools import ToolSource
 from agentlab.neutral._shapes import Shape
-from agentlab.neutral.events import DurableEvent, StopReason
+from agentlab.neutral.events import DurableEvent, ModelCallCompletedEvent, StopReason
 from agentlab.neutral.items import PortableItem
 from agentlab.neutral.usage import CallUsage, sum_usage
 
@@ -53,6 +53,19 @@ class CallRecord(BaseModel):
     """When the call's last attempt was sent, seconds from the run's start (monotonic clock): the
     timeline's start of this call, so retries and waits before it show as a gap. None in results
     saved before it was recorded (left out of dumps then)."""
+
+    @classmethod
+    def of(cls, event: ModelCallCompletedEvent, *, api: str | None, cost: Cost) -> CallRecord:
+        """The record of a completed call: the event's own figures, plus what the event does not carry.
+
+        The event keeps the cost as a total only and does not name the API; every other field is
+        read from it, so the record and the event cannot tell two different stories about a call.
+        """
+        return cls(api=api, cost=cost, **{k: getattr(event, k) for k in _FROM_EVENT})
+
+
+_FROM_EVENT = tuple(k for k in CallRecord.model_fields if k not in ("api", "cost"))
+"""The fields a ``CallRecord`` takes from its ``ModelCallCompletedEvent`` as they are."""
 
 
 def _reported_total(records: tuple[CallRecord, ...] | list[CallRecord]) -> float | None:

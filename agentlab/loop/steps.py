@@ -165,23 +165,6 @@ def apply_response(
     differs = cost_check(cost.total, resp.provider_cost_usd, provider=ref.provider, origin=origin)
     if differs is not None:
         diagnostics = (*diagnostics, differs)
-    record = CallRecord(
-        run_id=run_id,
-        step=step,
-        provider=ref.provider,
-        api=ref.api,
-        model=ref.model,
-        response_id=resp.response_id,
-        stop_reason=resp.stop_reason,
-        usage=usage,
-        cost=cost,
-        latency_s=_first(completed.latency_s, timing.elapsed),
-        first_reasoning_s=completed.first_reasoning_s,
-        first_text_s=completed.first_text_s,
-        reasoning_items_dropped=dropped,
-        provider_cost_usd=resp.provider_cost_usd,
-        started_s=timing.started_s,
-    )
     event = ModelCallCompletedEvent(
         run_id=run_id,
         step=step,
@@ -192,14 +175,15 @@ def apply_response(
         stop_reason=resp.stop_reason,
         usage=usage,
         cost_usd=cost.total if cost.known else None,
-        latency_s=record.latency_s,
-        first_reasoning_s=record.first_reasoning_s,
-        first_text_s=record.first_text_s,
+        latency_s=_first(completed.latency_s, timing.elapsed),
+        first_reasoning_s=completed.first_reasoning_s,
+        first_text_s=completed.first_text_s,
         reasoning_items_dropped=dropped,
         items=resp.items,
         provider_cost_usd=resp.provider_cost_usd,
-        started_s=record.started_s,
+        started_s=timing.started_s,
     )
+    record = CallRecord.of(event, api=ref.api, cost=cost)
     return AppliedResponse(record, diagnostics, event)
 
 

@@ -596,20 +596,21 @@ def _isna(v: Any) -> bool:
         return False
 
 
-def plot_success_rate(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """Success rate per model and setting, with Wilson 95% intervals as error bars."""
-    ax = plot_metric(
-        summary,
-        "success_rate",
-        ax=ax,
-        ylabel="success rate (solved / scored)",
-        title=title or "Success rate (95% Wilson interval)",
-        fmt="{:.0%}",
-        err=("success_ci_low", "success_ci_high"),
-    )
+def _plot_share(
+    summary: pd.DataFrame, column: str, ax: Axes | None, ylabel: str, title: str, err: tuple[str, str] | None
+) -> Axes:
+    """Bars of a share (0 to 1): percent labels and axis, with room above 100% for the labels."""
+    ax = plot_metric(summary, column, ax=ax, ylabel=ylabel, title=title, fmt="{:.0%}", err=err)
     ax.set_ylim(0, max(1.15, ax.get_ylim()[1]))
     _percent_axis(ax)
     return ax
+
+
+def plot_success_rate(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """Success rate per model and setting, with Wilson 95% intervals as error bars."""
+    title = title or "Success rate (95% Wilson interval)"
+    ylabel = "success rate (solved / scored)"
+    return _plot_share(summary, "success_rate", ax, ylabel, title, ("success_ci_low", "success_ci_high"))
 
 
 def _plot_summary_cost_per_solved(summary: pd.DataFrame, ax: Axes | None, title: str | None) -> Axes:
@@ -632,17 +633,8 @@ def _plot_summary_cost_per_solved(summary: pd.DataFrame, ax: Axes | None, title:
 
 def plot_reasoning_share(summary: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Reasoning tokens as a share of output tokens (runs with a known reasoning figure only)."""
-    ax = plot_metric(
-        summary,
-        "reasoning_share",
-        ax=ax,
-        ylabel="reasoning / output tokens",
-        title=title or "Reasoning share of billed output",
-        fmt="{:.0%}",
-    )
-    ax.set_ylim(0, max(1.15, ax.get_ylim()[1]))
-    _percent_axis(ax)
-    return ax
+    title = title or "Reasoning share of billed output"
+    return _plot_share(summary, "reasoning_share", ax, "reasoning / output tokens", title, None)
 
 
 # ---------------------------------------------------------------- score against cost

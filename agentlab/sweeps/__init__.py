@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 # For type checkers only: the names of the lazy table below, so that `from agentlab import tool` is
 # typed (PEP 562's __getattr__ alone makes every public name Any to mypy and to editors).
@@ -57,34 +57,20 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-_LAZY: dict[str, str] = {
-    "AdaptiveLimiter": "agentlab.sweeps.limiter",
-    "CITIES": "agentlab.sweeps.tasks",
-    "ExecutionOptions": "agentlab.sweeps.execution",
-    "ResultsFile": "agentlab.sweeps.store",
-    "Setting": "agentlab.sweeps.settings",
-    "SweepProgress": "agentlab.sweeps.progress",
-    "SweepReport": "agentlab.sweeps.report",
-    "Task": "agentlab.sweeps.tasks",
-    "TextProgress": "agentlab.sweeps.progress",
-    "asweep": "agentlab.sweeps.runner",
-    "continuity_settings": "agentlab.sweeps.settings",
-    "load_results": "agentlab.sweeps.analysis",
-    "load_tasks": "agentlab.sweeps.tasks",
-    "mean_interval": "agentlab.sweeps.analysis",
-    "plot_cost_per_solved": "agentlab.sweeps.charts",
-    "plot_metric": "agentlab.sweeps.charts",
-    "plot_reasoning_share": "agentlab.sweeps.charts",
-    "plot_success_rate": "agentlab.sweeps.charts",
-    "read_rows": "agentlab.sweeps.store",
-    "sim_tasks": "agentlab.sweeps.tasks",
-    "sim_tools": "agentlab.sweeps.tasks",
-    "spread": "agentlab.sweeps.analysis",
-    "summarize": "agentlab.sweeps.analysis",
-    "summarize_sweep": "agentlab.sweeps.analysis",
-    "sweep": "agentlab.sweeps.runner",
-    "wilson_interval": "agentlab.sweeps.analysis",
+_MODULES = {
+    "agentlab.sweeps.analysis": "load_results mean_interval spread summarize summarize_sweep wilson_interval",
+    "agentlab.sweeps.charts": "plot_cost_per_solved plot_metric plot_reasoning_share plot_success_rate",
+    "agentlab.sweeps.execution": "ExecutionOptions",
+    "agentlab.sweeps.limiter": "AdaptiveLimiter",
+    "agentlab.sweeps.progress": "SweepProgress TextProgress",
+    "agentlab.sweeps.report": "SweepReport",
+    "agentlab.sweeps.runner": "asweep sweep",
+    "agentlab.sweeps.settings": "Setting continuity_settings",
+    "agentlab.sweeps.store": "ResultsFile read_rows",
+    "agentlab.sweeps.tasks": "CITIES Task load_tasks sim_tasks sim_tools",
 }
+"""Module -> its public names, each module named once (``by_module`` turns it into ``_LAZY``)."""
+_LAZY = by_module(_MODULES)
 
 __all__ = sorted(_LAZY)
 

@@ -303,35 +303,25 @@ def _city_fact(city: str, column: int, unit: str, what: str) -> str:
     return f"{found[1][column]} {unit}" if found else f"no {what} data for {city}"
 
 
+#: The city tools, one a column of :data:`CITIES`: name, column, unit, what it is, the description,
+#: and the example city its parameter names.
+_CITY_TOOLS: tuple[tuple[str, int, str, str, str, str], ...] = (
+    ("get_weather", 0, "C", "weather", "Current weather (temperature in Celsius) for a city.", "Paris"),
+    ("get_population", 1, "people", "population", "Population of a city (number of inhabitants).", "Paris"),
+    ("get_elevation", 2, "m", "elevation", "Elevation of a city above sea level, in metres.", "Quito"),
+)
+
+
+def _city_tool(name: str, column: int, unit: str, what: str, description: str, example: str) -> Tool:
+    def fact(city: str) -> str:
+        return _city_fact(city, column, unit, what)
+
+    fact.__doc__ = f'''{description}\n\nArgs:\n    city: City name, e.g. "{example}".\n'''
+    return Tool(fact, name=name)
+
+
 def sim_tools() -> list[Tool]:
     """The tools the shipped tasks use: weather, population, elevation (a fixed table), calculator."""
-
-    @tool
-    def get_weather(city: str) -> str:
-        """Current weather (temperature in Celsius) for a city.
-
-        Args:
-            city: City name, e.g. "Paris".
-        """
-        return _city_fact(city, 0, "C", "weather")
-
-    @tool
-    def get_population(city: str) -> str:
-        """Population of a city (number of inhabitants).
-
-        Args:
-            city: City name, e.g. "Paris".
-        """
-        return _city_fact(city, 1, "people", "population")
-
-    @tool
-    def get_elevation(city: str) -> str:
-        """Elevation of a city above sea level, in metres.
-
-        Args:
-            city: City name, e.g. "Quito".
-        """
-        return _city_fact(city, 2, "m", "elevation")
 
     @tool
     def calculator(expression: str) -> str:
@@ -345,7 +335,7 @@ def sim_tools() -> list[Tool]:
         except ValueError as e:
             return f"error: {e}"
 
-    return [get_weather, get_population, get_elevation, calculator]
+    return [*(_city_tool(*row) for row in _CITY_TOOLS), calculator]
 
 
 #: The calculator's operators: the four of arithmetic and a sign, nothing that can run code.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:
     # isort: off
@@ -20,11 +20,11 @@ if TYPE_CHECKING:
     )
     # isort: on
 
-_LAZY: dict[str, str] = {
-    "LoggedRuns": "agentlab.tracking.mlflow_log",
-    "log_comparison": "agentlab.tracking.mlflow_log",
-    "log_sweep": "agentlab.tracking.mlflow_log",
+_MODULES = {
+    "agentlab.tracking.mlflow_log": "LoggedRuns log_comparison log_sweep",
 }
+"""Module -> its public names, each module named once (``by_module`` turns it into ``_LAZY``)."""
+_LAZY = by_module(_MODULES)
 
 __all__ = sorted(_LAZY)
 

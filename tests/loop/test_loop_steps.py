@@ -16,6 +16,7 @@ from agentlab.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
+from agentlab.loop.result import CallRecord
 from agentlab.loop.runner import _sdk_retries
 from agentlab.loop.steps import MAX_RETRY_WAIT_S, CallTiming, RetryDecision, apply_response, retry_decision
 from agentlab.neutral.events import ModelResponse, ResponseCompletedEvent
@@ -170,3 +171,16 @@ def test_call_timing_restarts_per_attempt_and_keeps_no_payload_in_its_repr() -> 
     t.stop()
     assert t.elapsed is not None and t.elapsed >= 0
     assert "2+2" not in repr(t)
+
+
+def test_the_record_is_the_events_figures_plus_the_api_and_the_priced_cost() -> None:
+    ref = parse_model("openai:sim-reasoner")
+    out = apply_response(
+        _completed(first_text_s=0.7), _timing(), ref=ref, run_id="r", step=2, policy="drop", refused=1
+    )
+    rec, ev = out.record, out.completed
+    shared = set(type(rec).model_fields) & set(type(ev).model_fields)
+    assert {k: getattr(rec, k) for k in shared} == {k: getattr(ev, k) for k in shared}
+    assert shared >= {"run_id", "step", "usage", "latency_s", "started_s", "reasoning_items_dropped"}
+    assert rec.api == ref.api and rec.cost.source == "agentlab simulated"
+    assert CallRecord.of(ev, api="responses", cost=rec.cost) == rec.model_copy(update={"api": "responses"})
