@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:
     from agentlab.adapters.base import Adapter as Adapter
@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from agentlab.adapters.registry import register_provider as register_provider
     from agentlab.adapters.sdk_adapter import SDKAdapter as SDKAdapter
 
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("Adapter", "ModelRef", "create_adapter", "parse_model"), "agentlab.adapters.base"),
-    **dict.fromkeys(("ProviderSpec", "get_provider", "register_provider"), "agentlab.adapters.registry"),
-    "SDKAdapter": "agentlab.adapters.sdk_adapter",
-}
+_EXPORTS: dict[str, str] = by_module(
+    {
+        "agentlab.adapters.base": "Adapter ModelRef create_adapter parse_model",
+        "agentlab.adapters.registry": "ProviderSpec get_provider register_provider",
+        "agentlab.adapters.sdk_adapter": "SDKAdapter",
+    }
+)
 
 __all__ = sorted(_EXPORTS)
 

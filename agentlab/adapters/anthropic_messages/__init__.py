@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:
     from agentlab.adapters.anthropic_messages._adapter import (
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
     from agentlab.adapters.anthropic_messages._request import build_request as build_request
     from agentlab.adapters.anthropic_messages._stream import MessageAssembler as MessageAssembler
 
-_EXPORTS: dict[str, str] = {
-    "AnthropicMessagesAdapter": "agentlab.adapters.anthropic_messages._adapter",
-    **dict.fromkeys(("BuiltRequest", "build_request"), "agentlab.adapters.anthropic_messages._request"),
-    "MessageAssembler": "agentlab.adapters.anthropic_messages._stream",
-}
+_EXPORTS: dict[str, str] = by_module(
+    {
+        "agentlab.adapters.anthropic_messages._adapter": "AnthropicMessagesAdapter",
+        "agentlab.adapters.anthropic_messages._request": "BuiltRequest build_request",
+        "agentlab.adapters.anthropic_messages._stream": "MessageAssembler",
+    }
+)
 
 __all__ = sorted(_EXPORTS)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:
     from agentlab.adapters.anthropic_platforms._adapter import (
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
         AnthropicVertexAdapter as AnthropicVertexAdapter,
     )
 
-_EXPORTS: dict[str, str] = dict.fromkeys(
-    ("AnthropicBedrockAdapter", "AnthropicVertexAdapter"), "agentlab.adapters.anthropic_platforms._adapter"
+_EXPORTS: dict[str, str] = by_module(
+    {"agentlab.adapters.anthropic_platforms._adapter": "AnthropicBedrockAdapter AnthropicVertexAdapter"}
 )
 
 __all__ = sorted(_EXPORTS)

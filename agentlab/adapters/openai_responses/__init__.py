@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentlab._lazy import lazy_exports
+from agentlab._lazy import by_module, lazy_exports
 
 if TYPE_CHECKING:
     from agentlab.adapters.openai_responses._adapter import OpenAIResponsesAdapter as OpenAIResponsesAdapter
@@ -23,13 +23,12 @@ if TYPE_CHECKING:
     from agentlab.adapters.openai_responses._request import is_reasoning_model as is_reasoning_model
     from agentlab.adapters.openai_responses._request import strict_schema_ok as strict_schema_ok
 
-_EXPORTS: dict[str, str] = {
-    "OpenAIResponsesAdapter": "agentlab.adapters.openai_responses._adapter",
-    **dict.fromkeys(
-        ("build_request", "is_reasoning_model", "strict_schema_ok"),
-        "agentlab.adapters.openai_responses._request",
-    ),
-}
+_EXPORTS: dict[str, str] = by_module(
+    {
+        "agentlab.adapters.openai_responses._adapter": "OpenAIResponsesAdapter",
+        "agentlab.adapters.openai_responses._request": "build_request is_reasoning_model strict_schema_ok",
+    }
+)
 
 __all__ = sorted(_EXPORTS)
 
