@@ -3,10 +3,11 @@
 Per streamed event the adapters' path is: the body's ``bytes`` as the transport hands them over
 (``agentlab.assembly.http_body.body_chunks``, guarded in ``test_http_body.py``), framed by
 ``SSEDecoder.chunk_bytes`` (a one-event chunk sliced once, never split into lines, its event name
-not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), and a delta event built without
-pydantic's validation. These tests fail when one of them is lost (a text framing path, a per-event
-name decode or line split, the stdlib decoder, a validated event per delta) or when the path starts
-allocating more per event than the budgets below.
+not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), one parser level, and a delta
+event built without pydantic's validation. These tests fail when one of them is lost (a text
+framing path, a per-event name decode or line split, the stdlib decoder, a validated event per
+delta) or when the path starts allocating more, or making more Python calls, per event than the
+budgets below.
 """
 
 from __future__ import annotations
