@@ -40,6 +40,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
+from pydantic import BaseModel
+
 from agentlab.assembly.sse import SSEDecoder
 from agentlab.assembly.wire_json import loads as _loads
 from agentlab.errors import AgentlabError, StreamInterruptedError
@@ -66,7 +68,12 @@ __all__ = ["Assembler", "Completion", "Framing", "WireCall", "assemble", "assemb
 
 _perf = time.perf_counter
 _new = object.__new__
-_set = object.__setattr__
+# The four slots of every pydantic model, set through their descriptors: what ``object.__setattr__``
+# ends up calling, without looking each name up along the event class's MRO (four per delta).
+_put_dict = BaseModel.__dict__["__dict__"].__set__
+_put_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_put_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_put_private = BaseModel.__dict__["__pydantic_private__"].__set__
 E = TypeVar("E", bound=Event)
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
@@ -92,10 +99,10 @@ def _built(cls: type[E], fields: dict[str, Any], given: set[str]) -> E:
     two stay equal field for field, so a field added to an event cannot be skipped here.
     """
     ev = _new(cls)
-    _set(ev, "__dict__", fields)
-    _set(ev, "__pydantic_fields_set__", given)
-    _set(ev, "__pydantic_extra__", None)
-    _set(ev, "__pydantic_private__", None)
+    _put_dict(ev, fields)
+    _put_fields_set(ev, given)
+    _put_extra(ev, None)
+    _put_private(ev, None)
     return ev
 
 
@@ -204,14 +211,13 @@ class Assembler:
             # What ``_built`` does, written out: one call and two dict stores less per delta.
             rid = self._rid
             ev = _new(ReasoningDeltaEvent)
-            _set(ev, "__dict__", {
+            _put_dict(ev, {
                 "run_id": rid, "step": self._step, "kind": "reasoning_delta", "text": text, "block": block,
                 "omitted": False,
             })  # fmt: skip
-            given = {"text", "block"} if rid is None else {"text", "block", "run_id", "step"}
-            _set(ev, "__pydantic_fields_set__", given)
-            _set(ev, "__pydantic_extra__", None)
-            _set(ev, "__pydantic_private__", None)
+            _put_fields_set(ev, {"text", "block"} if rid is None else {"text", "block", "run_id", "step"})
+            _put_extra(ev, None)
+            _put_private(ev, None)
             return ev
         return ReasoningDeltaEvent(text=text, block=block, run_id=self._rid, step=self._step)
 
@@ -228,15 +234,26 @@ class Assembler:
         if text.__class__ is str:
             rid = self._rid
             ev = _new(TextDeltaEvent)  # as ``reasoning``: ``_built`` written out
-            _set(ev, "__dict__", {"run_id": rid, "step": self._step, "kind": "text_delta", "text": text})
-            _set(ev, "__pydantic_fields_set__", {"text"} if rid is None else {"text", "run_id", "step"})
-            _set(ev, "__pydantic_extra__", None)
-            _set(ev, "__pydantic_private__", None)
+            _put_dict(ev, {"run_id": rid, "step": self._step, "kind": "text_delta", "text": text})
+            _put_fields_set(ev, {"text"} if rid is None else {"text", "run_id", "step"})
+            _put_extra(ev, None)
+            _put_private(ev, None)
             return ev
         return TextDeltaEvent(text=text, run_id=self._rid, step=self._step)
 
     def tool_delta(self, call_id: str, name: str, arguments: str) -> ToolCallDeltaEvent:
-        """Partial tool-call arguments (progress display only)."""
+        """Partial tool-call arguments (progress display only; built as :meth:`reasoning`).
+
+        A long call streams its arguments in many pieces (Chat Completions, Responses), each one event.
+        """
+        if call_id.__class__ is str and name.__class__ is str and arguments.__class__ is str:
+            fields = {
+                "run_id": self._rid, "step": self._step, "kind": "tool_call_delta", "call_id": call_id,
+                "name": name, "arguments_delta": arguments,
+            }  # fmt: skip
+            # The fields set of the validated call below, which names ``run_id`` and ``step`` even when None.
+            given = {"call_id", "name", "arguments_delta", "run_id", "step"}
+            return _built(ToolCallDeltaEvent, fields, given)
         return ToolCallDeltaEvent(
             call_id=call_id, name=name, arguments_delta=arguments, run_id=self._rid, step=self._step
         )
@@ -437,6 +454,37 @@ def _guarded(request: ModelRequest, built: B, layout: ContinuityLayout | None) -
     return built
 
 
+async def _whole_body(call: WireCall, asm: Assembler) -> list[AdapterEvent]:
+    """A non-streamed answer's events: its body read whole (a read error translated, never chained)."""
+    failure: AgentlabError | None = None
+    body = b""
+    try:
+        body = await call.read()
+    except call.errors as e:
+        failure = call.translate(e, call.request_id)
+    if failure is not None:
+        raise failure
+    return asm.feed_body(body)
+
+
+def _transport_failure(call: WireCall, exc: Exception) -> AgentlabError | None:
+    """An httpcore2 error from a body read below httpx2's wrappers, translated as its httpx2 form.
+
+    :func:`agentlab.assembly.http_body.body_chunks` reads a connection's chunks without the httpx2
+    level that maps httpcore2's exceptions, so the mapping is done here, only when one is raised.
+    ``None``: not a transport error the call translates (raised as it is, untouched: an agentlab
+    error from ``feed`` passes through here too).
+    """
+    if not type(exc).__module__.startswith("httpcore2"):
+        return None
+    from agentlab.assembly.http_body import httpx_error
+
+    mapped = httpx_error(exc)
+    if mapped is None or not isinstance(mapped, call.errors):
+        return None
+    return call.translate(mapped, call.request_id)
+
+
 async def assemble(
     request: ModelRequest,
     build: Callable[[ModelRequest], B],
@@ -463,14 +511,7 @@ async def assemble(
     try:
         asm = new_assembler(built, request, call, started)
         if call.chunks is None:
-            body = b""
-            try:
-                body = await call.read()
-            except call.errors as e:
-                failure = call.translate(e, call.request_id)
-            if failure is not None:
-                raise failure
-            for ev in asm.feed_body(body):
+            for ev in await _whole_body(call, asm):
                 yield ev
         else:
             frame = call.framing()
@@ -484,6 +525,10 @@ async def assemble(
                             yield out
             except call.errors as e:
                 failure = call.translate(e, call.request_id)
+            except Exception as e:
+                failure = _transport_failure(call, e)
+                if failure is None:
+                    raise
             if failure is not None:
                 raise failure
             last: bytes | str | None = frame.end_bytes()

@@ -8,6 +8,15 @@ itself, which is what ``aiter_bytes`` reads underneath. A body with one (gzip, b
 keeps ``aiter_bytes``, which decodes it; so does any response this cannot read directly (already
 read or consumed, a sync stream, an object that is not an ``httpx2.Response``).
 
+On a real connection that stream is two more async generators of httpx2's, each a level per chunk
+between the socket and the driver: ``BoundAsyncStream`` (closes the one below when it ends) and
+``AsyncResponseStream`` (turns httpcore2's exceptions into httpx2's). When both are exactly those,
+the body is read from the connection's own stream below them (:func:`_below_httpx`); closing stays
+the response's (``WireCall.close`` closes all three), and an httpcore2 exception raised while
+reading is turned into the httpx2 one ``AsyncResponseStream`` would have raised by the driver
+(:func:`httpx_error`, on the error path only), so the adapters see the same errors as before. Any
+other stream (a mock transport's, another httpx2 version's) is read as it is.
+
 The response is marked consumed, as ``aiter_bytes`` marks it, so a second read fails the same way;
 closing it stays the caller's (``WireCall.close``).
 """
@@ -19,7 +28,29 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["body_chunks"]
+__all__ = ["body_chunks", "httpx_error"]
+
+
+def _httpx_internals() -> tuple[Any, Any, Any]:
+    """httpx2's two wrapper classes and its exception mapping; ``None`` for each this httpx2 lacks.
+
+    They are httpx2's internals (``httpx2>=2.16`` names no upper bound): another layout leaves the
+    body read through the wrappers, as before, rather than failing.
+    """
+    try:
+        from httpx2 import _client
+        from httpx2._transports import default
+    except ImportError:
+        return None, None, None
+    found = (
+        getattr(_client, "BoundAsyncStream", None),
+        getattr(default, "AsyncResponseStream", None),
+        getattr(default, "map_httpcore_exceptions", None),
+    )
+    return found if all(x is not None for x in found) else (None, None, None)
+
+
+_BOUND, _MAPPED, _MAP_ERRORS = _httpx_internals()
 
 
 def body_chunks(resp: Any) -> AsyncIterator[bytes]:
@@ -33,8 +64,7 @@ def body_chunks(resp: Any) -> AsyncIterator[bytes]:
         and isinstance(resp.stream, httpx2.AsyncByteStream)
     ):
         resp.is_stream_consumed = True
-        chunks: AsyncIterator[bytes] = resp.stream.__aiter__()
-        return chunks
+        return _below_httpx(resp.stream)
     decoded: AsyncIterator[bytes] = resp.aiter_bytes()
     return decoded
 
@@ -43,3 +73,34 @@ def _encoded(headers: httpx2.Headers) -> bool:
     """Whether the body carries a content coding other than ``identity`` (what httpx2 would decode)."""
     values = headers.get_list("content-encoding", split_commas=True)
     return any(v.strip().lower() not in ("", "identity") for v in values)
+
+
+def _below_httpx(stream: httpx2.AsyncByteStream) -> AsyncIterator[bytes]:
+    """The connection's chunks under httpx2's two wrappers when they are exactly those, else ``stream``'s."""
+    if _BOUND is not None and type(stream) is _BOUND:
+        inner = getattr(stream, "_stream", None)
+        core = getattr(inner, "_httpcore_stream", None) if type(inner) is _MAPPED else None
+        if core is not None:
+            below: AsyncIterator[bytes] = core.__aiter__()
+            return below
+    chunks: AsyncIterator[bytes] = stream.__aiter__()
+    return chunks
+
+
+def httpx_error(exc: Exception) -> Exception | None:
+    """The httpx2 exception httpx2 raises for an httpcore2 one, from httpx2's own mapping (``None``: not one).
+
+    What ``AsyncResponseStream`` would have raised had the body been read through it; the httpcore2
+    exception is its ``__cause__``, as there.
+    """
+    if _MAP_ERRORS is None:
+        return None
+    try:
+        with _MAP_ERRORS():
+            raise exc
+    except httpx2.HTTPError as mapped:
+        if mapped is not exc:
+            return mapped
+    except Exception:
+        pass  # not an httpcore2 error: the caller raises it as it is
+    return None

@@ -13,7 +13,8 @@ per event would cost more than the framing itself. The adapters feed the raw ``b
 arrive (:meth:`SSEDecoder.chunk_bytes`): the ``data`` comes out as ``bytes`` for the JSON decoder
 (:mod:`agentlab.assembly.wire_json`), with no text decoding of the body and no ``str`` per line;
 a chunk holding exactly one event (how servers flush, ``\n\n`` or ``\r\n\r\n``) is sliced
-without splitting it into lines. Text chunks (``chunk``) and lines (``line``) follow the same rules.
+without splitting it into lines. Text chunks (``chunk``) and lines (``line``) are read the same
+way, as their UTF-8 bytes (nothing in agentlab streams text: only tests and hand-fed assemblers).
 """
 
 from __future__ import annotations
@@ -22,15 +23,13 @@ __all__ = ["SSEDecoder"]
 
 
 class SSEDecoder:
-    """Feed lines (terminator removed) with :meth:`line`; it returns an event's data when one dispatches."""
+    """Feed the body's chunks with :meth:`chunk_bytes`; it returns the data of each event they complete."""
 
-    __slots__ = ("_bdata", "_btail", "_data", "_event", "_name", "_name_end", "_named", "_tail")
+    __slots__ = ("_bdata", "_btail", "_event", "_name", "_name_end", "_named")
 
     def __init__(self) -> None:
-        self._tail = ""
         self._btail = b""
         self._bdata: bytes | None = None
-        self._data: str | None = None
         self._event: str | None = None
         self._name: str | None = None
         # The last dispatched name, left in its chunk (``_named[7:_name_end]``) until it is asked for:
@@ -50,77 +49,22 @@ class SSEDecoder:
         self._name, self._named, self._event = self._event, None, None
 
     def line(self, line: str) -> str | None:
-        """One line of the stream; the joined ``data`` when this line (a blank one) ends an event."""
-        if line and line[-1] == "\r":
+        """One line (terminator removed); the joined ``data`` when this line (a blank one) ends an event."""
+        if line[-1:] == "\r":
             line = line[:-1]
-        if not line:
-            data = self._data
-            if data is not None:
-                self._data = None
-                self._dispatched()
-            self._event = None  # a name without data dispatches nothing and does not carry over
-            return data
-        head = line[:5]
-        if head == "data:":  # the hot case first, without splitting the line
-            value = line[6:] if line[5:6] == " " else line[5:]
-            self._data = value if self._data is None else f"{self._data}\n{value}"
-            return None
-        if line[0] == ":":
-            return None  # a comment (keep-alive)
-        name, _, value = line.partition(":")
-        if name == "data":  # "data" alone: a field without a colon has an empty value
-            self._data = "" if self._data is None else f"{self._data}\n"
-        elif name == "event":
-            self._event = value[1:] if value[:1] == " " else value
-        return None
+        out = self._byte_lines([_utf8(line)])
+        return _text(out[0]) if out else None
 
     def chunk(self, text: str) -> list[str]:
-        r"""A piece of the body as it arrived (any size): the ``data`` of each event it completes.
-
-        The hot path: one call per network chunk instead of one per line (a server flushes one
-        event per chunk, three lines each). Lines end with ``\n`` or ``\r\n`` (or a lone ``\r``);
-        a line cut between chunks waits for the next one.
-        """
-        text = self._tail + text
-        if "\r" in text:
-            hold = text[-1] == "\r"  # may be half of a CRLF: kept for the next chunk
-            if hold:
-                text = text[:-1]
-            lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            self._tail = lines.pop() + ("\r" if hold else "")
-        else:
-            lines = text.split("\n")
-            self._tail = lines.pop()
-        return self._lines(lines)
-
-    def _lines(self, lines: list[str]) -> list[str]:
-        """The hot cases inline (``data: ``, the blank line, ``event: ``): no method call per line."""
-        out: list[str] = []
-        line_in = self.line
-        for line in lines:
-            if line[:6] == "data: ":
-                value = line[6:]
-                self._data = value if self._data is None else f"{self._data}\n{value}"
-            elif not line:
-                data = self._data
-                if data is not None:
-                    self._data = None
-                    self._dispatched()
-                    out.append(data)
-                self._event = None  # a name without data dispatches nothing and does not carry over
-            elif line[:7] == "event: ":
-                self._event = line[7:]
-            else:
-                data = line_in(line)
-                if data is not None:
-                    out.append(data)
-        return out
+        r""":meth:`chunk_bytes` for a piece of the body as text: the ``data`` of each event it completes."""
+        return [_text(data) for data in self.chunk_bytes(_utf8(text))]
 
     def chunk_bytes(self, raw: bytes) -> list[bytes]:
-        r""":meth:`chunk` on the body's ``bytes``: the ``data`` (``bytes``) of each event ``raw`` completes.
+        r"""A piece of the body as it arrived (any size): the ``data`` (``bytes``) of each event it completes.
 
-        UTF-8 is never decoded here (SSE is UTF-8; the JSON decoder checks it), so a character cut
-        between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
+        Lines end with ``\n`` or ``\r\n`` (or a lone ``\r``); a line cut between chunks waits for the
+        next one. UTF-8 is never decoded here (SSE is UTF-8; the JSON decoder checks it), so a
+        character cut between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
 
         The hot path first, inline (one call per chunk): ``raw`` exactly one event as servers flush
         it, ``data: X`` + ``\n\n`` (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` +
@@ -189,7 +133,7 @@ class SSEDecoder:
         return out
 
     def end_bytes(self) -> bytes | None:
-        """:meth:`end` for a body fed as ``bytes``."""
+        """The data of a last event the stream did not close with a blank line (``None``: none)."""
         btail, self._btail = self._btail.rstrip(b"\r"), b""
         if btail:
             self._byte_lines([btail])
@@ -197,9 +141,14 @@ class SSEDecoder:
         return bdata
 
     def end(self) -> str | None:
-        """The data of a last event the stream did not close with a blank line (``None``: none)."""
-        tail, self._tail = self._tail.rstrip("\r"), ""
-        if tail:
-            self.line(tail)
-        data, self._data = self._data, None
-        return data
+        """:meth:`end_bytes` for a body fed as text."""
+        data = self.end_bytes()
+        return None if data is None else _text(data)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # any str round-trips, a lone surrogate too
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")

@@ -3,10 +3,11 @@
 Per streamed event the adapters' path is: the body's ``bytes`` as the transport hands them over
 (``agentlab.assembly.http_body.body_chunks``, guarded in ``test_http_body.py``), framed by
 ``SSEDecoder.chunk_bytes`` (a one-event chunk sliced once, never split into lines, its event name
-not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), and a delta event built without
-pydantic's validation. These tests fail when one of them is lost (a text framing path, a per-event
-name decode or line split, the stdlib decoder, a validated event per delta) or when the path starts
-allocating more per event than the budgets below.
+not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), one parser level, and a delta
+event built without pydantic's validation. These tests fail when one of them is lost (a text
+framing path, a per-event name decode or line split, the stdlib decoder, a validated event per
+delta) or when the path starts allocating more, or making more Python calls, per event than the
+budgets below.
 """
 
 from __future__ import annotations
@@ -27,10 +28,18 @@ from pydantic import BaseModel
 import agentlab.assembly.wire_json as wire_json
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.google_gemini._stream import GeminiAssembler
+from agentlab.adapters.openai_chat._deepseek import DEEPSEEK
+from agentlab.adapters.openai_chat._stream import ChatAssembler
 from agentlab.adapters.openai_responses._stream import ResponseAssembler
 from agentlab.assembly.assembler import Assembler, _built
 from agentlab.assembly.sse import SSEDecoder
-from agentlab.neutral.events import EventOrigin, ReasoningDeltaEvent, TextDeltaEvent
+from agentlab.neutral.events import (
+    Event,
+    EventOrigin,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+)
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
 from tests.adapters.contract import CASES, AdapterCase, collect
@@ -124,10 +133,15 @@ def test_malformed_json_raises_the_stdlib_error(doc: bytes) -> None:
 def test_unvalidated_delta_events_equal_validated_ones(origin: EventOrigin | None) -> None:
     asm = GeminiAssembler(model="m", base_url=None, origin=origin)
     ids: dict[str, Any] = {} if origin is None else {"run_id": origin.run_id, "step": origin.step}
-    for built, validated in (
-        (asm.reasoning("thinking", "2"), ReasoningDeltaEvent(text="thinking", block="2", **ids)),
-        (asm.text("answer"), TextDeltaEvent(text="answer", **ids)),
-    ):
+    # The tool delta names run_id and step whatever they are, as its validated construction did.
+    rid, step = (None, None) if origin is None else (origin.run_id, origin.step)
+    tool = ToolCallDeltaEvent(call_id="c1", name="get_weather", arguments_delta='{"ci', run_id=rid, step=step)
+    built_events: list[Event] = [asm.reasoning("thinking", "2"), asm.text("answer")]
+    built_events.append(asm.tool_delta("c1", "get_weather", '{"ci'))
+    validated_events: list[Event] = [
+        ReasoningDeltaEvent(text="thinking", block="2", **ids), TextDeltaEvent(text="answer", **ids), tool,
+    ]  # fmt: skip
+    for built, validated in zip(built_events, validated_events, strict=True):
         assert type(built) is type(validated) and built == validated
         assert list(built.__dict__.items()) == list(validated.__dict__.items())
         assert list(built.__dict__) == list(type(built).model_fields)  # a new field cannot be skipped
@@ -185,8 +199,22 @@ def _openai(n: int) -> Iterator[bytes]:
         yield b"data: " + json.dumps(ev).encode() + b"\n\n"
 
 
+def _chat(n: int) -> Iterator[bytes]:
+    for i in range(n):
+        delta = {"content": None, "reasoning_content": f" w{i}"} if i < n // 2 else {"content": f" w{i}"}
+        chunk = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "deepseek-chat",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        }
+        yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
 STREAMS: dict[str, tuple[Callable[[int], Iterator[bytes]], Callable[[], Assembler]]] = {
     "gemini": (_gemini, lambda: GeminiAssembler(model="m", base_url=None)),
+    "chat": (_chat, lambda: ChatAssembler(dialect=DEEPSEEK, model="m", base_url=None)),
     "anthropic": (_anthropic, lambda: MessageAssembler(model="m", base_url=None)),
     "openai": (_openai, lambda: ResponseAssembler(model="m", base_url=None)),
 }
@@ -252,3 +280,38 @@ def test_a_one_event_chunk_is_framed_without_allocating_beyond_its_data(form: st
     # The returned list (its items array) is all that may come on top of the data slice.
     assert statistics.median(extra) <= 64, statistics.median(extra)
     assert frame.event == ("content_block_delta" if form.startswith("event") else None)
+
+
+# Python calls (frames) per streamed delta, from the chunk's bytes to its event: the framer, ``feed``,
+# the decoder, the parser's levels, the event's constructor. Each level is a fixed cost per event
+# (issue 34). Measured: Gemini 5 (feed maps a streamed piece inline; 8 when it went feed ->
+# _chunk_events -> _apply -> _part -> _piece), Chat 6 (8 through _decoded and _reasoning),
+# Anthropic 6 (7 through _apply), OpenAI Responses 5.
+CALLS_PER_EVENT = {"gemini": 5, "chat": 6, "anthropic": 6, "openai": 5}
+
+
+@pytest.mark.parametrize("protocol", sorted(STREAMS))
+def test_python_calls_per_event_stay_within_budget(protocol: str) -> None:
+    make_chunks, make_asm = STREAMS[protocol]
+    chunks = list(make_chunks(80))
+    asm, frame = make_asm(), SSEDecoder()
+    for raw in chunks[:20]:
+        for data in frame.chunk_bytes(raw):
+            asm.feed(data)
+    calls = array("q", bytes(8 * (len(chunks) - 20)))
+    i = 0
+
+    def count(_frame: Any, event: str, _arg: Any) -> None:
+        if event == "call":
+            calls[i] += 1
+
+    for i, raw in enumerate(chunks[20:]):  # noqa: B007 - ``count`` reads the index
+        sys.setprofile(count)
+        try:
+            for data in frame.chunk_bytes(raw):
+                ev = asm.feed(data)
+        finally:
+            sys.setprofile(None)
+        assert ev is not None
+    # The median: a delta opening a part or a block makes it (one per block, not per delta).
+    assert statistics.median(calls) <= CALLS_PER_EVENT[protocol], sorted(calls)

@@ -117,3 +117,138 @@ def test_body_chunks_decode_a_coded_body(coding: str) -> None:
 def test_a_response_already_read_is_served_from_its_content() -> None:
     resp = httpx2.Response(200, content=b"data: 1\n\n")
     assert asyncio.run(_read(body_chunks(resp))) == [b"data: 1\n\n"]
+
+
+# ---------------------------------------------------------------------- a real connection
+
+
+_EVENTS = [
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-chat","choices":'
+    b'[{"index":0,"delta":{"content":"%s"},"finish_reason":null}]}\n\n' % word
+    for word in (b"Hello", b" there")
+]
+_LAST = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-chat","choices":'
+    b'[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+async def _serve_chunked(cut: bool) -> tuple[asyncio.Server, int]:
+    """A loopback server answering every request with a chunked SSE body, one HTTP chunk per event.
+
+    ``cut``: the connection is closed after the first event, in the middle of the chunked body.
+    """
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.lower().split(b"\r\n")
+        length = next((int(line[15:]) for line in lines if line.startswith(b"content-length:")), 0)
+        await reader.readexactly(length)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+            b"x-request-id: req_1\r\n\r\n"
+        )
+        for event in _EVENTS[:1] if cut else [*_EVENTS, _LAST]:
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+            await writer.drain()
+        if not cut:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def test_a_connection_body_is_read_below_httpx2_wrappers() -> None:
+    """On a real connection the chunks come from the connection's stream, not httpx2's two generators."""
+    from httpx2._client import BoundAsyncStream
+    from httpx2._transports.default import AsyncResponseStream
+
+    async def go() -> tuple[list[bytes], Any]:
+        server, port = await _serve_chunked(cut=False)
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        async with server, httpx2.AsyncClient() as http, http.stream("POST", url, content=b"{}") as resp:
+            chunks = body_chunks(resp)
+            code = getattr(chunks, "ag_code", None)
+            return [c async for c in chunks], code
+
+    got, code = asyncio.run(go())
+    assert got == [*_EVENTS, _LAST]  # one chunk per event, as sent
+    wrappers = (BoundAsyncStream.__aiter__.__code__, AsyncResponseStream.__aiter__.__code__)
+    assert code is not None and code not in wrappers
+
+
+def test_an_httpx2_without_those_wrappers_is_read_through_its_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx2's internals are looked up, not assumed: another layout reads the body as before."""
+    from httpx2._client import BoundAsyncStream
+
+    import agentlab.assembly.http_body as http_body
+
+    monkeypatch.setattr(http_body, "_BOUND", None)
+    monkeypatch.setattr(http_body, "_MAP_ERRORS", None)
+
+    async def go() -> tuple[list[bytes], Any]:
+        server, port = await _serve_chunked(cut=False)
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        async with server, httpx2.AsyncClient() as http, http.stream("POST", url, content=b"{}") as resp:
+            chunks = body_chunks(resp)
+            return [c async for c in chunks], getattr(chunks, "ag_code", None)
+
+    got, code = asyncio.run(go())
+    assert got == [*_EVENTS, _LAST]
+    assert code is BoundAsyncStream.__aiter__.__code__  # httpx2's own wrapper, as on main
+    assert http_body.httpx_error(ValueError("x")) is None
+
+
+def _deepseek(port: int) -> Any:
+    import openai
+
+    from agentlab.adapters.openai_chat import DeepSeekAdapter
+
+    client = openai.AsyncOpenAI(api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+    return DeepSeekAdapter("deepseek-chat", client=client, max_retries=0)
+
+
+def _deepseek_request() -> ModelRequest:
+    return ModelRequest(model="deepseek-chat", items=(UserItem(text="hi"),))
+
+
+def test_an_adapter_streams_a_real_connection() -> None:
+    async def go() -> list[AdapterEvent]:
+        server, port = await _serve_chunked(cut=False)
+        async with server:
+            adapter = _deepseek(port)
+            try:
+                return await collect(adapter, _deepseek_request())
+            finally:
+                await adapter.aclose()
+
+    events = asyncio.run(go())
+    assert _shown(events) == [("TextDeltaEvent", "Hello"), ("TextDeltaEvent", " there")]
+    assert completed(events).stop_reason == "end_turn"
+
+
+def test_a_connection_cut_mid_body_is_the_adapters_broken_stream_error() -> None:
+    """httpcore2's error, read below httpx2's mapping, reaches the adapter as httpx2's (then agentlab's)."""
+    from agentlab.errors import StreamInterruptedError
+
+    async def go() -> list[AdapterEvent]:
+        server, port = await _serve_chunked(cut=True)
+        shown: list[AdapterEvent] = []
+        async with server:
+            adapter = _deepseek(port)
+            try:
+                async for ev in adapter.stream(_deepseek_request()):
+                    shown.append(ev)
+            finally:
+                await adapter.aclose()
+        return shown
+
+    with pytest.raises(StreamInterruptedError) as caught:
+        asyncio.run(go())
+    err = caught.value
+    assert "the connection broke mid-stream (RemoteProtocolError)" in str(err)
+    assert err.request_id == "req_1"
+    assert err.__context__ is None and err.__cause__ is None  # nothing chained to the transport's error

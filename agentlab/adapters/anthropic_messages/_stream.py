@@ -157,6 +157,8 @@ class MessageAssembler(Assembler):
         ev: Any = None
         try:
             ev = _loads(data)
+            if ev.get("type") == "content_block_delta":  # nearly every event: straight to its block
+                return self._delta(ev["index"], ev["delta"])
             return self._apply(ev)
         except AgentlabError:
             raise
@@ -177,9 +179,8 @@ class MessageAssembler(Assembler):
         )
 
     def _apply(self, ev: dict[str, Any]) -> AdapterEvent | None:
+        """Any event but a ``content_block_delta`` (:meth:`feed` sends those to :meth:`_delta`)."""
         t = ev.get("type")
-        if t == "content_block_delta":
-            return self._delta(ev["index"], ev["delta"])
         if t == "content_block_start":
             return self._start_block(ev["index"], ev["content_block"])
         if t == "content_block_stop":

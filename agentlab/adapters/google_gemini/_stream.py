@@ -151,25 +151,54 @@ class GeminiAssembler(Assembler):
         A chunk holds the parts generated since the last one; the API sends one part per chunk when
         streaming, so a chunk with several parts yields the first event here and the rest are still
         assembled (their text is in the response; :meth:`feed_body` yields every event).
+
+        The streamed piece (one part: text, or text + ``thought``, nearly every chunk) is mapped
+        here, inline: one Python call (:meth:`_parts`) between the decoded chunk and its event,
+        instead of one per level of the general path (:meth:`_part`), which every other part takes.
         """
-        events = self._chunk_events(data)
-        return events[0] if events else None
+        chunk: Any = None
+        try:
+            chunk = _loads(data)
+            parts = self._parts(chunk)
+            part: Any = parts[0] if parts.__class__ is list and len(parts) == 1 else None
+            text = part.get("text") if part.__class__ is dict else None
+            if text.__class__ is str and text and (len(part) == 1 or (len(part) == 2 and "thought" in part)):
+                kind = THOUGHT if len(part) == 2 and part["thought"] is True else TEXT
+                last = self.parts[-1] if self.parts else None
+                if last is None or last.kind != kind or last.signature is not None or last.call is not None:
+                    last = self._open(kind)
+                last.pieces.append(text)
+                return self.reasoning(text, last.block) if kind is THOUGHT else self.text(text)
+            events = self._events(chunk, parts)
+            return events[0] if events else None
+        except AgentlabError:
+            raise
+        except Exception as exc:  # the chunk did not have the documented shape
+            bad = wire_error_text(exc)
+        raise self._malformed(chunk, bad)
+
+    def _malformed(self, chunk: Any, bad: str) -> AgentlabError:
+        where = "not JSON" if chunk is None else f"<{type_name(chunk)}>"
+        return self.interrupted(
+            f"malformed Gemini response chunk ({where}: {bad}); nothing of this call was kept"
+        )
 
     def _chunk_events(self, data: str | bytes) -> list[AdapterEvent]:
         chunk: Any = None
         try:
             chunk = _loads(data)
-            return self._apply(chunk)
+            return self._events(chunk, self._parts(chunk))
         except AgentlabError:
             raise
         except Exception as exc:  # the chunk did not have the documented shape
             bad = wire_error_text(exc)
-        where = "not JSON" if chunk is None else f"<{type_name(chunk)}>"
-        raise self.interrupted(
-            f"malformed Gemini response chunk ({where}: {bad}); nothing of this call was kept"
-        )
+        raise self._malformed(chunk, bad)
 
-    def _apply(self, chunk: Any) -> list[AdapterEvent]:
+    def _parts(self, chunk: Any) -> Any:
+        """What a chunk says of the whole response (ids, usage, finish), then its first candidate's parts.
+
+        ``None``: the chunk has no candidate (:meth:`_events` decides what it is).
+        """
         if chunk.__class__ is not dict:
             raise WireFieldError("chunk", "object", chunk)
         if "error" in chunk:
@@ -177,26 +206,33 @@ class GeminiAssembler(Assembler):
         self.response_id = chunk.get("responseId") or self.response_id
         self.model_version = chunk.get("modelVersion") or self.model_version
         usage = chunk.get("usageMetadata")
-        if isinstance(usage, dict):
+        if usage.__class__ is dict:
             self.usage = usage  # cumulative: the last chunk's figures stand
-        feedback = chunk.get("promptFeedback")
-        if isinstance(feedback, dict) and feedback.get("blockReason"):
-            self.block_reason = str(feedback["blockReason"])
-        out: list[AdapterEvent] = []
-        candidates = chunk.get("candidates") or []
+        if "promptFeedback" in chunk:
+            feedback = chunk["promptFeedback"]
+            if isinstance(feedback, dict) and feedback.get("blockReason"):
+                self.block_reason = str(feedback["blockReason"])
+        candidates = chunk.get("candidates")
         if not candidates:
-            if not chunk.keys() & _KNOWN_CHUNK_KEYS:  # a kind of chunk agentlab does not know yet
-                note = self.unsupported("event", _snake(next(iter(chunk), "empty")))
-                if note is not None:
-                    out.append(note)
-            return out
+            return None
         cand = candidates[0]
         if cand.__class__ is not dict:
             raise WireFieldError("candidates[0]", "object", cand)
         if cand.get("finishReason"):
             self.finish_reason = str(cand["finishReason"])
         content = cand.get("content") or {}
-        for part in content.get("parts") or ():
+        return content.get("parts") or ()
+
+    def _events(self, chunk: dict[str, Any], parts: Any) -> list[AdapterEvent]:
+        """The events of a chunk's parts (read by :meth:`_parts`), or the note for an unknown chunk."""
+        out: list[AdapterEvent] = []
+        if parts is None:
+            if not chunk.keys() & _KNOWN_CHUNK_KEYS:  # a kind of chunk agentlab does not know yet
+                note = self.unsupported("event", _snake(next(iter(chunk), "empty")))
+                if note is not None:
+                    out.append(note)
+            return out
+        for part in parts:
             ev = self._part(part)
             if ev is not None:
                 out.append(ev)
@@ -217,15 +253,6 @@ class GeminiAssembler(Assembler):
     def _part(self, part: Any) -> AdapterEvent | None:
         if part.__class__ is not dict:
             raise WireFieldError("parts[]", "object", part)
-        n = len(part)
-        text = part.get("text")
-        if text.__class__ is str and text and (n == 1 or (n == 2 and "thought" in part)):
-            # The streamed piece (nearly every chunk): text alone, or text + thought; no signature.
-            return (
-                self._piece(text, THOUGHT if part["thought"] is True else TEXT)
-                if n == 2
-                else self._piece(text, TEXT)
-            )
         sig = _get(part, "thoughtSignature", "thought_signature")
         if sig is not None and sig.__class__ is not str:
             raise WireFieldError("parts[].thoughtSignature", "string", sig)
@@ -244,17 +271,6 @@ class GeminiAssembler(Assembler):
             self._open(TEXT).signature = sig
         kind = next((k for k in part if k not in ("thoughtSignature", "thought_signature")), "empty")
         return self.unsupported("block", _snake(kind))
-
-    def _piece(self, text: str, kind: str) -> AdapterEvent:
-        """A non-empty piece without a signature: continues the open part of its kind, or opens one."""
-        parts = self.parts
-        last = parts[-1] if parts else None
-        if last is None or last.kind != kind or last.signature is not None or last.call is not None:
-            last = self._open(kind)
-        last.pieces.append(text)
-        if kind == THOUGHT:
-            return self.reasoning(text, last.block)
-        return self.text(text)
 
     def _text(self, part: dict[str, Any], sig: str | None) -> AdapterEvent | None:
         text = part["text"]

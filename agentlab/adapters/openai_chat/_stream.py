@@ -99,52 +99,77 @@ class ChatAssembler(Assembler):
     # ------------------------------------------------------------------ streaming
 
     def feed(self, data: bytes | str) -> AdapterEvent | None:
-        """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event."""
-        if data == b"[DONE]" or data == "[DONE]":
+        """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event.
+
+        A chunk with only known top-level fields (every chunk after the first of a kind) has no note
+        to give before its delta's events, so it goes straight from its choice to its delta
+        (:meth:`_choice`, :meth:`_delta`) without the general path's list of notes.
+        """
+        if data == b"[DONE]" if data.__class__ is bytes else data == "[DONE]":
             self.done = True
             return None
-        events = self._decoded(data, "chunk")
-        return events[0] if events else None
-
-    def feed_body(self, body: bytes) -> list[AdapterEvent]:
-        """A whole ``chat.completion`` body -> its display events (the same mapping as a chunk)."""
-        self.done = True
-        return self._decoded(body, "message")
-
-    def _decoded(self, data: str | bytes, part: str) -> list[AdapterEvent]:
         chunk: Any = None
         try:
             chunk = _loads(data)
-            return self._apply(chunk, part)
+            if chunk.__class__ is dict and _KNOWN_CHUNK_KEYS.issuperset(chunk):
+                delta = self._choice(chunk, "chunk")
+                events = self._delta(delta) if delta is not None else None
+            else:
+                events = self._apply(chunk, "chunk")
+            return events[0] if events else None
         except AgentlabError:
             raise
         except Exception as exc:  # not the documented shape
             bad = wire_error_text(exc)
+        raise self._malformed(chunk, "chunk", bad)
+
+    def feed_body(self, body: bytes) -> list[AdapterEvent]:
+        """A whole ``chat.completion`` body -> its display events (the same mapping as a chunk)."""
+        self.done = True
+        chunk: Any = None
+        try:
+            chunk = _loads(body)
+            return self._apply(chunk, "message")
+        except AgentlabError:
+            raise
+        except Exception as exc:  # not the documented shape
+            bad = wire_error_text(exc)
+        raise self._malformed(chunk, "message", bad)
+
+    def _malformed(self, chunk: Any, part: str, bad: str) -> AgentlabError:
         where = "not JSON" if chunk is None else f"<{type_name(chunk)}>"
-        raise self.interrupted(
+        return self.interrupted(
             f"malformed {self.dialect.label} chat completion {part} ({where}: {bad}); nothing of this "
             "call was kept"
         )
 
     def _apply(self, chunk: Any, part: str) -> list[AdapterEvent]:
+        """A chunk (or body) in general: a note per top-level field not known yet, then its delta's events."""
         if chunk.__class__ is not dict:
             raise WireFieldError(part, "object", chunk)
+        out: list[AdapterEvent] = []
+        if not _KNOWN_CHUNK_KEYS.issuperset(chunk):
+            for key in chunk.keys() - _KNOWN_CHUNK_KEYS:
+                note = self.unsupported("event", key)
+                if note is not None:
+                    out.append(note)
+        delta = self._choice(chunk, part)
+        if delta is None:
+            return out
+        return out + self._delta(delta) if out else self._delta(delta)
+
+    def _choice(self, chunk: dict[str, Any], part: str) -> dict[str, Any] | None:
+        """What a chunk says of the whole call (id, usage, finish), then its first choice's delta."""
         if chunk.get("error") is not None:
             raise in_stream_error(chunk, provider=self.provider, request_id=self.request_id)
         if self.response_id is None and isinstance(chunk.get("id"), str):
             self.response_id = chunk["id"]
         usage = chunk.get("usage")
-        if isinstance(usage, dict):
+        if usage.__class__ is dict:
             self.usage = usage
-        out: list[AdapterEvent] = []
-        if not chunk.keys() <= _KNOWN_CHUNK_KEYS:
-            for key in chunk.keys() - _KNOWN_CHUNK_KEYS:
-                note = self.unsupported("event", key)
-                if note is not None:
-                    out.append(note)
         choices = chunk.get("choices")
         if not choices:
-            return out
+            return None
         choice = choices[0]
         if choice.__class__ is not dict:
             raise WireFieldError("choices[0]", "object", choice)
@@ -152,15 +177,34 @@ class ChatAssembler(Assembler):
             self.finish_reason = str(choice["finish_reason"])
         where = "message" if part == "message" else "delta"
         delta = choice.get(where)
-        if delta is None:
-            return out
-        if delta.__class__ is not dict:
+        if delta is not None and delta.__class__ is not dict:
             raise WireFieldError(f"choices[0].{where}", "object", delta)
-        return out + self._delta(delta) if out else self._delta(delta)
+        return delta
 
     def _delta(self, delta: dict[str, Any]) -> list[AdapterEvent]:
+        """A delta's events: reasoning (kept, or merged details), then text, then tool-call pieces.
+
+        The reasoning text fields are read here rather than in a function of their own: this runs
+        once per streamed chunk.
+        """
         out: list[AdapterEvent] = []
-        shown = self._reasoning(delta)
+        shown = ""
+        for field in CONTENT_FIELDS:
+            value = delta.get(field)
+            if value is None:
+                continue
+            if value.__class__ is not str:
+                raise WireFieldError(field, "string", value)
+            if self.reasoning_field is None:
+                self.reasoning_field = field  # present, even empty: it goes back
+            if value:
+                if field == self.reasoning_field:
+                    self.reasoning_pieces.append(value)
+                shown = shown or value
+        details = delta.get(DETAILS)
+        if details:
+            detail_text = self.details.add(details)  # merged whatever is shown
+            shown = shown or detail_text
         if shown:
             out.append(self.reasoning(shown, "0"))
         text = delta.get("content")
@@ -178,26 +222,6 @@ class ChatAssembler(Assembler):
                 if ev is not None:
                     out.append(ev)
         return out
-
-    def _reasoning(self, delta: dict[str, Any]) -> str:
-        """Reasoning of one delta: kept (content fields) or merged (details); the text to display."""
-        shown = ""
-        for field in CONTENT_FIELDS:
-            value = delta.get(field)
-            if value is None:
-                continue
-            if value.__class__ is not str:
-                raise WireFieldError(field, "string", value)
-            self.reasoning_field = self.reasoning_field or field  # present, even empty: it goes back
-            if value:
-                if field == self.reasoning_field:
-                    self.reasoning_pieces.append(value)
-                shown = shown or value
-        details = delta.get(DETAILS)
-        if details:
-            detail_text = self.details.add(details)
-            shown = shown or detail_text
-        return shown
 
     def _call(self, piece: Any, position: int) -> AdapterEvent | None:
         if piece.__class__ is not dict:
