@@ -174,7 +174,7 @@ def targets(delivery: str, us: dict[str, float]) -> list[Target]:
 def run(quick: bool) -> Section:
     """``python -m bench`` section: floor, raw SDK chat stream, adapter, run step; socket and in process."""
     warnings.simplefilter("ignore", DeprecationWarning)
-    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 7)
+    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 15)
     load = _loadavg()
     both = measure(n_r, n_t, rounds)
     title = "8. Chat Completions adapter (DeepSeek dialect; CPU µs per event: socket and in-process)"

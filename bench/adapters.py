@@ -428,7 +428,7 @@ def _row(delivery: str, provider: str, m: dict[str, Any]) -> tuple[str, str]:
 
 def run(quick: bool) -> Section:
     sec = Section("adapter_overhead", "1. Adapter overhead (CPU µs per event: socket and in-process)")
-    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 7)
+    n_r, n_t, rounds = (300, 100, 1) if quick else (5000, 2000, 15)
     sec.figures["stream"] = {"reasoning_deltas": n_r, "text_deltas": n_t, "tool_calls": 1, "rounds": rounds}
     both = measure_both(n_r, n_t, rounds)
     sec.figures["deliveries"] = both
