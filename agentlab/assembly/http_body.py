@@ -27,30 +27,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
+from httpx2._client import BoundAsyncStream
+from httpx2._transports.default import AsyncResponseStream, map_httpcore_exceptions
 
 __all__ = ["body_chunks", "httpx_error"]
-
-
-def _httpx_internals() -> tuple[Any, Any, Any]:
-    """httpx2's two wrapper classes and its exception mapping; ``None`` for each this httpx2 lacks.
-
-    They are httpx2's internals (``httpx2>=2.16`` names no upper bound): another layout leaves the
-    body read through the wrappers, as before, rather than failing.
-    """
-    try:
-        from httpx2 import _client
-        from httpx2._transports import default
-    except ImportError:
-        return None, None, None
-    found = (
-        getattr(_client, "BoundAsyncStream", None),
-        getattr(default, "AsyncResponseStream", None),
-        getattr(default, "map_httpcore_exceptions", None),
-    )
-    return found if all(x is not None for x in found) else (None, None, None)
-
-
-_BOUND, _MAPPED, _MAP_ERRORS = _httpx_internals()
 
 
 def body_chunks(resp: Any) -> AsyncIterator[bytes]:
@@ -77,12 +57,11 @@ def _encoded(headers: httpx2.Headers) -> bool:
 
 def _below_httpx(stream: httpx2.AsyncByteStream) -> AsyncIterator[bytes]:
     """The connection's chunks under httpx2's two wrappers when they are exactly those, else ``stream``'s."""
-    if _BOUND is not None and type(stream) is _BOUND:
-        inner = getattr(stream, "_stream", None)
-        core = getattr(inner, "_httpcore_stream", None) if type(inner) is _MAPPED else None
-        if core is not None:
-            below: AsyncIterator[bytes] = core.__aiter__()
-            return below
+    if type(stream) is BoundAsyncStream:
+        inner = stream._stream
+        if type(inner) is AsyncResponseStream:
+            core: AsyncIterator[bytes] = inner._httpcore_stream.__aiter__()
+            return core
     chunks: AsyncIterator[bytes] = stream.__aiter__()
     return chunks
 
@@ -93,10 +72,8 @@ def httpx_error(exc: Exception) -> Exception | None:
     What ``AsyncResponseStream`` would have raised had the body been read through it; the httpcore2
     exception is its ``__cause__``, as there.
     """
-    if _MAP_ERRORS is None:
-        return None
     try:
-        with _MAP_ERRORS():
+        with map_httpcore_exceptions():
             raise exc
     except httpx2.HTTPError as mapped:
         if mapped is not exc:

@@ -180,28 +180,6 @@ def test_a_connection_body_is_read_below_httpx2_wrappers() -> None:
     assert code is not None and code not in wrappers
 
 
-def test_an_httpx2_without_those_wrappers_is_read_through_its_stream(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpx2's internals are looked up, not assumed: another layout reads the body as before."""
-    from httpx2._client import BoundAsyncStream
-
-    import agentlab.assembly.http_body as http_body
-
-    monkeypatch.setattr(http_body, "_BOUND", None)
-    monkeypatch.setattr(http_body, "_MAP_ERRORS", None)
-
-    async def go() -> tuple[list[bytes], Any]:
-        server, port = await _serve_chunked(cut=False)
-        url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        async with server, httpx2.AsyncClient() as http, http.stream("POST", url, content=b"{}") as resp:
-            chunks = body_chunks(resp)
-            return [c async for c in chunks], getattr(chunks, "ag_code", None)
-
-    got, code = asyncio.run(go())
-    assert got == [*_EVENTS, _LAST]
-    assert code is BoundAsyncStream.__aiter__.__code__  # httpx2's own wrapper, as on main
-    assert http_body.httpx_error(ValueError("x")) is None
-
-
 def _deepseek(port: int) -> Any:
     import openai
 
