@@ -454,37 +454,6 @@ def _guarded(request: ModelRequest, built: B, layout: ContinuityLayout | None) -
     return built
 
 
-async def _whole_body(call: WireCall, asm: Assembler) -> list[AdapterEvent]:
-    """A non-streamed answer's events: its body read whole (a read error translated, never chained)."""
-    failure: AgentlabError | None = None
-    body = b""
-    try:
-        body = await call.read()
-    except call.errors as e:
-        failure = call.translate(e, call.request_id)
-    if failure is not None:
-        raise failure
-    return asm.feed_body(body)
-
-
-def _transport_failure(call: WireCall, exc: Exception) -> AgentlabError | None:
-    """An httpcore2 error from a body read below httpx2's wrappers, translated as its httpx2 form.
-
-    :func:`agentlab.assembly.http_body.body_chunks` reads a connection's chunks without the httpx2
-    level that maps httpcore2's exceptions, so the mapping is done here, only when one is raised.
-    ``None``: not a transport error the call translates (raised as it is, untouched: an agentlab
-    error from ``feed`` passes through here too).
-    """
-    if not type(exc).__module__.startswith("httpcore2"):
-        return None
-    from agentlab.assembly.http_body import httpx_error
-
-    mapped = httpx_error(exc)
-    if mapped is None or not isinstance(mapped, call.errors):
-        return None
-    return call.translate(mapped, call.request_id)
-
-
 async def assemble(
     request: ModelRequest,
     build: Callable[[ModelRequest], B],
@@ -511,7 +480,14 @@ async def assemble(
     try:
         asm = new_assembler(built, request, call, started)
         if call.chunks is None:
-            for ev in await _whole_body(call, asm):
+            body = b""
+            try:
+                body = await call.read()
+            except call.errors as e:
+                failure = call.translate(e, call.request_id)
+            if failure is not None:
+                raise failure
+            for ev in asm.feed_body(body):
                 yield ev
         else:
             frame = call.framing()
@@ -525,10 +501,6 @@ async def assemble(
                             yield out
             except call.errors as e:
                 failure = call.translate(e, call.request_id)
-            except Exception as e:
-                failure = _transport_failure(call, e)
-                if failure is None:
-                    raise
             if failure is not None:
                 raise failure
             last: bytes | str | None = frame.end_bytes()

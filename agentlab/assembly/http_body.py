@@ -8,15 +8,6 @@ itself, which is what ``aiter_bytes`` reads underneath. A body with one (gzip, b
 keeps ``aiter_bytes``, which decodes it; so does any response this cannot read directly (already
 read or consumed, a sync stream, an object that is not an ``httpx2.Response``).
 
-On a real connection that stream is two more async generators of httpx2's, each a level per chunk
-between the socket and the driver: ``BoundAsyncStream`` (closes the one below when it ends) and
-``AsyncResponseStream`` (turns httpcore2's exceptions into httpx2's). When both are exactly those,
-the body is read from the connection's own stream below them (:func:`_below_httpx`); closing stays
-the response's (``WireCall.close`` closes all three), and an httpcore2 exception raised while
-reading is turned into the httpx2 one ``AsyncResponseStream`` would have raised by the driver
-(:func:`httpx_error`, on the error path only), so the adapters see the same errors as before. Any
-other stream (a mock transport's, another httpx2 version's) is read as it is.
-
 The response is marked consumed, as ``aiter_bytes`` marks it, so a second read fails the same way;
 closing it stays the caller's (``WireCall.close``).
 """
@@ -27,10 +18,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
-from httpx2._client import BoundAsyncStream
-from httpx2._transports.default import AsyncResponseStream, map_httpcore_exceptions
 
-__all__ = ["body_chunks", "httpx_error"]
+__all__ = ["body_chunks"]
 
 
 def body_chunks(resp: Any) -> AsyncIterator[bytes]:
@@ -44,7 +33,8 @@ def body_chunks(resp: Any) -> AsyncIterator[bytes]:
         and isinstance(resp.stream, httpx2.AsyncByteStream)
     ):
         resp.is_stream_consumed = True
-        return _below_httpx(resp.stream)
+        chunks: AsyncIterator[bytes] = resp.stream.__aiter__()
+        return chunks
     decoded: AsyncIterator[bytes] = resp.aiter_bytes()
     return decoded
 
@@ -53,31 +43,3 @@ def _encoded(headers: httpx2.Headers) -> bool:
     """Whether the body carries a content coding other than ``identity`` (what httpx2 would decode)."""
     values = headers.get_list("content-encoding", split_commas=True)
     return any(v.strip().lower() not in ("", "identity") for v in values)
-
-
-def _below_httpx(stream: httpx2.AsyncByteStream) -> AsyncIterator[bytes]:
-    """The connection's chunks under httpx2's two wrappers when they are exactly those, else ``stream``'s."""
-    if type(stream) is BoundAsyncStream:
-        inner = stream._stream
-        if type(inner) is AsyncResponseStream:
-            core: AsyncIterator[bytes] = inner._httpcore_stream.__aiter__()
-            return core
-    chunks: AsyncIterator[bytes] = stream.__aiter__()
-    return chunks
-
-
-def httpx_error(exc: Exception) -> Exception | None:
-    """The httpx2 exception httpx2 raises for an httpcore2 one, from httpx2's own mapping (``None``: not one).
-
-    What ``AsyncResponseStream`` would have raised had the body been read through it; the httpcore2
-    exception is its ``__cause__``, as there.
-    """
-    try:
-        with map_httpcore_exceptions():
-            raise exc
-    except httpx2.HTTPError as mapped:
-        if mapped is not exc:
-            return mapped
-    except Exception:
-        pass  # not an httpcore2 error: the caller raises it as it is
-    return None
