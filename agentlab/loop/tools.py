@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import html
 import inspect
 import json
@@ -552,15 +553,19 @@ class Tool:
             raise ToolDefinitionError(f"tool {self.name!r}: arguments cannot be a JSON schema: {e}") from e
         return model  # type: ignore[no-any-return]
 
+    @functools.cached_property
+    def _raw_schema(self) -> dict[str, Any]:
+        """Pydantic's schema of the arguments model, generated (~0.5 ms) once per tool, not once per Run."""
+        return self._args_model.model_json_schema()
+
     @property
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments object (closed, unless ``additional_properties=True``)."""
-        # Pydantic's schema generation (~0.5 ms) once per tool, not once per Run that lists it;
-        # model_schema copies it, so every caller still gets a dict of its own.
-        raw = self.__dict__.get("_raw_schema")
-        if raw is None:
-            raw = self.__dict__["_raw_schema"] = self._args_model.model_json_schema()
-        schema = model_schema(raw)
+        """The JSON schema of the arguments object (closed, unless ``additional_properties=True``).
+
+        Built from the cached pydantic schema by ``model_schema``, which copies it: every caller
+        gets a dict of its own.
+        """
+        schema = model_schema(self._raw_schema)
         schema.setdefault("properties", {})
         if self.additional_properties:
             schema["additionalProperties"] = True
