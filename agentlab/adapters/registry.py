@@ -226,13 +226,18 @@ class ProviderSpec:
 _lock = threading.RLock()
 _specs: dict[str, ProviderSpec] = {}  # resolved built-ins and registered providers, by name
 _aliases: dict[str, str] = {}  # alias -> name
+# Every routable provider's option prefix, computed once per state of the registry (every run checks
+# its provider_options against it); emptied by any change to ``_specs``.
+_prefixes: tuple[str, ...] | None = None
 
 
 def _remember(spec: ProviderSpec) -> ProviderSpec:
     """Keep a resolved spec, and cover its loggers by redaction from the moment it is known."""
     from agentlab.records.logs import install_redaction
 
+    global _prefixes
     _specs[spec.name] = spec
+    _prefixes = None
     for alias in spec.aliases:
         _aliases[alias] = spec.name
     if spec.sdk_loggers:
@@ -267,7 +272,9 @@ def register_provider(spec: ProviderSpec, *, replace: bool = False) -> ProviderS
 
 
 def _forget(spec: ProviderSpec) -> None:
+    global _prefixes
     _specs.pop(spec.name, None)
+    _prefixes = None
     for alias in spec.aliases:
         _aliases.pop(alias, None)
 
@@ -318,7 +325,11 @@ def get_provider(name: str) -> ProviderSpec:
 
 def option_prefixes() -> tuple[str, ...]:
     """The ``provider_options`` key prefixes of every routable provider (``"openai_"``, ...)."""
-    return tuple(get_provider(n).option_prefix for n in provider_names())
+    global _prefixes
+    with _lock:
+        if _prefixes is None:
+            _prefixes = tuple(get_provider(n).option_prefix for n in provider_names())
+        return _prefixes
 
 
 def provider_names() -> tuple[str, ...]:

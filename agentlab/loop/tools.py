@@ -21,7 +21,6 @@ import inspect
 import json
 import math
 import re
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
@@ -31,6 +30,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
 from agentlab.loop.tool_loop import ToolLoopCall, start_on_tool_loop
+from agentlab.loop.tool_threads import run_in_tool_thread
 from agentlab.neutral._inputs import int_at_least, scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
@@ -283,12 +283,13 @@ def check_timeout(value: object, what: str, error: type[Exception]) -> float | N
 def _start_in_thread(
     fn: Callable[..., Any], kwargs: dict[str, Any], name: str, clock: _Clock | None = None
 ) -> asyncio.Future[Any]:
-    """Call a sync tool in its own daemon thread; a future on the running loop gets its outcome.
+    """Call a sync tool in a daemon tool thread; a future on the running loop gets its outcome.
 
     Not ``asyncio.to_thread``: a pool thread is joined when its loop shuts down (``asyncio.run``'s
     exit) and at interpreter exit, so one stuck tool would hold the caller after a timeout or a
-    Ctrl-C. A daemon thread can be abandoned: nothing ever waits for it. Its late outcome is dropped
-    (the future is cancelled when the call is abandoned; a closed loop is ignored).
+    Ctrl-C. A daemon thread can be abandoned: nothing ever waits for it (:mod:`.tool_threads`
+    reuses idle ones). Its late outcome is dropped (the future is cancelled when the call is
+    abandoned; a closed loop is ignored).
     """
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[Any] = loop.create_future()
@@ -314,7 +315,7 @@ def _start_in_thread(
             loop.call_soon_threadsafe(settle, *out)
 
     ctx = contextvars.copy_context()
-    threading.Thread(target=ctx.run, args=(target,), name=f"agentlab-tool-{name}", daemon=True).start()
+    run_in_tool_thread(functools.partial(ctx.run, target), f"agentlab-tool-{name}")
     return fut
 
 

@@ -81,6 +81,18 @@ def test_register_route_and_unregister(dummy: ProviderSpec) -> None:
     agentlab.ModelRequest(model="m1", items=(), provider_options={"dummy_x": 1})
 
 
+def test_option_prefixes_follow_every_registry_change() -> None:
+    """The prefixes are computed once per registry state (each run checks against them), never stale."""
+    before = option_prefixes()
+    assert option_prefixes() is before  # computed once, not once per run
+    register_provider(_spec())
+    try:
+        assert option_prefixes() == (*before, "dummy_")
+    finally:
+        unregister_provider("dummy")
+    assert option_prefixes() == before
+
+
 def test_unregistered_provider_is_unknown_again() -> None:
     register_provider(_spec())
     unregister_provider("dummy")
