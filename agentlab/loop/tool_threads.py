@@ -17,10 +17,13 @@ import queue
 import threading
 from collections.abc import Callable
 
-__all__ = ["run_in_tool_thread"]
+__all__ = ["Job", "run_in_tool_thread"]
 
 _IDLE_S = 30.0  # an idle thread ends after this long without a job
 _MAX_IDLE = 8  # more idle threads than this end at once (a burst of parallel calls passed)
+
+Job = Callable[[], Callable[[], object]]
+"""Runs the work and returns how to hand its outcome over; neither part may raise."""
 
 _lock = threading.Lock()
 _idle: list[_Worker] = []
@@ -32,7 +35,7 @@ class _Worker:
     __slots__ = ("jobs", "thread")
 
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[tuple[Callable[[], object], str]] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[tuple[Job, str]] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._main, name="agentlab-tool", daemon=True)
         self.thread.start()
 
@@ -47,18 +50,22 @@ class _Worker:
                     _idle.remove(self)
                 return
             self.thread.name = name
-            job()  # never raises: the caller's job delivers its own outcome
+            deliver = job()  # never raises: it returns how to hand its outcome over
             self.thread.name = "agentlab-tool"
             with _lock:
-                if len(_idle) >= _MAX_IDLE:
-                    return
-                _idle.append(self)
+                stay = len(_idle) < _MAX_IDLE
+                if stay:  # idle before the outcome is handed over: the caller's next call reuses it
+                    _idle.append(self)
+            deliver()
+            if not stay:
+                return
 
 
-def run_in_tool_thread(job: Callable[[], object], name: str) -> None:
+def run_in_tool_thread(job: Job, name: str) -> None:
     """Run ``job`` in an idle tool thread (a new one when none is idle), named ``name`` meanwhile.
 
-    ``job`` must not raise: it hands its outcome to whoever waits for it (see ``tools._start_in_thread``).
+    The thread is back among the idle ones before the outcome is handed over, so a caller that makes
+    its next call as soon as it has the outcome gets the same thread (see ``tools._start_in_thread``).
     """
     with _lock:
         worker = _idle.pop() if _idle else None

@@ -302,7 +302,7 @@ def _start_in_thread(
         else:
             fut.set_exception(value)
 
-    def target() -> None:
+    def target() -> Callable[[], None]:
         if clock is not None:
             clock.began()
         try:
@@ -311,8 +311,11 @@ def _start_in_thread(
             out = (False, e)
         if clock is not None:
             clock.ended()
+        return functools.partial(deliver, *out)
+
+    def deliver(ok: bool, value: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
-            loop.call_soon_threadsafe(settle, *out)
+            loop.call_soon_threadsafe(settle, ok, value)
 
     ctx = contextvars.copy_context()
     run_in_tool_thread(functools.partial(ctx.run, target), f"agentlab-tool-{name}")
