@@ -342,7 +342,7 @@ class Run:
         self.tools: dict[str, Tool] = as_tools(tools)
         self.settings.check_tools(self.tools)
         self.output: StructuredOutput | None = structured_output(output_type)
-        self.on_event = on_event
+        self._on_event = on_event
         self.run_id = run_id or _new_run_id()
         self.session = session
         self.task = task
@@ -390,6 +390,7 @@ class Run:
         self._t0 = time.perf_counter()  # reset when the run starts (after the adapter is created)
         self._carried_drop = 0
         self._subscribers: tuple[Callable[[RunEvent], Any], ...] = ()
+        self._listen()
         self._drain = False  # set by ``arun``: deltas are delivered, not yielded (see ``_attempt``)
 
     # ------------------------------------------------------------------ public
@@ -398,6 +399,22 @@ class Run:
     def provider(self) -> str:
         """The provider this run is pinned to; a run never switches provider mid-loop."""
         return self.ref.provider
+
+    @property
+    def on_event(self) -> Callable[[RunEvent], Any] | None:
+        """The caller's own watcher (``Run(on_event=...)``): every event, before any subscriber."""
+        return self._on_event
+
+    @on_event.setter
+    def on_event(self, callback: Callable[[RunEvent], Any] | None) -> None:
+        _inputs.callable_or_none(callback, "on_event")
+        self._on_event = callback
+        self._listen()
+
+    def _listen(self) -> None:
+        """Who gets each event: ``on_event``, then the subscribers; one tuple the hot path reads once."""
+        first = () if self._on_event is None else (self._on_event,)
+        self._listeners: tuple[Callable[[RunEvent], Any], ...] = (*first, *self._subscribers)
 
     @property
     def adapter(self) -> Adapter | None:
@@ -439,9 +456,11 @@ class Run:
                 f"subscribe takes a function of the event (e.g. print), not {type(callback).__name__}"
             )
         self._subscribers = (*self._subscribers, callback)
+        self._listen()
 
         def unsubscribe() -> None:
             self._subscribers = tuple(c for c in self._subscribers if c is not callback)
+            self._listen()
 
         return unsubscribe
 
@@ -511,9 +530,7 @@ class Run:
 
     def _deliver(self, ev: RunEvent) -> None:
         """``on_event``, then each subscriber (see :meth:`subscribe`)."""
-        if self.on_event is not None:
-            self.on_event(ev)
-        for callback in self._subscribers:
+        for callback in self._listeners:
             callback(ev)
 
     def _compose(self, base: Iterable[PortableItem]) -> tuple[PortableItem, ...]:
@@ -822,10 +839,10 @@ class Run:
         """
         origin = call.request.origin
         call.start()
-        deliver = self._deliver
         # ``arun`` drains: a delta it would receive is dropped there, so it is delivered (on_event,
         # subscribers, the live view) and not yielded up the four generator levels to the drain.
-        # With nobody listening either, a delta costs this loop two attribute reads.
+        # With nobody listening either, a delta is dropped unread (not even stamped): it costs this
+        # loop its type test and two reads.
         drain = self._drain
         # aclosing: a consumer leaving events() early (GeneratorExit at our yield) must close the
         # adapter's stream, and with it the HTTP response, now.
@@ -833,22 +850,24 @@ class Run:
         # is made encodable here, see ``_encodable``).
         async with _closing(adapter.stream(call.request)) as stream:
             async for ev in stream:
-                if ev.run_id is None:
-                    ev = stamped(ev, origin)
                 t = type(ev)
                 if t is ResponseCompletedEvent:
-                    ev, note = _encodable(ev, origin)  # type: ignore[arg-type]
+                    ev, note = _encodable(stamped(ev, origin), origin)  # type: ignore[arg-type]
                     if note is not None:
                         yield self._emit(note)
                     call.completed = ev
                     continue
                 if t is DiagnosticEvent:
-                    yield self._emit(ev)
+                    yield self._emit(stamped(ev, origin))
                     continue
-                if self.on_event is not None or self._subscribers:
-                    deliver(ev)
-                if not drain:
-                    yield ev
+                listeners = self._listeners  # read per delta: a live view may subscribe mid-stream
+                if listeners or not drain:
+                    if ev.run_id is None:
+                        ev = stamped(ev, origin)
+                    for callback in listeners:
+                        callback(ev)
+                    if not drain:
+                        yield ev
         call.stop()
         if call.completed is None:
             raise ModelBehaviorError(

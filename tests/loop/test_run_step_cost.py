@@ -92,3 +92,57 @@ def test_a_tool_schema_is_generated_once_per_tool(monkeypatch: pytest.MonkeyPatc
     assert len(calls) <= 1
     # every caller gets a schema of its own: a change to one does not reach the next
     assert t.spec.parameters["properties"]["city"]["description"] == "City name."
+
+
+class _Unstamped:
+    """An adapter that never reads the request's origin: its events come without run_id/step."""
+
+    def __init__(self, inner: ScriptedAdapter) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def stream(self, request: Any) -> Any:
+        return self.inner.stream(request.model_copy(update={"origin": None}))
+
+
+def _counting_stamps(monkeypatch: pytest.MonkeyPatch) -> list[type]:
+    import agentlab.loop.runner as runner
+
+    copied: list[type] = []
+    inner = runner.stamped
+
+    def counted(ev: Any, origin: Any) -> Any:
+        out = inner(ev, origin)
+        if out is not ev:
+            copied.append(type(ev))
+        return out
+
+    monkeypatch.setattr(runner, "stamped", counted)
+    return copied
+
+
+async def test_a_delta_nobody_reads_is_not_copied_to_stamp_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    copied = _counting_stamps(monkeypatch)
+    res = await Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script())).arun()  # type: ignore[arg-type]
+    assert res.status == "completed"
+    assert TextDeltaEvent not in copied and ReasoningDeltaEvent not in copied
+    assert len(copied) < 5  # the completed response (and any diagnostic): they are kept
+
+
+async def test_a_delivered_delta_is_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    copied = _counting_stamps(monkeypatch)
+    got: list[Any] = []
+    r = Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script()))  # type: ignore[arg-type]
+    r.on_event = got.append  # set after construction: the listeners follow
+    await r.arun()
+    deltas = [e for e in got if isinstance(e, TextDeltaEvent)]
+    assert len(deltas) == N and {(e.run_id, e.step) for e in deltas} == {(r.run_id, 1)}
+    assert copied.count(TextDeltaEvent) == N
+
+
+def test_on_event_set_later_is_checked_like_the_keyword() -> None:
+    r = Run("openai:sim-reasoner", "hi", adapter=_script())
+    with pytest.raises(al.ConfigError, match="on_event must be a function"):
+        r.on_event = 5  # type: ignore[assignment]
