@@ -109,9 +109,9 @@ class _Unstamped:
 
 def _counting_stamps(monkeypatch: pytest.MonkeyPatch) -> list[type]:
     import agentlab.loop.runner as runner
+    from agentlab.assembly.assembler import stamped as inner
 
     copied: list[type] = []
-    inner = runner.stamped
 
     def counted(ev: Any, origin: Any) -> Any:
         out = inner(ev, origin)
@@ -125,7 +125,7 @@ def _counting_stamps(monkeypatch: pytest.MonkeyPatch) -> list[type]:
 
 async def test_a_delta_nobody_reads_is_not_copied_to_stamp_it(monkeypatch: pytest.MonkeyPatch) -> None:
     copied = _counting_stamps(monkeypatch)
-    res = await Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script())).arun()  # type: ignore[arg-type]
+    res = await Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script())).arun()
     assert res.status == "completed"
     assert TextDeltaEvent not in copied and ReasoningDeltaEvent not in copied
     assert len(copied) < 5  # the completed response (and any diagnostic): they are kept
@@ -134,7 +134,7 @@ async def test_a_delta_nobody_reads_is_not_copied_to_stamp_it(monkeypatch: pytes
 async def test_a_delivered_delta_is_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
     copied = _counting_stamps(monkeypatch)
     got: list[Any] = []
-    r = Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script()))  # type: ignore[arg-type]
+    r = Run("openai:sim-reasoner", "hi", adapter=_Unstamped(_script()))
     r.on_event = got.append  # set after construction: the listeners follow
     await r.arun()
     deltas = [e for e in got if isinstance(e, TextDeltaEvent)]
