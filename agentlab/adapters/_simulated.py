@@ -14,13 +14,10 @@ so the simulator's layout is its own business.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 __all__ = [
     "SIM_KEY",
     "SIM_PREFIX",
     "UNPACED",
-    "SimulatedNames",
     "in_process",
     "is_simulated",
     "option_error",
@@ -104,28 +101,3 @@ def option_error(model: str) -> str | None:
     except errors as exc:
         return str(exc)
     return None
-
-
-class SimulatedNames:
-    """One provider's simulated model names, a view of a simulator table read on iteration.
-
-    ``ProviderSpec.simulated_models`` names one sequence per provider, while the simulator keeps one
-    table per protocol (``"agentlab.sim:CHAT_MODELS"``, provider -> names): the table is loaded on
-    first iteration, so building a spec imports no simulator module.
-    """
-
-    __slots__ = ("key", "label", "table")
-
-    def __init__(self, table: str, key: str, label: str) -> None:
-        self.table = table
-        self.key = key
-        self.label = label
-
-    def __iter__(self) -> Iterator[str]:
-        from agentlab.adapters.registry import load
-
-        names: dict[str, tuple[str, ...]] = load(self.table)
-        return iter(names.get(self.key, ()))
-
-    def __repr__(self) -> str:
-        return f"<simulated {self.key} {self.label} models>"

@@ -71,7 +71,7 @@ class OpenAIWireAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """
 
     dialect: ClassVar[WireDialect]
-    """The dialect: its ``name``, ``default_base_url``, ``api_key_env`` and ``key_required``."""
+    """The dialect: its ``name`` and its ``host`` (default ``base_url``, key variable)."""
     path: ClassVar[str]
     """The endpoint the body is posted to, under the client's ``base_url``."""
     client_type = openai.AsyncOpenAI
@@ -84,9 +84,10 @@ class OpenAIWireAdapter(SDKAdapter[openai.AsyncOpenAI]):
     def _keyed_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
         """A client for the real host at ``base_url``, keyed from the caller or the dialect's variable."""
         d = self.dialect
-        key = self._key(api_key, *((d.api_key_env,) if d.api_key_env else ()))
-        if not key and d.key_required:
-            raise MissingApiKeyError(d.name, d.api_key_env or "api_key")
+        env = d.host.api_key_env
+        key = self._key(api_key, *((env,) if env else ()))
+        if not key and d.host.key_required:
+            raise MissingApiKeyError(d.name, env or "api_key")
         # A local server without --api-key gets a placeholder: the SDK needs a non-empty key.
         return openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, max_retries=self.max_retries)
 

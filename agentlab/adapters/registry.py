@@ -67,6 +67,7 @@ _BUILTIN: dict[str, str] = {
 
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _TARGET_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*\Z")
+_NAMES_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*(\[\w+\])?\Z")  # a target, or an entry of a table
 
 
 def load(target: str) -> Any:
@@ -129,7 +130,9 @@ class ProviderSpec:
     shown where no model is known yet. Its module must not import the SDK."""
     simulated_models: str | None = None
     """``"module:NAME"`` of the ``sim-*`` model names the in-process simulator serves for this
-    provider (``None``: no simulator, a ``sim-`` name goes to the adapter unchecked)."""
+    provider, or ``"module:TABLE[key]"``: the entry ``key`` of a table of them (the simulator keeps one
+    per protocol, ``"agentlab.sim:CHAT_MODELS[deepseek]"``) (``None``: no simulator, a ``sim-`` name
+    goes to the adapter unchecked)."""
     simulator: str | None = None
     """``"module:function"`` making the SDK client on the in-process simulator that an adapter built
     for a ``sim-*`` model without ``base_url`` uses (``agentlab.adapters.sdk_adapter``): the one place
@@ -166,7 +169,8 @@ class ProviderSpec:
                 )
         for field_name in ("adapter", "usage", "simulated_models", "simulator", "check_options", "drop_rule"):
             value = getattr(self, field_name)
-            if value is not None and not (isinstance(value, str) and _TARGET_RE.match(value)):
+            pattern = _NAMES_RE if field_name == "simulated_models" else _TARGET_RE
+            if value is not None and not (isinstance(value, str) and pattern.match(value)):
                 raise ConfigError(
                     f"ProviderSpec.{field_name} must be 'package.module:attribute', got {value!r}"
                 )
@@ -220,7 +224,11 @@ class ProviderSpec:
 
     def simulated_model_names(self) -> tuple[str, ...] | None:
         """The simulator's model names for this provider, or ``None`` when it has no simulator."""
-        return None if self.simulated_models is None else tuple(load(self.simulated_models))
+        if self.simulated_models is None:
+            return None
+        target, _, key = self.simulated_models.removesuffix("]").partition("[")
+        names = load(target)
+        return tuple(names.get(key, ()) if key else names)
 
 
 _lock = threading.RLock()

@@ -3,7 +3,9 @@
 The Responses hosts (:mod:`agentlab.adapters.openai_responses._dialect`) and the Chat Completions
 dialects (:mod:`agentlab.adapters.openai_chat._dialect`) differ in their body, stream and continuity;
 who they are, where they live, which key they read and how their usage reads are the same facts,
-declared once here, and so is the part of the registry entry made from them. Imports no SDK.
+declared once here, and so is the part of the registry entry made from them. Where a dialect lives
+and which key it reads is its :class:`Host`, one value per host: DeepSeek and xAI serve both wire
+formats on one URL with one key, as local vLLM and Ollama servers do. Imports no SDK.
 """
 
 from __future__ import annotations
@@ -15,7 +17,29 @@ from typing import Any
 from agentlab.adapters.registry import ProviderSpec, target_of
 from agentlab.neutral.usage import CallUsage
 
-__all__ = ["WireDialect", "dialect_spec"]
+__all__ = ["DEEPSEEK_HOST", "OLLAMA_HOST", "VLLM_HOST", "XAI_HOST", "Host", "WireDialect", "dialect_spec"]
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """Where a dialect's server lives and which key it reads (one value per host, shared by its dialects)."""
+
+    base_url: str | None
+    """``None``: no default; the user gives ``base_url`` (the generic ``chat:``; Azure: the resource's
+    URL), or the SDK's own default applies (OpenAI)."""
+    api_key_env: str | None = None
+    """The environment variable the key is read from; ``None``: a local server, which takes no key."""
+
+    @property
+    def key_required(self) -> bool:
+        """A hosted API refuses a call without a key; local servers take none."""
+        return self.api_key_env is not None
+
+
+DEEPSEEK_HOST = Host("https://api.deepseek.com", "DEEPSEEK_API_KEY")
+XAI_HOST = Host("https://api.x.ai/v1", "XAI_API_KEY")
+VLLM_HOST = Host("http://localhost:8000/v1")
+OLLAMA_HOST = Host("http://localhost:11434/v1")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,11 +49,7 @@ class WireDialect:
     name: str
     """The provider name (``deepseek``); the ``provider`` tag of its opaque items and errors."""
     label: str
-    default_base_url: str | None
-    """``None``: the user must give ``base_url`` (the generic ``chat:``; Azure: the resource's URL)."""
-    api_key_env: str | None
-    key_required: bool = True
-    """A hosted API refuses a call without a key; local servers take none."""
+    host: Host
     usage: Callable[[Mapping[str, Any]], CallUsage]
 
 
@@ -47,6 +67,6 @@ def dialect_spec(dialect: WireDialect, api: str, adapter: str, **own: Any) -> Pr
         usage=target_of(dialect.usage),
         sdk_module="openai",
         sdk_loggers=("openai",),
-        api_key_env=dialect.api_key_env,
+        api_key_env=dialect.host.api_key_env,
         **own,
     )

@@ -140,12 +140,25 @@ def test_aliases_route_to_the_provider() -> None:
         ({"aliases": ("ok", "no-dash")}, "provider name"),
         ({"adapter": "not a target"}, "ProviderSpec.adapter"),
         ({"simulated_models": "pkg.mod"}, "ProviderSpec.simulated_models"),
+        ({"simulated_models": "pkg.mod:TABLE[key"}, "ProviderSpec.simulated_models"),
+        ({"simulator": "pkg.mod:TABLE[key]"}, "ProviderSpec.simulator"),
         ({"drop_with_reasoning": False}, "drop_refusal"),
     ],
 )
 def test_a_malformed_spec_fails_at_construction(kw: dict[str, object], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         _spec(**kw)
+
+
+def test_simulated_models_name_a_sequence_or_an_entry_of_a_simulator_table() -> None:
+    """One table per protocol in the simulator; a spec names its own entry (a missing key: none)."""
+    assert _spec(simulated_models="agentlab.sim:GEMINI_MODELS").simulated_model_names() == (
+        "sim-gemini",
+        "sim-gemini-legacy",
+    )
+    assert _spec(simulated_models="agentlab.sim:CHAT_MODELS[zai]").simulated_model_names() == ("sim-glm",)
+    assert _spec(simulated_models="agentlab.sim:CHAT_MODELS[nobody]").simulated_model_names() == ()
+    assert _spec().simulated_model_names() is None
 
 
 def test_unknown_provider_names_the_nearest() -> None:

@@ -5,10 +5,12 @@ Imports no SDK (the registry reads this module to route ``anthropic:*`` model st
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
-__all__ = ["SPEC"]
+__all__ = ["SPEC", "claude_spec"]
 
 _HISTORY = "the full history on every call"
 
@@ -48,27 +50,40 @@ OPTIONS = OptionRules(
     },
 )
 
-SPEC = ProviderSpec(
+
+def claude_spec(**own: Any) -> ProviderSpec:
+    """A spec for Claude's Messages API on any host: what Anthropic and the platforms share, plus ``own``.
+
+    The body, usage mapping, SDK, the word for reasoning and its block type, the continuity policy
+    and the simulator's models are the Messages API's, written once here; ``own`` is the host's
+    (name, adapter, key, option rules, why ``drop`` is refused there, simulator client, prices...).
+    """
+    return ProviderSpec(
+        api="messages",
+        usage="agentlab.adapters.anthropic_messages._usage:usage_from_anthropic",
+        sdk_module="anthropic",
+        reasoning_term="thinking",
+        reasoning_block_type="thinking",
+        # Rewriting the tool calls as plain text would make "drop" possible, but that is a different
+        # experiment presented as this one; the honest Claude ablation is thinking off.
+        drop_with_reasoning=False,
+        simulated_models="agentlab.sim:ANTHROPIC_MODELS",
+        **own,
+    )
+
+
+SPEC = claude_spec(
     name="anthropic",
-    api="messages",
     label="Anthropic",
     adapter="agentlab.adapters.anthropic_messages._adapter:AnthropicMessagesAdapter",
-    usage="agentlab.adapters.anthropic_messages._usage:usage_from_anthropic",
-    sdk_module="anthropic",
     sdk_loggers=("anthropic",),
     api_key_env="ANTHROPIC_API_KEY",
-    reasoning_term="thinking",
-    reasoning_block_type="thinking",
-    # Rewriting the tool calls as plain text would make "drop" possible, but that is a different
-    # experiment presented as this one; the honest Anthropic ablation is thinking off.
-    drop_with_reasoning=False,
     drop_refusal=(
         "with thinking on, Anthropic requires the current tool loop's thinking blocks to go back "
         "unmodified (the API answers 400 otherwise)"
     ),
     options=OPTIONS,
     check_options="agentlab.adapters.anthropic_messages._request:check_options",
-    simulated_models="agentlab.sim:ANTHROPIC_MODELS",
     simulator="agentlab.sim:anthropic_client",
     price_provider="anthropic",
     batch="agentlab.adapters.anthropic_messages._batch:AnthropicBatchAPI",

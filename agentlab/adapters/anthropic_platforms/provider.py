@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlab.adapters.anthropic_messages.provider import OPTIONS
+from agentlab.adapters.anthropic_messages.provider import OPTIONS, claude_spec
 from agentlab.adapters.option_rules import OptionRules
 from agentlab.adapters.registry import ProviderSpec
 
@@ -37,24 +37,17 @@ PLATFORM_OPTIONS = OptionRules(
 
 
 def _spec(name: str, label: str, adapter: str, **own: Any) -> ProviderSpec:
-    """One platform's spec: Anthropic's Messages body and rules, plus ``own`` (client, prices, names)."""
-    return ProviderSpec(
+    """One platform's spec: Claude's, with the platforms' rules, plus ``own`` (client, prices, names)."""
+    return claude_spec(
         name=name,
-        api="messages",
         label=label,
         adapter=f"{_PKG}._adapter:{adapter}",
-        usage="agentlab.adapters.anthropic_messages._usage:usage_from_anthropic",
-        sdk_module="anthropic",
-        reasoning_term="thinking",
-        reasoning_block_type="thinking",
-        drop_with_reasoning=False,
         drop_refusal=(
             "with thinking on, Claude requires the current tool loop's thinking blocks to go back "
             "unmodified (the platform answers 400 otherwise)"
         ),
         options=PLATFORM_OPTIONS,
         check_options=f"{_PKG}._checks:check_{name.removeprefix('anthropic_')}",
-        simulated_models="agentlab.sim:ANTHROPIC_MODELS",
         **own,
     )
 

@@ -37,7 +37,6 @@ SPEC = ProviderSpec(
     sdk_module="boto3",
     sdk_loggers=("botocore", "boto3", "urllib3"),
     api_key_env="AWS_BEARER_TOKEN_BEDROCK",
-    reasoning_term="reasoning",
     reasoning_block_type="reasoningText",
     drop_with_reasoning=False,
     drop_refusal=(

@@ -46,8 +46,7 @@ SPEC = ProviderSpec(
     # Gemini 3 answers a tool loop whose functionCall parts lack their thought signatures with 400
     # INVALID_ARGUMENT, but documents a dummy signature for calls whose signatures are not available;
     # under "drop" the adapter sends it (Gemini 3 only; 2.5 accepts missing ones), so every Gemini
-    # model can run the ablation with thinking on (see _stand_in).
-    drop_with_reasoning=True,
+    # model can run the ablation with thinking on (see _stand_in): drop_with_reasoning keeps its default.
     options=OPTIONS,
     check_options="agentlab.adapters.google_gemini._request:check_options",
     simulated_models="agentlab.sim:GEMINI_MODELS",

@@ -110,7 +110,7 @@ class ChatCompletionsAdapter(OpenAIWireAdapter):
                 api_key=self._key(api_key), base_url=base_url, max_retries=self.max_retries,
                 default_headers={"x-agentlab-chat-dialect": d.sim_dialect},
             )  # fmt: skip
-        url = base_url or d.default_base_url
+        url = base_url or d.host.base_url
         if url is None:
             raise InvalidSettingsError(
                 f"{d.name}: a generic Chat Completions server needs base_url "

@@ -23,6 +23,7 @@ from typing import Any
 
 from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.wire_dialect import DEEPSEEK_HOST
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
@@ -104,8 +105,7 @@ DEEPSEEK = Dialect(
     continuity=continuity,
     reasoning_body=reasoning_body,
     usage=usage_from_deepseek,
-    default_base_url="https://api.deepseek.com",
-    api_key_env="DEEPSEEK_API_KEY",
+    host=DEEPSEEK_HOST,
     error_fix=error_fix,
     no_json_schema=NO_JSON_SCHEMA,
 )

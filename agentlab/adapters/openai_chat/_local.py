@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect, reasoning_off, reported_usage
+from agentlab.adapters.wire_dialect import OLLAMA_HOST, VLLM_HOST, Host
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage
@@ -49,20 +50,18 @@ def usage_from_local(usage: Mapping[str, Any]) -> CallUsage:
 _TEMPLATE_OFF = {"chat_template_kwargs": {"enable_thinking": False}}
 
 
-def _local(name: str, label: str, base_url: str | None, off: dict[str, Any]) -> Dialect:
+def _local(name: str, label: str, host: Host, off: dict[str, Any]) -> Dialect:
     return Dialect(
         name=name,
         label=label,
         reasoning_body=_settings(name, off),
         usage=usage_from_local,
-        default_base_url=base_url,
-        api_key_env=None,
-        key_required=False,
+        host=host,
         sim_dialect="local",
     )
 
 
-VLLM = _local("vllm", "vLLM", "http://localhost:8000/v1", _TEMPLATE_OFF)
-LLAMACPP = _local("llamacpp", "llama.cpp", "http://localhost:8080/v1", _TEMPLATE_OFF)
-OLLAMA = _local("ollama", "Ollama", "http://localhost:11434/v1", {"reasoning_effort": "none"})
-CHAT = _local("chat", "Chat Completions server", None, _TEMPLATE_OFF)
+VLLM = _local("vllm", "vLLM", VLLM_HOST, _TEMPLATE_OFF)
+LLAMACPP = _local("llamacpp", "llama.cpp", Host("http://localhost:8080/v1"), _TEMPLATE_OFF)
+OLLAMA = _local("ollama", "Ollama", OLLAMA_HOST, {"reasoning_effort": "none"})
+CHAT = _local("chat", "Chat Completions server", Host(None), _TEMPLATE_OFF)

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.wire_dialect import Host
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
@@ -116,7 +117,6 @@ MOONSHOT = Dialect(
     continuity=continuity,
     reasoning_body=reasoning_body,
     usage=usage_from_moonshot,
-    default_base_url="https://api.moonshot.ai/v1",
-    api_key_env="MOONSHOT_API_KEY",
+    host=Host("https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"),
     error_fix=error_fix,
 )

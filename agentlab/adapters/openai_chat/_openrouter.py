@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect, cached_tokens, completion_usage, reasoning_off
+from agentlab.adapters.wire_dialect import Host
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.recovery import NOTHING_REQUIRED, ContinuityRule
 from agentlab.neutral.request import ReasoningSettings
@@ -123,8 +124,7 @@ OPENROUTER = Dialect(
     carry="details",
     reasoning_body=reasoning_body,
     usage=usage_from_openrouter,
-    default_base_url="https://openrouter.ai/api/v1",
-    api_key_env="OPENROUTER_API_KEY",
+    host=Host("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
     reports_cost=True,
     continuity=continuity,
 )

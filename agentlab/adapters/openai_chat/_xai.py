@@ -21,6 +21,7 @@ from typing import Any
 
 from agentlab.adapters.openai_chat._dialect import Dialect, cached_tokens, completion_usage, reasoning_off
 from agentlab.adapters.openai_responses._xai import TICKS_PER_USD, cost_from_ticks
+from agentlab.adapters.wire_dialect import XAI_HOST
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage, token_count
@@ -75,7 +76,6 @@ XAI_CHAT = Dialect(
     label="xAI (Chat Completions)",
     reasoning_body=reasoning_body,
     usage=usage_from_xai,
-    default_base_url="https://api.x.ai/v1",
-    api_key_env="XAI_API_KEY",
+    host=XAI_HOST,
     provider_cost=cost_from_ticks,
 )

@@ -23,6 +23,7 @@ from typing import Any
 
 from agentlab.adapters.openai_chat import _dialect
 from agentlab.adapters.openai_chat._dialect import Dialect
+from agentlab.adapters.wire_dialect import Host
 from agentlab.errors import InvalidSettingsError
 from agentlab.neutral.request import ReasoningSettings
 from agentlab.neutral.usage import CallUsage
@@ -59,6 +60,5 @@ ZAI = Dialect(
     label="GLM (Z.AI)",
     reasoning_body=reasoning_body,
     usage=usage_from_zai,
-    default_base_url="https://api.z.ai/api/paas/v4",
-    api_key_env="ZAI_API_KEY",
+    host=Host("https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
 )

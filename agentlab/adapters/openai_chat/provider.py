@@ -21,6 +21,8 @@ __all__ = ["CHAT", "DEEPSEEK", "LLAMACPP", "MOONSHOT", "OLLAMA", "OPENROUTER", "
 _PKG = "agentlab.adapters.openai_chat"
 _SIMULATOR = "agentlab.sim:chat_client"
 """Every dialect's simulator client: ``chat_client(dialect, ...)`` (the adapter passes its dialect)."""
+_SIMULATED = "agentlab.sim:CHAT_MODELS"
+"""The simulator's model names, a table by simulator dialect (each spec names its entry)."""
 _HISTORY = "the full history on every call"
 
 
@@ -86,7 +88,7 @@ def _spec(dialect: Dialect, reasoning_keys: tuple[str, ...], **own: Any) -> Prov
         reasoning_block_type=DETAILS if dialect.carry == "details" else "reasoning_content",
         options=_options(reasoning_keys),
         check_options=f"{_PKG}._checks:check_{dialect.name}",
-        simulated_models=f"{_PKG}._simnames:{dialect.sim_dialect.upper()}",
+        simulated_models=f"{_SIMULATED}[{dialect.sim_dialect}]",
         simulator=_SIMULATOR,
         **own,
     )

@@ -84,7 +84,7 @@ class OpenAIResponsesAdapter(OpenAIWireAdapter):
 
     def _real_client(self, api_key: str | None, base_url: str | None) -> openai.AsyncOpenAI:
         d = self.dialect
-        url = base_url or d.default_base_url
+        url = base_url or d.host.base_url
         if url is None and d is not OPENAI:
             raise InvalidSettingsError(f"{d.name}: {d.label} needs base_url (its endpoint, ending in /v1)")
         return self._keyed_client(api_key, url)

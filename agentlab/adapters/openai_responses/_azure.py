@@ -17,10 +17,11 @@ from functools import partial
 
 from agentlab.adapters.openai_responses._dialect import OPENAI
 from agentlab.adapters.openai_responses._request import check_options as _check
+from agentlab.adapters.wire_dialect import Host
 
 __all__ = ["AZURE", "check_options"]
 
-AZURE = replace(OPENAI, name="azure", label="Azure OpenAI", api_key_env="AZURE_OPENAI_API_KEY")
+AZURE = replace(OPENAI, name="azure", label="Azure OpenAI", host=Host(None, "AZURE_OPENAI_API_KEY"))
 """OpenAI's dialect under Azure's name and key (``base_url`` is the resource's, always given)."""
 
 

@@ -19,14 +19,14 @@ from functools import partial
 
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
+from agentlab.adapters.wire_dialect import DEEPSEEK_HOST
 
 __all__ = ["DEEPSEEK_RESPONSES", "check_options"]
 
 DEEPSEEK_RESPONSES = ResponsesDialect(
     name="deepseek_responses",
     label="DeepSeek (Responses)",
-    default_base_url="https://api.deepseek.com",
-    api_key_env="DEEPSEEK_API_KEY",
+    host=DEEPSEEK_HOST,
     encrypted="reference",
     replayed_call_ids=False,
 )

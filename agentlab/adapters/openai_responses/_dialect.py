@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._usage import usage_from_openai
-from agentlab.adapters.wire_dialect import WireDialect
+from agentlab.adapters.wire_dialect import Host, WireDialect
 from agentlab.neutral.usage import CallUsage
 
 __all__ = ["API", "Encrypted", "ResponsesDialect", "no_cost"]
@@ -85,8 +85,7 @@ class ResponsesDialect(WireDialect):
 OPENAI = ResponsesDialect(
     name="openai",
     label="OpenAI",
-    default_base_url=None,
-    api_key_env="OPENAI_API_KEY",
+    host=Host(None, "OPENAI_API_KEY"),
     reasoning_model=_models.is_reasoning_model,
 )
 """OpenAI itself: the reference dialect (``base_url`` None: the SDK's default host)."""

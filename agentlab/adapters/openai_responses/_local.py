@@ -22,6 +22,7 @@ from typing import Any
 
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
+from agentlab.adapters.wire_dialect import OLLAMA_HOST, VLLM_HOST, Host
 from agentlab.neutral.usage import CallUsage, token_count
 
 __all__ = [
@@ -50,16 +51,15 @@ def usage_from_local(usage: Mapping[str, Any]) -> CallUsage:
     )
 
 
-def _local(name: str, label: str, base_url: str, *, store: bool = True) -> ResponsesDialect:
+def _local(name: str, label: str, host: Host, *, store: bool = True) -> ResponsesDialect:
     return ResponsesDialect(
-        name=name, label=label, default_base_url=base_url, api_key_env=None, key_required=False,
-        encrypted="refused", send_store=store, usage=usage_from_local,
-    )  # fmt: skip
+        name=name, label=label, host=host, encrypted="refused", send_store=store, usage=usage_from_local
+    )
 
 
-VLLM_RESPONSES = _local("vllm_responses", "vLLM (Responses)", "http://localhost:8000/v1")
-OLLAMA_RESPONSES = _local("ollama_responses", "Ollama (Responses)", "http://localhost:11434/v1", store=False)
-LMSTUDIO_RESPONSES = _local("lmstudio_responses", "LM Studio (Responses)", "http://localhost:1234/v1")
+VLLM_RESPONSES = _local("vllm_responses", "vLLM (Responses)", VLLM_HOST)
+OLLAMA_RESPONSES = _local("ollama_responses", "Ollama (Responses)", OLLAMA_HOST, store=False)
+LMSTUDIO_RESPONSES = _local("lmstudio_responses", "LM Studio (Responses)", Host("http://localhost:1234/v1"))
 
 
 check_vllm = partial(_check, dialect=VLLM_RESPONSES)

@@ -21,6 +21,7 @@ from agentlab.adapters.openai_responses import _models
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
 from agentlab.adapters.openai_responses._usage import usage_from_openai
+from agentlab.adapters.wire_dialect import Host
 from agentlab.neutral.usage import CallUsage, token_count
 
 __all__ = ["MANTLE", "check_options", "usage_from_mantle"]
@@ -46,8 +47,7 @@ def usage_from_mantle(usage: Mapping[str, Any]) -> CallUsage:
 MANTLE = ResponsesDialect(
     name="mantle",
     label="Bedrock Mantle",
-    default_base_url="https://bedrock-mantle.us-east-1.api.aws/openai/v1",
-    api_key_env="AWS_BEARER_TOKEN_BEDROCK",
+    host=Host("https://bedrock-mantle.us-east-1.api.aws/openai/v1", "AWS_BEARER_TOKEN_BEDROCK"),
     call_ids_per_response=True,
     reasoning_model=_reasons,
     usage=usage_from_mantle,

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentlab.adapters.openai_responses._dialect import ResponsesDialect
 from agentlab.adapters.openai_responses._request import check_options as _check
+from agentlab.adapters.wire_dialect import XAI_HOST
 
 __all__ = ["TICKS_PER_USD", "XAI", "check_options", "cost_from_ticks"]
 
@@ -37,8 +38,7 @@ def cost_from_ticks(usage: Mapping[str, Any]) -> float | None:
 XAI = ResponsesDialect(
     name="xai",
     label="xAI",
-    default_base_url="https://api.x.ai/v1",
-    api_key_env="XAI_API_KEY",
+    host=XAI_HOST,
     items_from_completed=True,
     provider_cost=cost_from_ticks,
 )

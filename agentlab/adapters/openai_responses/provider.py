@@ -27,6 +27,8 @@ __all__ = [
 # Each owned key would silently break statelessness or the adapter's own mapping.
 _PKG = "agentlab.adapters.openai_responses"
 
+_SIMULATED = "agentlab.sim:RESPONSES_MODELS"
+
 _STATELESS = "agentlab is stateless: store=false, full input every call, no previous_response_id"
 
 OPTIONS = OptionRules(
@@ -77,13 +79,13 @@ def _spec(dialect: ResponsesDialect, cls: str, check: str, **own: Any) -> Provid
     """One Responses dialect's spec (``_dialect.py``) on the shared adapter and OpenAI's option rules.
 
     ``own``: the rest (prices, OpenTelemetry name, batch API). The OpenAI simulator serves each
-    dialect's ``sim-*`` models by their profile (``_simnames``; OpenAI's own are the simulator's
-    ``OPENAI_MODELS``, given in ``own``).
+    dialect's ``sim-*`` models by their profile (its entry of the simulator's ``RESPONSES_MODELS``;
+    OpenAI's own are the simulator's ``OPENAI_MODELS``, given in ``own``).
 
     Responses accepts a tool loop without its reasoning items, on every host (xAI answers 200, only
     the answer suffers; the others as OpenAI), so ``drop`` is a real ablation on all of them.
     """
-    own.setdefault("simulated_models", f"{_PKG}._simnames:{dialect.name.upper()}")
+    own.setdefault("simulated_models", f"{_SIMULATED}[{dialect.name}]")
     return dialect_spec(
         dialect,
         API,
