@@ -797,7 +797,9 @@ def tool(
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or ``async def``) into a ``Tool``.
 
-    Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``).
+    Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``): the keys of
+    :class:`ToolOptions`, with :class:`Tool`'s defaults. ``name`` and ``description`` default to the
+    function's name and its docstring (less its ``Args:`` section, which describes the parameters).
     ``max_output_chars`` is an int >= 1 (outputs longer are cut, with a marker) or ``None`` for no
     limit, said explicitly: 0 or a negative number is refused rather than read as "off".
     Definition problems (untyped parameters, ``*args``, bad names, bad options) raise
