@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
 from pydantic_core import PydanticSerializationError, to_json
@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
     "Tool",
     "ToolLike",
+    "ToolOptions",
     "ToolOutcome",
     "ToolProvider",
     "ToolSource",
@@ -780,32 +781,29 @@ def _format_validation_error(name: str, e: ValidationError) -> str:
     return f"Error: invalid arguments for tool {name!r}: " + "; ".join(parts) + ". Fix them and call again."
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options ``@tool(...)`` takes: ``Tool``'s keywords (their defaults are there), declared once."""
+
+    name: str | None
+    description: str | None
+    max_output_chars: int | None
+    timeout: float | None
+    strict: bool | None
+    additional_properties: bool
+
+
 @overload
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    max_output_chars: int | None = ...,
-    timeout: float | None = ...,
-    strict: bool | None = ...,
-    additional_properties: bool = ...,
-) -> Callable[[Callable[..., Any]], Tool]: ...
-def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
-    timeout: float | None = None,
-    strict: bool | None = None,
-    additional_properties: bool = False,
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or ``async def``) into a ``Tool``.
 
-    Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``).
+    Use bare (``@tool``) or with options (``@tool(name="weather", max_output_chars=4000)``): the keys of
+    :class:`ToolOptions`, with :class:`Tool`'s defaults. ``name`` and ``description`` default to the
+    function's name and its docstring (less its ``Args:`` section, which describes the parameters).
     ``max_output_chars`` is an int >= 1 (outputs longer are cut, with a marker) or ``None`` for no
     limit, said explicitly: 0 or a negative number is refused rather than read as "off".
     Definition problems (untyped parameters, ``*args``, bad names, bad options) raise
@@ -823,21 +821,12 @@ def tool(
     opens the schema (``additionalProperties: true``): the model may send more keys, which are
     dropped before the function is called; an open schema is never strict.
     """
-    _check_options(name, description, max_output_chars)
-    _check_schema_options(strict, additional_properties)
-
-    def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(
-            f,
-            name=name,
-            description=description,
-            max_output_chars=max_output_chars,
-            timeout=timeout,
-            strict=strict,
-            additional_properties=additional_properties,
-        )
-
-    return wrap(fn) if fn is not None else wrap
+    if fn is not None:
+        return Tool(fn, **options)
+    o = options
+    _check_options(o.get("name"), o.get("description"), o.get("max_output_chars"))
+    _check_schema_options(o.get("strict"), o.get("additional_properties", False))
+    return functools.partial(Tool, **options)
 
 
 def as_tool(obj: Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]) -> Tool:

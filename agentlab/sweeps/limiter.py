@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 __all__ = ["AdaptiveLimiter", "LimiterStats"]
 
@@ -59,7 +59,7 @@ class AdaptiveLimiter:
         """Wait for a free slot under the current limit and past any cool-down."""
         async with self._cond:
             while True:
-                wait = self._cool_until - time.monotonic()
+                wait = self.cooling_down_s
                 if wait > 0:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._cond.wait(), timeout=wait)
@@ -80,10 +80,7 @@ class AdaptiveLimiter:
 
     async def ready(self) -> None:
         """Wait until no cool-down is active (every model call of this provider passes here)."""
-        while True:
-            wait = self._cool_until - time.monotonic()
-            if wait <= 0:
-                return
+        while (wait := self.cooling_down_s) > 0:
             await asyncio.sleep(wait)
 
     def on_rate_limited(self, retry_after: float | None) -> None:
@@ -107,14 +104,14 @@ class AdaptiveLimiter:
                 self.limit += 1
                 self._cond.notify_all()
 
+    @property
+    def cooling_down_s(self) -> float:
+        """Seconds until this provider's new calls may go (0: now)."""
+        return max(0.0, self._cool_until - time.monotonic())
+
     def stats(self) -> LimiterStats:
-        """A snapshot of the limiter for a sweep's result and progress, taken without its lock."""
-        return LimiterStats(
-            provider=self.provider,
-            max_concurrency=self.max_concurrency,
-            limit=self.limit,
-            in_flight=self.in_flight,
-            max_in_flight=self.max_in_flight,
-            rate_limited=self.rate_limited,
-            cooling_down_s=max(0.0, self._cool_until - time.monotonic()),
-        )
+        """A snapshot of the limiter for a sweep's result and progress, taken without its lock.
+
+        Each ``LimiterStats`` field is the limiter's figure of that name, so a new one is declared once.
+        """
+        return LimiterStats(**{f.name: getattr(self, f.name) for f in fields(LimiterStats)})

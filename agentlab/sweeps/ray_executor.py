@@ -98,7 +98,7 @@ class _Limiters:
 
     def cool_down(self, provider: str) -> float:
         """Seconds until ``provider``'s new calls may go (0: now)."""
-        return self.limiters[provider].stats().cooling_down_s
+        return self.limiters[provider].cooling_down_s
 
     def on_rate_limited(self, provider: str, retry_after: float | None) -> None:
         """A worker's call got a 429/overloaded answer."""

@@ -249,12 +249,9 @@ async def run_plan(
             p.ref,
             prompt,
             tools=_task_tools(p.task, cfg.tools),
-            settings=_run_settings(s, p.task.system, max_steps),
+            settings=_run_settings(s, p.task.system, max_steps, cfg),
             adapter=gated,
             session=session,
-            retries=cfg.retries,
-            retry_delay=cfg.retry_delay,
-            tool_timeout=cfg.tool_timeout,
             output_type=cfg.output_type,
         )
         if on_run is not None:
@@ -269,7 +266,12 @@ async def run_plan(
     return row
 
 
-def _run_settings(s: Setting, task_system: str | None, max_steps: int) -> RunSettings:
-    """The arm's settings for one task: its own system prompt wins, and the sweep's step cap."""
+def _run_settings(s: Setting, task_system: str | None, max_steps: int, cfg: RunConfig) -> RunSettings:
+    """The arm's settings for one task, the one settings value its ``Run`` gets.
+
+    The task's own system prompt wins; the sweep's step cap, retries and tool time-out join it (an arm
+    sets none of the last three, so nothing of the arm's is overridden).
+    """
     extra = {"system": task_system} if task_system is not None else {}
-    return s.run_settings.replace(max_steps=max_steps, **extra)
+    sweep_wide = {"retries": cfg.retries, "retry_delay": cfg.retry_delay, "tool_timeout": cfg.tool_timeout}
+    return s.run_settings.replace(max_steps=max_steps, **sweep_wide, **extra)
