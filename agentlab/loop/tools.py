@@ -31,7 +31,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from agentlab.errors import ToolDefinitionError, ToolExecutionError
 from agentlab.loop.tool_loop import ToolLoopCall, start_on_tool_loop
 from agentlab.loop.tool_threads import run_in_tool_thread
-from agentlab.neutral._inputs import int_at_least, scrub
+from agentlab.neutral._inputs import did_you_mean, int_at_least, scrub
 from agentlab.neutral.items import ToolCallItem, ToolResultItem
 from agentlab.neutral.request import ToolSpec, strict_schema_problem
 
@@ -821,12 +821,23 @@ def tool(
     opens the schema (``additionalProperties: true``): the model may send more keys, which are
     dropped before the function is called; an open schema is never strict.
     """
+    _check_option_names(options)
     if fn is not None:
         return Tool(fn, **options)
     o = options
     _check_options(o.get("name"), o.get("description"), o.get("max_output_chars"))
     _check_schema_options(o.get("strict"), o.get("additional_properties", False))
     return functools.partial(Tool, **options)
+
+
+def _check_option_names(options: Mapping[str, object]) -> None:
+    """A misspelt option fails as a definition error naming it, not as a TypeError from ``Tool``."""
+    known = ToolOptions.__annotations__
+    for key in options:
+        if key not in known:
+            raise ToolDefinitionError(
+                f"@tool has no option {key!r}{did_you_mean(key, known)}; it takes {', '.join(known)}"
+            )
 
 
 def as_tool(obj: Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]) -> Tool:

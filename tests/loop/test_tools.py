@@ -219,3 +219,16 @@ def test_tool_repr_html_shows_the_schema_escaped() -> None:
         assert part in page
     # the markup agentlab adds is balanced: nothing in the text closed or opened an element
     assert page.count("<div") == page.count("</div>") and page.count("<pre>") == page.count("</pre>")
+
+
+@pytest.mark.parametrize("bare", [False, True])
+def test_a_misspelt_option_is_a_definition_error_naming_it(bare: bool) -> None:
+    def f(x: int) -> int:
+        """Echo."""
+        return x
+
+    with pytest.raises(ToolDefinitionError, match=r"no option 'nme' \(did you mean 'name'\?\)"):
+        if bare:
+            tool(f, nme="g")  # type: ignore[call-overload]
+        else:
+            tool(nme="g")(f)  # type: ignore[call-overload]
