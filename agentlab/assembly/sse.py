@@ -75,26 +75,25 @@ class SSEDecoder:
         """
         if self._btail or self._bdata is not None:
             return self._split_bytes(self._btail + raw)
-        end = len(raw) - 1
-        if raw.startswith(b"data: "):
+        if raw.endswith(b"\n\n"):
+            stop = len(raw) - 2
             first = raw.find(b"\n")
-            if first == end - 1:  # ``data: X`` + ``\n\n`` when the last byte is a ``\n`` too, and no ``\r``
-                if raw[end] == 10 and raw.find(b"\r") < 0:
+            if raw.find(b"\r") < 0:
+                if first == stop and raw.startswith(b"data: "):
                     self._name, self._named, self._event = self._event, None, None
-                    return [raw[6:first]]
-            elif first == end - 2 and raw.endswith(b"\r\n\r\n") and raw.find(b"\r") == end - 3:
+                    return [raw[6:stop]]
+                if (
+                    raw.startswith(b"event: ")
+                    and raw.startswith(b"data: ", first + 1)
+                    and raw.find(b"\n", first + 1) == stop
+                ):
+                    self._named, self._name_end, self._event = raw, first, None
+                    return [raw[first + 7 : stop]]
+        elif raw.endswith(b"\r\n\r\n"):
+            stop = len(raw) - 4
+            if raw.startswith(b"data: ") and raw.find(b"\r") == stop and raw.find(b"\n") == stop + 1:
                 self._name, self._named, self._event = self._event, None, None
-                return [raw[6 : end - 3]]
-        elif raw.startswith(b"event: "):
-            first = raw.find(b"\n")
-            if (
-                raw.startswith(b"data: ", first + 1)
-                and raw.find(b"\n", first + 1) == end - 1
-                and raw[end] == 10
-                and raw.find(b"\r") < 0
-            ):
-                self._named, self._name_end, self._event = raw, first, None
-                return [raw[first + 7 : end - 1]]
+                return [raw[6:stop]]
         return self._split_bytes(raw)
 
     def _split_bytes(self, buf: bytes) -> list[bytes]:
