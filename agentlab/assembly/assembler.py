@@ -155,6 +155,16 @@ class Assembler:
         self.first_reasoning_s: float | None = None
         self.first_text_s: float | None = None
         self._unsupported: set[tuple[str, str]] = set()
+        # The delta events' fields and fields set as their validated constructors make them (the
+        # order of the fields, ``run_id``/``step`` named when there is an origin), copied per delta.
+        rid, step = self._rid, self._step
+        self._reasoning_proto: dict[str, Any] = {
+            "run_id": rid, "step": step, "kind": "reasoning_delta", "text": "", "block": "", "omitted": False,
+        }  # fmt: skip
+        self._text_proto: dict[str, Any] = {"run_id": rid, "step": step, "kind": "text_delta", "text": ""}
+        ids = set() if rid is None else {"run_id", "step"}
+        self._reasoning_given = {"text", "block", *ids}
+        self._text_given = {"text", *ids}
 
     # ------------------------------------------------------------------ the contract
 
@@ -208,14 +218,14 @@ class Assembler:
         if self.first_reasoning_s is None:
             self.first_reasoning_s = _perf() - self._t0
         if text.__class__ is str and block.__class__ is str:
-            # What ``_built`` does, written out: one call and two dict stores less per delta.
-            rid = self._rid
+            # What ``_built`` does, written out, from the call's own copies of the fields (a dict copy
+            # and two stores cost half what a six-key literal does; the order stays the fields').
+            fields = self._reasoning_proto.copy()
+            fields["text"] = text
+            fields["block"] = block
             ev = _new(ReasoningDeltaEvent)
-            _put_dict(ev, {
-                "run_id": rid, "step": self._step, "kind": "reasoning_delta", "text": text, "block": block,
-                "omitted": False,
-            })  # fmt: skip
-            _put_fields_set(ev, {"text", "block"} if rid is None else {"text", "block", "run_id", "step"})
+            _put_dict(ev, fields)
+            _put_fields_set(ev, self._reasoning_given.copy())
             _put_extra(ev, None)
             _put_private(ev, None)
             return ev
@@ -232,10 +242,11 @@ class Assembler:
         if self.first_text_s is None:
             self.first_text_s = _perf() - self._t0
         if text.__class__ is str:
-            rid = self._rid
-            ev = _new(TextDeltaEvent)  # as ``reasoning``: ``_built`` written out
-            _put_dict(ev, {"run_id": rid, "step": self._step, "kind": "text_delta", "text": text})
-            _put_fields_set(ev, {"text"} if rid is None else {"text", "run_id", "step"})
+            fields = self._text_proto.copy()  # as ``reasoning``: ``_built`` written out
+            fields["text"] = text
+            ev = _new(TextDeltaEvent)
+            _put_dict(ev, fields)
+            _put_fields_set(ev, self._text_given.copy())
             _put_extra(ev, None)
             _put_private(ev, None)
             return ev

@@ -25,6 +25,8 @@ import jiter
 import pytest
 from pydantic import BaseModel
 
+import agentlab.adapters.anthropic_messages._stream as anthropic_stream
+import agentlab.adapters.openai_chat._stream as chat_stream
 import agentlab.assembly.wire_json as wire_json
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.google_gemini._stream import GeminiAssembler
@@ -43,6 +45,9 @@ from agentlab.neutral.events import (
 from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
 from tests.adapters.contract import CASES, AdapterCase, collect
+
+# The parsers that call jiter themselves (one Python level less per event than ``wire_json.loads``).
+DIRECT_DECODERS = (anthropic_stream, chat_stream)
 
 # Peak bytes allocated while framing, decoding and mapping one streamed delta (median over a stream),
 # above what was allocated before it. Measured (CPython 3.11): 553 Anthropic, 559 Gemini, 824 OpenAI;
@@ -79,6 +84,8 @@ class _Counts:
             raise AssertionError("an adapter fed decoded text to the SSE framer, not the body's bytes")
 
         monkeypatch.setattr(wire_json, "_from_json", counted_fast)
+        for module in DIRECT_DECODERS:
+            monkeypatch.setattr(module, "_fast", counted_fast)
         monkeypatch.setattr(wire_json, "_stdlib", counted_stdlib)
         monkeypatch.setattr(BaseModel, "__init__", counted_init)
         monkeypatch.setattr(SSEDecoder, "chunk", no_text)
@@ -87,6 +94,8 @@ class _Counts:
 def test_the_fast_decoder_is_jiter() -> None:
     assert wire_json.FAST is jiter.from_json
     assert wire_json._from_json is jiter.from_json
+    for module in DIRECT_DECODERS:
+        assert module._fast is jiter.from_json, module.__name__
 
 
 def test_every_adapter_streams_bytes_through_jiter_without_validating_deltas(
@@ -150,6 +159,18 @@ def test_unvalidated_delta_events_equal_validated_ones(origin: EventOrigin | Non
         assert built.model_dump_json() == validated.model_dump_json() and repr(built) == repr(validated)
         copy = built.model_copy(update={"step": 9})  # the fields set is the event's own, not shared
         assert copy.step == 9 and built.model_fields_set == validated.model_fields_set
+
+
+def test_delta_events_built_from_the_calls_templates_share_nothing() -> None:
+    """Each delta gets its own ``__dict__`` and fields set, copied from the call's templates."""
+    asm = GeminiAssembler(model="m", base_url=None, origin=EventOrigin(run_id="r1", step=1))
+    for make in (lambda t: asm.reasoning(t, "0"), asm.text):
+        one, two = make("a"), make("b")
+        assert (one.text, two.text) == ("a", "b")
+        assert one.__dict__ is not two.__dict__
+        assert one.model_fields_set is not two.model_fields_set
+        assert one.model_fields_set == two.model_fields_set
+    assert asm.reasoning("c", "0").text == "c" and asm.text("d").text == "d"
 
 
 def test_a_value_of_the_wrong_type_still_goes_through_validation() -> None:
@@ -285,9 +306,10 @@ def test_a_one_event_chunk_is_framed_without_allocating_beyond_its_data(form: st
 # Python calls (frames) per streamed delta, from the chunk's bytes to its event: the framer, ``feed``,
 # the decoder, the parser's levels, the event's constructor. Each level is a fixed cost per event
 # (issue 34). Measured: Gemini 5 (feed maps a streamed piece inline; 8 when it went feed ->
-# _chunk_events -> _apply -> _part -> _piece), Chat 6 (8 through _decoded and _reasoning),
-# Anthropic 6 (7 through _apply), OpenAI Responses 5.
-CALLS_PER_EVENT = {"gemini": 5, "chat": 6, "anthropic": 6, "openai": 5}
+# _chunk_events -> _apply -> _part -> _piece), Chat 5 (jiter called by feed itself; 6 through
+# wire_json.loads, 8 through _decoded and _reasoning), Anthropic 4 (chunk_bytes, feed with jiter,
+# _delta applying the piece, the event; 6 through wire_json.loads and _piece), OpenAI Responses 5.
+CALLS_PER_EVENT = {"gemini": 5, "chat": 5, "anthropic": 4, "openai": 5}
 
 
 @pytest.mark.parametrize("protocol", sorted(STREAMS))
@@ -315,3 +337,20 @@ def test_python_calls_per_event_stay_within_budget(protocol: str) -> None:
         assert ev is not None
     # The median: a delta opening a part or a block makes it (one per block, not per delta).
     assert statistics.median(calls) <= CALLS_PER_EVENT[protocol], sorted(calls)
+
+
+@pytest.mark.parametrize("protocol", ["anthropic", "chat"])
+def test_a_parser_calling_jiter_itself_reads_text_and_what_jiter_refuses_as_before(protocol: str) -> None:
+    """``feed`` calls jiter directly; text, ``[DONE]`` and a lone surrogate go to ``wire_json.loads``."""
+    make_chunks, make_asm = STREAMS[protocol]
+    datas = [d for raw in make_chunks(6) for d in SSEDecoder().chunk_bytes(raw)]
+    # A lone surrogate escape: jiter refuses it, the stdlib reads it (as the text "\ud800").
+    datas.append(datas[-1].replace(b' w5"', b' \\ud800"'))
+    as_bytes, as_text = make_asm(), make_asm()
+    got_bytes = [as_bytes.feed(d) for d in datas]
+    got_text = [as_text.feed(d.decode()) for d in datas]
+    assert got_bytes == got_text
+    assert [getattr(e, "text", None) for e in got_bytes][-2:] == [" w5", " \ud800"]
+    if isinstance(as_bytes, ChatAssembler) and isinstance(as_text, ChatAssembler):
+        assert as_bytes.feed(b"[DONE]") is None and as_text.feed("[DONE]") is None
+        assert as_bytes.done and as_text.done

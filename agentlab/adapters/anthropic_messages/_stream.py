@@ -25,6 +25,7 @@ The continuation is never rebuilt from display events.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from agentlab.adapters.anthropic_messages._errors import PROVIDER, in_stream_error
@@ -40,6 +41,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 __all__ = ["MessageAssembler"]
 
 _loads = wire_json.loads
+_fast: Callable[..., Any] = wire_json.FAST  # text too: it raises TypeError, and ``_loads`` reads it
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -58,6 +60,12 @@ _COMPACTION = "compaction"
 event; kept opaque (never display text) and sent back verbatim within the loop, like thinking."""
 _TEXT = "text"
 _TOOL = "tool_use"
+_PIECES: dict[str, tuple[str, str]] = {
+    "thinking_delta": ("thinking", _THINKING),
+    "text_delta": ("text", _TEXT),
+    "input_json_delta": ("partial_json", _TOOL),
+}
+"""The text-piece deltas: the field holding the piece, and the kind of block it must belong to."""
 
 
 def _omitted(block: _Block) -> bool:
@@ -156,7 +164,10 @@ class MessageAssembler(Assembler):
         """
         ev: Any = None
         try:
-            ev = _loads(data)
+            try:  # jiter here, not through ``wire_json.loads`` (a level per event); it decides the rest
+                ev = _fast(data, cache_mode="keys")
+            except (ValueError, TypeError):  # text, not JSON, or a form only the stdlib reads
+                ev = _loads(data)
             if ev.get("type") == "content_block_delta":  # nearly every event: straight to its block
                 return self._delta(ev["index"], ev["delta"])
             return self._apply(ev)
@@ -221,7 +232,8 @@ class MessageAssembler(Assembler):
         """One ``content_block_delta``, which must belong to a started, open block of its kind.
 
         Anything else is a malformed stream (a thinking delta in a text block would otherwise turn reasoning
-        into durable assistant text). Unknown delta types stay tolerated.
+        into durable assistant text). Unknown delta types stay tolerated. A text piece (thinking, text,
+        tool input: nearly every event) is applied here, without a level of its own.
         """
         block = self.blocks.get(index) if index.__class__ is int else None
         if block is None:
@@ -229,21 +241,10 @@ class MessageAssembler(Assembler):
         if d.__class__ is not dict:
             raise WireFieldError("delta", "object", d)
         dt = d.get("type")
-        if dt == "thinking_delta":
-            return self._piece(block, d, "thinking", _THINKING)
-        if dt == "text_delta":
-            return self._piece(block, d, "text", _TEXT)
-        if dt == "input_json_delta":
-            return self._piece(block, d, "partial_json", _TOOL)
-        if dt == "signature_delta":
-            sig = d["signature"]
-            if sig.__class__ is not str or block.kind != _THINKING or block.stopped:
-                raise WireFieldError("delta.signature", "a string in an open thinking block", sig)
-            block.sig_parts.append(sig)
-            return None
-        return self.unsupported("delta", dt)
-
-    def _piece(self, block: _Block, d: dict[str, Any], field: str, kind: str) -> AdapterEvent | None:
+        piece = _PIECES.get(dt) if dt.__class__ is str else None
+        if piece is None:
+            return self._other_delta(block, d, dt)
+        field, kind = piece
         text = d[field]
         if text.__class__ is not str:
             raise WireFieldError(f"delta.{field}", "string", text)
@@ -257,6 +258,16 @@ class MessageAssembler(Assembler):
         if kind == _TEXT:
             return self.text(text)
         return self.tool_delta(block.start.get("id", ""), block.start.get("name", ""), text)
+
+    def _other_delta(self, block: _Block, d: dict[str, Any], dt: Any) -> AdapterEvent | None:
+        """A delta that is not a text piece: a thinking block's signature, or a type agentlab does not map."""
+        if dt == "signature_delta":
+            sig = d["signature"]
+            if sig.__class__ is not str or block.kind != _THINKING or block.stopped:
+                raise WireFieldError("delta.signature", "a string in an open thinking block", sig)
+            block.sig_parts.append(sig)
+            return None
+        return self.unsupported("delta", dt)
 
     def _start_block(self, index: int, cb: dict[str, Any]) -> AdapterEvent | None:
         if index.__class__ is not int or index in self.blocks:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from agentlab.adapters.openai_chat._details import DetailsMerger
@@ -35,6 +36,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 __all__ = ["ChatAssembler"]
 
 _loads = wire_json.loads
+_fast: Callable[..., Any] = wire_json.FAST  # text too: it raises TypeError, and ``_loads`` reads it
 
 
 _KNOWN_CHUNK_KEYS = frozenset(
@@ -101,21 +103,27 @@ class ChatAssembler(Assembler):
     def feed(self, data: bytes | str) -> AdapterEvent | None:
         """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event.
 
-        A chunk with only known top-level fields (every chunk after the first of a kind) has no note
-        to give before its delta's events, so it goes straight from its choice to its delta
-        (:meth:`_choice`, :meth:`_delta`) without the general path's list of notes.
+        The hot path is this one frame down to the event's builder (issue 34: each Python level is a
+        fixed cost per chunk): jiter is called here rather than through
+        :func:`agentlab.assembly.wire_json.loads`, which still decides whatever jiter refuses (text,
+        ``[DONE]``, a form only the stdlib reads, a malformed chunk). A chunk with only known
+        top-level fields (every chunk after the first of a kind) has no note to give before its
+        delta's event, so it goes straight from its choice to its delta (:meth:`_choice`,
+        :meth:`_delta`) without the general path's list of notes.
         """
-        if data == b"[DONE]" if data.__class__ is bytes else data == "[DONE]":
-            self.done = True
-            return None
         chunk: Any = None
         try:
-            chunk = _loads(data)
+            try:
+                chunk = _fast(data, cache_mode="keys")
+            except (ValueError, TypeError):  # not bytes, not JSON, or a form only the stdlib reads
+                if data == b"[DONE]" if data.__class__ is bytes else data == "[DONE]":
+                    self.done = True
+                    return None
+                chunk = _loads(data)
             if chunk.__class__ is dict and _KNOWN_CHUNK_KEYS.issuperset(chunk):
-                delta = self._choice(chunk, "chunk")
-                events = self._delta(delta) if delta is not None else None
-            else:
-                events = self._apply(chunk, "chunk")
+                delta = self._choice(chunk, "delta")
+                return None if delta is None else self._delta(delta)
+            events = self._apply(chunk, "chunk")
             return events[0] if events else None
         except AgentlabError:
             raise
@@ -153,13 +161,17 @@ class ChatAssembler(Assembler):
                 note = self.unsupported("event", key)
                 if note is not None:
                     out.append(note)
-        delta = self._choice(chunk, part)
-        if delta is None:
-            return out
-        return out + self._delta(delta) if out else self._delta(delta)
+        delta = self._choice(chunk, "message" if part == "message" else "delta")
+        if delta is not None:
+            rest: list[AdapterEvent] = []
+            first = self._delta(delta, rest)
+            if first is not None:
+                out.append(first)
+            out += rest
+        return out
 
-    def _choice(self, chunk: dict[str, Any], part: str) -> dict[str, Any] | None:
-        """What a chunk says of the whole call (id, usage, finish), then its first choice's delta."""
+    def _choice(self, chunk: dict[str, Any], where: str) -> dict[str, Any] | None:
+        """What a chunk says of the whole call (id, usage, finish), then its first choice's ``where``."""
         if chunk.get("error") is not None:
             raise in_stream_error(chunk, provider=self.provider, request_id=self.request_id)
         if self.response_id is None and isinstance(chunk.get("id"), str):
@@ -175,19 +187,54 @@ class ChatAssembler(Assembler):
             raise WireFieldError("choices[0]", "object", choice)
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
-        where = "message" if part == "message" else "delta"
         delta = choice.get(where)
         if delta is not None and delta.__class__ is not dict:
             raise WireFieldError(f"choices[0].{where}", "object", delta)
         return delta
 
-    def _delta(self, delta: dict[str, Any]) -> list[AdapterEvent]:
+    def _delta(self, delta: dict[str, Any], rest: list[AdapterEvent] | None = None) -> AdapterEvent | None:
         """A delta's events: reasoning (kept, or merged details), then text, then tool-call pieces.
 
-        The reasoning text fields are read here rather than in a function of their own: this runs
-        once per streamed chunk.
+        The first is returned and the others go to ``rest`` (a whole body shows them all; a streamed
+        chunk shows its first, and everything in it is still assembled and timed). The common
+        reasoning piece (``reasoning_content`` alone, the field this call keeps) is read inline;
+        anything else with a reasoning field goes through :meth:`_reasoning_text`.
         """
-        out: list[AdapterEvent] = []
+        shown = delta.get("reasoning_content")
+        if (
+            shown.__class__ is str
+            and shown
+            and self.reasoning_field == "reasoning_content"
+            and "reasoning" not in delta
+        ):
+            self.reasoning_pieces.append(shown)
+        elif shown is not None or "reasoning" in delta:
+            shown = self._reasoning_text(delta)
+        else:
+            shown = ""
+        details = delta.get(DETAILS)
+        if details:
+            detail_text = self.details.add(details)  # merged whatever is shown
+            shown = shown or detail_text
+        first = self.reasoning(shown, "0") if shown else None
+        text = delta.get("content")
+        if text:
+            if text.__class__ is not str:
+                raise WireFieldError("content", "string", text)
+            self.text_pieces.append(text)
+            ev = self.text(text)
+            if first is None:
+                first = ev
+            elif rest is not None:
+                rest.append(ev)
+        calls = delta.get("tool_calls")
+        return self._calls(calls, first, rest) if calls else first
+
+    def _reasoning_text(self, delta: dict[str, Any]) -> str:
+        """The reasoning text fields in general; the text shown (the first non-empty one).
+
+        The first field present is the one kept (and sent back), even when it is empty.
+        """
         shown = ""
         for field in CONTENT_FIELDS:
             value = delta.get(field)
@@ -201,27 +248,21 @@ class ChatAssembler(Assembler):
                 if field == self.reasoning_field:
                     self.reasoning_pieces.append(value)
                 shown = shown or value
-        details = delta.get(DETAILS)
-        if details:
-            detail_text = self.details.add(details)  # merged whatever is shown
-            shown = shown or detail_text
-        if shown:
-            out.append(self.reasoning(shown, "0"))
-        text = delta.get("content")
-        if text:
-            if text.__class__ is not str:
-                raise WireFieldError("content", "string", text)
-            self.text_pieces.append(text)
-            out.append(self.text(text))
-        calls = delta.get("tool_calls")
-        if calls:
-            if calls.__class__ is not list:
-                raise WireFieldError("tool_calls", "array", calls)
-            for position, piece in enumerate(calls):
-                ev = self._call(piece, position)
-                if ev is not None:
-                    out.append(ev)
-        return out
+        return shown
+
+    def _calls(
+        self, calls: Any, first: AdapterEvent | None, rest: list[AdapterEvent] | None
+    ) -> AdapterEvent | None:
+        """A delta's tool-call pieces, each assembled: ``first`` if set, else the first piece's event."""
+        if calls.__class__ is not list:
+            raise WireFieldError("tool_calls", "array", calls)
+        for position, piece in enumerate(calls):
+            ev = self._call(piece, position)
+            if first is None:
+                first = ev
+            elif rest is not None and ev is not None:
+                rest.append(ev)
+        return first
 
     def _call(self, piece: Any, position: int) -> AdapterEvent | None:
         if piece.__class__ is not dict:
