@@ -289,18 +289,25 @@ class Assembler:
         )
 
     def tool_call(
-        self, *, call_id: str, name: str, arguments: str, turn_id: str, index: int, item_id: str | None
-    ) -> tuple[ToolCallItem, DiagnosticEvent | None]:
+        self,
+        notes: list[AdapterEvent],
+        *,
+        call_id: str,
+        name: str,
+        arguments: str,
+        turn_id: str,
+        index: int,
+        item_id: str | None,
+    ) -> ToolCallItem:
         """A completed tool call, kept as received.
 
-        Arguments that are not a JSON object get one ``invalid_tool_arguments`` diagnostic (the run answers
-        the call with an error result).
+        Arguments that are not a JSON object get one ``invalid_tool_arguments`` diagnostic, added to
+        ``notes`` (the completion's; the run answers the call with an error result).
         """
         try:
             ok = isinstance(_loads(arguments), dict)
         except ValueError:
             ok = False
-        note = None
         if not ok:
             note = self.note(
                 "invalid_tool_arguments",
@@ -309,11 +316,11 @@ class Assembler:
                 call_id=call_id,
                 name=name,
             )
-        item = ToolCallItem(
+            notes.append(note)
+        return ToolCallItem(
             call_id=call_id, name=name, arguments=arguments, turn_id=turn_id, index=index,
             provider_item_id=item_id,
         )  # fmt: skip
-        return item, note
 
     # ------------------------------------------------------------------ end
 

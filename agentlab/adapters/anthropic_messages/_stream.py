@@ -411,7 +411,8 @@ class MessageAssembler(Assembler):
     def _tool_item(self, block: _Block, turn_id: str, notes: list[AdapterEvent]) -> ToolCallItem:
         call_id = block.start.get("id") or ""
         text = _canonical_arguments("".join(block.parts))
-        item, note = self.tool_call(
+        return self.tool_call(
+            notes,
             call_id=call_id,
             name=block.start.get("name") or "",
             arguments=text if text.strip() else "{}",
@@ -419,6 +420,3 @@ class MessageAssembler(Assembler):
             index=block.index,
             item_id=call_id,
         )
-        if note is not None:
-            notes.append(note)
-        return item

@@ -212,13 +212,10 @@ class ConverseAssembler(Assembler):
             elif block.kind == "toolUse":
                 call_id = str(block.tool.get("toolUseId", ""))
                 raw = "".join(block.parts)
-                item, note = self.tool_call(
-                    call_id=call_id, name=str(block.tool.get("name", "")),
+                items.append(self.tool_call(
+                    notes, call_id=call_id, name=str(block.tool.get("name", "")),
                     arguments=raw if raw.strip() else "{}", turn_id=turn_id, index=index, item_id=call_id,
-                )  # fmt: skip
-                items.append(item)
-                if note is not None:
-                    notes.append(note)
+                ))  # fmt: skip
             else:
                 reasoning.append(self._reasoning_item(block, turn_id))
         return Completion(

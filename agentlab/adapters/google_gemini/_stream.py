@@ -371,7 +371,8 @@ class GeminiAssembler(Assembler):
     def _tool_item(self, p: _Part, turn_id: str, notes: list[AdapterEvent]) -> ToolCallItem:
         call = p.call or {}
         api_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
-        item, note = self.tool_call(
+        return self.tool_call(
+            notes,
             call_id=self._call_id(p),
             name=call["name"],
             arguments="".join(p.pieces) or "{}",
@@ -379,6 +380,3 @@ class GeminiAssembler(Assembler):
             index=p.index,
             item_id=api_id,
         )
-        if note is not None:
-            notes.append(note)
-        return item

@@ -313,13 +313,10 @@ class ChatAssembler(Assembler):
             call = self.calls[index]
             if call.name is None:
                 raise WireFieldError("tool_calls[].function.name", "string", None)
-            item, note = self.tool_call(
-                call_id=self._call_id(call, index), name=call.name, arguments="".join(call.args) or "{}",
-                turn_id=turn_id, index=n + 1, item_id=call.call_id,
-            )  # fmt: skip
-            items.append(item)
-            if note is not None:
-                notes.append(note)
+            items.append(self.tool_call(
+                notes, call_id=self._call_id(call, index), name=call.name,
+                arguments="".join(call.args) or "{}", turn_id=turn_id, index=n + 1, item_id=call.call_id,
+            ))  # fmt: skip
         stop = _STOP.get(self.finish_reason, "incomplete")
         if stop == "end_turn" and self.calls:
             stop = "tool_use"

@@ -25,7 +25,7 @@ from agentlab.assembly.assembler import Assembler, Completion
 from agentlab.errors import AgentlabError, StreamInterruptedError
 from agentlab.neutral._shapes import shaped_repr
 from agentlab.neutral.error_text import WireFieldError, safe_name, wire_error_text
-from agentlab.neutral.events import AdapterEvent, DiagnosticEvent, ResponseCompletedEvent, StopReason
+from agentlab.neutral.events import AdapterEvent, ResponseCompletedEvent, StopReason
 from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, ToolCallItem
 from agentlab.neutral.usage import CallUsage
 
@@ -165,7 +165,7 @@ class ResponseAssembler(Assembler):
 
     # ------------------------------------------------------------------ items
 
-    def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> DiagnosticEvent | None:
+    def _done_item(self, item: dict[str, Any], raw: str | None, index: int) -> AdapterEvent | None:
         itype = item.get("type")
         turn = self.response_id or ""
         if itype in _OPAQUE:  # reasoning, and compaction (provider state replacing earlier context)
@@ -186,7 +186,9 @@ class ResponseAssembler(Assembler):
             self._items[index] = self._message(item, turn, index)
             return None
         if itype == "function_call":
-            call, note = self.tool_call(
+            notes: list[AdapterEvent] = []  # at most one: this item's
+            self._items[index] = self.tool_call(
+                notes,
                 call_id=self._call_id(item.get("call_id") or item.get("id") or f"call_{index}"),
                 name=item.get("name") or "",
                 arguments=item.get("arguments") or "{}",
@@ -194,8 +196,7 @@ class ResponseAssembler(Assembler):
                 index=index,
                 item_id=item.get("id"),
             )
-            self._items[index] = call
-            return note
+            return notes[0] if notes else None
         # Hosted tools (code_interpreter_call, web_search_call, ...) run server-side; their
         # results are not portable and are not sent back. Say so rather than drop silently.
         self._items.pop(index, None)

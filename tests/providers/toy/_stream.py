@@ -106,13 +106,10 @@ class ToyAssembler(Assembler):
         if self.text_parts:
             items.append(AssistantTextItem(text="".join(self.text_parts), turn_id=turn, index=len(reasoning)))
         for c in self.calls:
-            call, note = self.tool_call(
-                call_id=c["id"], name=c["name"], arguments=c["arguments"], turn_id=turn,
+            items.append(self.tool_call(
+                notes, call_id=c["id"], name=c["name"], arguments=c["arguments"], turn_id=turn,
                 index=len(reasoning) + len(items), item_id=None,
-            )  # fmt: skip
-            items.append(call)
-            if note is not None:
-                notes.append(note)
+            ))  # fmt: skip
         stop: StopReason = "tool_use" if self.done.get("stop") == "tool_use" else "end_turn"
         return Completion(
             items=tuple(items),
