@@ -228,7 +228,9 @@ class ProviderSpec:
             return None
         target, _, key = self.simulated_models.removesuffix("]").partition("[")
         names = load(target)
-        return tuple(names.get(key, ()) if key else names)
+        if key and key not in names:  # a misspelt entry must not read as "no simulated models"
+            raise ConfigError(f"ProviderSpec.simulated_models {self.simulated_models!r}: no entry {key!r}")
+        return tuple(names[key] if key else names)
 
 
 _lock = threading.RLock()

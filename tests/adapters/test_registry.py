@@ -151,13 +151,14 @@ def test_a_malformed_spec_fails_at_construction(kw: dict[str, object], match: st
 
 
 def test_simulated_models_name_a_sequence_or_an_entry_of_a_simulator_table() -> None:
-    """One table per protocol in the simulator; a spec names its own entry (a missing key: none)."""
+    """One table per protocol in the simulator; a spec names its own entry (a misspelt one fails)."""
     assert _spec(simulated_models="agentlab.sim:GEMINI_MODELS").simulated_model_names() == (
         "sim-gemini",
         "sim-gemini-legacy",
     )
     assert _spec(simulated_models="agentlab.sim:CHAT_MODELS[zai]").simulated_model_names() == ("sim-glm",)
-    assert _spec(simulated_models="agentlab.sim:CHAT_MODELS[nobody]").simulated_model_names() == ()
+    with pytest.raises(ConfigError, match=r"CHAT_MODELS\[nobody\]'.*no entry 'nobody'"):
+        _spec(simulated_models="agentlab.sim:CHAT_MODELS[nobody]").simulated_model_names()
     assert _spec().simulated_model_names() is None
 
 
