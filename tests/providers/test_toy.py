@@ -93,7 +93,7 @@ def test_run_end_to_end_with_a_tool_call(priced_toy: ProviderSpec) -> None:
 
     result = al.run("toy:toy-1", "Is it warmer in Paris or Rome?", tools=[get_weather])
     result.raise_for_status()
-    assert calls == ["Paris", "Rome"]
+    assert sorted(calls) == ["Paris", "Rome"]  # one step's two calls run side by side: no order
     assert result.provider == "toy" and result.steps == 2 and "Warmest: Rome" in (result.output or "")
     assert [c.stop_reason for c in result.calls] == ["tool_use", "end_turn"]
     assert result.usage.calls == 2 and result.usage.cost.known
