@@ -57,6 +57,9 @@ class _Worker:
                 if stay:  # idle before the outcome is handed over: the caller's next call reuses it
                     _idle.append(self)
             deliver()
+            # Held until the next job otherwise: the tool's arguments, its value or exception
+            # (with its traceback's frames) would outlive the call by up to _IDLE_S.
+            del job, deliver
             if not stay:
                 return
 

@@ -79,3 +79,26 @@ async def test_parallel_calls_each_get_a_thread() -> None:
 
     outs = await asyncio.gather(*(meet.run({}) for _ in range(parallel)))
     assert [o.output for o in outs] == ["agentlab-tool-meet"] * parallel
+
+
+async def test_an_idle_thread_keeps_nothing_of_its_last_call() -> None:
+    import gc
+    import weakref
+
+    class Big:
+        """Stands for a large value or an exception holding frames."""
+
+    made: list[weakref.ref[Big]] = []
+
+    @tool
+    def make() -> str:
+        """Return something that only the call should hold."""
+        big = Big()
+        made.append(weakref.ref(big))
+        raise RuntimeError(big)  # the exception (and so ``big``) travels back to the caller
+
+    out = await make.run({})
+    assert out.is_error
+    del out
+    gc.collect()
+    assert made[0]() is None, "the idle tool thread still holds the last call's outcome"
