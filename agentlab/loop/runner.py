@@ -860,12 +860,11 @@ class Run:
                 if t is DiagnosticEvent:
                     yield self._emit(stamped(ev, origin))
                     continue
-                listeners = self._listeners  # read per delta: a live view may subscribe mid-stream
-                if listeners or not drain:
+                # Read per delta: a live view may subscribe mid-stream.
+                if self._listeners or not drain:
                     if ev.run_id is None:
                         ev = stamped(ev, origin)
-                    for callback in listeners:
-                        callback(ev)
+                    self._deliver(ev)
                     if not drain:
                         yield ev
         call.stop()
