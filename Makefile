@@ -63,16 +63,21 @@ lint: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy
 
-# What runs beside the main suite (see `test`), in this order, stopping at the first failure: mypy; sweeps
-# and comparisons logged to a real MLflow store and server (docs: tracking); the MLflow page's examples
-# (the extra is only in .venv-mlflow); the notebooks, re-executed (only cells marked NBVAL_CHECK_OUTPUT
-# must match their saved output).
+# What runs beside the main suite (see `test`), in this order, each whatever the one before did: mypy; the
+# notebook-layer tests (tests/notebook: kernels, JupyterLab and Chromium, about a quarter of the suite's
+# time, so the two halves take about as long); sweeps and comparisons logged to a real MLflow store and
+# server (docs: tracking); the MLflow page's examples (the extra is only in .venv-mlflow); the notebooks,
+# re-executed (only cells marked NBVAL_CHECK_OUTPUT must match their saved output). It fails if any failed.
 SIDE_LOG := out/make-test-beside.log
+BESIDE_TESTS := tests/notebook
 define test_beside
-	$(BIN)/python -m mypy && \
-	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS) && \
-	$(MLFLOW_VENV)/bin/python -m pytest tests/docs/test_examples.py -k export && \
-	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL)
+	rc=0; \
+	$(BIN)/python -m mypy || rc=1; \
+	$(BIN)/python -m pytest $(BESIDE_TESTS) || rc=1; \
+	$(MLFLOW_VENV)/bin/python -m pytest $(MLFLOW_TESTS) || rc=1; \
+	$(MLFLOW_VENV)/bin/python -m pytest tests/docs/test_examples.py -k export || rc=1; \
+	$(NO_KEYS) $(BIN)/python -m pytest $(NBVAL) || rc=1; \
+	exit $$rc
 endef
 
 # ruff first (seconds); then the whole suite (tests/docs builds the documentation site strictly and runs
@@ -82,11 +87,11 @@ endef
 test: $(STAMP) $(MLFLOW_STAMP)
 	$(BIN)/python -m ruff check .
 	@mkdir -p $(dir $(SIDE_LOG))
-	@echo "beside the suite (output below when it ends): mypy, MLflow tests, MLflow page examples, notebooks"
-	@{ $(test_beside) ; } > $(SIDE_LOG) 2>&1 & beside=$$!; \
-	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS)); suite=$$?; \
+	@echo "beside the suite (output below when it ends): mypy, tests/notebook, MLflow tests, MLflow page examples, notebooks"
+	@( $(test_beside) ) > $(SIDE_LOG) 2>&1 & beside=$$!; \
+	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS) $(BESIDE_TESTS)); suite=$$?; \
 	wait $$beside; rc=$$?; \
-	echo "===== beside the suite: mypy, MLflow tests, MLflow page examples, notebooks (exit $$rc) ====="; \
+	echo "===== beside the suite: mypy, tests/notebook, MLflow tests, MLflow page examples, notebooks (exit $$rc) ====="; \
 	cat $(SIDE_LOG); \
 	test $$suite -eq 0 && test $$rc -eq 0
 
