@@ -70,13 +70,19 @@ class Section:
 async def cpu_rounds(
     runners: dict[str, Callable[[], Awaitable[Any]]], rounds: int, *, warmup: int = 1
 ) -> dict[str, list[float]]:
-    """Process CPU seconds of each runner per round; runners interleaved so drift hits all alike."""
+    """Process CPU seconds of each runner per round; runners interleaved so drift hits all alike.
+
+    Each round starts one runner later than the one before (round ``r`` runs them rotated by ``r``),
+    so no runner always follows the same one (whose garbage, heap and caches it would inherit).
+    """
     for _ in range(warmup):
         for fn in runners.values():
             await fn()
     samples: dict[str, list[float]] = {k: [] for k in runners}
-    for _ in range(rounds):
-        for name, fn in runners.items():
+    order = list(runners.items())
+    for r in range(rounds):
+        shift = r % len(order)
+        for name, fn in order[shift:] + order[:shift]:
             gc.collect()
             t0 = time.process_time()
             await fn()

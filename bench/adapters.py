@@ -42,6 +42,7 @@ from typing import Any
 
 import httpx2
 
+from . import decoders
 from ._server import serving
 from ._util import Section, Target, cpu_rounds, median
 from .streams import GEMINI_MODEL, Stream, anthropic_stream, gemini_stream, openai_stream
@@ -438,6 +439,10 @@ def run(quick: bool) -> Section:
             sec.targets += _targets(delivery, provider, m["us_per_event"])
     for provider in PROVIDERS:  # the keys older readers of results.json expect
         sec.figures[provider] = both["in_process"][provider]
+    decode = decoders.measure(n_r, n_t, 3 if quick else 15)
+    sec.figures["json_decode_ns_per_event"] = decode
+    for protocol, ns in decode.items():
+        sec.row(*decoders.row(protocol, ns))
     sec.notes.append(
         "socket: a server process on 127.0.0.1 sends Transfer-Encoding: chunked, one chunk per SSE event,"
         " TCP_NODELAY (as real APIs flush); floor = sync http.client line loop + json.loads per event;"

@@ -395,6 +395,14 @@ class Framing(Protocol):
         """The payload of each event ``raw`` completes."""
         ...
 
+    def event_bytes(self, raw: bytes) -> bytes | None:
+        """The payload when ``raw`` is exactly one whole event and nothing is pending, else ``None``.
+
+        The driver asks this first (no list per chunk, as servers flush one event per chunk) and
+        gives :meth:`chunk_bytes` what it declines; a framing without such a case returns ``None``.
+        """
+        ...
+
     def chunk(self, text: str) -> Sequence[bytes | str]:
         """The same, for a body delivered as text."""
         ...
@@ -472,6 +480,27 @@ def _guarded(request: ModelRequest, built: B, layout: ContinuityLayout | None) -
     return built
 
 
+async def _whole_body(call: WireCall) -> bytes:
+    """A non-streamed answer's body; a transport error translated, raised outside its handler."""
+    failure: AgentlabError | None = None
+    body = b""
+    try:
+        body = await call.read()
+    except call.errors as e:
+        failure = call.translate(e, call.request_id)
+    if failure is not None:
+        raise failure
+    return body
+
+
+def _last_event(frame: Framing, asm: Assembler) -> AdapterEvent | None:
+    """A last event without its blank line, once the body ended: complete, or cut mid-event."""
+    last: bytes | str | None = frame.end_bytes()
+    if last is None:
+        last = frame.end()
+    return None if last is None else asm.feed_last(last)
+
+
 async def assemble(
     request: ModelRequest,
     build: Callable[[ModelRequest], B],
@@ -498,21 +527,21 @@ async def assemble(
     try:
         asm = new_assembler(built, request, call, started)
         if call.chunks is None:
-            body = b""
-            try:
-                body = await call.read()
-            except call.errors as e:
-                failure = call.translate(e, call.request_id)
-            if failure is not None:
-                raise failure
-            for ev in asm.feed_body(body):
+            for ev in asm.feed_body(await _whole_body(call)):
                 yield ev
         else:
             frame = call.framing()
-            in_bytes, in_text = frame.chunk_bytes, frame.chunk
+            one, in_bytes, in_text = frame.event_bytes, frame.chunk_bytes, frame.chunk
             feed = asm.feed
             try:
                 async for piece in call.chunks:
+                    if piece.__class__ is bytes:
+                        data: bytes | str | None = one(piece)
+                        if data is not None:  # one whole event (how servers flush): no list
+                            out = feed(data)
+                            if out is not None:
+                                yield out
+                            continue
                     for data in in_bytes(piece) if piece.__class__ is bytes else in_text(piece):  # type: ignore[arg-type]
                         out = feed(data)
                         if out is not None:
@@ -521,13 +550,9 @@ async def assemble(
                 failure = call.translate(e, call.request_id)
             if failure is not None:
                 raise failure
-            last: bytes | str | None = frame.end_bytes()
-            if last is None:
-                last = frame.end()
-            if last is not None:  # a last event without its blank line: complete, or cut mid-event
-                out = asm.feed_last(last)
-                if out is not None:
-                    yield out
+            out = _last_event(frame, asm)
+            if out is not None:
+                yield out
         for ev in asm.finish():
             yield ev
     finally:

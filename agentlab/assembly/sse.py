@@ -65,36 +65,45 @@ class SSEDecoder:
         Lines end with ``\n`` or ``\r\n`` (or a lone ``\r``); a line cut between chunks waits for the
         next one. UTF-8 is never decoded here (SSE is UTF-8; the JSON decoder checks it), so a
         character cut between two chunks needs nothing: lines are only cut at ``\n`` and ``\r``.
+        A chunk that is one whole event goes the fast way (:meth:`event_bytes`).
+        """
+        data = self.event_bytes(raw)
+        if data is not None:
+            return [data]
+        return self._split_bytes(self._btail + raw if self._btail else raw)
 
-        The hot path first, inline (one call per chunk): ``raw`` exactly one event as servers flush
-        it, ``data: X`` + ``\n\n`` (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` +
-        ``\n\n`` (OpenAI Responses, Anthropic) or ``data: X`` + ``\r\n\r\n`` (Gemini), with nothing
-        pending. It is told by where the first line breaks are (``find`` is a memchr, no copy), so the
-        one slice returned is the only bytes made; anything else (two data lines, a comment, a lone
-        ``\r``, a cut event) goes the general way (:meth:`_split_bytes`).
+    def event_bytes(self, raw: bytes) -> bytes | None:
+        r"""The ``data`` of ``raw`` when it is exactly one whole event and nothing is pending, else ``None``.
+
+        The hot path (one call per chunk, no list; the driver asks it first and gives
+        :meth:`chunk_bytes` the rest): ``raw`` one event as servers flush it, ``data: X`` + ``\n\n``
+        (Chat Completions), ``event: N`` + ``\n`` + ``data: X`` + ``\n\n`` (OpenAI Responses,
+        Anthropic) or ``data: X`` + ``\r\n\r\n`` (Gemini). It is told by where the first line breaks
+        are (``find`` is a memchr, no copy), so the one slice returned is the only bytes made;
+        anything else (two data lines, a comment, a lone ``\r``, a cut event) is ``None``.
         """
         if self._btail or self._bdata is not None:
-            return self._split_bytes(self._btail + raw)
+            return None
         if raw.endswith(b"\n\n"):
             stop = len(raw) - 2
             first = raw.find(b"\n")
             if raw.find(b"\r") < 0:
                 if first == stop and raw.startswith(b"data: "):
                     self._name, self._named, self._event = self._event, None, None
-                    return [raw[6:stop]]
+                    return raw[6:stop]
                 if (
                     raw.startswith(b"event: ")
                     and raw.startswith(b"data: ", first + 1)
                     and raw.find(b"\n", first + 1) == stop
                 ):
                     self._named, self._name_end, self._event = raw, first, None
-                    return [raw[first + 7 : stop]]
+                    return raw[first + 7 : stop]
         elif raw.endswith(b"\r\n\r\n"):
             stop = len(raw) - 4
             if raw.startswith(b"data: ") and raw.find(b"\r") == stop and raw.find(b"\n") == stop + 1:
                 self._name, self._named, self._event = self._event, None, None
-                return [raw[6:stop]]
-        return self._split_bytes(raw)
+                return raw[6:stop]
+        return None
 
     def _split_bytes(self, buf: bytes) -> list[bytes]:
         """The general way: ``buf`` (the held tail + the new chunk) cut into lines, the last one held."""

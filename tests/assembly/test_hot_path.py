@@ -2,12 +2,12 @@
 
 Per streamed event the adapters' path is: the body's ``bytes`` as the transport hands them over
 (``agentlab.assembly.http_body.body_chunks``, guarded in ``test_http_body.py``), framed by
-``SSEDecoder.chunk_bytes`` (a one-event chunk sliced once, never split into lines, its event name
-not decoded), one jiter decode (:mod:`agentlab.assembly.wire_json`), one parser level, and a delta
-event built without pydantic's validation. These tests fail when one of them is lost (a text
-framing path, a per-event name decode or line split, the stdlib decoder, a validated event per
-delta) or when the path starts allocating more, or making more Python calls, per event than the
-budgets below.
+``SSEDecoder.event_bytes`` (a one-event chunk sliced once, never split into lines, no list, its
+event name not decoded), one msgspec decode (:mod:`agentlab.assembly.wire_json`) called by the
+parser itself, one parser level, and a delta event built without pydantic's validation. These
+tests fail when one of them is lost (a text framing path, a per-event name decode or line split,
+the stdlib decoder, a validated event per delta) or when the path starts allocating more, or
+making more Python calls, per event than the budgets below.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import jiter
+import msgspec
 import pytest
 from pydantic import BaseModel
 
 import agentlab.adapters.anthropic_messages._stream as anthropic_stream
+import agentlab.adapters.google_gemini._stream as gemini_stream
 import agentlab.adapters.openai_chat._stream as chat_stream
+import agentlab.adapters.openai_responses._stream as responses_stream
 import agentlab.assembly.wire_json as wire_json
 from agentlab.adapters.anthropic_messages._stream import MessageAssembler
 from agentlab.adapters.google_gemini._stream import GeminiAssembler
@@ -46,8 +48,9 @@ from agentlab.neutral.items import UserItem
 from agentlab.neutral.request import ModelRequest
 from tests.adapters.contract import CASES, AdapterCase, collect
 
-# The parsers that call jiter themselves (one Python level less per event than ``wire_json.loads``).
-DIRECT_DECODERS = (anthropic_stream, chat_stream)
+# The parsers that call the fast decoder themselves (one Python level less per event than
+# ``wire_json.loads``): every SSE protocol's.
+DIRECT_DECODERS = (anthropic_stream, chat_stream, gemini_stream, responses_stream)
 
 # Peak bytes allocated while framing, decoding and mapping one streamed delta (median over a stream),
 # above what was allocated before it. Measured (CPython 3.11): 553 Anthropic, 559 Gemini, 824 OpenAI;
@@ -66,11 +69,11 @@ def case(request: pytest.FixtureRequest) -> AdapterCase:
 class _Counts:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.fast = self.stdlib = self.validated = 0
-        fast, stdlib, init = wire_json._from_json, wire_json._stdlib, BaseModel.__init__
+        fast, stdlib, init = wire_json.FAST, wire_json._stdlib, BaseModel.__init__
 
-        def counted_fast(data: bytes, **kw: Any) -> Any:
+        def counted_fast(data: bytes) -> Any:
             self.fast += 1
-            return fast(data, **kw)
+            return fast(data)
 
         def counted_stdlib(data: bytes | str) -> Any:
             self.stdlib += 1
@@ -83,7 +86,7 @@ class _Counts:
         def no_text(self: SSEDecoder, text: str) -> list[str]:
             raise AssertionError("an adapter fed decoded text to the SSE framer, not the body's bytes")
 
-        monkeypatch.setattr(wire_json, "_from_json", counted_fast)
+        monkeypatch.setattr(wire_json, "FAST", counted_fast)
         for module in DIRECT_DECODERS:
             monkeypatch.setattr(module, "_fast", counted_fast)
         monkeypatch.setattr(wire_json, "_stdlib", counted_stdlib)
@@ -91,14 +94,16 @@ class _Counts:
         monkeypatch.setattr(SSEDecoder, "chunk", no_text)
 
 
-def test_the_fast_decoder_is_jiter() -> None:
-    assert wire_json.FAST is jiter.from_json
-    assert wire_json._from_json is jiter.from_json
+def test_the_fast_decoder_is_msgspecs_untyped_json_decoder() -> None:
+    fast: Any = wire_json.FAST
+    decoder = fast.__self__
+    assert type(decoder) is msgspec.json.Decoder and decoder.type is Any and decoder.strict
+    assert fast.__name__ == "decode"
     for module in DIRECT_DECODERS:
-        assert module._fast is jiter.from_json, module.__name__
+        assert module._fast is wire_json.FAST, module.__name__
 
 
-def test_every_adapter_streams_bytes_through_jiter_without_validating_deltas(
+def test_every_adapter_streams_bytes_through_the_fast_decoder_without_validating_deltas(
     case: AdapterCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     adapter, _ = case.adapter()
@@ -107,8 +112,8 @@ def test_every_adapter_streams_bytes_through_jiter_without_validating_deltas(
     events = asyncio.run(collect(adapter, request))
     deltas = sum(isinstance(e, ReasoningDeltaEvent | TextDeltaEvent) for e in events)
     assert deltas >= 2
-    assert counts.fast >= deltas  # one jiter decode per streamed event
-    assert counts.stdlib == 0  # the stdlib only for what jiter refuses
+    assert counts.fast >= deltas  # one fast decode per streamed event
+    assert counts.stdlib == 0  # the stdlib only for what the fast decoder refuses
     # Validated models per call: the response and its parts, never one per delta.
     assert counts.validated <= 10, (counts.validated, deltas)
     asyncio.run(adapter.aclose())
@@ -118,9 +123,16 @@ def test_every_adapter_streams_bytes_through_jiter_without_validating_deltas(
     "doc",
     [
         b'{"a":1,"a":2}',
-        b'"\\ud800"',  # a lone surrogate escape: jiter refuses it, the stdlib reads it
+        b'"\\ud800"',  # a lone surrogate escape: msgspec refuses it, the stdlib reads it
         b"[NaN, Infinity, -Infinity, 1e400]",
+        b"1e400",  # out of a double's range: msgspec refuses it, the stdlib reads inf
         b"123456789012345678901234567890",
+        b"-123456789012345678901234567890",
+        b"18446744073709551616",
+        b"2.5e-324",
+        b'\xef\xbb\xbf{"bom":1}',  # a byte order mark: the stdlib skips it
+        b'"\\u0000 \\ud83d\\ude00 \\\\ \\/"',
+        b" \t\n\r[1, 2.0, true, false, null] ",
         '{"t":"caf\u00e9 \u2014 \U0001f600"}'.encode(),
         b'{"n":-0.0,"f":1.5,"e":[],"o":{}}',
     ],
@@ -303,13 +315,14 @@ def test_a_one_event_chunk_is_framed_without_allocating_beyond_its_data(form: st
     assert frame.event == ("content_block_delta" if form.startswith("event") else None)
 
 
-# Python calls (frames) per streamed delta, from the chunk's bytes to its event: the framer, ``feed``,
-# the decoder, the parser's levels, the event's constructor. Each level is a fixed cost per event
-# (issue 34). Measured: Gemini 5 (feed maps a streamed piece inline; 8 when it went feed ->
-# _chunk_events -> _apply -> _part -> _piece), Chat 5 (jiter called by feed itself; 6 through
-# wire_json.loads, 8 through _decoded and _reasoning), Anthropic 4 (chunk_bytes, feed with jiter,
-# _delta applying the piece, the event; 6 through wire_json.loads and _piece), OpenAI Responses 5.
-CALLS_PER_EVENT = {"gemini": 5, "chat": 5, "anthropic": 4, "openai": 5}
+# Python calls (frames) per streamed delta, from the chunk's bytes to its event, as the driver makes
+# them: the framer (``event_bytes``), ``feed`` (which calls the decoder itself), the parser's levels,
+# the event's builder. Each level is a fixed cost per event (issue 34). Measured: Gemini 4 (feed maps
+# a streamed piece inline; 8 when it went feed -> _chunk_events -> _apply -> _part -> _piece), Chat 5
+# (feed, _choice, _delta; 6 through wire_json.loads, 8 through _decoded and _reasoning), Anthropic 4
+# (feed, _delta applying the piece; 6 through wire_json.loads and _piece), OpenAI Responses 3 (feed
+# maps the two hot deltas itself; 5 through wire_json.loads and _dispatch).
+CALLS_PER_EVENT = {"gemini": 4, "chat": 5, "anthropic": 4, "openai": 3}
 
 
 @pytest.mark.parametrize("protocol", sorted(STREAMS))
@@ -330,27 +343,28 @@ def test_python_calls_per_event_stay_within_budget(protocol: str) -> None:
     for i, raw in enumerate(chunks[20:]):  # noqa: B007 - ``count`` reads the index
         sys.setprofile(count)
         try:
-            for data in frame.chunk_bytes(raw):
-                ev = asm.feed(data)
+            one = frame.event_bytes(raw)
+            ev = None if one is None else asm.feed(one)
         finally:
             sys.setprofile(None)
-        assert ev is not None
+        assert one is not None and ev is not None
     # The median: a delta opening a part or a block makes it (one per block, not per delta).
     assert statistics.median(calls) <= CALLS_PER_EVENT[protocol], sorted(calls)
 
 
-@pytest.mark.parametrize("protocol", ["anthropic", "chat"])
-def test_a_parser_calling_jiter_itself_reads_text_and_what_jiter_refuses_as_before(protocol: str) -> None:
-    """``feed`` calls jiter directly; text, ``[DONE]`` and a lone surrogate go to ``wire_json.loads``."""
+@pytest.mark.parametrize("protocol", sorted(STREAMS))
+def test_a_parser_calling_the_decoder_itself_reads_text_and_what_it_refuses_as_before(protocol: str) -> None:
+    """``feed`` calls the fast decoder directly; text, ``[DONE]`` and a lone surrogate read as before."""
     make_chunks, make_asm = STREAMS[protocol]
     datas = [d for raw in make_chunks(6) for d in SSEDecoder().chunk_bytes(raw)]
-    # A lone surrogate escape: jiter refuses it, the stdlib reads it (as the text "\ud800").
-    datas.append(datas[-1].replace(b' w5"', b' \\ud800"'))
+    last = " word5" if protocol == "gemini" else " w5"
+    # A lone surrogate escape: msgspec refuses it, the stdlib reads it (as the text "\ud800").
+    datas.append(datas[-1].replace(f'{last}"'.encode(), b' \\ud800"'))
     as_bytes, as_text = make_asm(), make_asm()
     got_bytes = [as_bytes.feed(d) for d in datas]
     got_text = [as_text.feed(d.decode()) for d in datas]
     assert got_bytes == got_text
-    assert [getattr(e, "text", None) for e in got_bytes][-2:] == [" w5", " \ud800"]
+    assert [getattr(e, "text", None) for e in got_bytes][-2:] == [last, " \ud800"]
     if isinstance(as_bytes, ChatAssembler) and isinstance(as_text, ChatAssembler):
         assert as_bytes.feed(b"[DONE]") is None and as_text.feed("[DONE]") is None
         assert as_bytes.done and as_text.done

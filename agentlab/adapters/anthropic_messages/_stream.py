@@ -41,7 +41,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 __all__ = ["MessageAssembler"]
 
 _loads = wire_json.loads
-_fast: Callable[..., Any] = wire_json.FAST  # text too: it raises TypeError, and ``_loads`` reads it
+_fast: Callable[..., Any] = wire_json.FAST  # text too (the same values); what it refuses, ``_loads`` reads
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -164,8 +164,8 @@ class MessageAssembler(Assembler):
         """
         ev: Any = None
         try:
-            try:  # jiter here, not through ``wire_json.loads`` (a level per event); it decides the rest
-                ev = _fast(data, cache_mode="keys")
+            try:  # msgspec here, not through ``wire_json.loads`` (a level per event); it decides the rest
+                ev = _fast(data)
             except (ValueError, TypeError):  # text, not JSON, or a form only the stdlib reads
                 ev = _loads(data)
             if ev.get("type") == "content_block_delta":  # nearly every event: straight to its block

@@ -45,6 +45,10 @@ class EventStreamFraming:
         self._buffer = _eventstream().EventStreamBuffer()
         self._pending = 0  # bytes of a frame received but not complete yet
 
+    def event_bytes(self, raw: bytes) -> bytes | None:
+        """No fast case: every chunk goes through :meth:`chunk_bytes` (a binary frame is checked whole)."""
+        return None
+
     def chunk_bytes(self, raw: bytes) -> list[bytes]:
         """The Messages event JSON of every frame ``raw`` completes."""
         self._buffer.add_data(raw)

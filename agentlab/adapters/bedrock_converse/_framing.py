@@ -60,6 +60,10 @@ class EventStreamFraming:
     def __init__(self) -> None:
         self._buf = b""
 
+    def event_bytes(self, raw: bytes) -> bytes | None:
+        """No fast case: every chunk goes through :meth:`chunk_bytes` (a binary frame is checked whole)."""
+        return None
+
     def chunk_bytes(self, data: bytes) -> list[bytes]:
         buf = self._buf + data if self._buf else data
         out: list[bytes] = []

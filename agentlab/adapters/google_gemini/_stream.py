@@ -47,6 +47,7 @@ __all__ = ["API", "SIGNATURE", "GeminiAssembler", "signature_kind"]
 API = "generate_content"
 SIGNATURE = "thought_signature"
 _loads = wire_json.loads
+_fast = wire_json.FAST
 
 TEXT, THOUGHT, CALL = "text", "thought", "functionCall"
 _KNOWN_CHUNK_KEYS = frozenset({"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId"})
@@ -158,7 +159,10 @@ class GeminiAssembler(Assembler):
         """
         chunk: Any = None
         try:
-            chunk = _loads(data)
+            try:  # the fast decoder here, not through ``wire_json.loads`` (a level per chunk)
+                chunk = _fast(data)
+            except ValueError:  # not JSON, or a form only the stdlib reads: it decides
+                chunk = _loads(data)
             parts = self._parts(chunk)
             part: Any = parts[0] if parts.__class__ is list and len(parts) == 1 else None
             text = part.get("text") if part.__class__ is dict else None

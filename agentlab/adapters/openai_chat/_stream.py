@@ -36,7 +36,7 @@ from agentlab.neutral.items import AssistantTextItem, ProviderReasoningItem, Too
 __all__ = ["ChatAssembler"]
 
 _loads = wire_json.loads
-_fast: Callable[..., Any] = wire_json.FAST  # text too: it raises TypeError, and ``_loads`` reads it
+_fast: Callable[..., Any] = wire_json.FAST  # text too (the same values); what it refuses, ``_loads`` reads
 
 
 _KNOWN_CHUNK_KEYS = frozenset(
@@ -104,8 +104,8 @@ class ChatAssembler(Assembler):
         """One SSE ``data`` (a chunk, or ``[DONE]``) -> at most one event.
 
         The hot path is this one frame down to the event's builder (issue 34: each Python level is a
-        fixed cost per chunk): jiter is called here rather than through
-        :func:`agentlab.assembly.wire_json.loads`, which still decides whatever jiter refuses (text,
+        fixed cost per chunk): the fast decoder is called here rather than through
+        :func:`agentlab.assembly.wire_json.loads`, which still decides whatever it refuses (text,
         ``[DONE]``, a form only the stdlib reads, a malformed chunk). A chunk with only known
         top-level fields (every chunk after the first of a kind) has no note to give before its
         delta's event, so it goes straight from its choice to its delta (:meth:`_choice`,
@@ -114,7 +114,7 @@ class ChatAssembler(Assembler):
         chunk: Any = None
         try:
             try:
-                chunk = _fast(data, cache_mode="keys")
+                chunk = _fast(data)
             except (ValueError, TypeError):  # not bytes, not JSON, or a form only the stdlib reads
                 if data == b"[DONE]" if data.__class__ is bytes else data == "[DONE]":
                     self.done = True

@@ -32,6 +32,7 @@ from agentlab.neutral.usage import CallUsage
 __all__ = ["ResponseAssembler", "assemble_body"]
 
 _loads = wire_json.loads
+_fast = wire_json.FAST
 
 # Events that carry nothing agentlab maps (their content arrives again in a later event we do map).
 _KNOWN_NOOP = frozenset(
@@ -104,11 +105,24 @@ class ResponseAssembler(Assembler):
     # ------------------------------------------------------------------ streaming
 
     def feed(self, data: bytes | str) -> AdapterEvent | None:
-        """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on a malformed event."""
+        """Map one SSE ``data`` payload. Raises ``StreamInterruptedError`` on a malformed event.
+
+        The hot path is this one frame down to the event's builder (issue 34: each Python level is a
+        fixed cost per event): the fast decoder is called here, not through ``wire_json.loads`` (which
+        still decides whatever it refuses), and the two deltas nearly every event is (reasoning
+        summary text, answer text) are mapped before :meth:`_dispatch`, which maps every type.
+        """
         etype: Any = None
         try:
-            ev = _loads(data)
+            try:
+                ev = _fast(data)
+            except ValueError:  # not JSON, or a form only the stdlib reads: it decides
+                ev = _loads(data)
             etype = ev["type"]
+            if etype == "response.reasoning_summary_text.delta":
+                return self.reasoning(ev["delta"], f"{ev['item_id']}:{ev['summary_index']}")
+            if etype == "response.output_text.delta":
+                return self.text(ev["delta"])
             return self._dispatch(ev, etype, data)
         except AgentlabError:
             raise
@@ -123,10 +137,6 @@ class ResponseAssembler(Assembler):
     def _dispatch(self, ev: dict[str, Any], etype: str, data: bytes | str) -> AdapterEvent | None:
         # Hot cases first: a ``match`` on strings tests its cases in order.
         match etype:
-            case "response.reasoning_summary_text.delta":
-                return self.reasoning(ev["delta"], f"{ev['item_id']}:{ev['summary_index']}")
-            case "response.output_text.delta":
-                return self.text(ev["delta"])
             case "response.function_call_arguments.delta":
                 call_id, name = self._calls.get(ev["item_id"], (ev["item_id"], ""))
                 return self.tool_delta(call_id, name, ev["delta"])
