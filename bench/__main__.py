@@ -242,9 +242,28 @@ def protocol_table(results: dict[str, Any]) -> str:
     note = (
         "_Target floor: sync httpx2 `iter_lines` + `json.loads` per event (SSE), botocore"
         " `EventStreamBuffer` + `json.loads` per event (Bedrock); targets: adapter / target floor <= 1.0x,"
-        " run step / adapter <= 1.1x. Medians, socket delivery, one HTTP chunk per event._"
+        " run step / adapter <= 1.1x. Medians, socket delivery, one HTTP chunk per event."
+        + _rows_measured(named)
+        + "_"
     )
     return "\n".join(rows) + "\n\n" + note
+
+
+def _rows_measured(named: dict[str, Any]) -> str:
+    """When the rows' sections were measured, if apart from the stored run (``--merge``)."""
+    stamps: dict[str, list[str]] = {}
+    for name, _, _ in _PROTOCOLS:
+        m = named.get(name, {}).get("measured")
+        if m is not None and name not in stamps.get(m["started_utc"], []):
+            stamps.setdefault(m["started_utc"], []).append(name)
+    out = []
+    for when, names in stamps.items():
+        m = next(named[n]["measured"] for n in names)
+        out.append(
+            f" Sections {', '.join(names)} measured {when} (`{m['command']}`), load average before/after"
+            f" {m['loadavg_before']} / {m['loadavg_after']}."
+        )
+    return "".join(out)
 
 
 def stamped_table(results: dict[str, Any]) -> str:

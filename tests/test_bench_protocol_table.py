@@ -52,3 +52,18 @@ def test_the_stored_run_renders_and_the_page_shows_it() -> None:
     table = protocol_table(results)
     assert table.count("\n| ") >= 4
     assert table in stamped_table(results)
+
+
+def test_rows_measured_apart_from_the_stored_run_say_when_and_under_what_load() -> None:
+    results = _results()
+    stamp = {
+        "started_utc": "2026-12-07T04:22:48+00:00",
+        "command": "python -m bench --only adapters --merge",
+        "loadavg_before": [0.5, 0.6, 0.7],
+        "loadavg_after": [1.0, 1.1, 1.2],
+    }
+    assert "measured 20" not in protocol_table(results)  # all from the stored run: its stamp stands
+    results["sections"][0]["measured"] = stamp
+    note = protocol_table(results).splitlines()[-1]
+    assert "Sections adapter_overhead measured 2026-12-07T04:22:48+00:00" in note
+    assert "[0.5, 0.6, 0.7] / [1.0, 1.1, 1.2]" in note and "adapter_chat" not in note
