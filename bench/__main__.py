@@ -212,6 +212,21 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "n/a"
 
 
+def _paired(sec: dict[str, Any], provider: str | None, name: str) -> dict[str, float] | None:
+    """A stored per-round ratio (``bench.adapters.paired_ratios``): median and quartiles, or ``None``."""
+    socket = ((sec.get("figures") or {}).get("deliveries") or {}).get("socket") or {}
+    m = socket.get(provider) if provider is not None else socket
+    got = (m or {}).get("paired_ratios", {}).get(name)
+    return dict(got) if got else None
+
+
+def _ratio_cell(paired: dict[str, float] | None, a: float | None, b: float | None) -> str:
+    """The per-round ratio's median with its quartiles where stored; else the ratio of the medians."""
+    if paired is None:
+        return _ratio(a, b)
+    return f"{paired['median']:.2f}x ({paired['q1']:.2f}-{paired['q3']:.2f})"
+
+
 def protocol_table(results: dict[str, Any]) -> str:
     """Issue 34's view: every protocol's floor, adapter and run step per event, one row each.
 
@@ -235,14 +250,18 @@ def protocol_table(results: dict[str, Any]) -> str:
         adapter, run = us.get("adapter"), us.get("run_step")
         cells = [f"{v:.1f} µs" if v else "n/a" for v in (target, plain, adapter)]
         run_cell = f"{run:.1f} µs" if run else "n/a"
+        sec = named[name]
+        to_floor = _ratio_cell(_paired(sec, provider, "adapter/floor_httpx_sync"), adapter, target)
+        to_adapter = _ratio_cell(_paired(sec, provider, "run_step/adapter"), run, adapter)
         rows.append(
-            f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {_ratio(adapter, target)} | {run_cell}"
-            f" | {_ratio(run, adapter)} |"
+            f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {to_floor} | {run_cell} | {to_adapter} |"
         )
     note = (
         "_Target floor: sync httpx2 `iter_lines` + `json.loads` per event (SSE), botocore"
         " `EventStreamBuffer` + `json.loads` per event (Bedrock); targets: adapter / target floor <= 1.0x,"
-        " run step / adapter <= 1.1x. Medians, socket delivery, one HTTP chunk per event."
+        " run step / adapter <= 1.1x. Socket delivery, one HTTP chunk per event; µs: medians over rounds;"
+        " ratios: the median over rounds of the two consumers' ratio in the same round, with its"
+        " quartiles (a ratio of medians where only medians are stored, as for Bedrock)."
         + _rows_measured(named)
         + "_"
     )

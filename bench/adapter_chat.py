@@ -42,7 +42,17 @@ if __package__ in (None, ""):  # run as a script: make the repo importable
 
 from bench._server import _reply
 from bench._util import Section, Target, cpu_rounds, median
-from bench.adapters import DELIVERIES, LABEL, _adapter_runners, _clients, _floors, _row, _tool, extra_targets
+from bench.adapters import (
+    DELIVERIES,
+    LABEL,
+    _adapter_runners,
+    _clients,
+    _floors,
+    _row,
+    _tool,
+    extra_targets,
+    paired_ratios,
+)
 from bench.streams import CHAT_MODEL, Stream, chat_stream
 
 MODEL = CHAT_MODEL
@@ -145,6 +155,7 @@ async def _measure(stream: Stream, rounds: int, port: int | None) -> dict[str, A
         "us_per_event": {k: median(v) for k, v in per_event.items()},
         "min_us_per_event": {k: min(v) for k, v in per_event.items()},
         "samples_us_per_event": per_event,
+        "paired_ratios": paired_ratios(per_event),
     }
 
 
@@ -161,13 +172,14 @@ def measure(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[str, A
 LIMITS = {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5}
 
 
-def targets(delivery: str, us: dict[str, float]) -> list[Target]:
+def targets(delivery: str, m: dict[str, Any]) -> list[Target]:
     tag = f"{PROVIDER} ({LABEL[delivery]})"
+    us = m["us_per_event"]
     return [
         Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], LIMITS["sdk"], "x"),
         Target(f"{tag}: adapter / floor", us["adapter"] / us["floor"], LIMITS["floor"], "x"),
         Target(f"{tag}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], LIMITS["run_sdk"], "x"),
-        *extra_targets(tag, us),
+        *extra_targets(tag, m),
     ]
 
 
@@ -185,7 +197,7 @@ def run(quick: bool) -> Section:
     }
     for delivery in DELIVERIES:
         sec.row(*_row(delivery, PROVIDER, both[delivery]))
-        sec.targets += targets(delivery, both[delivery]["us_per_event"])
+        sec.targets += targets(delivery, both[delivery])
     stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     sec.notes.append(
         f"measured {stamp}, load average before/after {load} / {_loadavg()}; the same consumers and"
@@ -229,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for k, v in m["samples_us_per_event"].items():
             print(f"  {k:11s} {m['us_per_event'][k]:7.2f}  [{min(v):.2f}-{max(v):.2f}]")
-        for t in targets(delivery, m["us_per_event"]):
+        for t in targets(delivery, m):
             print(f"  {t.name.split(': ', 1)[1]:38s} = {t.value:.2f}  (target <= {t.limit:.2f})")
             ok = ok and (bool(t.met) or "run step" in t.name)
     return 0 if ok else 1

@@ -67,3 +67,28 @@ def test_rows_measured_apart_from_the_stored_run_say_when_and_under_what_load() 
     note = protocol_table(results).splitlines()[-1]
     assert "Sections adapter_overhead measured 2026-12-07T04:22:48+00:00" in note
     assert "[0.5, 0.6, 0.7] / [1.0, 1.1, 1.2]" in note and "adapter_chat" not in note
+
+
+def test_ratios_are_the_median_of_per_round_ratios_with_their_quartiles() -> None:
+    from bench.adapters import extra_targets, paired_ratios
+
+    # Round 2 of the floor was slowed (the bimodal rounds of a shared machine): a ratio of the medians
+    # reads 12/13 = 0.92x, the per-round ratios 1.0 every round but that one.
+    samples = {"floor_httpx_sync": [12.0, 24.0, 13.0, 12.5], "adapter": [12.0, 12.0, 13.0, 12.5]}
+    samples["run_step"] = [x * 1.05 for x in samples["adapter"]]
+    paired = paired_ratios(samples)
+    assert paired["adapter/floor_httpx_sync"]["median"] == 1.0
+    assert paired["adapter/floor_httpx_sync"]["q1"] < 1.0 == paired["adapter/floor_httpx_sync"]["q3"]
+    assert round(paired["run_step/adapter"]["median"], 6) == 1.05
+    targets = {t.name: t.value for t in extra_targets("x", {"paired_ratios": paired})}
+    assert targets == {
+        "x: adapter / sync httpx2 floor": 1.0,
+        "x: run step / adapter": paired["run_step/adapter"]["median"],
+    }
+    results = _results()
+    results["sections"][0]["figures"]["deliveries"]["socket"]["openai"]["paired_ratios"] = paired
+    rows = protocol_table(results).splitlines()
+    assert (
+        "| OpenAI Responses | 10.0 µs | 9.0 µs | 9.5 µs | 1.00x (0.88-1.00) | 10.0 µs | 1.05x (1.05-1.05) |"
+        in rows
+    )
