@@ -64,12 +64,13 @@ lint: $(STAMP)
 	$(BIN)/python -m mypy
 
 # What runs beside the main suite (see `test`), in this order, each whatever the one before did: mypy; the
-# notebook-layer tests (tests/notebook: kernels, JupyterLab and Chromium, about a quarter of the suite's
-# time, so the two halves take about as long); sweeps and comparisons logged to a real MLflow store and
+# notebook-layer and documentation tests (tests/notebook: kernels, JupyterLab and Chromium; tests/docs:
+# the site built strictly and every example run; together about a third of the suite's time, so the two
+# halves take about as long); sweeps and comparisons logged to a real MLflow store and
 # server (docs: tracking); the MLflow page's examples (the extra is only in .venv-mlflow); the notebooks,
 # re-executed (only cells marked NBVAL_CHECK_OUTPUT must match their saved output). It fails if any failed.
 SIDE_LOG := out/make-test-beside.log
-BESIDE_TESTS := tests/notebook
+BESIDE_TESTS := tests/notebook tests/docs
 define test_beside
 	rc=0; \
 	$(BIN)/python -m mypy || rc=1; \
@@ -80,18 +81,18 @@ define test_beside
 	exit $$rc
 endef
 
-# ruff first (seconds); then the whole suite (tests/docs builds the documentation site strictly and runs
-# every example) on one core while test_beside runs on the other (most of the suite's time is one
-# process; these are separate processes that share no port or file with it). test_beside's output goes
+# ruff first (seconds); then the rest of the suite on one core while test_beside runs on the other (most
+# of the suite's time is one process; these are separate processes that share no port or file with it:
+# every test writes under its own temp dir). test_beside's output goes
 # to SIDE_LOG and is printed when both ends; either failing fails `make test`.
 test: $(STAMP) $(MLFLOW_STAMP)
 	$(BIN)/python -m ruff check .
 	@mkdir -p $(dir $(SIDE_LOG))
-	@echo "beside the suite (output below when it ends): mypy, tests/notebook, MLflow tests, MLflow page examples, notebooks"
+	@echo "beside the suite (output below when it ends): mypy, tests/notebook and tests/docs, MLflow tests, MLflow page examples, notebooks"
 	@( $(test_beside) ) > $(SIDE_LOG) 2>&1 & beside=$$!; \
 	$(BIN)/python -m pytest $(addprefix --ignore=,$(MLFLOW_TESTS) $(BESIDE_TESTS)); suite=$$?; \
 	wait $$beside; rc=$$?; \
-	echo "===== beside the suite: mypy, tests/notebook, MLflow tests, MLflow page examples, notebooks (exit $$rc) ====="; \
+	echo "===== beside the suite: mypy, tests/notebook and tests/docs, MLflow tests, MLflow page examples, notebooks (exit $$rc) ====="; \
 	cat $(SIDE_LOG); \
 	test $$suite -eq 0 && test $$rc -eq 0
 
