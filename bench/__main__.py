@@ -197,15 +197,20 @@ _PROTOCOLS = (
 )
 
 
+def _socket_entry(sec: dict[str, Any], provider: str | None) -> dict[str, Any]:
+    """A protocol's stored socket measurement in a section (``{}`` when it has none)."""
+    socket = ((sec.get("figures") or {}).get("deliveries") or {}).get("socket") or {}
+    m = socket.get(provider) if provider is not None else socket
+    return m or {}
+
+
 def _socket_figures(sec: dict[str, Any], provider: str | None) -> dict[str, float] | None:
     """A protocol's socket figures (µs per event) in a stored section; ``None`` when it has none."""
-    figures = sec.get("figures") or {}
     if sec["name"] == "bedrock":
-        us = figures.get("us_per_event")
+        us = (sec.get("figures") or {}).get("us_per_event")
         return dict(us) if us else None
-    socket = (figures.get("deliveries") or {}).get("socket") or {}
-    m = socket.get(provider) if provider is not None else socket
-    return dict(m["us_per_event"]) if m and "us_per_event" in m else None
+    m = _socket_entry(sec, provider)
+    return dict(m["us_per_event"]) if "us_per_event" in m else None
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -214,9 +219,7 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def _paired(sec: dict[str, Any], provider: str | None, name: str) -> dict[str, float] | None:
     """A stored per-round ratio (``bench.adapters.paired_ratios``): median and quartiles, or ``None``."""
-    socket = ((sec.get("figures") or {}).get("deliveries") or {}).get("socket") or {}
-    m = socket.get(provider) if provider is not None else socket
-    got = (m or {}).get("paired_ratios", {}).get(name)
+    got = _socket_entry(sec, provider).get("paired_ratios", {}).get(name)
     return dict(got) if got else None
 
 
@@ -271,9 +274,9 @@ def protocol_table(results: dict[str, Any]) -> str:
 def _rows_measured(named: dict[str, Any]) -> str:
     """When the rows' sections were measured, if apart from the stored run (``--merge``)."""
     stamps: dict[str, list[str]] = {}
-    for name, _, _ in _PROTOCOLS:
+    for name in dict.fromkeys(name for name, _, _ in _PROTOCOLS):  # a section has several rows
         m = named.get(name, {}).get("measured")
-        if m is not None and name not in stamps.get(m["started_utc"], []):
+        if m is not None:
             stamps.setdefault(m["started_utc"], []).append(name)
     out = []
     for when, names in stamps.items():

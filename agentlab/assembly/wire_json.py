@@ -13,8 +13,9 @@ Same results as ``json.loads``: msgspec is stricter on a few inputs ``json.loads
 surrogate escape such as ``"\ud800"``, ``NaN``, ``1e400``, a byte order mark), so any input msgspec
 rejects is decoded again by the stdlib, which returns the same value it always did or raises its
 usual error (the one the adapters' error text is written from). Text (``str``) goes to the stdlib
-directly: only tests and hand-fed assemblers pass it. ``tests/assembly/test_wire_json.py`` holds
-both to the same values on every edge case, and a property test on generated documents.
+directly: only tests and hand-fed assemblers pass it. The two are held to the same values on the
+edge cases in ``tests/assembly/test_hot_path.py`` and on generated documents in
+``tests/assembly/test_wire_json.py``.
 """
 
 from __future__ import annotations
