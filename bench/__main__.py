@@ -263,10 +263,9 @@ def protocol_table(results: dict[str, Any]) -> str:
         "_Target floor: sync httpx2 `iter_lines` + `json.loads` per event (SSE), botocore"
         " `EventStreamBuffer` + `json.loads` per event (Bedrock); targets: adapter / target floor <= 1.0x,"
         " run step / adapter <= 1.1x. Socket delivery, one HTTP chunk per event; µs: medians over rounds;"
-        " ratios: the median over rounds of the two consumers' ratio in the same round, with its"
-        " quartiles (a ratio of medians where only medians are stored, as for Bedrock)."
-        + _rows_measured(named)
-        + "_"
+        " ratios: the median over pairs of neighbouring runs of the two consumers (run back to back,"
+        " six times a round, each first as often as second), with its quartiles (a ratio of medians where"
+        " only medians are stored, as for Bedrock)." + _rows_measured(named) + "_"
     )
     return "\n".join(rows) + "\n\n" + note
 

@@ -68,21 +68,38 @@ class Section:
 
 
 async def cpu_rounds(
-    runners: dict[str, Callable[[], Awaitable[Any]]], rounds: int, *, warmup: int = 1
+    runners: dict[str, Callable[[], Awaitable[Any]]],
+    rounds: int,
+    *,
+    warmup: int = 1,
+    together: tuple[str, ...] = (),
+    passes: int = 2,
 ) -> dict[str, list[float]]:
     """Process CPU seconds of each runner per round; runners interleaved so drift hits all alike.
 
     Each round starts one runner later than the one before (round ``r`` runs them rotated by ``r``),
     so no runner always follows the same one (whose garbage, heap and caches it would inherit).
+
+    ``together``: the runners whose ratios are read run by run (``bench.adapters.paired_ratios``).
+    They run back to back, ``passes`` times a round (an even number), alternately forward and
+    backward: forward before the others, backward after them, then the further passes (A B C,
+    the others, C B A, A B C, C B A, ...). So the two runs a ratio divides are always neighbours,
+    each comes first as often as second, and each has ``passes`` samples a round. Why: on this
+    shared 2-core machine a run now and then lands in a slow mode (half again as slow) that often
+    outlasts one run; neighbours mostly share it, runs a second apart often do not.
     """
+    if passes < 2 or passes % 2:
+        raise ValueError(f"passes must be an even number >= 2, got {passes}")
     for _ in range(warmup):
         for fn in runners.values():
             await fn()
     samples: dict[str, list[float]] = {k: [] for k in runners}
-    order = list(runners.items())
+    block = [(k, runners[k]) for k in together if k in runners]
+    order = [(k, fn) for k, fn in runners.items() if k not in together]
+    more = (block + block[::-1]) * (passes // 2 - 1)
     for r in range(rounds):
-        shift = r % len(order)
-        for name, fn in order[shift:] + order[:shift]:
+        shift = r % len(order) if order else 0
+        for name, fn in block + order[shift:] + order[:shift] + block[::-1] + more:
             gc.collect()
             t0 = time.process_time()
             await fn()

@@ -45,6 +45,8 @@ from bench._util import Section, Target, cpu_rounds, median
 from bench.adapters import (
     DELIVERIES,
     LABEL,
+    PASSES,
+    TOGETHER,
     _adapter_runners,
     _clients,
     _floors,
@@ -146,7 +148,7 @@ def runners(stream: Stream, port: int | None = None) -> dict[str, Callable[[], A
 
 
 async def _measure(stream: Stream, rounds: int, port: int | None) -> dict[str, Any]:
-    samples = await cpu_rounds(runners(stream, port), rounds)
+    samples = await cpu_rounds(runners(stream, port), rounds, together=TOGETHER, passes=PASSES)
     per_event = {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()}
     return {
         "delivery": "in_process" if port is None else "socket",

@@ -327,7 +327,7 @@ async def measure(
     """One provider's figures: over the loopback server at ``port``, or in process when ``None``."""
     stream = STREAMS[provider](n_reasoning, n_text)
     runners = RUNNERS[provider](stream, port)
-    samples = await cpu_rounds(runners, rounds)
+    samples = await cpu_rounds(runners, rounds, together=TOGETHER, passes=PASSES)
     per_event = {k: [x / stream.events * 1e6 for x in v] for k, v in samples.items()}
     return {
         "delivery": "in_process" if port is None else "socket",
@@ -340,21 +340,29 @@ async def measure(
     }
 
 
-# The ratios issue 34's targets read, each over the consumers' samples of the same rounds.
+# The ratios issue 34's targets read, each over the two consumers' neighbouring runs.
 PAIRED = {
     "adapter/floor_httpx_sync": ("adapter", "floor_httpx_sync"),
     "run_step/adapter": ("run_step", "adapter"),
 }
+# Their consumers, in the order that makes each ratio's two runs neighbours (``cpu_rounds``), and
+# how many times a round they run: 6 x 15 rounds = 90 pairs. With 30 pairs the median moved by a few
+# percent between runs of the same code (Anthropic 1.01 in one run, 0.97 over 100 pairs twice).
+TOGETHER = ("floor_httpx_sync", "adapter", "run_step")
+PASSES = 6
 
 
 def paired_ratios(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
-    """Each ratio of :data:`PAIRED`: the median over rounds of the two consumers' ratio in that round.
+    """Each ratio of :data:`PAIRED`: the median over its pairs of neighbouring runs (``cpu_rounds``).
 
     Why not the ratio of the two medians: on this shared 2-core machine a consumer's run is now and
-    then slowed by half again (a round's samples are bimodal: floors 13-14 or 19-23 µs per event in
-    one run), and how many of its runs landed in the slow mode moved a ratio of medians between 0.82x
-    and 1.24x over repeated measurements of the same code; the per-round ratio's median moved between
-    0.86x and 1.00x. Its quartiles (``q1``, ``q3``) are kept beside it, as the spread to read it with.
+    then slowed by half again (samples are bimodal: floors 13-14 or 19-23 µs per event in one run),
+    and how many of its runs landed in the slow mode moved a ratio of medians between 0.82x and
+    1.24x over repeated measurements of the same code. A slow spell outlasts one run, so two
+    neighbouring runs mostly share it and their ratio cancels it. On the Chat stream, the same code
+    measured 0.95-1.12 (quartiles) with the two runs up to a round apart and 0.96-0.98 with them
+    neighbours, on two quiet runs of one morning. The quartiles (``q1``, ``q3``) are kept beside the
+    median, as the spread to read it with.
     """
     out: dict[str, dict[str, float]] = {}
     for name, (num, den) in PAIRED.items():
@@ -367,11 +375,21 @@ def paired_ratios(samples: dict[str, list[float]]) -> dict[str, dict[str, float]
     return out
 
 
+def _requests(rounds: int) -> int:
+    """The server's request bound for one provider's rounds, with room to spare (twice the need).
+
+    A round runs each consumer once (at most 7, the Anthropic row's) and the paired ones
+    (``TOGETHER``) ``PASSES - 1`` times more; the warm-up is one round more; a run step sends one
+    request.
+    """
+    return (rounds + 1) * (7 + len(TOGETHER) * (PASSES - 1)) * 2 + 10
+
+
 def measure_both(n_reasoning: int, n_text: int, rounds: int) -> dict[str, dict[str, Any]]:
     """``{delivery: {provider: figures}}``, socket first, from one process and one server."""
     out: dict[str, dict[str, Any]] = {d: {} for d in DELIVERIES}
     # Bounded: a generous request budget and lifetime, so a dead client never leaves the server up.
-    budget, lifetime = (rounds + 1) * 30 + 10, 180.0 + rounds * 180.0
+    budget, lifetime = _requests(rounds) * len(PROVIDERS), 180.0 + rounds * 180.0
     with serving(n_reasoning, n_text, per_event=True, max_requests=budget, lifetime=lifetime) as port:
         for provider in PROVIDERS:
             out["socket"][provider] = asyncio.run(measure(provider, n_reasoning, n_text, rounds, port))
@@ -504,7 +522,7 @@ def cli(provider: str, argv: list[str] | None = None, *, reasoning_flag: str = "
     p.add_argument(reasoning_flag, dest="reasoning", type=int, default=5000)
     p.add_argument("--text", type=int, default=2000)
     a = p.parse_args(argv)
-    budget, lifetime = (a.rounds + 1) * 10 + 10, 120.0 + a.rounds * 120.0
+    budget, lifetime = _requests(a.rounds), 120.0 + a.rounds * 120.0
     with serving(a.reasoning, a.text, per_event=True, max_requests=budget, lifetime=lifetime) as port:
         sock = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds, port))
     inproc = asyncio.run(measure(provider, a.reasoning, a.text, a.rounds))

@@ -277,3 +277,32 @@ def test_bench_jobs_only_with_quick(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--jobs", "2", "--only", "bedrock", "--out", "/nonexistent/results.json"])
     assert exc.value.code == 2 and "only with --quick" in capsys.readouterr().err
+
+
+def test_bench_rounds_run_the_paired_consumers_as_neighbours_both_ways() -> None:
+    """Issue 34's ratios divide neighbouring runs: A B C, the others rotated, C B A, then A B C C B A."""
+    import asyncio
+
+    from bench._util import cpu_rounds
+    from bench.adapters import PAIRED, TOGETHER, paired_ratios
+
+    ran: list[str] = []
+
+    def runner(name: str) -> Any:
+        async def fn() -> None:
+            ran.append(name)
+
+        return fn
+
+    names = ["floor", "floor_httpx_sync", "sdk", "adapter", "run_step", "floor_httpx"]
+    runners = {n: runner(n) for n in names}
+    samples = asyncio.run(cpu_rounds(runners, 3, warmup=0, together=TOGETHER, passes=4))
+    block, others = list(TOGETHER), ["floor", "sdk", "floor_httpx"]
+    for r in range(3):
+        one = ran[r * 15 : (r + 1) * 15]
+        shift = r % 3
+        assert one == block + others[shift:] + others[:shift] + block[::-1] + block + block[::-1], one
+    assert {n: len(v) for n, v in samples.items()} == {n: 12 if n in TOGETHER else 3 for n in names}
+    assert set(paired_ratios({n: [1.0] * len(v) for n, v in samples.items()})) == set(PAIRED)
+    with pytest.raises(ValueError, match="even"):
+        asyncio.run(cpu_rounds(runners, 1, together=TOGETHER, passes=3))
