@@ -218,13 +218,13 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def _paired(sec: dict[str, Any], provider: str | None, name: str) -> dict[str, float] | None:
-    """A stored per-round ratio (``bench.adapters.paired_ratios``): median and quartiles, or ``None``."""
+    """A stored paired ratio (``bench.adapters.paired_ratios``): median and quartiles, or ``None``."""
     got = _socket_entry(sec, provider).get("paired_ratios", {}).get(name)
     return dict(got) if got else None
 
 
 def _ratio_cell(paired: dict[str, float] | None, a: float | None, b: float | None) -> str:
-    """The per-round ratio's median with its quartiles where stored; else the ratio of the medians."""
+    """The paired ratio's median with its quartiles where stored; else the ratio of the medians."""
     if paired is None:
         return _ratio(a, b)
     return f"{paired['median']:.2f}x ({paired['q1']:.2f}-{paired['q3']:.2f})"

@@ -52,8 +52,8 @@ from bench.adapters import (
     _floors,
     _row,
     _tool,
-    extra_targets,
     paired_ratios,
+    row_targets,
 )
 from bench.streams import CHAT_MODEL, Stream, chat_stream
 
@@ -175,14 +175,7 @@ LIMITS = {"sdk": 0.5, "floor": 2.5, "run_sdk": 1.5}
 
 
 def targets(delivery: str, m: dict[str, Any]) -> list[Target]:
-    tag = f"{PROVIDER} ({LABEL[delivery]})"
-    us = m["us_per_event"]
-    return [
-        Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], LIMITS["sdk"], "x"),
-        Target(f"{tag}: adapter / floor", us["adapter"] / us["floor"], LIMITS["floor"], "x"),
-        Target(f"{tag}: run step / raw SDK typed stream", us["run_step"] / us["sdk"], LIMITS["run_sdk"], "x"),
-        *extra_targets(tag, m),
-    ]
+    return row_targets(f"{PROVIDER} ({LABEL[delivery]})", LIMITS, m)
 
 
 def run(quick: bool) -> Section:

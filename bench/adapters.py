@@ -435,7 +435,7 @@ RUN_ADAPTER_LIMIT = 1.1
 def extra_targets(tag: str, m: dict[str, Any]) -> list[Target]:
     """The targets against the stated sync httpx2 floor (socket only) and of the run over the adapter.
 
-    Each is the median of the per-round ratios (:func:`paired_ratios`).
+    Each is the median over pairs of neighbouring runs (:func:`paired_ratios`).
     """
     paired = m["paired_ratios"]
     out = []
@@ -448,8 +448,14 @@ def extra_targets(tag: str, m: dict[str, Any]) -> list[Target]:
 
 
 def _targets(delivery: str, provider: str, m: dict[str, Any]) -> list[Target]:
-    lim = LIMITS[delivery][provider]
-    tag = f"{provider} ({LABEL[delivery]})"
+    return row_targets(f"{provider} ({LABEL[delivery]})", LIMITS[delivery][provider], m)
+
+
+def row_targets(tag: str, lim: dict[str, float], m: dict[str, Any]) -> list[Target]:
+    """One row's targets, section 1's and section 8's alike (one list, not two copies).
+
+    Adapter and run step to the raw SDK and the floor within ``lim``, then :func:`extra_targets`.
+    """
     us = m["us_per_event"]
     return [
         Target(f"{tag}: adapter / raw SDK typed stream", us["adapter"] / us["sdk"], lim["sdk"], "x"),

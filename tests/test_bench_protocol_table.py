@@ -69,11 +69,11 @@ def test_rows_measured_apart_from_the_stored_run_say_when_and_under_what_load() 
     assert "[0.5, 0.6, 0.7] / [1.0, 1.1, 1.2]" in note and "adapter_chat" not in note
 
 
-def test_ratios_are_the_median_of_per_round_ratios_with_their_quartiles() -> None:
+def test_ratios_are_the_median_of_paired_runs_ratios_with_their_quartiles() -> None:
     from bench.adapters import extra_targets, paired_ratios
 
-    # Round 2 of the floor was slowed (the bimodal rounds of a shared machine): a ratio of the medians
-    # reads 12/13 = 0.92x, the per-round ratios 1.0 every round but that one.
+    # The floor's second run was slowed (the bimodal runs of a shared machine): a ratio of the medians
+    # reads 12/13 = 0.92x, the paired runs' ratios 1.0 for every pair but that one.
     samples = {"floor_httpx_sync": [12.0, 24.0, 13.0, 12.5], "adapter": [12.0, 12.0, 13.0, 12.5]}
     samples["run_step"] = [x * 1.05 for x in samples["adapter"]]
     paired = paired_ratios(samples)
